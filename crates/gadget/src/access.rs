@@ -1,0 +1,213 @@
+//! The state-access stream: what an operator asks of its state store.
+
+use std::fmt;
+
+/// The kind of a state access, as a store sees it.
+///
+/// The numeric values are part of the binary trace format; never reorder them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Op {
+    /// Point read of one key.
+    Get = 0,
+    /// Point write (overwrite) of one key.
+    Put = 1,
+    /// Append through the store's merge operator (RocksDB `merge`).
+    Merge = 2,
+    /// Point delete of one key.
+    Delete = 3,
+    /// Position a new iterator at the first key `>=` the given key (Flink's `iter_new` + `iter_seek`).
+    Seek = 4,
+    /// Advance the current iterator of the state by one entry.
+    Next = 5,
+    /// A put added to a write batch.
+    BatchPut = 6,
+    /// A delete added to a write batch.
+    BatchDelete = 7,
+    /// Commit of a write batch; `value_len` is the number of entries it carries.
+    BatchCommit = 8,
+}
+
+impl Op {
+    /// Every op, in the order of its numeric value.
+    pub const ALL: [Op; 9] = [
+        Op::Get,
+        Op::Put,
+        Op::Merge,
+        Op::Delete,
+        Op::Seek,
+        Op::Next,
+        Op::BatchPut,
+        Op::BatchDelete,
+        Op::BatchCommit,
+    ];
+
+    /// The op's name in text traces and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Get => "get",
+            Op::Put => "put",
+            Op::Merge => "merge",
+            Op::Delete => "delete",
+            Op::Seek => "seek",
+            Op::Next => "next",
+            Op::BatchPut => "batch_put",
+            Op::BatchDelete => "batch_delete",
+            Op::BatchCommit => "batch_commit",
+        }
+    }
+
+    /// Parses an op name as written by [`Op::name`].
+    pub fn from_name(name: &str) -> Option<Op> {
+        Op::ALL.iter().copied().find(|op| op.name() == name)
+    }
+
+    /// The op for a numeric code of the binary format.
+    pub fn from_code(code: u8) -> Option<Op> {
+        Op::ALL.get(code as usize).copied()
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Index of a state (a RocksDB column family in Flink) in the operator's state table.
+pub type StateId = u16;
+
+/// One state access. The key borrows the operator's reusable buffer: copy it if you keep it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access<'a> {
+    /// What the access does.
+    pub op: Op,
+    /// Which state it targets (index into the state table).
+    pub state: StateId,
+    /// The key bytes, laid out as Flink lays them out.
+    pub key: &'a [u8],
+    /// Bytes written (put, merge, batch put), entries committed (batch commit), else 0.
+    pub value_len: u32,
+}
+
+/// Where generated accesses go: a trace writer, a store driver, an analyzer, a counter.
+///
+/// Markers (`event`, `watermark`) are not requests; sinks that do not care ignore them.
+pub trait AccessSink {
+    /// Receives one state access.
+    fn access(&mut self, access: Access<'_>);
+
+    /// An input event reached the operator (`input` is 0 for one-input operators, 1 or 2 for joins).
+    fn event(&mut self, _input: u8) {}
+
+    /// A watermark reached the operator.
+    fn watermark(&mut self, _timestamp: i64) {}
+}
+
+/// A record of a trace: an access (owning its key) or a marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TraceRecord {
+    /// A state access.
+    Access {
+        /// What the access does.
+        op: Op,
+        /// Which state it targets.
+        state: StateId,
+        /// The key bytes.
+        key: Vec<u8>,
+        /// Value length as in [`Access::value_len`].
+        value_len: u32,
+    },
+    /// An input event reached the operator.
+    Event {
+        /// 0 for one-input operators, 1 or 2 for the inputs of a join.
+        input: u8,
+    },
+    /// A watermark reached the operator.
+    Watermark {
+        /// Its event-time value in milliseconds.
+        timestamp: i64,
+    },
+}
+
+/// A sink that collects everything, for tests and small traces.
+#[derive(Debug, Default, Clone)]
+pub struct VecSink {
+    /// The records in arrival order.
+    pub records: Vec<TraceRecord>,
+}
+
+impl AccessSink for VecSink {
+    fn access(&mut self, a: Access<'_>) {
+        self.records.push(TraceRecord::Access {
+            op: a.op,
+            state: a.state,
+            key: a.key.to_vec(),
+            value_len: a.value_len,
+        });
+    }
+    fn event(&mut self, input: u8) {
+        self.records.push(TraceRecord::Event { input });
+    }
+    fn watermark(&mut self, timestamp: i64) {
+        self.records.push(TraceRecord::Watermark { timestamp });
+    }
+}
+
+/// Counts requests by op and by state; the generator's summary.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct AccessCounts {
+    /// Requests per op, indexed by the op's numeric value.
+    pub by_op: [u64; 9],
+    /// Requests per state and op: `by_state[state][op]`.
+    pub by_state: Vec<[u64; 9]>,
+    /// Input events seen.
+    pub events: u64,
+    /// Watermarks seen.
+    pub watermarks: u64,
+}
+
+impl AccessCounts {
+    /// Total number of requests.
+    pub fn requests(&self) -> u64 {
+        self.by_op.iter().sum()
+    }
+
+    /// Counts one access.
+    #[inline]
+    pub fn count(&mut self, op: Op, state: StateId) {
+        self.by_op[op as usize] += 1;
+        let s = state as usize;
+        if s >= self.by_state.len() {
+            self.by_state.resize(s + 1, [0; 9]);
+        }
+        self.by_state[s][op as usize] += 1;
+    }
+}
+
+impl AccessSink for AccessCounts {
+    fn access(&mut self, a: Access<'_>) {
+        self.count(a.op, a.state);
+    }
+    fn event(&mut self, _input: u8) {
+        self.events += 1;
+    }
+    fn watermark(&mut self, _timestamp: i64) {
+        self.watermarks += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_names_round_trip() {
+        for op in Op::ALL {
+            assert_eq!(Op::from_name(op.name()), Some(op));
+            assert_eq!(Op::from_code(op as u8), Some(op));
+        }
+        assert_eq!(Op::from_name("scan"), None);
+        assert_eq!(Op::from_code(9), None);
+    }
+}

@@ -1,0 +1,12 @@
+//! Gadget: faithful streaming state-access workloads.
+//!
+//! An [`source`] yields events and watermarks; an [`operator`] turns them into the exact
+//! sequence of state accesses Apache Flink 1.20 issues to its RocksDB state backend; a
+//! [`trace`] writer, a store or an analyzer consumes them through [`access::AccessSink`].
+#![deny(missing_docs)]
+
+pub mod access;
+pub mod key;
+pub mod timer;
+
+pub use access::{Access, AccessCounts, AccessSink, Op, StateId, TraceRecord, VecSink};
