@@ -6,7 +6,11 @@
 #![deny(missing_docs)]
 
 pub mod access;
+pub mod compare;
+pub mod generate;
 pub mod key;
+pub mod operator;
+pub mod source;
 pub mod timer;
 
 pub use access::{Access, AccessCounts, AccessSink, Op, StateId, TraceRecord, VecSink};

@@ -1,0 +1,89 @@
+//! The generation loop: a source's elements through an operator into a sink.
+
+use crate::access::{Access, AccessCounts, AccessSink};
+use crate::operator::Operator;
+use crate::source::{ElementStream, SourceError, StreamElement};
+
+/// What a generation run produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Generated {
+    /// Requests by op and state, events and watermarks.
+    pub counts: AccessCounts,
+    /// True when `limit` cut the run short (open windows were not fired).
+    pub truncated: bool,
+}
+
+/// Counts what passes and stops passing requests on at the limit.
+struct Limiter<'a> {
+    inner: &'a mut dyn AccessSink,
+    counts: AccessCounts,
+    limit: u64,
+}
+
+impl AccessSink for Limiter<'_> {
+    #[inline]
+    fn access(&mut self, a: Access<'_>) {
+        if self.counts.requests() < self.limit {
+            self.counts.count(a.op, a.state);
+            self.inner.access(a);
+        }
+    }
+    fn event(&mut self, input: u8) {
+        self.counts.events += 1;
+        self.inner.event(input);
+    }
+    fn watermark(&mut self, timestamp: i64) {
+        self.counts.watermarks += 1;
+        self.inner.watermark(timestamp);
+    }
+}
+
+/// Runs `source` through `operator` into `sink`.
+///
+/// Watermarks that do not advance event time are dropped, as Flink's watermark valve does.
+/// `limit` stops after that many requests; `progress` is called every 65,536 elements.
+pub fn generate(
+    source: ElementStream,
+    operator: &mut dyn Operator,
+    sink: &mut dyn AccessSink,
+    limit: Option<u64>,
+    progress: &mut dyn FnMut(&AccessCounts),
+) -> Result<Generated, SourceError> {
+    let limit = limit.unwrap_or(u64::MAX);
+    let mut out = Limiter {
+        inner: sink,
+        counts: AccessCounts::default(),
+        limit,
+    };
+    let mut watermark = i64::MIN;
+    let mut elements: u64 = 0;
+    let mut truncated = false;
+    for element in source {
+        match element? {
+            StreamElement::Event(e) => {
+                out.event(e.input);
+                operator.on_event(&e, &mut out);
+            }
+            StreamElement::Watermark(w) => {
+                if w > watermark {
+                    watermark = w;
+                    out.watermark(w);
+                    operator.on_watermark(w, &mut out);
+                }
+            }
+        }
+        if out.counts.requests() >= limit {
+            truncated = true;
+            break;
+        }
+        elements += 1;
+        if elements % 65_536 == 0 {
+            progress(&out.counts);
+        }
+    }
+    progress(&out.counts);
+    Ok(Generated {
+        counts: out.counts,
+        truncated,
+    })
+}

@@ -1,0 +1,175 @@
+//! Flink's `IntervalJoinOperator`: two `MapState<Long, List<BufferEntry>>` buffers, a scan of
+//! the other side per element, and a cleanup timer per element.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::access::{Access, AccessSink, Op};
+use crate::key::{Key, KeyLayout, Namespace};
+use crate::source::element::Event;
+use crate::timer::{HeapTimerQueue, Timer};
+
+use super::Operator;
+
+const LEFT_BUFFER: u16 = 0;
+const RIGHT_BUFFER: u16 = 1;
+/// `RocksDBMapState`'s iterator loads at most this many entries per RocksDB iterator.
+const MAP_ITERATOR_CACHE: u64 = 128;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Side {
+    Left,
+    Right,
+}
+
+/// `left.intervalJoin(right).between(lower, upper)`: input 1 is left, input 2 is right.
+#[derive(Debug)]
+pub struct IntervalJoin {
+    lower: i64,
+    upper: i64,
+    element_size: u32,
+    layout: KeyLayout,
+    timers: HeapTimerQueue<Side>,
+    watermark: i64,
+    /// Entries per key and side: timestamp → elements in the bucket.
+    buffers: HashMap<(Key, Side), BTreeMap<i64, u32>>,
+}
+
+impl IntervalJoin {
+    /// Joins left elements at `t` with right elements in `[t + lower, t + upper]`.
+    pub fn new(lower: i64, upper: i64, element_size: u32, max_parallelism: u32) -> Self {
+        IntervalJoin {
+            lower,
+            upper,
+            element_size,
+            layout: KeyLayout::new(max_parallelism),
+            timers: HeapTimerQueue::new(),
+            watermark: i64::MIN,
+            buffers: HashMap::new(),
+        }
+    }
+
+    fn state(side: Side) -> u16 {
+        match side {
+            Side::Left => LEFT_BUFFER,
+            Side::Right => RIGHT_BUFFER,
+        }
+    }
+
+    fn entry(
+        &mut self,
+        op: Op,
+        side: Side,
+        key: &Key,
+        ts: i64,
+        value_len: u32,
+        out: &mut dyn AccessSink,
+    ) {
+        out.access(Access {
+            op,
+            state: Self::state(side),
+            key: self.layout.map_key(key, Namespace::Void, ts),
+            value_len,
+        });
+    }
+
+    /// Iterates the whole map of `side` for `key`, as `RocksDBMapState.entries()` does.
+    fn scan(&mut self, side: Side, key: &Key, out: &mut dyn AccessSink) {
+        let entries = self
+            .buffers
+            .get(&(key.clone(), side))
+            .map_or(0, |b| b.len() as u64);
+        let state = Self::state(side);
+        let mut remaining = entries;
+        let mut first = true;
+        loop {
+            out.access(Access {
+                op: Op::Seek,
+                state,
+                key: self.layout.state_key(key, Namespace::Void),
+                value_len: 0,
+            });
+            if !first {
+                // a reloaded batch skips the entry the previous batch ended on
+                out.access(Access {
+                    op: Op::Next,
+                    state,
+                    key: &[],
+                    value_len: 0,
+                });
+            }
+            first = false;
+            let batch = remaining.min(MAP_ITERATOR_CACHE);
+            for _ in 0..batch {
+                out.access(Access {
+                    op: Op::Next,
+                    state,
+                    key: &[],
+                    value_len: 0,
+                });
+            }
+            remaining -= batch;
+            if remaining == 0 {
+                break;
+            }
+        }
+    }
+}
+
+impl Operator for IntervalJoin {
+    fn states(&self) -> Vec<String> {
+        vec!["LEFT_BUFFER".to_string(), "RIGHT_BUFFER".to_string()]
+    }
+
+    fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
+        let ts = event.timestamp;
+        if ts < self.watermark {
+            return; // late: dropped before touching state
+        }
+        let (ours, other, relative_upper) = if event.input == 2 {
+            (Side::Right, Side::Left, -self.lower)
+        } else {
+            (Side::Left, Side::Right, self.upper)
+        };
+        let key = &event.key;
+        self.entry(Op::Get, ours, key, ts, 0, out);
+        let bucket = self.buffers.entry((key.clone(), ours)).or_default();
+        let n = bucket.entry(ts).or_insert(0);
+        *n += 1;
+        let value_len = 4 + *n * (self.element_size + 1);
+        self.entry(Op::Put, ours, key, ts, value_len, out);
+        self.scan(other, key, out);
+        let cleanup = if relative_upper > 0 {
+            ts + relative_upper
+        } else {
+            ts
+        };
+        self.timers.add(Timer {
+            timestamp: cleanup,
+            key: key.clone(),
+            namespace: ours,
+        });
+    }
+
+    fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink) {
+        self.watermark = watermark;
+        while self.timers.peek().is_some_and(|t| t.timestamp <= watermark) {
+            let timer = self.timers.poll().expect("peeked timer");
+            let t = timer.timestamp;
+            let ts = match timer.namespace {
+                Side::Left if self.upper <= 0 => t,
+                Side::Left => t - self.upper,
+                Side::Right if self.lower <= 0 => t + self.lower,
+                Side::Right => t,
+            };
+            let side = timer.namespace;
+            let map_key = (timer.key, side);
+            if let Some(b) = self.buffers.get_mut(&map_key) {
+                b.remove(&ts);
+                if b.is_empty() {
+                    self.buffers.remove(&map_key);
+                }
+            }
+            self.entry(Op::Delete, side, &map_key.0, ts, 0, out);
+        }
+    }
+}

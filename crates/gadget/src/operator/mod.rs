@@ -1,0 +1,75 @@
+//! Operators: each turns events and watermarks into the state accesses Flink 1.20 issues.
+//!
+//! # Writing your own operator
+//!
+//! The paper (§5.4) splits an operator into three parts; here they are the three methods of
+//! [`Operator`]:
+//! 1. **assign** an event to state objects and **run the state machine** for it:
+//!    [`Operator::on_event`] reads the event's key and time, decides which state keys it touches
+//!    (windows, buffers, counters) and emits the accesses through the [`AccessSink`];
+//! 2. **terminate** state objects on progress of event time: [`Operator::on_watermark`] fires the
+//!    timers the watermark passes and emits what a firing reads and deletes;
+//! 3. [`Operator::states`] names the states (column families) the accesses refer to.
+//!
+//! [`KeyLayout`](crate::key::KeyLayout) builds Flink's key bytes and
+//! [`HeapTimerQueue`](crate::timer::HeapTimerQueue) gives Flink's timer order. See
+//! `examples/custom_operator.rs` for a complete operator in a few dozen lines.
+
+mod aggregation;
+mod interval_join;
+mod java_hash;
+mod session;
+mod window;
+
+pub use aggregation::ContinuousAggregation;
+pub use interval_join::IntervalJoin;
+pub use session::SessionWindowOperator;
+pub use window::{WindowAssigner, WindowOperator};
+
+use crate::access::AccessSink;
+use crate::source::element::Event;
+
+/// A simulated stream operator.
+pub trait Operator {
+    /// Names of the states the operator accesses; a [`StateId`](crate::StateId) indexes this list.
+    fn states(&self) -> Vec<String>;
+
+    /// Processes one input event (already announced to the sink as an event marker).
+    fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink);
+
+    /// Advances event time to `watermark` (strictly increasing; `i64::MAX` at end of input).
+    fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink);
+}
+
+/// What a window keeps per element: Flink's `aggregate`/`reduce` or `process` functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowFunction {
+    /// Incremental aggregation: one 8-byte accumulator, read and written per element.
+    Incremental,
+    /// Holistic: every element is appended (RocksDB merge) and read back at firing.
+    Holistic {
+        /// Serialized size of one element in bytes.
+        element_size: u32,
+    },
+}
+
+/// Serialized size of a `long` accumulator.
+pub(crate) const ACCUMULATOR_BYTES: u32 = 8;
+
+/// Flink's `TimeWindow.maxTimestamp()`.
+#[inline]
+pub(crate) fn max_timestamp(end: i64) -> i64 {
+    end.wrapping_sub(1)
+}
+
+/// `WindowOperator.cleanupTime` for event-time windows.
+#[inline]
+pub(crate) fn cleanup_time(end: i64, allowed_lateness: i64) -> i64 {
+    let max_ts = max_timestamp(end);
+    let t = max_ts.wrapping_add(allowed_lateness);
+    if t >= max_ts {
+        t
+    } else {
+        i64::MAX
+    }
+}

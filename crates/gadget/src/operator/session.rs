@@ -1,0 +1,296 @@
+//! Flink's `WindowOperator` with `EventTimeSessionWindows`: merging windows kept in a
+//! `MergingWindowSet` persisted in the `merging-window-set` list state.
+
+use std::collections::HashMap;
+
+use crate::access::{Access, AccessSink, Op};
+use crate::key::{Key, KeyLayout, Namespace};
+use crate::source::element::Event;
+use crate::timer::{HeapTimerQueue, Timer};
+
+use super::java_hash::{java_set_order, JavaWindowMap, Window};
+use super::{cleanup_time, max_timestamp, Operator, WindowFunction, ACCUMULATOR_BYTES};
+
+const WINDOW_CONTENTS: u16 = 0;
+const MERGING_WINDOW_SET: u16 = 1;
+/// One `Tuple2<TimeWindow, TimeWindow>` mapping, serialized.
+const MAPPING_BYTES: u32 = 32;
+
+/// Session windows with a gap, incremental or holistic.
+#[derive(Debug)]
+pub struct SessionWindowOperator {
+    gap: i64,
+    function: WindowFunction,
+    allowed_lateness: i64,
+    layout: KeyLayout,
+    timers: HeapTimerQueue<Window>,
+    watermark: i64,
+    /// The persisted mapping (window → state window) per key, in its serialized list order.
+    persisted: HashMap<Key, Vec<(Window, Window)>>,
+    /// Elements in each state window (holistic value sizes).
+    elements: HashMap<(Key, Window), u32>,
+}
+
+impl SessionWindowOperator {
+    /// `EventTimeSessionWindows.withGap(gap)` with the given window function and lateness.
+    pub fn new(
+        gap: i64,
+        function: WindowFunction,
+        allowed_lateness: i64,
+        max_parallelism: u32,
+    ) -> Self {
+        SessionWindowOperator {
+            gap,
+            function,
+            allowed_lateness,
+            layout: KeyLayout::new(max_parallelism),
+            timers: HeapTimerQueue::new(),
+            watermark: i64::MIN,
+            persisted: HashMap::new(),
+            elements: HashMap::new(),
+        }
+    }
+
+    fn contents(&mut self, op: Op, key: &Key, w: Window, value_len: u32, out: &mut dyn AccessSink) {
+        let ns = Namespace::Window {
+            start: w.0,
+            end: w.1,
+        };
+        out.access(Access {
+            op,
+            state: WINDOW_CONTENTS,
+            key: self.layout.state_key(key, ns),
+            value_len,
+        });
+    }
+
+    fn window_set(&mut self, op: Op, key: &Key, value_len: u32, out: &mut dyn AccessSink) {
+        out.access(Access {
+            op,
+            state: MERGING_WINDOW_SET,
+            key: self.layout.state_key(key, Namespace::Void),
+            value_len,
+        });
+    }
+
+    /// `getMergingWindowSet()`: reads the list state and rebuilds the Java map in list order.
+    fn load(&mut self, key: &Key, out: &mut dyn AccessSink) -> JavaWindowMap<Window> {
+        self.window_set(Op::Get, key, 0, out);
+        let mut map = JavaWindowMap::new();
+        if let Some(list) = self.persisted.get(key) {
+            for &(w, s) in list {
+                map.put(w, s);
+            }
+        }
+        map
+    }
+
+    /// `MergingWindowSet.persist()`: writes the list if the mapping changed since it was read.
+    fn persist(
+        &mut self,
+        key: &Key,
+        mapping: &JavaWindowMap<Window>,
+        initial: &JavaWindowMap<Window>,
+        out: &mut dyn AccessSink,
+    ) {
+        if mapping.same_entries(initial) {
+            return;
+        }
+        let list = mapping.iter_ordered();
+        if list.is_empty() {
+            self.window_set(Op::Delete, key, 0, out);
+            self.persisted.remove(key);
+        } else {
+            let n = list.len() as u32;
+            self.window_set(Op::Put, key, n * MAPPING_BYTES + (n - 1), out);
+            self.persisted.insert(key.clone(), list);
+        }
+    }
+
+    fn timer(key: &Key, timestamp: i64, w: Window) -> Timer<Window> {
+        Timer {
+            timestamp,
+            key: key.clone(),
+            namespace: w,
+        }
+    }
+
+    /// `RocksDB*State.mergeNamespaces(target, sources)`.
+    fn merge_namespaces(
+        &mut self,
+        key: &Key,
+        target: Window,
+        sources: &[Window],
+        out: &mut dyn AccessSink,
+    ) {
+        if sources.is_empty() {
+            return;
+        }
+        match self.function {
+            WindowFunction::Holistic { element_size } => {
+                for &s in sources {
+                    self.contents(Op::Get, key, s, 0, out);
+                    let n = self.elements.remove(&(key.clone(), s)).unwrap_or(0);
+                    self.contents(Op::Delete, key, s, 0, out);
+                    self.contents(Op::Merge, key, target, n * element_size, out);
+                    *self.elements.entry((key.clone(), target)).or_insert(0) += n;
+                }
+            }
+            WindowFunction::Incremental => {
+                for &s in sources {
+                    self.contents(Op::Get, key, s, 0, out);
+                    self.elements.remove(&(key.clone(), s));
+                    self.contents(Op::Delete, key, s, 0, out);
+                }
+                self.contents(Op::Get, key, target, 0, out);
+                self.contents(Op::Put, key, target, ACCUMULATOR_BYTES, out);
+            }
+        }
+    }
+
+    /// `MergingWindowSet.addWindow`: returns the (possibly merged) window holding the element.
+    fn add_window(
+        &mut self,
+        key: &Key,
+        mapping: &mut JavaWindowMap<Window>,
+        new: Window,
+        out: &mut dyn AccessSink,
+    ) -> Window {
+        // windows = mapping.keySet() + new, stably sorted by start (TimeWindow.mergeWindows).
+        let mut windows: Vec<Window> = mapping.iter_ordered().into_iter().map(|e| e.0).collect();
+        windows.push(new);
+        windows.sort_by_key(|w| w.0);
+        let mut groups: Vec<(Window, Vec<Window>)> = Vec::new();
+        for w in windows {
+            match groups.last_mut() {
+                Some((cover, members)) if cover.0 <= w.1 && cover.1 >= w.0 => {
+                    *cover = (cover.0.min(w.0), cover.1.max(w.1));
+                    if !members.contains(&w) {
+                        members.push(w); // a HashSet: equal windows count once
+                    }
+                }
+                _ => groups.push((w, vec![w])),
+            }
+        }
+        let merges: Vec<(Window, Vec<Window>)> =
+            groups.into_iter().filter(|g| g.1.len() > 1).collect();
+        let mut result = new;
+        let mut merged_new = false;
+        let no_merges = merges.is_empty();
+        for (cover, members) in merges {
+            let mut merged: Vec<Window> = java_set_order(&members);
+            if let Some(i) = merged.iter().position(|w| *w == new) {
+                merged.remove(i);
+                merged_new = true;
+                result = cover;
+            }
+            let target = *mapping
+                .get(&merged[0])
+                .expect("merged window is in the mapping");
+            let mut state_sources = Vec::new();
+            for m in &merged {
+                if let Some(s) = mapping.remove(m) {
+                    state_sources.push(s);
+                }
+            }
+            mapping.put(cover, target);
+            state_sources.retain(|s| *s != target);
+            if !(merged.len() == 1 && merged[0] == cover) {
+                // The merge function of WindowOperator.processElement.
+                let cover_max = max_timestamp(cover.1);
+                if cover_max > self.watermark {
+                    self.timers.add(Self::timer(key, cover_max, cover));
+                }
+                for &m in &merged {
+                    self.timers.remove(&Self::timer(key, max_timestamp(m.1), m));
+                    let c = cleanup_time(m.1, self.allowed_lateness);
+                    if c != i64::MAX {
+                        self.timers.remove(&Self::timer(key, c, m));
+                    }
+                }
+                self.merge_namespaces(key, target, &state_sources, out);
+            }
+        }
+        if no_merges || (result == new && !merged_new) {
+            mapping.put(result, result);
+        }
+        result
+    }
+
+    fn on_timer(&mut self, timer: Timer<Window>, out: &mut dyn AccessSink) {
+        let key = timer.key.clone();
+        let window = timer.namespace;
+        let mut mapping = self.load(&key, out);
+        let initial = mapping.clone();
+        let Some(&state_window) = mapping.get(&window) else {
+            return; // already purged: nothing to do, nothing persisted
+        };
+        if timer.timestamp == max_timestamp(window.1) {
+            self.contents(Op::Get, &key, state_window, 0, out);
+        }
+        if timer.timestamp == cleanup_time(window.1, self.allowed_lateness) {
+            // clearAllState: contents, trigger timer, then retire and persist.
+            self.contents(Op::Delete, &key, state_window, 0, out);
+            self.elements.remove(&(key.clone(), state_window));
+            self.timers
+                .remove(&Self::timer(&key, max_timestamp(window.1), window));
+            mapping.remove(&window);
+            self.persist(&key, &mapping, &initial, out);
+        }
+        self.persist(&key, &mapping, &initial, out);
+    }
+}
+
+impl Operator for SessionWindowOperator {
+    fn states(&self) -> Vec<String> {
+        vec![
+            "window-contents".to_string(),
+            "merging-window-set".to_string(),
+        ]
+    }
+
+    fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
+        let key = event.key.clone();
+        let mut mapping = self.load(&key, out);
+        let initial = mapping.clone();
+        let new = (event.timestamp, event.timestamp + self.gap);
+        let actual = self.add_window(&key, &mut mapping, new, out);
+        let cleanup = cleanup_time(actual.1, self.allowed_lateness);
+        if cleanup <= self.watermark {
+            mapping.remove(&actual);
+        } else {
+            let state_window = *mapping.get(&actual).expect("window in flight");
+            match self.function {
+                WindowFunction::Incremental => {
+                    self.contents(Op::Get, &key, state_window, 0, out);
+                    self.contents(Op::Put, &key, state_window, ACCUMULATOR_BYTES, out);
+                }
+                WindowFunction::Holistic { element_size } => {
+                    self.contents(Op::Merge, &key, state_window, element_size, out);
+                }
+            }
+            *self
+                .elements
+                .entry((key.clone(), state_window))
+                .or_insert(0) += 1;
+            let max_ts = max_timestamp(actual.1);
+            if max_ts <= self.watermark {
+                self.contents(Op::Get, &key, state_window, 0, out);
+            } else {
+                self.timers.add(Self::timer(&key, max_ts, actual));
+            }
+            if cleanup != i64::MAX {
+                self.timers.add(Self::timer(&key, cleanup, actual));
+            }
+        }
+        self.persist(&key, &mapping, &initial, out);
+    }
+
+    fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink) {
+        self.watermark = watermark;
+        while self.timers.peek().is_some_and(|t| t.timestamp <= watermark) {
+            let timer = self.timers.poll().expect("peeked timer");
+            self.on_timer(timer, out);
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Flink's `WindowOperator` with a non-merging assigner: tumbling and sliding event-time windows.
+
+use crate::access::{Access, AccessSink, Op};
+use crate::key::{Key, KeyLayout, Namespace};
+use crate::source::element::Event;
+use crate::timer::{HeapTimerQueue, Timer};
+
+use super::{cleanup_time, max_timestamp, Operator, WindowFunction, ACCUMULATOR_BYTES};
+
+const WINDOW_CONTENTS: u16 = 0;
+
+/// Which windows an element belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowAssigner {
+    /// `TumblingEventTimeWindows.of(size, offset)`.
+    Tumbling {
+        /// Window length, ms.
+        size: i64,
+        /// Offset of window starts, ms.
+        offset: i64,
+    },
+    /// `SlidingEventTimeWindows.of(size, slide, offset)`.
+    Sliding {
+        /// Window length, ms.
+        size: i64,
+        /// Distance between window starts, ms.
+        slide: i64,
+        /// Offset of window starts, ms.
+        offset: i64,
+    },
+}
+
+/// `TimeWindow.getWindowStartWithOffset`.
+#[inline]
+fn window_start(timestamp: i64, offset: i64, size: i64) -> i64 {
+    let remainder = (timestamp.wrapping_sub(offset)) % size;
+    if remainder < 0 {
+        timestamp - (remainder + size)
+    } else {
+        timestamp - remainder
+    }
+}
+
+impl WindowAssigner {
+    /// Appends the windows of `timestamp` as `(start, end)`, in the assigner's order.
+    pub fn assign(&self, timestamp: i64, out: &mut Vec<(i64, i64)>) {
+        out.clear();
+        match *self {
+            WindowAssigner::Tumbling { size, offset } => {
+                let start = window_start(timestamp, offset, size);
+                out.push((start, start + size));
+            }
+            WindowAssigner::Sliding {
+                size,
+                slide,
+                offset,
+            } => {
+                let last_start = window_start(timestamp, offset, slide);
+                let mut start = last_start;
+                while start > timestamp - size {
+                    out.push((start, start + size));
+                    start -= slide;
+                }
+            }
+        }
+    }
+}
+
+/// Tumbling or sliding windows, keyed or not (`windowAll`), incremental or holistic.
+#[derive(Debug)]
+pub struct WindowOperator {
+    assigner: WindowAssigner,
+    function: WindowFunction,
+    allowed_lateness: i64,
+    keyed: bool,
+    layout: KeyLayout,
+    timers: HeapTimerQueue<(i64, i64)>,
+    watermark: i64,
+    windows: Vec<(i64, i64)>,
+}
+
+impl WindowOperator {
+    /// A window operator; `keyed = false` is Flink's `windowAll` (every event under one key).
+    pub fn new(
+        assigner: WindowAssigner,
+        function: WindowFunction,
+        allowed_lateness: i64,
+        keyed: bool,
+        max_parallelism: u32,
+    ) -> Self {
+        WindowOperator {
+            assigner,
+            function,
+            allowed_lateness,
+            keyed,
+            layout: KeyLayout::new(max_parallelism),
+            timers: HeapTimerQueue::new(),
+            watermark: i64::MIN,
+            windows: Vec::with_capacity(8),
+        }
+    }
+
+    fn emit(
+        &mut self,
+        op: Op,
+        key: &Key,
+        window: (i64, i64),
+        value_len: u32,
+        out: &mut dyn AccessSink,
+    ) {
+        let ns = Namespace::Window {
+            start: window.0,
+            end: window.1,
+        };
+        out.access(Access {
+            op,
+            state: WINDOW_CONTENTS,
+            key: self.layout.state_key(key, ns),
+            value_len,
+        });
+    }
+
+    fn add_element(&mut self, key: &Key, window: (i64, i64), out: &mut dyn AccessSink) {
+        match self.function {
+            WindowFunction::Incremental => {
+                self.emit(Op::Get, key, window, 0, out);
+                self.emit(Op::Put, key, window, ACCUMULATOR_BYTES, out);
+            }
+            WindowFunction::Holistic { element_size } => {
+                self.emit(Op::Merge, key, window, element_size, out);
+            }
+        }
+    }
+
+    fn timer(key: &Key, timestamp: i64, window: (i64, i64)) -> Timer<(i64, i64)> {
+        Timer {
+            timestamp,
+            key: key.clone(),
+            namespace: window,
+        }
+    }
+
+    fn on_timer(&mut self, timer: Timer<(i64, i64)>, out: &mut dyn AccessSink) {
+        let window = timer.namespace;
+        let key = &timer.key;
+        // EventTimeTrigger.onEventTime: FIRE exactly at the window's max timestamp.
+        if timer.timestamp == max_timestamp(window.1) {
+            self.emit(Op::Get, key, window, 0, out);
+        }
+        if timer.timestamp == cleanup_time(window.1, self.allowed_lateness) {
+            self.emit(Op::Delete, key, window, 0, out);
+            self.timers
+                .remove(&Self::timer(key, max_timestamp(window.1), window));
+        }
+    }
+}
+
+impl Operator for WindowOperator {
+    fn states(&self) -> Vec<String> {
+        vec!["window-contents".to_string()]
+    }
+
+    fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
+        let key = if self.keyed {
+            event.key.clone()
+        } else {
+            Key::NullByte
+        };
+        let mut windows = std::mem::take(&mut self.windows);
+        self.assigner.assign(event.timestamp, &mut windows);
+        for &window in &windows {
+            let cleanup = cleanup_time(window.1, self.allowed_lateness);
+            if cleanup <= self.watermark {
+                continue; // late: dropped without touching state
+            }
+            self.add_element(&key, window, out);
+            let max_ts = max_timestamp(window.1);
+            if max_ts <= self.watermark {
+                // late but within allowed lateness: the trigger fires at once
+                self.emit(Op::Get, &key, window, 0, out);
+            } else {
+                self.timers.add(Self::timer(&key, max_ts, window));
+            }
+            if cleanup != i64::MAX {
+                self.timers.add(Self::timer(&key, cleanup, window));
+            }
+        }
+        self.windows = windows;
+    }
+
+    fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink) {
+        self.watermark = watermark;
+        while self.timers.peek().is_some_and(|t| t.timestamp <= watermark) {
+            let timer = self.timers.poll().expect("peeked timer");
+            self.on_timer(timer, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sliding_assigns_negative_starts_like_flink() {
+        let a = WindowAssigner::Sliding {
+            size: 5,
+            slide: 2,
+            offset: 0,
+        };
+        let mut w = Vec::new();
+        a.assign(1, &mut w);
+        assert_eq!(w, vec![(0, 5), (-2, 3), (-4, 1)]);
+        a.assign(-3, &mut w);
+        assert_eq!(w, vec![(-4, 1), (-6, -1)]);
+    }
+
+    #[test]
+    fn tumbling_starts_floor_negative_times() {
+        let a = WindowAssigner::Tumbling {
+            size: 10,
+            offset: 0,
+        };
+        let mut w = Vec::new();
+        a.assign(-1, &mut w);
+        assert_eq!(w, vec![(-10, 0)]);
+        a.assign(19, &mut w);
+        assert_eq!(w, vec![(10, 20)]);
+    }
+}

@@ -1,0 +1,101 @@
+//! What flows from a source into an operator: events and watermarks.
+
+use crate::key::Key;
+
+/// An input record as it reaches the operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// The key the job's key selector extracts.
+    pub key: Key,
+    /// Event time, ms.
+    pub timestamp: i64,
+    /// 0 for one-input operators; 1 (left) or 2 (right) for the inputs of a join.
+    pub input: u8,
+}
+
+/// One element of an event stream, in arrival order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamElement {
+    /// An input event.
+    Event(Event),
+    /// A watermark: no event with an earlier time is expected any more.
+    Watermark(i64),
+}
+
+/// When a source emits watermarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatermarkPolicy {
+    /// After every `every` events: max event time seen − `out_of_orderness` − 1 (Flink's
+    /// bounded-out-of-orderness strategy, emitted punctually).
+    Punctuated {
+        /// Events between watermarks.
+        every: u64,
+        /// Bound B on how far behind the maximum an event may arrive, ms.
+        out_of_orderness: i64,
+    },
+    /// Whenever the max event time seen reaches the next multiple of `interval` (event time).
+    Periodic {
+        /// Event-time interval between watermarks, ms.
+        interval: i64,
+        /// Bound B on how far behind the maximum an event may arrive, ms.
+        out_of_orderness: i64,
+    },
+}
+
+/// Turns delivered event times into watermarks; returns only strictly increasing ones.
+#[derive(Debug, Clone)]
+pub struct WatermarkGenerator {
+    policy: WatermarkPolicy,
+    max_seen: i64,
+    events: u64,
+    next_boundary: Option<i64>,
+    last: i64,
+}
+
+impl WatermarkGenerator {
+    /// A generator for the policy.
+    pub fn new(policy: WatermarkPolicy) -> Self {
+        WatermarkGenerator {
+            policy,
+            max_seen: i64::MIN,
+            events: 0,
+            next_boundary: None,
+            last: i64::MIN,
+        }
+    }
+
+    /// Feeds one delivered event; returns the watermark to emit after it, if any.
+    pub fn on_event(&mut self, timestamp: i64) -> Option<i64> {
+        self.max_seen = self.max_seen.max(timestamp);
+        self.events += 1;
+        let (due, bound) = match self.policy {
+            WatermarkPolicy::Punctuated {
+                every,
+                out_of_orderness,
+            } => (self.events % every.max(1) == 0, out_of_orderness),
+            WatermarkPolicy::Periodic {
+                interval,
+                out_of_orderness,
+            } => {
+                let interval = interval.max(1);
+                let boundary = *self
+                    .next_boundary
+                    .get_or_insert_with(|| (timestamp.div_euclid(interval) + 1) * interval);
+                if self.max_seen >= boundary {
+                    self.next_boundary = Some((self.max_seen.div_euclid(interval) + 1) * interval);
+                    (true, out_of_orderness)
+                } else {
+                    (false, out_of_orderness)
+                }
+            }
+        };
+        if !due {
+            return None;
+        }
+        let w = self.max_seen.saturating_sub(bound).saturating_sub(1);
+        (w > self.last).then(|| {
+            self.last = w;
+            w
+        })
+    }
+}

@@ -1,0 +1,306 @@
+//! Event streams read from CSV/TSV files (optionally gzip-compressed), such as the Borg trace.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use flate2::read::MultiGzDecoder;
+
+use super::element::{Event, StreamElement, WatermarkGenerator, WatermarkPolicy};
+use super::SourceError;
+use crate::key::Key;
+
+/// How the key column is typed in the Flink job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyType {
+    /// A Java `long`.
+    Long,
+    /// A Java `String`.
+    String,
+}
+
+/// Unit of the time column; event time is converted to milliseconds (integer division).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Nanoseconds.
+    Nanoseconds,
+    /// Microseconds (the Borg trace).
+    Microseconds,
+    /// Milliseconds.
+    Milliseconds,
+    /// Seconds.
+    Seconds,
+}
+
+impl TimeUnit {
+    fn to_millis(self, v: i64) -> i64 {
+        match self {
+            TimeUnit::Nanoseconds => v / 1_000_000,
+            TimeUnit::Microseconds => v / 1_000,
+            TimeUnit::Milliseconds => v,
+            TimeUnit::Seconds => v.saturating_mul(1_000),
+        }
+    }
+}
+
+/// Delivery order of the file's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOrder {
+    /// As the rows appear in the file.
+    AsIs,
+    /// Stably sorted by event time (what the Flink reference jobs did).
+    SortByTime,
+}
+
+/// Which rows become events, and on which input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeRouting {
+    /// Every row (no type column needed).
+    All,
+    /// Rows whose type is one of these, on input 0.
+    Accept(Vec<String>),
+    /// Two inputs from one file: rows of the first list on input 1, of the second on input 2.
+    Split(Vec<String>, Vec<String>),
+}
+
+/// A file event source.
+#[derive(Debug, Clone)]
+pub struct FileSpec {
+    /// Path of the CSV/TSV file (`.gz` or gzip magic: decompressed).
+    pub path: PathBuf,
+    /// Field delimiter (`,` or tab).
+    pub delimiter: u8,
+    /// Skip the first line.
+    pub header: bool,
+    /// Zero-based column of the key.
+    pub key_column: usize,
+    /// How the key is typed.
+    pub key_type: KeyType,
+    /// Zero-based column of the event time.
+    pub time_column: usize,
+    /// Unit of the time column.
+    pub time_unit: TimeUnit,
+    /// Zero-based column of the event type, if routing needs it.
+    pub type_column: Option<usize>,
+    /// Which rows become events on which input.
+    pub routing: TypeRouting,
+    /// Row order.
+    pub order: FileOrder,
+    /// Watermarks, assigned on every row before the type filter (as a Flink job that assigns
+    /// timestamps at the source and filters afterwards).
+    pub watermarks: WatermarkPolicy,
+}
+
+/// One parsed row: key, event time (ms), input (255 = filtered out).
+type Row = (Key, i64, u8);
+const FILTERED: u8 = 255;
+
+/// Streams the events of a file with watermarks, ending with the final watermark.
+pub struct FileSource {
+    rows: Box<dyn Iterator<Item = Result<Row, SourceError>>>,
+    watermarks: WatermarkGenerator,
+    pending_watermark: Option<i64>,
+    done: bool,
+}
+
+impl std::fmt::Debug for FileSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileSource")
+            .field("done", &self.done)
+            .finish()
+    }
+}
+
+fn open_reader(path: &Path) -> Result<Box<dyn BufRead>, SourceError> {
+    let io = |e| SourceError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let mut file = File::open(path).map_err(io)?;
+    let mut magic = [0u8; 2];
+    let n = file.read(&mut magic).map_err(io)?;
+    let file = File::open(path).map_err(io)?;
+    if n == 2 && magic == [0x1f, 0x8b] {
+        Ok(Box::new(BufReader::with_capacity(
+            1 << 16,
+            MultiGzDecoder::new(file),
+        )))
+    } else {
+        Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+    }
+}
+
+struct RowParser {
+    spec: FileSpec,
+    reader: Box<dyn BufRead>,
+    line: String,
+    line_no: u64,
+    strings: std::collections::HashMap<String, Arc<str>>,
+}
+
+impl RowParser {
+    fn bad(&self, msg: String) -> SourceError {
+        SourceError::Parse {
+            path: self.spec.path.clone(),
+            line: self.line_no,
+            message: msg,
+        }
+    }
+
+    fn next_row(&mut self) -> Option<Result<Row, SourceError>> {
+        loop {
+            self.line.clear();
+            match self.reader.read_line(&mut self.line) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => {
+                    return Some(Err(SourceError::Io {
+                        path: self.spec.path.clone(),
+                        source: e,
+                    }))
+                }
+            }
+            self.line_no += 1;
+            if self.line_no == 1 && self.spec.header {
+                continue;
+            }
+            let text = self.line.trim_end_matches(['\n', '\r']);
+            if text.is_empty() {
+                continue;
+            }
+            return Some(self.parse(text.to_string()));
+        }
+    }
+
+    fn parse(&mut self, text: String) -> Result<Row, SourceError> {
+        let d = self.spec.delimiter as char;
+        let col = |i: usize| text.split(d).nth(i);
+        let key_field = col(self.spec.key_column).ok_or_else(|| {
+            self.bad(format!(
+                "no key column {} (the row has {} columns); check key_column",
+                self.spec.key_column,
+                text.split(d).count()
+            ))
+        })?;
+        let key = match self.spec.key_type {
+            KeyType::Long => Key::Long(key_field.trim().parse().map_err(|_| {
+                self.bad(format!(
+                    "key {key_field:?} is not a long; set key_type = \"string\" for text keys"
+                ))
+            })?),
+            KeyType::String => {
+                let k = key_field.to_string();
+                let interned = self
+                    .strings
+                    .entry(k.clone())
+                    .or_insert_with(|| Arc::from(k.as_str()));
+                Key::Str(interned.clone())
+            }
+        };
+        let time_field = col(self.spec.time_column).ok_or_else(|| {
+            self.bad(format!(
+                "no time column {}; check time_column",
+                self.spec.time_column
+            ))
+        })?;
+        let raw: i64 = time_field.trim().parse().map_err(|_| {
+            self.bad(format!(
+                "time {time_field:?} is not an integer; check time_column"
+            ))
+        })?;
+        let ts = self.spec.time_unit.to_millis(raw);
+        let input = match &self.spec.routing {
+            TypeRouting::All => 0,
+            routing => {
+                let c = self
+                    .spec
+                    .type_column
+                    .expect("validated: routing needs a type column");
+                let t = col(c)
+                    .ok_or_else(|| self.bad(format!("no type column {c}; check type_column")))?
+                    .trim();
+                match routing {
+                    TypeRouting::Accept(list) if list.iter().any(|x| x == t) => 0,
+                    TypeRouting::Split(l, _) if l.iter().any(|x| x == t) => 1,
+                    TypeRouting::Split(_, r) if r.iter().any(|x| x == t) => 2,
+                    _ => FILTERED,
+                }
+            }
+        };
+        Ok((key, ts, input))
+    }
+}
+
+impl FileSource {
+    /// Opens the file; with [`FileOrder::SortByTime`] the whole file is read and sorted first.
+    pub fn open(spec: FileSpec) -> Result<Self, SourceError> {
+        let reader = open_reader(&spec.path)?;
+        let watermarks = WatermarkGenerator::new(spec.watermarks);
+        let order = spec.order;
+        let mut parser = RowParser {
+            spec,
+            reader,
+            line: String::new(),
+            line_no: 0,
+            strings: Default::default(),
+        };
+        let rows: Box<dyn Iterator<Item = Result<Row, SourceError>>> = match order {
+            FileOrder::AsIs => Box::new(std::iter::from_fn(move || parser.next_row())),
+            FileOrder::SortByTime => {
+                let mut all = Vec::new();
+                while let Some(row) = parser.next_row() {
+                    all.push(row?);
+                }
+                all.sort_by_key(|r| r.1); // stable
+                Box::new(all.into_iter().map(Ok))
+            }
+        };
+        Ok(FileSource {
+            rows,
+            watermarks,
+            pending_watermark: None,
+            done: false,
+        })
+    }
+}
+
+impl Iterator for FileSource {
+    type Item = Result<StreamElement, SourceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(w) = self.pending_watermark.take() {
+            return Some(Ok(StreamElement::Watermark(w)));
+        }
+        loop {
+            if self.done {
+                return None;
+            }
+            match self.rows.next() {
+                None => {
+                    self.done = true;
+                    return Some(Ok(StreamElement::Watermark(i64::MAX)));
+                }
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                Some(Ok((key, timestamp, input))) => {
+                    let wm = self.watermarks.on_event(timestamp);
+                    if input == FILTERED {
+                        if let Some(w) = wm {
+                            return Some(Ok(StreamElement::Watermark(w)));
+                        }
+                        continue;
+                    }
+                    self.pending_watermark = wm;
+                    return Some(Ok(StreamElement::Event(Event {
+                        key,
+                        timestamp,
+                        input,
+                    })));
+                }
+            }
+        }
+    }
+}

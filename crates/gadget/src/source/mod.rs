@@ -1,0 +1,36 @@
+//! Event sources: files and synthetic generators, with watermarks.
+
+pub mod element;
+pub mod file;
+pub mod interleave;
+
+use std::path::PathBuf;
+
+/// Why an event source could not deliver its events.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// The input file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A row of the input file does not fit the configured column map.
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// What is wrong and what to change.
+        message: String,
+    },
+}
+
+/// A stream of events and watermarks, in arrival order.
+pub type ElementStream = Box<dyn Iterator<Item = Result<StreamElement, SourceError>>>;
+
+pub use element::{Event, StreamElement};
