@@ -81,6 +81,9 @@ pub fn generate(
             progress(&out.counts);
         }
     }
+    if !truncated {
+        operator.on_end(&mut out);
+    }
     progress(&out.counts);
     Ok(Generated {
         counts: out.counts,

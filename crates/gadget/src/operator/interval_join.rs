@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::access::{Access, AccessSink, Op};
 use crate::key::{Key, KeyLayout, Namespace};
 use crate::source::element::Event;
-use crate::timer::{HeapTimerQueue, Timer};
+use crate::timer::{Timer, TimerNamespace, TimerQueue, TimerService};
 
 use super::Operator;
 
@@ -15,10 +15,23 @@ const RIGHT_BUFFER: u16 = 1;
 /// `RocksDBMapState`'s iterator loads at most this many entries per RocksDB iterator.
 const MAP_ITERATOR_CACHE: u64 = 128;
 
+/// The namespace of a cleanup timer: which buffer it cleans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Side {
+pub enum Side {
+    /// `CLEANUP_LEFT`.
     Left,
+    /// `CLEANUP_RIGHT`.
     Right,
+}
+
+impl TimerNamespace for Side {
+    fn serialize_into(&self, out: &mut Vec<u8>) {
+        let name = match self {
+            Side::Left => "CLEANUP_LEFT",
+            Side::Right => "CLEANUP_RIGHT",
+        };
+        crate::key::Key::Str(name.into()).serialize_into(out);
+    }
 }
 
 /// `left.intervalJoin(right).between(lower, upper)`: input 1 is left, input 2 is right.
@@ -28,7 +41,8 @@ pub struct IntervalJoin {
     upper: i64,
     element_size: u32,
     layout: KeyLayout,
-    timers: HeapTimerQueue<Side>,
+    timers: TimerQueue<Side>,
+    timer_service: TimerService,
     watermark: i64,
     /// Entries per key and side: timestamp → elements in the bucket.
     buffers: HashMap<(Key, Side), BTreeMap<i64, u32>>,
@@ -36,13 +50,20 @@ pub struct IntervalJoin {
 
 impl IntervalJoin {
     /// Joins left elements at `t` with right elements in `[t + lower, t + upper]`.
-    pub fn new(lower: i64, upper: i64, element_size: u32, max_parallelism: u32) -> Self {
+    pub fn new(
+        lower: i64,
+        upper: i64,
+        element_size: u32,
+        timer_service: TimerService,
+        max_parallelism: u32,
+    ) -> Self {
         IntervalJoin {
             lower,
             upper,
             element_size,
             layout: KeyLayout::new(max_parallelism),
-            timers: HeapTimerQueue::new(),
+            timers: TimerQueue::new(timer_service, max_parallelism, 2),
+            timer_service,
             watermark: i64::MIN,
             buffers: HashMap::new(),
         }
@@ -117,7 +138,12 @@ impl IntervalJoin {
 
 impl Operator for IntervalJoin {
     fn states(&self) -> Vec<String> {
-        vec!["LEFT_BUFFER".to_string(), "RIGHT_BUFFER".to_string()]
+        let mut states = vec!["LEFT_BUFFER".to_string(), "RIGHT_BUFFER".to_string()];
+        states.extend(TimerQueue::<Side>::states(
+            self.timer_service,
+            "CLEANUP_TIMER",
+        ));
+        states
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
@@ -143,17 +169,23 @@ impl Operator for IntervalJoin {
         } else {
             ts
         };
-        self.timers.add(Timer {
-            timestamp: cleanup,
-            key: key.clone(),
-            namespace: ours,
-        });
+        self.timers.add(
+            Timer {
+                timestamp: cleanup,
+                key: key.clone(),
+                namespace: ours,
+            },
+            out,
+        );
+    }
+
+    fn on_end(&mut self, out: &mut dyn AccessSink) {
+        self.timers.close(out);
     }
 
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink) {
         self.watermark = watermark;
-        while self.timers.peek().is_some_and(|t| t.timestamp <= watermark) {
-            let timer = self.timers.poll().expect("peeked timer");
+        while let Some(timer) = self.timers.poll_due(watermark, out) {
             let t = timer.timestamp;
             let ts = match timer.namespace {
                 Side::Left if self.upper <= 0 => t,

@@ -22,7 +22,7 @@ mod session;
 mod window;
 
 pub use aggregation::ContinuousAggregation;
-pub use interval_join::IntervalJoin;
+pub use interval_join::{IntervalJoin, Side};
 pub use session::SessionWindowOperator;
 pub use window::{WindowAssigner, WindowOperator};
 
@@ -39,6 +39,9 @@ pub trait Operator {
 
     /// Advances event time to `watermark` (strictly increasing; `i64::MAX` at end of input).
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink);
+
+    /// End of input, after the final watermark: flush what the engine flushes on close.
+    fn on_end(&mut self, _out: &mut dyn AccessSink) {}
 }
 
 /// What a window keeps per element: Flink's `aggregate`/`reduce` or `process` functions.

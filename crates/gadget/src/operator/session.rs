@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use crate::access::{Access, AccessSink, Op};
 use crate::key::{Key, KeyLayout, Namespace};
 use crate::source::element::Event;
-use crate::timer::{HeapTimerQueue, Timer};
+use crate::timer::{Timer, TimerQueue, TimerService};
 
 use super::java_hash::{java_set_order, JavaWindowMap, Window};
 use super::{cleanup_time, max_timestamp, Operator, WindowFunction, ACCUMULATOR_BYTES};
@@ -23,7 +23,8 @@ pub struct SessionWindowOperator {
     function: WindowFunction,
     allowed_lateness: i64,
     layout: KeyLayout,
-    timers: HeapTimerQueue<Window>,
+    timers: TimerQueue<Window>,
+    timer_service: TimerService,
     watermark: i64,
     /// The persisted mapping (window → state window) per key, in its serialized list order.
     persisted: HashMap<Key, Vec<(Window, Window)>>,
@@ -37,6 +38,7 @@ impl SessionWindowOperator {
         gap: i64,
         function: WindowFunction,
         allowed_lateness: i64,
+        timer_service: TimerService,
         max_parallelism: u32,
     ) -> Self {
         SessionWindowOperator {
@@ -44,7 +46,8 @@ impl SessionWindowOperator {
             function,
             allowed_lateness,
             layout: KeyLayout::new(max_parallelism),
-            timers: HeapTimerQueue::new(),
+            timers: TimerQueue::new(timer_service, max_parallelism, 2),
+            timer_service,
             watermark: i64::MIN,
             persisted: HashMap::new(),
             elements: HashMap::new(),
@@ -199,13 +202,14 @@ impl SessionWindowOperator {
                 // The merge function of WindowOperator.processElement.
                 let cover_max = max_timestamp(cover.1);
                 if cover_max > self.watermark {
-                    self.timers.add(Self::timer(key, cover_max, cover));
+                    self.timers.add(Self::timer(key, cover_max, cover), out);
                 }
                 for &m in &merged {
-                    self.timers.remove(&Self::timer(key, max_timestamp(m.1), m));
+                    self.timers
+                        .remove(&Self::timer(key, max_timestamp(m.1), m), out);
                     let c = cleanup_time(m.1, self.allowed_lateness);
                     if c != i64::MAX {
-                        self.timers.remove(&Self::timer(key, c, m));
+                        self.timers.remove(&Self::timer(key, c, m), out);
                     }
                 }
                 self.merge_namespaces(key, target, &state_sources, out);
@@ -233,7 +237,7 @@ impl SessionWindowOperator {
             self.contents(Op::Delete, &key, state_window, 0, out);
             self.elements.remove(&(key.clone(), state_window));
             self.timers
-                .remove(&Self::timer(&key, max_timestamp(window.1), window));
+                .remove(&Self::timer(&key, max_timestamp(window.1), window), out);
             mapping.remove(&window);
             self.persist(&key, &mapping, &initial, out);
         }
@@ -243,10 +247,15 @@ impl SessionWindowOperator {
 
 impl Operator for SessionWindowOperator {
     fn states(&self) -> Vec<String> {
-        vec![
+        let mut states = vec![
             "window-contents".to_string(),
             "merging-window-set".to_string(),
-        ]
+        ];
+        states.extend(TimerQueue::<Window>::states(
+            self.timer_service,
+            "window-timers",
+        ));
+        states
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
@@ -277,19 +286,22 @@ impl Operator for SessionWindowOperator {
             if max_ts <= self.watermark {
                 self.contents(Op::Get, &key, state_window, 0, out);
             } else {
-                self.timers.add(Self::timer(&key, max_ts, actual));
+                self.timers.add(Self::timer(&key, max_ts, actual), out);
             }
             if cleanup != i64::MAX {
-                self.timers.add(Self::timer(&key, cleanup, actual));
+                self.timers.add(Self::timer(&key, cleanup, actual), out);
             }
         }
         self.persist(&key, &mapping, &initial, out);
     }
 
+    fn on_end(&mut self, out: &mut dyn AccessSink) {
+        self.timers.close(out);
+    }
+
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink) {
         self.watermark = watermark;
-        while self.timers.peek().is_some_and(|t| t.timestamp <= watermark) {
-            let timer = self.timers.poll().expect("peeked timer");
+        while let Some(timer) = self.timers.poll_due(watermark, out) {
             self.on_timer(timer, out);
         }
     }

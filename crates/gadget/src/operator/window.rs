@@ -3,7 +3,7 @@
 use crate::access::{Access, AccessSink, Op};
 use crate::key::{Key, KeyLayout, Namespace};
 use crate::source::element::Event;
-use crate::timer::{HeapTimerQueue, Timer};
+use crate::timer::{Timer, TimerQueue, TimerService};
 
 use super::{cleanup_time, max_timestamp, Operator, WindowFunction, ACCUMULATOR_BYTES};
 
@@ -74,7 +74,8 @@ pub struct WindowOperator {
     allowed_lateness: i64,
     keyed: bool,
     layout: KeyLayout,
-    timers: HeapTimerQueue<(i64, i64)>,
+    timers: TimerQueue<(i64, i64)>,
+    timer_service: TimerService,
     watermark: i64,
     windows: Vec<(i64, i64)>,
 }
@@ -86,6 +87,7 @@ impl WindowOperator {
         function: WindowFunction,
         allowed_lateness: i64,
         keyed: bool,
+        timer_service: TimerService,
         max_parallelism: u32,
     ) -> Self {
         WindowOperator {
@@ -94,7 +96,8 @@ impl WindowOperator {
             allowed_lateness,
             keyed,
             layout: KeyLayout::new(max_parallelism),
-            timers: HeapTimerQueue::new(),
+            timers: TimerQueue::new(timer_service, max_parallelism, 1),
+            timer_service,
             watermark: i64::MIN,
             windows: Vec::with_capacity(8),
         }
@@ -150,14 +153,19 @@ impl WindowOperator {
         if timer.timestamp == cleanup_time(window.1, self.allowed_lateness) {
             self.emit(Op::Delete, key, window, 0, out);
             self.timers
-                .remove(&Self::timer(key, max_timestamp(window.1), window));
+                .remove(&Self::timer(key, max_timestamp(window.1), window), out);
         }
     }
 }
 
 impl Operator for WindowOperator {
     fn states(&self) -> Vec<String> {
-        vec!["window-contents".to_string()]
+        let mut states = vec!["window-contents".to_string()];
+        states.extend(TimerQueue::<(i64, i64)>::states(
+            self.timer_service,
+            "window-timers",
+        ));
+        states
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
@@ -179,19 +187,22 @@ impl Operator for WindowOperator {
                 // late but within allowed lateness: the trigger fires at once
                 self.emit(Op::Get, &key, window, 0, out);
             } else {
-                self.timers.add(Self::timer(&key, max_ts, window));
+                self.timers.add(Self::timer(&key, max_ts, window), out);
             }
             if cleanup != i64::MAX {
-                self.timers.add(Self::timer(&key, cleanup, window));
+                self.timers.add(Self::timer(&key, cleanup, window), out);
             }
         }
         self.windows = windows;
     }
 
+    fn on_end(&mut self, out: &mut dyn AccessSink) {
+        self.timers.close(out);
+    }
+
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink) {
         self.watermark = watermark;
-        while self.timers.peek().is_some_and(|t| t.timestamp <= watermark) {
-            let timer = self.timers.poll().expect("peeked timer");
+        while let Some(timer) = self.timers.poll_due(watermark, out) {
             self.on_timer(timer, out);
         }
     }

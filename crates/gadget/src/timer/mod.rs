@@ -1,16 +1,21 @@
 //! Timer services: Flink's heap priority queue (no state requests) and the RocksDB one (write batches).
 
 mod heap;
+mod rocksdb;
 
 pub use heap::HeapTimerQueue;
+pub use rocksdb::{RocksDbTimerQueue, TimerNamespace};
 
+use crate::access::{AccessSink, StateId};
 use crate::key::Key;
 
 /// Where timers live, as Flink's `state.backend.rocksdb.timer-service.factory`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TimerService {
-    /// On the JVM heap: timers cost no state requests.
+    /// In RocksDB (Flink's default): registrations and deletions are write-batch requests.
     #[default]
+    RocksDb,
+    /// On the JVM heap: timers cost no state requests.
     Heap,
 }
 
@@ -23,4 +28,98 @@ pub struct Timer<N> {
     pub key: Key,
     /// The operator's namespace (a window, a join side, ...).
     pub namespace: N,
+}
+
+/// The event-time timers of one operator, in the configured service.
+#[derive(Debug, Clone)]
+pub enum TimerQueue<N: TimerNamespace> {
+    /// Heap timers.
+    Heap(HeapTimerQueue<N>),
+    /// RocksDB timers.
+    RocksDb(RocksDbTimerQueue<N>),
+}
+
+impl<N: TimerNamespace> TimerQueue<N> {
+    /// The states a timer service adds to the operator's state table (after its own states).
+    pub fn states(service: TimerService, service_name: &str) -> Vec<String> {
+        match service {
+            TimerService::Heap => Vec::new(),
+            TimerService::RocksDb => vec![
+                format!("_timer_state/event_{service_name}"),
+                "default".to_string(),
+            ],
+        }
+    }
+
+    /// A queue; RocksDB timer requests use states `first_state` and `first_state + 1`.
+    pub fn new(service: TimerService, max_parallelism: u32, first_state: StateId) -> Self {
+        match service {
+            TimerService::Heap => TimerQueue::Heap(HeapTimerQueue::new()),
+            TimerService::RocksDb => TimerQueue::RocksDb(RocksDbTimerQueue::new(
+                max_parallelism,
+                first_state,
+                first_state + 1,
+            )),
+        }
+    }
+
+    /// Registers a timer (idempotent for equal timers).
+    pub fn add(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
+        match self {
+            TimerQueue::Heap(q) => {
+                q.add(timer);
+            }
+            TimerQueue::RocksDb(q) => q.add(timer, out),
+        }
+    }
+
+    /// Deletes a timer if registered.
+    pub fn remove(&mut self, timer: &Timer<N>, out: &mut dyn AccessSink) {
+        match self {
+            TimerQueue::Heap(q) => {
+                q.remove(timer);
+            }
+            TimerQueue::RocksDb(q) => q.remove(timer, out),
+        }
+    }
+
+    /// Pops the next timer if it is due at `watermark` (Flink's `peek` then `poll`).
+    pub fn poll_due(&mut self, watermark: i64, out: &mut dyn AccessSink) -> Option<Timer<N>> {
+        match self {
+            TimerQueue::Heap(q) => {
+                if q.peek()?.timestamp <= watermark {
+                    q.poll()
+                } else {
+                    None
+                }
+            }
+            TimerQueue::RocksDb(q) => {
+                if q.peek_timestamp(out)? <= watermark {
+                    q.poll(out)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// End of the job: commits a pending write batch.
+    pub fn close(&mut self, out: &mut dyn AccessSink) {
+        if let TimerQueue::RocksDb(q) = self {
+            q.close(out);
+        }
+    }
+}
+
+impl TimerNamespace for (i64, i64) {
+    fn serialize_into(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.0.to_be_bytes());
+        out.extend_from_slice(&self.1.to_be_bytes());
+    }
+}
+
+impl TimerNamespace for u8 {
+    fn serialize_into(&self, out: &mut Vec<u8>) {
+        out.push(*self);
+    }
 }
