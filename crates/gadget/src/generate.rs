@@ -3,14 +3,17 @@
 use crate::access::{Access, AccessCounts, AccessSink};
 use crate::operator::Operator;
 use crate::source::{ElementStream, SourceError, StreamElement};
+use crate::summary::DistinctCounter;
 
 /// What a generation run produced.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Generated {
     /// Requests by op and state, events and watermarks.
     pub counts: AccessCounts,
     /// True when `limit` cut the run short (open windows were not fired).
     pub truncated: bool,
+    /// Distinct event keys.
+    pub event_keys: DistinctCounter,
 }
 
 /// Counts what passes and stops passing requests on at the limit.
@@ -58,9 +61,14 @@ pub fn generate(
     let mut watermark = i64::MIN;
     let mut elements: u64 = 0;
     let mut truncated = false;
+    let mut event_keys = DistinctCounter::default();
+    let mut key_bytes = Vec::with_capacity(32);
     for element in source {
         match element? {
             StreamElement::Event(e) => {
+                key_bytes.clear();
+                e.key.serialize_into(&mut key_bytes);
+                event_keys.add_hash(DistinctCounter::hash(&key_bytes));
                 out.event(e.input);
                 operator.on_event(&e, &mut out);
             }
@@ -88,5 +96,6 @@ pub fn generate(
     Ok(Generated {
         counts: out.counts,
         truncated,
+        event_keys,
     })
 }

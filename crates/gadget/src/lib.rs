@@ -7,10 +7,12 @@
 
 pub mod access;
 pub mod compare;
+pub mod config;
 pub mod generate;
 pub mod key;
 pub mod operator;
 pub mod source;
+pub mod summary;
 pub mod timer;
 
 pub use access::{Access, AccessCounts, AccessSink, Op, StateId, TraceRecord, VecSink};

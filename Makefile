@@ -1,0 +1,24 @@
+# Gadget: two commands do everything on a fresh Debian machine.
+#   make run    builds Gadget and generates the bundled example trace
+#   make test   installs what is missing, checks formatting and lints, runs every test
+SHELL := /bin/bash
+EXAMPLE ?= examples/flink-reference/tumbling-incr.toml
+OUT ?= out/tumbling-incr.gtrace
+
+.PHONY: run test build bench
+
+build:
+	scripts/setup.sh release
+
+run: build
+	mkdir -p $(dir $(OUT))
+	./target/release/gadget gen $(EXAMPLE) -o $(OUT)
+
+test:
+	scripts/setup.sh debug
+	cargo fmt --all -- --check
+	cargo clippy --locked --workspace --all-targets -- -D warnings
+	cargo test --locked --workspace
+
+bench: build
+	cargo bench --locked -p gadget

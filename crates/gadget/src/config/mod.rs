@@ -1,0 +1,512 @@
+//! Workload configuration: a TOML file (documented in `docs/config.md`), validated key by key.
+
+mod reader;
+
+use std::path::{Path, PathBuf};
+
+use reader::{Document, Section};
+
+use crate::operator::{
+    ContinuousAggregation, IntervalJoin, Operator, SessionWindowOperator, WindowAssigner,
+    WindowFunction, WindowOperator,
+};
+use crate::source::element::WatermarkPolicy;
+use crate::source::file::{FileOrder, FileSource, FileSpec, KeyType, TimeUnit, TypeRouting};
+use crate::source::interleave::{Interleaving, TwoInputMerger};
+use crate::source::{ElementStream, SourceError};
+use crate::timer::TimerService;
+
+/// Why a config cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {path}: {source}")]
+    Io {
+        /// The config file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML.
+    #[error("{path}:{line}: not valid TOML: {message}")]
+    Syntax {
+        /// The config file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// A key is unknown, missing or out of range.
+    #[error("{path}:{line}: `{key}`: {message}")]
+    Invalid {
+        /// The config file.
+        path: PathBuf,
+        /// 1-based line of the key (or of its section when the key is missing).
+        line: usize,
+        /// The full key, like `operator.size`.
+        key: String,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
+}
+
+/// Where events come from.
+#[derive(Debug, Clone)]
+pub enum SourceConfig {
+    /// A CSV/TSV file.
+    File(FileSpec),
+}
+
+/// The operator to simulate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OperatorConfig {
+    /// Tumbling or sliding windows (`keyed = false`: `windowAll`).
+    Window {
+        /// Window assignment.
+        assigner: WindowAssigner,
+        /// Incremental or holistic.
+        function: WindowFunction,
+        /// Allowed lateness, ms.
+        allowed_lateness: i64,
+        /// Keyed (`keyBy().window()`) or not (`windowAll`).
+        keyed: bool,
+    },
+    /// Event-time session windows.
+    Session {
+        /// Session gap, ms.
+        gap: i64,
+        /// Incremental or holistic.
+        function: WindowFunction,
+        /// Allowed lateness, ms.
+        allowed_lateness: i64,
+    },
+    /// A running aggregate per key in a `ValueState`.
+    Aggregation {
+        /// The state's name.
+        state_name: String,
+    },
+    /// `intervalJoin(...).between(lower, upper)`.
+    IntervalJoin {
+        /// Lower bound, ms.
+        lower: i64,
+        /// Upper bound, ms.
+        upper: i64,
+        /// Serialized size of one buffered element.
+        element_size: u32,
+        /// How the two inputs are interleaved.
+        interleaving: Interleaving,
+    },
+}
+
+impl OperatorConfig {
+    /// True for two-input operators.
+    pub fn two_inputs(&self) -> bool {
+        matches!(self, OperatorConfig::IntervalJoin { .. })
+    }
+}
+
+/// A validated workload.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Flink's max parallelism: the number of key groups.
+    pub max_parallelism: u32,
+    /// Timers on the heap or in RocksDB.
+    pub timers: TimerService,
+    /// The event source.
+    pub source: SourceConfig,
+    /// The operator.
+    pub operator: OperatorConfig,
+    /// A short name of the operator for reports.
+    pub operator_name: String,
+    /// The config as JSON, for trace metadata.
+    pub json: serde_json::Value,
+}
+
+const MS_MAX: i64 = i64::MAX / 4;
+
+impl Config {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        Config::parse(&text, path)
+    }
+
+    /// Validates config text; `path` names it in errors and anchors relative paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let doc = Document { path, text };
+        let parsed =
+            toml_edit::ImDocument::parse(text.to_string()).map_err(|e| ConfigError::Syntax {
+                path: path.to_path_buf(),
+                line: doc.line_of(e.span().map(|s| s.start)),
+                message: e.message().trim().to_string(),
+            })?;
+        let top = Section::new(&doc, parsed.as_table().clone(), "");
+        let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(0) as u64;
+        let max_parallelism = top.int("max_parallelism", 1, 32768)?.unwrap_or(128) as u32;
+        let source_section = top.table("source")?.ok_or_else(|| {
+            doc.error(
+                None,
+                "source",
+                "missing; add a [source] section (see docs/config.md)",
+            )
+        })?;
+        let operator_section = top.table("operator")?.ok_or_else(|| {
+            doc.error(
+                None,
+                "operator",
+                "missing; add an [operator] section (see docs/config.md)",
+            )
+        })?;
+        top.finish()?;
+
+        let (operator, operator_name, timers) = parse_operator(&operator_section)?;
+        operator_section.finish()?;
+        let source = parse_source(&source_section, operator.two_inputs())?;
+        source_section.finish()?;
+
+        Ok(Config {
+            seed,
+            max_parallelism,
+            timers,
+            source,
+            operator,
+            operator_name,
+            json: toml_to_json(parsed.as_table()),
+        })
+    }
+
+    /// Opens the event source (for two-input operators: merged as the operator sees it).
+    pub fn open_source(&self) -> Result<ElementStream, SourceError> {
+        let stream: ElementStream = match &self.source {
+            SourceConfig::File(spec) => Box::new(FileSource::open(spec.clone())?),
+        };
+        Ok(match &self.operator {
+            OperatorConfig::IntervalJoin { interleaving, .. } => {
+                Box::new(TwoInputMerger::new(stream, *interleaving))
+            }
+            _ => stream,
+        })
+    }
+
+    /// Builds the operator.
+    pub fn build_operator(&self) -> Box<dyn Operator> {
+        let p = self.max_parallelism;
+        match &self.operator {
+            OperatorConfig::Window {
+                assigner,
+                function,
+                allowed_lateness,
+                keyed,
+            } => Box::new(WindowOperator::new(
+                *assigner,
+                *function,
+                *allowed_lateness,
+                *keyed,
+                self.timers,
+                p,
+            )),
+            OperatorConfig::Session {
+                gap,
+                function,
+                allowed_lateness,
+            } => Box::new(SessionWindowOperator::new(
+                *gap,
+                *function,
+                *allowed_lateness,
+                self.timers,
+                p,
+            )),
+            OperatorConfig::Aggregation { state_name } => {
+                Box::new(ContinuousAggregation::new(state_name.clone(), p))
+            }
+            OperatorConfig::IntervalJoin {
+                lower,
+                upper,
+                element_size,
+                ..
+            } => Box::new(IntervalJoin::new(
+                *lower,
+                *upper,
+                *element_size,
+                self.timers,
+                p,
+            )),
+        }
+    }
+}
+
+const OPERATORS: &[&str] = &[
+    "tumbling",
+    "sliding",
+    "session",
+    "aggregation",
+    "interval-join",
+];
+
+fn parse_function(s: &Section<'_>) -> Result<WindowFunction, ConfigError> {
+    let f = s
+        .choice("function", &["incremental", "holistic"])?
+        .unwrap_or("incremental");
+    let element_size = s.int("element_size", 0, 1 << 30)?.unwrap_or(24) as u32;
+    Ok(match f {
+        "holistic" => WindowFunction::Holistic { element_size },
+        _ => WindowFunction::Incremental,
+    })
+}
+
+fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerService), ConfigError> {
+    let kind = s.require_choice("type", OPERATORS)?;
+    let timers = match s
+        .choice("timers", &["rocksdb", "heap"])?
+        .unwrap_or("rocksdb")
+    {
+        "heap" => TimerService::Heap,
+        _ => TimerService::RocksDb,
+    };
+    let lateness = |s: &Section<'_>| -> Result<i64, ConfigError> {
+        Ok(s.int("allowed_lateness", 0, MS_MAX)?.unwrap_or(0))
+    };
+    let offset = |s: &Section<'_>| -> Result<i64, ConfigError> {
+        Ok(s.int("offset", -MS_MAX, MS_MAX)?.unwrap_or(0))
+    };
+    let op = match kind {
+        "tumbling" => {
+            let size = s.require_int("size", 1, MS_MAX, "the window length in ms, e.g. 5000")?;
+            let offset = offset(s)?;
+            OperatorConfig::Window {
+                assigner: WindowAssigner::Tumbling { size, offset },
+                function: parse_function(s)?,
+                allowed_lateness: lateness(s)?,
+                keyed: s.bool("keyed")?.unwrap_or(true),
+            }
+        }
+        "sliding" => {
+            let size = s.require_int("size", 1, MS_MAX, "the window length in ms, e.g. 5000")?;
+            let slide = s.require_int(
+                "slide",
+                1,
+                MS_MAX,
+                "the distance between window starts in ms, e.g. 1000",
+            )?;
+            if slide > size {
+                return Err(s.error("slide", format!("{slide} is larger than size {size}; a slide must be at most the window size")));
+            }
+            let offset = offset(s)?;
+            OperatorConfig::Window {
+                assigner: WindowAssigner::Sliding {
+                    size,
+                    slide,
+                    offset,
+                },
+                function: parse_function(s)?,
+                allowed_lateness: lateness(s)?,
+                keyed: s.bool("keyed")?.unwrap_or(true),
+            }
+        }
+        "session" => OperatorConfig::Session {
+            gap: s.require_int("gap", 1, MS_MAX, "the session gap in ms, e.g. 120000")?,
+            function: parse_function(s)?,
+            allowed_lateness: lateness(s)?,
+        },
+        "aggregation" => OperatorConfig::Aggregation {
+            state_name: s
+                .string("state_name")?
+                .unwrap_or_else(|| "running-sum".to_string()),
+        },
+        _ => {
+            let lower = s.require_int(
+                "lower_bound",
+                -MS_MAX,
+                MS_MAX,
+                "the lower bound in ms, e.g. -120000",
+            )?;
+            let upper = s.require_int(
+                "upper_bound",
+                -MS_MAX,
+                MS_MAX,
+                "the upper bound in ms, e.g. 180000",
+            )?;
+            if lower > upper {
+                return Err(s.error(
+                    "lower_bound",
+                    format!("{lower} is above upper_bound {upper}"),
+                ));
+            }
+            OperatorConfig::IntervalJoin {
+                lower,
+                upper,
+                element_size: s.int("element_size", 0, 1 << 30)?.unwrap_or(24) as u32,
+                interleaving: match s
+                    .choice("interleave", &["round-robin", "source-order"])?
+                    .unwrap_or("round-robin")
+                {
+                    "source-order" => Interleaving::SourceOrder,
+                    _ => Interleaving::RoundRobin,
+                },
+            }
+        }
+    };
+    let name = match &op {
+        OperatorConfig::Window { function, .. } | OperatorConfig::Session { function, .. } => {
+            format!(
+                "{kind}-{}",
+                if matches!(function, WindowFunction::Holistic { .. }) {
+                    "holistic"
+                } else {
+                    "incremental"
+                }
+            )
+        }
+        _ => kind.to_string(),
+    };
+    Ok((op, name, timers))
+}
+
+fn parse_watermarks(s: Option<Section<'_>>) -> Result<WatermarkPolicy, ConfigError> {
+    let Some(s) = s else {
+        return Ok(WatermarkPolicy::Punctuated {
+            every: 100,
+            out_of_orderness: 0,
+        });
+    };
+    let kind = s
+        .choice("type", &["punctuated", "periodic"])?
+        .unwrap_or("punctuated");
+    let out_of_orderness = s.int("out_of_orderness", 0, MS_MAX)?.unwrap_or(0);
+    let policy = match kind {
+        "periodic" => WatermarkPolicy::Periodic {
+            interval: s.require_int(
+                "interval",
+                1,
+                MS_MAX,
+                "event time between watermarks in ms, e.g. 200",
+            )?,
+            out_of_orderness,
+        },
+        _ => WatermarkPolicy::Punctuated {
+            every: s.int("every", 1, i64::MAX)?.unwrap_or(100) as u64,
+            out_of_orderness,
+        },
+    };
+    s.finish()?;
+    Ok(policy)
+}
+
+fn parse_source(s: &Section<'_>, two_inputs: bool) -> Result<SourceConfig, ConfigError> {
+    s.require_choice("type", &["file"])?;
+    let path = s.path("path")?.ok_or_else(|| {
+        s.error(
+            "path",
+            "missing; the event file, relative to this config file",
+        )
+    })?;
+    let lower = path.to_string_lossy().to_lowercase();
+    let default_delimiter = if lower.ends_with(".tsv") || lower.ends_with(".tsv.gz") {
+        "\t"
+    } else {
+        ","
+    };
+    let delimiter = s
+        .choice("delimiter", &[",", "\t", ";", "|"])?
+        .unwrap_or(default_delimiter)
+        .as_bytes()[0];
+    let key_type = match s.choice("key_type", &["long", "string"])?.unwrap_or("long") {
+        "string" => KeyType::String,
+        _ => KeyType::Long,
+    };
+    let time_unit = match s
+        .choice("time_unit", &["ns", "us", "ms", "s"])?
+        .unwrap_or("ms")
+    {
+        "ns" => TimeUnit::Nanoseconds,
+        "us" => TimeUnit::Microseconds,
+        "s" => TimeUnit::Seconds,
+        _ => TimeUnit::Milliseconds,
+    };
+    let order = match s
+        .choice("order", &["by-time", "file"])?
+        .unwrap_or("by-time")
+    {
+        "file" => FileOrder::AsIs,
+        _ => FileOrder::SortByTime,
+    };
+    let type_column = s.int("type_column", 0, 10_000)?.map(|c| c as usize);
+    let types = s.strings("types")?;
+    let left = s.strings("left_types")?;
+    let right = s.strings("right_types")?;
+    let routing = match (two_inputs, types, left, right) {
+        (false, _, Some(_), _) => return Err(s.error("left_types", "only two-input operators (interval-join) take left_types/right_types; use `types` to filter")),
+        (false, _, _, Some(_)) => return Err(s.error("right_types", "only two-input operators (interval-join) take left_types/right_types; use `types` to filter")),
+        (false, None, None, None) => TypeRouting::All,
+        (false, Some(t), None, None) => TypeRouting::Accept(t),
+        (true, Some(_), _, _) => return Err(s.error("types", "a two-input operator takes left_types and right_types instead")),
+        (true, None, Some(l), Some(r)) => TypeRouting::Split(l, r),
+        (true, None, _, _) => return Err(s.error("left_types", "missing; a two-input operator needs left_types and right_types, e.g. [\"SUBMIT\"] and [\"FINISH\"]")),
+    };
+    if routing != TypeRouting::All && type_column.is_none() {
+        return Err(s.error(
+            "type_column",
+            "missing; filtering or splitting by type needs the type column",
+        ));
+    }
+    let spec = FileSpec {
+        path,
+        delimiter,
+        header: s.bool("header")?.unwrap_or(false),
+        key_column: s.require_int("key_column", 0, 10_000, "zero-based column of the key")?
+            as usize,
+        key_type,
+        time_column: s.require_int(
+            "time_column",
+            0,
+            10_000,
+            "zero-based column of the event time",
+        )? as usize,
+        time_unit,
+        type_column,
+        routing,
+        order,
+        watermarks: parse_watermarks(s.table("watermarks")?)?,
+    };
+    Ok(SourceConfig::File(spec))
+}
+
+fn toml_to_json(table: &toml_edit::Table) -> serde_json::Value {
+    fn value(v: &toml_edit::Value) -> serde_json::Value {
+        use toml_edit::Value as V;
+        match v {
+            V::String(s) => serde_json::Value::String(s.value().clone()),
+            V::Integer(i) => serde_json::json!(*i.value()),
+            V::Float(f) => serde_json::json!(*f.value()),
+            V::Boolean(b) => serde_json::json!(*b.value()),
+            V::Datetime(d) => serde_json::Value::String(d.value().to_string()),
+            V::Array(a) => serde_json::Value::Array(a.iter().map(value).collect()),
+            V::InlineTable(t) => serde_json::Value::Object(
+                t.iter().map(|(k, v)| (k.to_string(), value(v))).collect(),
+            ),
+        }
+    }
+    fn item(i: &toml_edit::Item) -> serde_json::Value {
+        match i {
+            toml_edit::Item::Value(v) => value(v),
+            toml_edit::Item::Table(t) => toml_to_json(t),
+            toml_edit::Item::ArrayOfTables(a) => {
+                serde_json::Value::Array(a.iter().map(toml_to_json).collect())
+            }
+            toml_edit::Item::None => serde_json::Value::Null,
+        }
+    }
+    serde_json::Value::Object(
+        table
+            .iter()
+            .map(|(k, v)| (k.to_string(), item(v)))
+            .collect(),
+    )
+}

@@ -1,0 +1,298 @@
+//! A span-aware reader over a TOML table that remembers which keys were read, so every error
+//! names the file, the line, the key and what is allowed, and unknown keys are rejected.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+use toml_edit::{Item, Table, Value};
+
+use super::ConfigError;
+
+/// The whole file: its path and text, for line numbers.
+#[derive(Debug)]
+pub(crate) struct Document<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) text: &'a str,
+}
+
+impl Document<'_> {
+    pub(crate) fn line_of(&self, offset: Option<usize>) -> usize {
+        offset.map_or(0, |o| {
+            self.text[..o.min(self.text.len())]
+                .bytes()
+                .filter(|b| *b == b'\n')
+                .count()
+                + 1
+        })
+    }
+
+    pub(crate) fn error(
+        &self,
+        offset: Option<usize>,
+        key: &str,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        ConfigError::Invalid {
+            path: self.path.to_path_buf(),
+            line: self.line_of(offset),
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One table of the config (`[source]`, `[operator]`, ...).
+pub(crate) struct Section<'a> {
+    doc: &'a Document<'a>,
+    table: Table,
+    name: String,
+    offset: Option<usize>,
+    read: RefCell<Vec<String>>,
+    allowed: RefCell<Vec<&'static str>>,
+}
+
+impl<'a> Section<'a> {
+    pub(crate) fn new(doc: &'a Document<'a>, table: Table, name: &str) -> Self {
+        let offset = table.span().map(|s| s.start);
+        Section {
+            doc,
+            table,
+            name: name.to_string(),
+            offset,
+            read: RefCell::new(Vec::new()),
+            allowed: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn full(&self, key: &str) -> String {
+        if self.name.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.name)
+        }
+    }
+
+    fn item(&self, key: &'static str) -> Option<&Item> {
+        self.allowed.borrow_mut().push(key);
+        let item = self.table.get(key);
+        if item.is_some() {
+            self.read.borrow_mut().push(key.to_string());
+        }
+        item
+    }
+
+    fn item_offset(&self, key: &str) -> Option<usize> {
+        self.table
+            .key(key)
+            .and_then(|k| k.span())
+            .or_else(|| self.table.get(key).and_then(|i| i.span()))
+            .map(|s| s.start)
+            .or(self.offset)
+    }
+
+    /// An error about `key` at its line (or the section's line when the key is missing).
+    pub(crate) fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        self.doc
+            .error(self.item_offset(key), &self.full(key), message)
+    }
+
+    fn missing(&self, key: &str, what: &str) -> ConfigError {
+        let section = if self.name.is_empty() {
+            "the top level".to_string()
+        } else {
+            format!("[{}]", self.name)
+        };
+        self.doc.error(
+            self.offset,
+            &self.full(key),
+            format!("missing; add `{key} = ...` to {section}: {what}"),
+        )
+    }
+
+    fn value(&self, key: &'static str) -> Option<&Value> {
+        self.item(key).and_then(|i| i.as_value())
+    }
+
+    /// A sub-table (`[source.watermarks]` or an inline table).
+    pub(crate) fn table(&self, key: &'static str) -> Result<Option<Section<'a>>, ConfigError> {
+        match self.item(key) {
+            None => Ok(None),
+            Some(Item::Table(t)) => Ok(Some(Section::new(self.doc, t.clone(), &self.full(key)))),
+            Some(Item::Value(Value::InlineTable(t))) => {
+                let mut s = Section::new(self.doc, t.clone().into_table(), &self.full(key));
+                s.offset = self.item_offset(key);
+                Ok(Some(s))
+            }
+            Some(_) => Err(self.error(key, "must be a table")),
+        }
+    }
+
+    /// A string that must be one of `allowed`.
+    pub(crate) fn choice(
+        &self,
+        key: &'static str,
+        allowed: &[&'static str],
+    ) -> Result<Option<&'static str>, ConfigError> {
+        let Some(v) = self.value(key) else {
+            return Ok(None);
+        };
+        let s = v.as_str().ok_or_else(|| {
+            self.error(
+                key,
+                format!("must be a string, one of: {}", allowed.join(", ")),
+            )
+        })?;
+        allowed
+            .iter()
+            .find(|a| **a == s)
+            .copied()
+            .map(Some)
+            .ok_or_else(|| {
+                self.error(
+                    key,
+                    format!("`{s}` is not allowed; use one of: {}", allowed.join(", ")),
+                )
+            })
+    }
+
+    /// A required choice.
+    pub(crate) fn require_choice(
+        &self,
+        key: &'static str,
+        allowed: &[&'static str],
+    ) -> Result<&'static str, ConfigError> {
+        self.choice(key, allowed)?
+            .ok_or_else(|| self.missing(key, &format!("one of {}", allowed.join(", "))))
+    }
+
+    /// An integer in `[min, max]`.
+    pub(crate) fn int(
+        &self,
+        key: &'static str,
+        min: i64,
+        max: i64,
+    ) -> Result<Option<i64>, ConfigError> {
+        let Some(v) = self.value(key) else {
+            return Ok(None);
+        };
+        let n = v
+            .as_integer()
+            .ok_or_else(|| self.error(key, format!("must be an integer in [{min}, {max}]")))?;
+        if n < min || n > max {
+            return Err(self.error(key, format!("{n} is out of range; allowed: [{min}, {max}]")));
+        }
+        Ok(Some(n))
+    }
+
+    /// A required integer in `[min, max]`.
+    pub(crate) fn require_int(
+        &self,
+        key: &'static str,
+        min: i64,
+        max: i64,
+        what: &str,
+    ) -> Result<i64, ConfigError> {
+        self.int(key, min, max)?
+            .ok_or_else(|| self.missing(key, what))
+    }
+
+    /// A number (integer or float) in `[min, max]`.
+    pub(crate) fn float(
+        &self,
+        key: &'static str,
+        min: f64,
+        max: f64,
+    ) -> Result<Option<f64>, ConfigError> {
+        let Some(v) = self.value(key) else {
+            return Ok(None);
+        };
+        let n = v
+            .as_float()
+            .or_else(|| v.as_integer().map(|i| i as f64))
+            .ok_or_else(|| self.error(key, format!("must be a number in [{min}, {max}]")))?;
+        if !(n >= min && n <= max) {
+            return Err(self.error(key, format!("{n} is out of range; allowed: [{min}, {max}]")));
+        }
+        Ok(Some(n))
+    }
+
+    /// A required number in `[min, max]`.
+    pub(crate) fn require_float(
+        &self,
+        key: &'static str,
+        min: f64,
+        max: f64,
+        what: &str,
+    ) -> Result<f64, ConfigError> {
+        self.float(key, min, max)?
+            .ok_or_else(|| self.missing(key, what))
+    }
+
+    /// A boolean.
+    pub(crate) fn bool(&self, key: &'static str) -> Result<Option<bool>, ConfigError> {
+        let Some(v) = self.value(key) else {
+            return Ok(None);
+        };
+        v.as_bool()
+            .map(Some)
+            .ok_or_else(|| self.error(key, "must be true or false"))
+    }
+
+    /// A free string.
+    pub(crate) fn string(&self, key: &'static str) -> Result<Option<String>, ConfigError> {
+        let Some(v) = self.value(key) else {
+            return Ok(None);
+        };
+        v.as_str()
+            .map(|s| Some(s.to_string()))
+            .ok_or_else(|| self.error(key, "must be a string"))
+    }
+
+    /// A list of strings.
+    pub(crate) fn strings(&self, key: &'static str) -> Result<Option<Vec<String>>, ConfigError> {
+        let Some(v) = self.value(key) else {
+            return Ok(None);
+        };
+        let arr = v
+            .as_array()
+            .ok_or_else(|| self.error(key, "must be a list of strings, like [\"SUBMIT\"]"))?;
+        arr.iter()
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| self.error(key, "must be a list of strings, like [\"SUBMIT\"]"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// A path, relative to the config file's folder.
+    pub(crate) fn path(&self, key: &'static str) -> Result<Option<PathBuf>, ConfigError> {
+        Ok(self.string(key)?.map(|p| {
+            let p = PathBuf::from(p);
+            if p.is_absolute() {
+                p
+            } else {
+                self.doc.path.parent().unwrap_or(Path::new(".")).join(p)
+            }
+        }))
+    }
+
+    /// Fails on any key that no getter asked for.
+    pub(crate) fn finish(self) -> Result<(), ConfigError> {
+        let read = self.read.borrow();
+        let allowed = self.allowed.borrow();
+        for (key, _) in self.table.iter() {
+            if !read.iter().any(|r| r == key) {
+                let mut names: Vec<&str> = allowed.to_vec();
+                names.sort_unstable();
+                names.dedup();
+                return Err(self.error(
+                    key,
+                    format!("unknown key; allowed here: {}", names.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

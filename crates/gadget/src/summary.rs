@@ -1,0 +1,260 @@
+//! The one-screen summary of a generated trace: composition and amplification.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::hash::{BuildHasher, Hasher};
+
+use crate::access::{AccessCounts, Op};
+
+/// Counts distinct items exactly up to 2^20, then estimates with HyperLogLog (±1%), so memory
+/// stays bounded however long the trace is.
+#[derive(Debug, Clone)]
+pub struct DistinctCounter {
+    exact: Option<HashSet<u64>>,
+    registers: Vec<u8>,
+}
+
+const EXACT_LIMIT: usize = 1 << 20;
+const HLL_BITS: u32 = 14;
+
+impl Default for DistinctCounter {
+    fn default() -> Self {
+        DistinctCounter {
+            exact: Some(HashSet::new()),
+            registers: vec![0; 1 << HLL_BITS],
+        }
+    }
+}
+
+impl DistinctCounter {
+    /// Hashes bytes with a fixed 64-bit hash (deterministic across runs).
+    pub fn hash(bytes: &[u8]) -> u64 {
+        let mut h =
+            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+                .build_hasher();
+        h.write(bytes);
+        h.finish()
+    }
+
+    /// Adds one item by its 64-bit hash.
+    #[inline]
+    pub fn add_hash(&mut self, h: u64) {
+        let idx = (h >> (64 - HLL_BITS)) as usize;
+        let rank = ((h << HLL_BITS) | (1 << (HLL_BITS - 1))).leading_zeros() as u8 + 1;
+        if rank > self.registers[idx] {
+            self.registers[idx] = rank;
+        }
+        if let Some(set) = self.exact.as_mut() {
+            set.insert(h);
+            if set.len() > EXACT_LIMIT {
+                self.exact = None;
+            }
+        }
+    }
+
+    /// The count, and whether it is exact.
+    pub fn count(&self) -> (u64, bool) {
+        if let Some(set) = &self.exact {
+            return (set.len() as u64, true);
+        }
+        let m = self.registers.len() as f64;
+        let sum: f64 = self.registers.iter().map(|r| 2f64.powi(-(*r as i32))).sum();
+        let alpha = 0.7213 / (1.0 + 1.079 / m);
+        (((alpha * m * m) / sum).round() as u64, false)
+    }
+}
+
+/// Passes accesses on and counts their distinct keys (requests with an empty key are skipped).
+pub struct KeyStats<'a> {
+    inner: &'a mut dyn crate::access::AccessSink,
+    /// Distinct state keys seen so far.
+    pub keys: DistinctCounter,
+}
+
+impl<'a> KeyStats<'a> {
+    /// Wraps a sink.
+    pub fn new(inner: &'a mut dyn crate::access::AccessSink) -> Self {
+        KeyStats {
+            inner,
+            keys: DistinctCounter::default(),
+        }
+    }
+}
+
+impl crate::access::AccessSink for KeyStats<'_> {
+    #[inline]
+    fn access(&mut self, a: crate::access::Access<'_>) {
+        if !a.key.is_empty() {
+            let mut h = DistinctCounter::hash(a.key);
+            h ^= (a.state as u64).rotate_left(48);
+            self.keys.add_hash(h);
+        }
+        self.inner.access(a);
+    }
+    fn event(&mut self, input: u8) {
+        self.inner.event(input);
+    }
+    fn watermark(&mut self, timestamp: i64) {
+        self.inner.watermark(timestamp);
+    }
+}
+
+/// What `gadget gen` reports.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// State names, indexing `counts.by_state`.
+    pub states: Vec<String>,
+    /// Requests by op and state, events, watermarks.
+    pub counts: AccessCounts,
+    /// Distinct state keys (requests with a key).
+    pub distinct_state_keys: (u64, bool),
+    /// Distinct event keys.
+    pub distinct_event_keys: (u64, bool),
+    /// True when a request limit cut the trace short.
+    pub truncated: bool,
+}
+
+impl Summary {
+    /// Requests per input event.
+    pub fn event_amplification(&self) -> f64 {
+        self.counts.requests() as f64 / self.counts.events.max(1) as f64
+    }
+
+    /// Distinct state keys per distinct event key.
+    pub fn key_space_amplification(&self) -> f64 {
+        self.distinct_state_keys.0 as f64 / self.distinct_event_keys.0.max(1) as f64
+    }
+
+    /// The summary as JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        let by_op: serde_json::Map<_, _> = Op::ALL
+            .iter()
+            .filter(|op| self.counts.by_op[**op as usize] > 0)
+            .map(|op| {
+                (
+                    op.name().to_string(),
+                    self.counts.by_op[*op as usize].into(),
+                )
+            })
+            .collect();
+        let by_state: serde_json::Map<_, _> = self
+            .counts
+            .by_state
+            .iter()
+            .enumerate()
+            .map(|(i, ops)| {
+                let name = self
+                    .states
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("#{i}"));
+                let m: serde_json::Map<_, _> = Op::ALL
+                    .iter()
+                    .filter(|op| ops[**op as usize] > 0)
+                    .map(|op| (op.name().to_string(), ops[*op as usize].into()))
+                    .collect();
+                (name, serde_json::Value::Object(m))
+            })
+            .collect();
+        serde_json::json!({
+            "events": self.counts.events,
+            "watermarks": self.counts.watermarks,
+            "requests": self.counts.requests(),
+            "requests_by_op": by_op,
+            "requests_by_state": by_state,
+            "distinct_state_keys": self.distinct_state_keys.0,
+            "distinct_state_keys_exact": self.distinct_state_keys.1,
+            "distinct_event_keys": self.distinct_event_keys.0,
+            "distinct_event_keys_exact": self.distinct_event_keys.1,
+            "event_amplification": self.event_amplification(),
+            "key_space_amplification": self.key_space_amplification(),
+            "truncated": self.truncated,
+        })
+    }
+
+    /// The summary as a short human-readable table.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let total = self.counts.requests();
+        let approx = |exact: bool| if exact { "" } else { " (estimated)" };
+        let _ = writeln!(s, "events        {:>12}", self.counts.events);
+        let _ = writeln!(s, "watermarks    {:>12}", self.counts.watermarks);
+        let _ = writeln!(
+            s,
+            "requests      {:>12}{}",
+            total,
+            if self.truncated {
+                "  (truncated by --limit)"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(s, "\nby op");
+        for op in Op::ALL {
+            let n = self.counts.by_op[op as usize];
+            if n > 0 {
+                let _ = writeln!(
+                    s,
+                    "  {:<14}{:>12}  {:>5.1}%",
+                    op.name(),
+                    n,
+                    100.0 * n as f64 / total.max(1) as f64
+                );
+            }
+        }
+        let _ = writeln!(s, "\nby state");
+        for (i, ops) in self.counts.by_state.iter().enumerate() {
+            let n: u64 = ops.iter().sum();
+            if n == 0 {
+                continue;
+            }
+            let name = self.states.get(i).map_or("?", |x| x.as_str());
+            let detail: Vec<String> = Op::ALL
+                .iter()
+                .filter(|op| ops[**op as usize] > 0)
+                .map(|op| format!("{} {}", op.name(), ops[*op as usize]))
+                .collect();
+            let _ = writeln!(s, "  {:<36}{:>12}  ({})", name, n, detail.join(", "));
+        }
+        let _ = writeln!(s, "\namplification");
+        let _ = writeln!(
+            s,
+            "  event       {:>8.3} requests per event",
+            self.event_amplification()
+        );
+        let _ = writeln!(
+            s,
+            "  key space   {:>8.3} state keys per event key ({} state keys{}, {} event keys{})",
+            self.key_space_amplification(),
+            self.distinct_state_keys.0,
+            approx(self.distinct_state_keys.1),
+            self.distinct_event_keys.0,
+            approx(self.distinct_event_keys.1)
+        );
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_then_estimated() {
+        let mut c = DistinctCounter::default();
+        for i in 0..1000u64 {
+            c.add_hash(DistinctCounter::hash(&i.to_le_bytes()));
+            c.add_hash(DistinctCounter::hash(&i.to_le_bytes()));
+        }
+        assert_eq!(c.count(), (1000, true));
+        let mut c = DistinctCounter::default();
+        let n = EXACT_LIMIT as u64 + 200_000;
+        for i in 0..n {
+            c.add_hash(DistinctCounter::hash(&i.to_le_bytes()));
+        }
+        let (est, exact) = c.count();
+        assert!(!exact);
+        let err = (est as f64 - n as f64).abs() / n as f64;
+        assert!(err < 0.03, "estimate {est} for {n}");
+    }
+}
