@@ -87,6 +87,18 @@ pub enum OperatorConfig {
         /// The state's name.
         state_name: String,
     },
+    /// A window join (`join().where().equalTo().window()`): Flink runs it as a coGroup, a
+    /// holistic window over the tagged union of both inputs.
+    WindowJoin {
+        /// Tumbling or sliding windows.
+        assigner: WindowAssigner,
+        /// Serialized size of one element (the union adds a one-byte tag).
+        element_size: u32,
+        /// Allowed lateness, ms.
+        allowed_lateness: i64,
+        /// How the two inputs are interleaved.
+        interleaving: Interleaving,
+    },
     /// `intervalJoin(...).between(lower, upper)`.
     IntervalJoin {
         /// Lower bound, ms.
@@ -103,7 +115,10 @@ pub enum OperatorConfig {
 impl OperatorConfig {
     /// True for two-input operators.
     pub fn two_inputs(&self) -> bool {
-        matches!(self, OperatorConfig::IntervalJoin { .. })
+        matches!(
+            self,
+            OperatorConfig::IntervalJoin { .. } | OperatorConfig::WindowJoin { .. }
+        )
     }
 }
 
@@ -188,7 +203,8 @@ impl Config {
             SourceConfig::File(spec) => Box::new(FileSource::open(spec.clone())?),
         };
         Ok(match &self.operator {
-            OperatorConfig::IntervalJoin { interleaving, .. } => {
+            OperatorConfig::IntervalJoin { interleaving, .. }
+            | OperatorConfig::WindowJoin { interleaving, .. } => {
                 Box::new(TwoInputMerger::new(stream, *interleaving))
             }
             _ => stream,
@@ -223,6 +239,21 @@ impl Config {
                 self.timers,
                 p,
             )),
+            OperatorConfig::WindowJoin {
+                assigner,
+                element_size,
+                allowed_lateness,
+                ..
+            } => Box::new(WindowOperator::new(
+                *assigner,
+                WindowFunction::Holistic {
+                    element_size: element_size + 1,
+                },
+                *allowed_lateness,
+                true,
+                self.timers,
+                p,
+            )),
             OperatorConfig::Aggregation { state_name } => {
                 Box::new(ContinuousAggregation::new(state_name.clone(), p))
             }
@@ -248,7 +279,20 @@ const OPERATORS: &[&str] = &[
     "session",
     "aggregation",
     "interval-join",
+    "tumbling-join",
+    "sliding-join",
 ];
+
+fn parse_interleaving(s: &Section<'_>, default: &'static str) -> Result<Interleaving, ConfigError> {
+    let choice = s
+        .choice("interleave", &["round-robin", "source-order"])?
+        .unwrap_or(default);
+    Ok(if choice == "source-order" {
+        Interleaving::SourceOrder
+    } else {
+        Interleaving::RoundRobin
+    })
+}
 
 fn parse_function(s: &Section<'_>) -> Result<WindowFunction, ConfigError> {
     let f = s
@@ -315,6 +359,36 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
             function: parse_function(s)?,
             allowed_lateness: lateness(s)?,
         },
+        "tumbling-join" | "sliding-join" => {
+            let size = s.require_int("size", 1, MS_MAX, "the window length in ms, e.g. 5000")?;
+            let assigner = if kind == "sliding-join" {
+                let slide = s.require_int(
+                    "slide",
+                    1,
+                    MS_MAX,
+                    "the distance between window starts in ms, e.g. 1000",
+                )?;
+                if slide > size {
+                    return Err(s.error("slide", format!("{slide} is larger than size {size}; a slide must be at most the window size")));
+                }
+                WindowAssigner::Sliding {
+                    size,
+                    slide,
+                    offset: offset(s)?,
+                }
+            } else {
+                WindowAssigner::Tumbling {
+                    size,
+                    offset: offset(s)?,
+                }
+            };
+            OperatorConfig::WindowJoin {
+                assigner,
+                element_size: s.int("element_size", 0, 1 << 30)?.unwrap_or(24) as u32,
+                allowed_lateness: lateness(s)?,
+                interleaving: parse_interleaving(s, "source-order")?,
+            }
+        }
         "aggregation" => OperatorConfig::Aggregation {
             state_name: s
                 .string("state_name")?
@@ -343,13 +417,7 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
                 lower,
                 upper,
                 element_size: s.int("element_size", 0, 1 << 30)?.unwrap_or(24) as u32,
-                interleaving: match s
-                    .choice("interleave", &["round-robin", "source-order"])?
-                    .unwrap_or("round-robin")
-                {
-                    "source-order" => Interleaving::SourceOrder,
-                    _ => Interleaving::RoundRobin,
-                },
+                interleaving: parse_interleaving(s, "round-robin")?,
             }
         }
     };
