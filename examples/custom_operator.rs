@@ -42,7 +42,12 @@ impl Dedup {
 
     fn request(&mut self, op: Op, key: &Key, value_len: u32, out: &mut dyn AccessSink) {
         let key = self.layout.state_key(key, Namespace::Void);
-        out.access(Access { op, state: SEEN, key, value_len });
+        out.access(Access {
+            op,
+            state: SEEN,
+            key,
+            value_len,
+        });
     }
 }
 
@@ -55,7 +60,11 @@ impl Operator for Dedup {
         self.request(Op::Get, &event.key, 0, out); // seen.value()
         if self.seen.insert(event.key.clone()) {
             self.request(Op::Put, &event.key, 1, out); // seen.update(true): one serialized Boolean
-            let timer = Timer { timestamp: event.timestamp + self.ttl, key: event.key.clone(), namespace: 0 };
+            let timer = Timer {
+                timestamp: event.timestamp + self.ttl,
+                key: event.key.clone(),
+                namespace: 0,
+            };
             self.timers.add(timer, out);
         }
     }
@@ -71,7 +80,9 @@ impl Operator for Dedup {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     use gadget::source::element::WatermarkPolicy;
     use gadget::source::file::{FileOrder, FileSource, FileSpec, KeyType, TimeUnit, TypeRouting};
-    let path = std::env::args().nth(1).unwrap_or_else(|| "../shared/data/borg-jobs.csv.gz".into());
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "../shared/data/borg-jobs.csv.gz".into());
     let source = FileSource::open(FileSpec {
         path: path.into(),
         delimiter: b',',
@@ -83,7 +94,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         type_column: None,
         routing: TypeRouting::All,
         order: FileOrder::SortByTime,
-        watermarks: WatermarkPolicy::Punctuated { every: 100, out_of_orderness: 0 },
+        watermarks: WatermarkPolicy::Punctuated {
+            every: 100,
+            out_of_orderness: 0,
+        },
     })?;
     let mut op = Dedup::new(60_000);
     let mut counts = gadget::AccessCounts::default();
@@ -105,23 +119,36 @@ mod tests {
         let mut op = Dedup::new(10);
         let mut sink = VecSink::default();
         let stream = input.into_iter().map(Ok);
-        gadget::generate::generate(Box::new(stream), &mut op, &mut sink, None, &mut |_| {}).unwrap();
+        gadget::generate::generate(Box::new(stream), &mut op, &mut sink, None, &mut |_| {})
+            .unwrap();
         sink.records
             .into_iter()
             .filter_map(|r| match r {
-                TraceRecord::Access { op, key, .. } => Some((op, i64::from_be_bytes(key[1..9].try_into().unwrap()))),
+                TraceRecord::Access { op, key, .. } => {
+                    Some((op, i64::from_be_bytes(key[1..9].try_into().unwrap())))
+                }
                 _ => None,
             })
             .collect()
     }
 
     fn ev(k: i64, t: i64) -> StreamElement {
-        StreamElement::Event(Event { key: Key::Long(k), timestamp: t, input: 0 })
+        StreamElement::Event(Event {
+            key: Key::Long(k),
+            timestamp: t,
+            input: 0,
+        })
     }
 
     #[test]
     fn first_event_writes_duplicates_only_read_and_the_ttl_clears() {
-        let got = ops(vec![ev(1, 0), ev(1, 5), ev(2, 6), StreamElement::Watermark(10), ev(1, 11)]);
+        let got = ops(vec![
+            ev(1, 0),
+            ev(1, 5),
+            ev(2, 6),
+            StreamElement::Watermark(10),
+            ev(1, 11),
+        ]);
         assert_eq!(
             got,
             vec![
