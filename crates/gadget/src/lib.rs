@@ -14,5 +14,6 @@ pub mod operator;
 pub mod source;
 pub mod summary;
 pub mod timer;
+pub mod trace;
 
 pub use access::{Access, AccessCounts, AccessSink, Op, StateId, TraceRecord, VecSink};

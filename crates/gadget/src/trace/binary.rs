@@ -1,0 +1,785 @@
+//! The binary trace format: checksummed blocks of prefix-compressed records.
+//!
+//! ```text
+//! file   = magic "GADGTRC1" (8 bytes) | version u16 LE (= 1) | header block | data block* | end block
+//! block  = kind u8 | payload_len u32 LE | record_count u32 LE | crc32 u32 LE | payload
+//!          kind 'H' (header JSON), 'D' (records), 'E' (footer JSON)
+//!          crc32 covers kind, payload_len, record_count and the payload
+//! record = op code 0..=8 | state varint | shared varint | suffix_len varint | suffix | value_len varint
+//!        | 0x10 input u8                       (event marker)
+//!        | 0x11 zigzag varint timestamp        (watermark marker)
+//! ```
+//!
+//! `shared` is the length of the prefix the key shares with the previous key of the same state
+//! in the same block (every block starts with empty previous keys, so blocks decode alone).
+//! Data blocks are closed once their payload reaches [`BLOCK_TARGET`] bytes. See
+//! `docs/trace-format.md` for the full description.
+
+use std::io::{self, Read, Write};
+
+use crate::access::{Access, AccessSink, Op, StateId};
+
+use super::{
+    Counter, RecordRef, RecordSource, Records, TraceError, TraceFooter, TraceHeader,
+    MAX_HEADER_LEN, MAX_KEY_LEN,
+};
+
+/// The first 8 bytes of every binary trace.
+pub const BINARY_MAGIC: [u8; 8] = *b"GADGTRC1";
+
+/// The binary format version this build writes and reads.
+pub const BINARY_VERSION: u16 = 1;
+
+/// A data block is closed once its payload reaches this many bytes (64 KiB).
+pub const BLOCK_TARGET: usize = 64 * 1024;
+
+/// Largest data-block payload a reader accepts (2 MiB: one block plus one maximal record).
+pub const MAX_BLOCK_PAYLOAD: usize = 2 << 20;
+
+/// Size of a block header: kind, payload length, record count, CRC32.
+const BLOCK_HEADER_LEN: usize = 13;
+
+const KIND_HEADER: u8 = b'H';
+const KIND_DATA: u8 = b'D';
+const KIND_END: u8 = b'E';
+
+/// Record tag of an event marker.
+const TAG_EVENT: u8 = 0x10;
+/// Record tag of a watermark marker.
+const TAG_WATERMARK: u8 = 0x11;
+
+#[inline]
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+#[inline]
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+#[inline]
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Reads a LEB128 varint from `buf` at `*pos`.
+#[inline]
+fn get_varint(buf: &[u8], pos: &mut usize) -> Result<u64, &'static str> {
+    let mut v: u64 = 0;
+    let mut shift = 0u32;
+    loop {
+        let Some(&b) = buf.get(*pos) else {
+            return Err("a number runs past the end of its block");
+        };
+        *pos += 1;
+        if shift == 63 && b > 1 {
+            return Err("a number does not fit in 64 bits");
+        }
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Ok(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return Err("a number does not fit in 64 bits");
+        }
+    }
+}
+
+fn block_crc(head: &[u8], payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(head);
+    h.update(payload);
+    h.finalize()
+}
+
+/// Writes one block; `written` counts the bytes.
+fn write_block<W: Write>(
+    out: &mut W,
+    kind: u8,
+    payload: &[u8],
+    records: u32,
+    written: &mut u64,
+) -> io::Result<()> {
+    let len = u32::try_from(payload.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "block larger than 4 GiB"))?;
+    let mut head = [0u8; BLOCK_HEADER_LEN];
+    head[0] = kind;
+    head[1..5].copy_from_slice(&len.to_le_bytes());
+    head[5..9].copy_from_slice(&records.to_le_bytes());
+    let crc = block_crc(&head[..9], payload);
+    head[9..13].copy_from_slice(&crc.to_le_bytes());
+    out.write_all(&head)?;
+    out.write_all(payload)?;
+    *written += (BLOCK_HEADER_LEN + payload.len()) as u64;
+    Ok(())
+}
+
+/// Streams records into a binary trace. An [`AccessSink`]: it allocates nothing per record.
+///
+/// I/O errors cannot be returned from sink methods, so the first error is kept, later records
+/// are dropped, and [`finish`](Self::finish) reports it ([`error`](Self::error) shows it
+/// earlier). Dropping the writer without `finish` leaves an unterminated trace that readers
+/// reject as truncated.
+#[derive(Debug)]
+pub struct BinaryTraceWriter<W: Write> {
+    out: W,
+    block: Vec<u8>,
+    block_records: u32,
+    prev: Vec<Vec<u8>>,
+    written: u64,
+    counts: Counter,
+    error: Option<TraceError>,
+}
+
+impl<W: Write> BinaryTraceWriter<W> {
+    /// Writes the magic, the version and the header block to `out`.
+    ///
+    /// `out` receives whole blocks, so it need not be buffered.
+    pub fn new(mut out: W, header: &TraceHeader) -> Result<Self, TraceError> {
+        let json = serde_json::to_vec(header)
+            .map_err(|e| TraceError::InvalidInput(format!("the header cannot be encoded: {e}")))?;
+        if json.len() > MAX_HEADER_LEN {
+            return Err(TraceError::InvalidInput(format!(
+                "the header is {} bytes of JSON, more than the {MAX_HEADER_LEN} allowed",
+                json.len()
+            )));
+        }
+        let mut written = 0u64;
+        let io = |source| TraceError::Write { records: 0, source };
+        out.write_all(&BINARY_MAGIC).map_err(io)?;
+        out.write_all(&BINARY_VERSION.to_le_bytes()).map_err(io)?;
+        written += 10;
+        write_block(&mut out, KIND_HEADER, &json, 0, &mut written).map_err(io)?;
+        Ok(BinaryTraceWriter {
+            out,
+            block: Vec::with_capacity(BLOCK_TARGET + 256),
+            block_records: 0,
+            prev: Vec::new(),
+            written,
+            counts: Counter::default(),
+            error: None,
+        })
+    }
+
+    /// The first error met so far, if any (it will also be returned by `finish`).
+    pub fn error(&self) -> Option<&TraceError> {
+        self.error.as_ref()
+    }
+
+    /// Records (requests and markers) accepted so far.
+    pub fn records_written(&self) -> u64 {
+        self.counts.records()
+    }
+
+    /// Bytes written to the output so far (the current block is not yet among them).
+    pub fn bytes_written(&self) -> u64 {
+        self.written
+    }
+
+    /// `footer` with its counts replaced by what this writer received so far.
+    pub fn complete_footer(&self, mut footer: TraceFooter) -> TraceFooter {
+        self.counts.fill(&mut footer);
+        footer
+    }
+
+    /// Writes the last data block and the end block with `footer`, flushes, and returns the
+    /// output. The footer's counts are replaced by the writer's own (see
+    /// [`complete_footer`](Self::complete_footer)); its other fields are kept.
+    pub fn finish(mut self, footer: TraceFooter) -> Result<W, TraceError> {
+        self.flush_block();
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let footer = self.complete_footer(footer);
+        let json = serde_json::to_vec(&footer)
+            .map_err(|e| TraceError::InvalidInput(format!("the footer cannot be encoded: {e}")))?;
+        if json.len() > MAX_HEADER_LEN {
+            return Err(TraceError::InvalidInput(format!(
+                "the footer is {} bytes of JSON, more than the {MAX_HEADER_LEN} allowed",
+                json.len()
+            )));
+        }
+        let records = self.counts.records();
+        let io = |source| TraceError::Write { records, source };
+        write_block(&mut self.out, KIND_END, &json, 0, &mut self.written).map_err(io)?;
+        self.out.flush().map_err(io)?;
+        Ok(self.out)
+    }
+
+    fn flush_block(&mut self) {
+        if self.block.is_empty() {
+            return;
+        }
+        if self.error.is_none() {
+            if let Err(source) = write_block(
+                &mut self.out,
+                KIND_DATA,
+                &self.block,
+                self.block_records,
+                &mut self.written,
+            ) {
+                self.error = Some(TraceError::Write {
+                    records: self.counts.records(),
+                    source,
+                });
+            }
+        }
+        self.block.clear();
+        self.block_records = 0;
+        for p in &mut self.prev {
+            p.clear();
+        }
+    }
+
+    #[inline]
+    fn end_record(&mut self) {
+        self.block_records += 1;
+        if self.block.len() >= BLOCK_TARGET {
+            self.flush_block();
+        }
+    }
+}
+
+impl<W: Write> AccessSink for BinaryTraceWriter<W> {
+    fn access(&mut self, a: Access<'_>) {
+        if self.error.is_some() {
+            return;
+        }
+        if a.key.len() > MAX_KEY_LEN {
+            self.error = Some(TraceError::InvalidInput(format!(
+                "a {} key of {} bytes is longer than the {MAX_KEY_LEN} allowed",
+                a.op,
+                a.key.len()
+            )));
+            return;
+        }
+        let s = usize::from(a.state);
+        if s >= self.prev.len() {
+            self.prev.resize_with(s + 1, Vec::new);
+        }
+        let Some(prev) = self.prev.get_mut(s) else {
+            return;
+        };
+        let shared = prev.iter().zip(a.key).take_while(|(x, y)| x == y).count();
+        let suffix = a.key.get(shared..).unwrap_or_default();
+        self.block.push(a.op as u8);
+        put_varint(&mut self.block, u64::from(a.state));
+        put_varint(&mut self.block, shared as u64);
+        put_varint(&mut self.block, suffix.len() as u64);
+        self.block.extend_from_slice(suffix);
+        put_varint(&mut self.block, u64::from(a.value_len));
+        prev.truncate(shared);
+        prev.extend_from_slice(suffix);
+        self.counts.access(a.op);
+        self.end_record();
+    }
+
+    fn event(&mut self, input: u8) {
+        if self.error.is_some() {
+            return;
+        }
+        self.block.push(TAG_EVENT);
+        self.block.push(input);
+        self.counts.event();
+        self.end_record();
+    }
+
+    fn watermark(&mut self, timestamp: i64) {
+        if self.error.is_some() {
+            return;
+        }
+        self.block.push(TAG_WATERMARK);
+        put_varint(&mut self.block, zigzag(timestamp));
+        self.counts.watermark();
+        self.end_record();
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Reading,
+    Done,
+    Failed,
+}
+
+/// A decoded record whose key is `prev[state]`.
+enum Decoded {
+    Access {
+        op: Op,
+        state: StateId,
+        value_len: u32,
+    },
+    Event(u8),
+    Watermark(i64),
+}
+
+/// Reads `buf.len()` bytes or reports where the input ended.
+fn read_full<R: Read>(
+    inner: &mut R,
+    offset: &mut u64,
+    buf: &mut [u8],
+    what: &str,
+) -> Result<(), TraceError> {
+    let mut got = 0;
+    while got < buf.len() {
+        let Some(rest) = buf.get_mut(got..) else {
+            break;
+        };
+        match inner.read(rest) {
+            Ok(0) => {
+                return Err(TraceError::Truncated {
+                    offset: *offset,
+                    what: format!("the file ends inside {what}"),
+                })
+            }
+            Ok(n) => {
+                got += n;
+                *offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(TraceError::Truncated {
+                    offset: *offset,
+                    what: format!("the compressed stream ends inside {what} ({e})"),
+                })
+            }
+            Err(source) => {
+                return Err(TraceError::ReadAt {
+                    offset: *offset,
+                    source,
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads a binary trace in constant memory: one block at a time, keys in reused buffers.
+#[derive(Debug)]
+pub struct BinaryTraceReader<R: Read> {
+    inner: R,
+    /// Bytes consumed from `inner`.
+    offset: u64,
+    header: TraceHeader,
+    footer: Option<TraceFooter>,
+    block: Vec<u8>,
+    /// Offset of the current block's payload in the stream.
+    block_payload_at: u64,
+    pos: usize,
+    block_records: u32,
+    decoded: u32,
+    prev: Vec<Vec<u8>>,
+    counts: Counter,
+    status: Status,
+}
+
+impl<R: Read> BinaryTraceReader<R> {
+    /// Checks the magic and version and reads the header block.
+    ///
+    /// The reader reads whole blocks, so `inner` need not be buffered.
+    pub fn new(mut inner: R) -> Result<Self, TraceError> {
+        let mut offset = 0u64;
+        let mut start = [0u8; 10];
+        read_full(
+            &mut inner,
+            &mut offset,
+            &mut start,
+            "the magic bytes and version",
+        )?;
+        let (magic, version) = start.split_at(8);
+        if magic != BINARY_MAGIC {
+            return Err(TraceError::NotATrace {
+                offset: 0,
+                what: format!(
+                    "the file starts with {:?}, not the binary trace magic {:?}",
+                    String::from_utf8_lossy(magic),
+                    String::from_utf8_lossy(&BINARY_MAGIC)
+                ),
+            });
+        }
+        let version = u16::from_le_bytes([version[0], version[1]]);
+        if version != BINARY_VERSION {
+            return Err(TraceError::UnsupportedVersion {
+                offset: 8,
+                version: u32::from(version),
+                supported: u32::from(BINARY_VERSION),
+            });
+        }
+        let mut reader = BinaryTraceReader {
+            inner,
+            offset,
+            header: TraceHeader::new("", Vec::new(), None, serde_json::Value::Null),
+            footer: None,
+            block: Vec::new(),
+            block_payload_at: 0,
+            pos: 0,
+            block_records: 0,
+            decoded: 0,
+            prev: Vec::new(),
+            counts: Counter::default(),
+            status: Status::Reading,
+        };
+        let at = reader.offset;
+        let (kind, _) = reader.read_block()?;
+        if kind != KIND_HEADER {
+            return Err(TraceError::Corrupt {
+                offset: at,
+                what: format!(
+                    "expected the header block ('H'), found a block of kind 0x{kind:02x}"
+                ),
+            });
+        }
+        reader.header = serde_json::from_slice(&reader.block).map_err(|e| TraceError::Corrupt {
+            offset: reader.block_payload_at,
+            what: format!("the header is not valid header JSON: {e}"),
+        })?;
+        reader.block.clear();
+        reader.pos = 0;
+        Ok(reader)
+    }
+
+    /// The trace's header.
+    pub fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    /// The footer, once [`next_record`](Self::next_record) has returned `Ok(None)`.
+    pub fn footer(&self) -> Option<&TraceFooter> {
+        self.footer.as_ref()
+    }
+
+    /// Bytes consumed from the input so far (uncompressed).
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Iterator over the remaining records, owned.
+    pub fn records(&mut self) -> Records<'_, Self> {
+        Records::new(self)
+    }
+
+    /// Reads one block into `self.block`; returns its kind and record count.
+    fn read_block(&mut self) -> Result<(u8, u32), TraceError> {
+        let at = self.offset;
+        let mut head = [0u8; BLOCK_HEADER_LEN];
+        read_full(
+            &mut self.inner,
+            &mut self.offset,
+            &mut head,
+            "a block header",
+        )?;
+        let kind = head[0];
+        let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+        let records = u32::from_le_bytes([head[5], head[6], head[7], head[8]]);
+        let stored = u32::from_le_bytes([head[9], head[10], head[11], head[12]]);
+        let cap = match kind {
+            KIND_DATA => MAX_BLOCK_PAYLOAD,
+            KIND_HEADER | KIND_END => MAX_HEADER_LEN,
+            other => {
+                return Err(TraceError::Corrupt {
+                    offset: at,
+                    what: format!("unknown block kind 0x{other:02x} (expected 'H', 'D' or 'E')"),
+                })
+            }
+        };
+        if len > cap {
+            return Err(TraceError::Corrupt {
+                offset: at,
+                what: format!(
+                    "a block of kind '{}' says its payload is {len} bytes, more than the {cap} \
+                     allowed",
+                    kind as char
+                ),
+            });
+        }
+        self.block_payload_at = self.offset;
+        self.block.clear();
+        // Read through `take` so a lying length costs no more memory than the data present.
+        let got = (&mut self.inner)
+            .take(len as u64)
+            .read_to_end(&mut self.block);
+        match got {
+            Ok(n) => self.offset += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(TraceError::Truncated {
+                    offset: self.offset,
+                    what: format!("the compressed stream ends inside a block ({e})"),
+                })
+            }
+            Err(source) => {
+                return Err(TraceError::ReadAt {
+                    offset: self.offset,
+                    source,
+                })
+            }
+        }
+        if self.block.len() < len {
+            return Err(TraceError::Truncated {
+                offset: self.offset,
+                what: format!(
+                    "the block at byte {at} ends before its length says ({} of {len} payload \
+                     bytes)",
+                    self.block.len()
+                ),
+            });
+        }
+        let computed = block_crc(&head[..9], &self.block);
+        if computed != stored {
+            return Err(TraceError::ChecksumMismatch {
+                offset: at,
+                stored,
+                computed,
+            });
+        }
+        Ok((kind, records))
+    }
+
+    /// Moves to the next data block; `false` once the end block has been read and checked.
+    fn advance_block(&mut self) -> Result<bool, TraceError> {
+        if self.decoded != self.block_records {
+            return Err(TraceError::Corrupt {
+                offset: self.block_payload_at,
+                what: format!(
+                    "the block holds {} records but its header says {}",
+                    self.decoded, self.block_records
+                ),
+            });
+        }
+        let at = self.offset;
+        let (kind, records) = self.read_block()?;
+        match kind {
+            KIND_DATA => {
+                self.pos = 0;
+                self.decoded = 0;
+                self.block_records = records;
+                for p in &mut self.prev {
+                    p.clear();
+                }
+                Ok(true)
+            }
+            KIND_END => {
+                let footer: TraceFooter =
+                    serde_json::from_slice(&self.block).map_err(|e| TraceError::Corrupt {
+                        offset: self.block_payload_at,
+                        what: format!("the footer is not valid footer JSON: {e}"),
+                    })?;
+                self.counts
+                    .check(&footer)
+                    .map_err(|what| TraceError::Corrupt { offset: at, what })?;
+                let mut probe = [0u8; 1];
+                loop {
+                    match self.inner.read(&mut probe) {
+                        Ok(0) => break,
+                        Ok(_) => {
+                            return Err(TraceError::Corrupt {
+                                offset: self.offset,
+                                what: "data after the end block".into(),
+                            })
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(source) => {
+                            return Err(TraceError::ReadAt {
+                                offset: self.offset,
+                                source,
+                            })
+                        }
+                    }
+                }
+                self.block.clear();
+                self.pos = 0;
+                self.footer = Some(footer);
+                Ok(false)
+            }
+            _ => Err(TraceError::Corrupt {
+                offset: at,
+                what: "a second header block".into(),
+            }),
+        }
+    }
+
+    /// Decodes the record at `self.pos`.
+    fn decode(&mut self) -> Result<Decoded, TraceError> {
+        let start = self.pos;
+        let at = self.block_payload_at + start as u64;
+        let corrupt = |what: String| TraceError::Corrupt { offset: at, what };
+        if self.decoded >= self.block_records {
+            return Err(corrupt(format!(
+                "the block holds more records than the {} its header says",
+                self.block_records
+            )));
+        }
+        let buf = &self.block;
+        let mut pos = start;
+        let Some(&tag) = buf.get(pos) else {
+            return Err(corrupt("a record is missing".into()));
+        };
+        pos += 1;
+        let num = |pos: &mut usize| get_varint(buf, pos).map_err(|w| corrupt(w.to_string()));
+        let decoded = match tag {
+            TAG_EVENT => {
+                let Some(&input) = buf.get(pos) else {
+                    return Err(corrupt(
+                        "an event marker runs past the end of its block".into(),
+                    ));
+                };
+                pos += 1;
+                self.counts.event();
+                Decoded::Event(input)
+            }
+            TAG_WATERMARK => {
+                let v = num(&mut pos)?;
+                self.counts.watermark();
+                Decoded::Watermark(unzigzag(v))
+            }
+            code => {
+                let Some(op) = Op::from_code(code) else {
+                    return Err(corrupt(format!("unknown record tag 0x{code:02x}")));
+                };
+                let state = num(&mut pos)?;
+                let state = StateId::try_from(state)
+                    .map_err(|_| corrupt(format!("state id {state} is larger than 65535")))?;
+                let shared = num(&mut pos)?;
+                let suffix_len = num(&mut pos)?;
+                let s = usize::from(state);
+                let prev_len = self.prev.get(s).map_or(0, Vec::len);
+                if shared > prev_len as u64 {
+                    return Err(corrupt(format!(
+                        "the key shares {shared} bytes with the previous key of state {state}, \
+                         which has only {prev_len}"
+                    )));
+                }
+                if shared.saturating_add(suffix_len) > MAX_KEY_LEN as u64 {
+                    return Err(corrupt(format!(
+                        "a key of {} bytes is longer than the {MAX_KEY_LEN} allowed",
+                        shared.saturating_add(suffix_len)
+                    )));
+                }
+                let end = pos.saturating_add(suffix_len as usize);
+                let Some(suffix) = buf.get(pos..end) else {
+                    return Err(corrupt(format!(
+                        "a key of {suffix_len} new bytes runs past the end of its block"
+                    )));
+                };
+                pos = end;
+                let value_len = num(&mut pos)?;
+                let value_len = u32::try_from(value_len).map_err(|_| {
+                    corrupt(format!("value length {value_len} does not fit in 32 bits"))
+                })?;
+                if s >= self.prev.len() {
+                    self.prev.resize_with(s + 1, Vec::new);
+                }
+                if let Some(prev) = self.prev.get_mut(s) {
+                    prev.truncate(shared as usize);
+                    prev.extend_from_slice(suffix);
+                }
+                self.counts.access(op);
+                Decoded::Access {
+                    op,
+                    state,
+                    value_len,
+                }
+            }
+        };
+        self.pos = pos;
+        self.decoded += 1;
+        Ok(decoded)
+    }
+
+    /// The next record, `Ok(None)` after the end block (whose footer is then checked against
+    /// the records read and available from [`footer`](Self::footer)).
+    ///
+    /// The key borrows the reader; nothing is allocated per record. After an error every call
+    /// returns [`TraceError::AlreadyFailed`].
+    pub fn next_record(&mut self) -> Result<Option<RecordRef<'_>>, TraceError> {
+        match self.status {
+            Status::Done => return Ok(None),
+            Status::Failed => return Err(TraceError::AlreadyFailed),
+            Status::Reading => {}
+        }
+        while self.pos >= self.block.len() {
+            match self.advance_block() {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.status = Status::Done;
+                    return Ok(None);
+                }
+                Err(e) => {
+                    self.status = Status::Failed;
+                    return Err(e);
+                }
+            }
+        }
+        let decoded = match self.decode() {
+            Ok(d) => d,
+            Err(e) => {
+                self.status = Status::Failed;
+                return Err(e);
+            }
+        };
+        Ok(Some(match decoded {
+            Decoded::Access {
+                op,
+                state,
+                value_len,
+            } => RecordRef::Access(Access {
+                op,
+                state,
+                key: self
+                    .prev
+                    .get(usize::from(state))
+                    .map_or(&[][..], Vec::as_slice),
+                value_len,
+            }),
+            Decoded::Event(input) => RecordRef::Event { input },
+            Decoded::Watermark(timestamp) => RecordRef::Watermark { timestamp },
+        }))
+    }
+}
+
+impl<R: Read> RecordSource for BinaryTraceReader<R> {
+    fn next_record(&mut self) -> Result<Option<RecordRef<'_>>, TraceError> {
+        BinaryTraceReader::next_record(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip() {
+        let mut buf = Vec::new();
+        let values = [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX];
+        for v in values {
+            put_varint(&mut buf, v);
+        }
+        let mut pos = 0;
+        for v in values {
+            assert_eq!(get_varint(&buf, &mut pos), Ok(v));
+        }
+        assert_eq!(pos, buf.len());
+        // Overlong and overflowing encodings are rejected.
+        assert!(get_varint(&[0xff; 11], &mut 0).is_err());
+        assert!(get_varint(
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02],
+            &mut 0
+        )
+        .is_err());
+        assert!(get_varint(&[0x80], &mut 0).is_err());
+    }
+
+    #[test]
+    fn zigzag_round_trips() {
+        for v in [0, 1, -1, 63, -64, i64::MAX, i64::MIN] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+        assert_eq!(zigzag(-1), 1);
+        assert_eq!(zigzag(1), 2);
+    }
+}

@@ -1,0 +1,251 @@
+//! Writing a trace file atomically: to a temporary file beside the destination, renamed over
+//! it only when complete, so a failed or interrupted run never leaves a half-written trace.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::{BinaryTraceWriter, TextTraceWriter, TraceError, TraceFooter, TraceFormat, TraceHeader};
+use crate::access::{Access, AccessSink};
+
+/// A trace being written to a file (or to standard output for the path `-`).
+///
+/// gzip-compressed when the path ends in `.gz`. Call [`TraceFileWriter::finish`]; dropping
+/// the writer instead removes the temporary file and leaves the destination untouched.
+pub struct TraceFileWriter {
+    sink: FormatSink,
+    tmp: Option<TempFile>,
+    dest: PathBuf,
+}
+
+enum FormatSink {
+    Binary(BinaryTraceWriter<OutFile>),
+    Text(TextTraceWriter<OutFile>),
+}
+
+impl std::fmt::Debug for TraceFileWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceFileWriter").field("dest", &self.dest).finish()
+    }
+}
+
+impl TraceFileWriter {
+    /// Starts writing a trace to `path` in `format`.
+    pub fn create(path: &Path, format: TraceFormat, header: &TraceHeader) -> Result<Self, TraceError> {
+        let gz = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+        let (out, tmp) = if path.as_os_str() == "-" {
+            (OutFile::new(Target::Stdout(io::stdout()), gz), None)
+        } else {
+            let mut tmp = TempFile::create(path)?;
+            (OutFile::new(Target::File(tmp.file()?), gz), Some(tmp))
+        };
+        let sink = match format {
+            TraceFormat::Binary => FormatSink::Binary(BinaryTraceWriter::new(out, header)?),
+            TraceFormat::Text => FormatSink::Text(TextTraceWriter::new(out, header)?),
+        };
+        Ok(TraceFileWriter {
+            sink,
+            tmp,
+            dest: path.to_path_buf(),
+        })
+    }
+
+    /// Writes the footer, flushes, and moves the file into place. Returns the footer written
+    /// (counts filled in by the writer).
+    pub fn finish(mut self, footer: TraceFooter) -> Result<TraceFooter, TraceError> {
+        let (out, footer) = match self.sink {
+            FormatSink::Binary(w) => {
+                let footer = w.complete_footer(footer);
+                (w.finish(footer.clone())?, footer)
+            }
+            FormatSink::Text(w) => {
+                let footer = w.complete_footer(footer);
+                (w.finish(footer.clone())?, footer)
+            }
+        };
+        let target = out.close().map_err(|source| TraceError::File {
+            action: "cannot write",
+            path: self.dest.clone(),
+            source,
+        })?;
+        if let (Some(tmp), Target::File(file)) = (self.tmp.as_mut(), target) {
+            tmp.commit(file, &self.dest)?;
+        }
+        Ok(footer)
+    }
+}
+
+impl AccessSink for TraceFileWriter {
+    #[inline]
+    fn access(&mut self, a: Access<'_>) {
+        match &mut self.sink {
+            FormatSink::Binary(w) => w.access(a),
+            FormatSink::Text(w) => w.access(a),
+        }
+    }
+    fn event(&mut self, input: u8) {
+        match &mut self.sink {
+            FormatSink::Binary(w) => w.event(input),
+            FormatSink::Text(w) => w.event(input),
+        }
+    }
+    fn watermark(&mut self, timestamp: i64) {
+        match &mut self.sink {
+            FormatSink::Binary(w) => w.watermark(timestamp),
+            FormatSink::Text(w) => w.watermark(timestamp),
+        }
+    }
+}
+
+enum Target {
+    File(File),
+    Stdout(io::Stdout),
+}
+
+impl Write for Target {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Target::File(f) => f.write(buf),
+            Target::Stdout(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Target::File(f) => f.flush(),
+            Target::Stdout(s) => s.flush(),
+        }
+    }
+}
+
+/// The output stream of a trace file: buffered, optionally gzip.
+enum OutFile {
+    Plain(BufWriter<Target>),
+    Gz(flate2::write::GzEncoder<BufWriter<Target>>),
+}
+
+impl OutFile {
+    fn new(target: Target, gz: bool) -> Self {
+        let w = BufWriter::with_capacity(64 * 1024, target);
+        if gz {
+            OutFile::Gz(flate2::write::GzEncoder::new(
+                w,
+                flate2::Compression::default(),
+            ))
+        } else {
+            OutFile::Plain(w)
+        }
+    }
+
+    fn close(self) -> io::Result<Target> {
+        let w = match self {
+            OutFile::Plain(w) => w,
+            OutFile::Gz(gz) => gz.finish()?,
+        };
+        w.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+impl Write for OutFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            OutFile::Plain(w) => w.write(buf),
+            OutFile::Gz(w) => w.write(buf),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            OutFile::Plain(w) => w.write_all(buf),
+            OutFile::Gz(w) => w.write_all(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            OutFile::Plain(w) => w.flush(),
+            OutFile::Gz(w) => w.flush(),
+        }
+    }
+}
+
+/// A temporary file next to the destination, removed unless committed.
+struct TempFile {
+    path: PathBuf,
+    file: Option<File>,
+    committed: bool,
+}
+
+impl TempFile {
+    fn create(dest: &Path) -> Result<TempFile, TraceError> {
+        let dir = match dest.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "trace".into());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let mut attempt = 0u32;
+        loop {
+            let path = dir.join(format!(
+                ".{name}.{}.{nanos}.{attempt}.tmp",
+                std::process::id()
+            ));
+            match File::options().write(true).create_new(true).open(&path) {
+                Ok(file) => {
+                    return Ok(TempFile {
+                        path,
+                        file: Some(file),
+                        committed: false,
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
+                    attempt += 1;
+                }
+                Err(source) => {
+                    return Err(TraceError::File {
+                        action: "cannot create temporary file",
+                        path,
+                        source,
+                    })
+                }
+            }
+        }
+    }
+
+    fn file(&mut self) -> Result<File, TraceError> {
+        match self.file.take() {
+            Some(f) => Ok(f),
+            None => Err(TraceError::InvalidInput(
+                "temporary file already taken".into(),
+            )),
+        }
+    }
+
+    fn commit(&mut self, file: File, dest: &Path) -> Result<(), TraceError> {
+        file.sync_all().map_err(|source| TraceError::File {
+            action: "cannot sync",
+            path: self.path.clone(),
+            source,
+        })?;
+        drop(file);
+        std::fs::rename(&self.path, dest).map_err(|source| TraceError::File {
+            action: "cannot rename the temporary file onto",
+            path: dest.to_path_buf(),
+            source,
+        })?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.file = None;
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+

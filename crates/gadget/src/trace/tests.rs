@@ -1,0 +1,775 @@
+use std::io::{Cursor, Write};
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::access::{AccessCounts, VecSink};
+
+fn header(states: &[&str]) -> TraceHeader {
+    TraceHeader::new(
+        "test-operator",
+        states.iter().map(|s| s.to_string()).collect(),
+        Some(42),
+        serde_json::json!({"operator": {"kind": "tumbling"}, "limit": null}),
+    )
+}
+
+fn access(op: Op, state: StateId, key: &[u8], value_len: u32) -> TraceRecord {
+    TraceRecord::Access {
+        op,
+        state,
+        key: key.to_vec(),
+        value_len,
+    }
+}
+
+fn sample_records() -> Vec<TraceRecord> {
+    vec![
+        access(Op::Get, 0, b"\x00\x01key-a", 0),
+        TraceRecord::Event { input: 0 },
+        access(Op::Put, 0, b"\x00\x01key-a", 8),
+        access(Op::Get, 0, b"\x00\x01key-b", 0),
+        access(Op::Merge, 1, b"\x00\x01key-b", 17),
+        access(Op::Delete, 1, b"", 0),
+        TraceRecord::Watermark { timestamp: -5 },
+        access(Op::Seek, 2, b"\x7f\xff", 0),
+        access(Op::Next, 2, b"", 0),
+        access(Op::BatchPut, 2, b"\x7f\xff\x00", u32::MAX),
+        access(Op::BatchDelete, 2, b"\x7f", 0),
+        access(Op::BatchCommit, 0, b"", 2),
+        TraceRecord::Event { input: 2 },
+        TraceRecord::Watermark {
+            timestamp: i64::MAX,
+        },
+        TraceRecord::Watermark {
+            timestamp: i64::MIN,
+        },
+    ]
+}
+
+const STATES: &[&str] = &["window-contents", "window-timers", "default"];
+
+fn write_binary(h: &TraceHeader, records: &[TraceRecord], footer: TraceFooter) -> Vec<u8> {
+    let mut w = BinaryTraceWriter::new(Vec::new(), h).unwrap();
+    for r in records {
+        RecordRef::from(r).feed(&mut w);
+    }
+    w.finish(footer).unwrap()
+}
+
+fn write_text(h: &TraceHeader, records: &[TraceRecord], footer: TraceFooter) -> Vec<u8> {
+    let mut w = TextTraceWriter::new(Vec::new(), h).unwrap();
+    for r in records {
+        RecordRef::from(r).feed(&mut w);
+    }
+    w.finish(footer).unwrap()
+}
+
+/// Reads every record of a trace in memory through the unified reader.
+fn read_all(bytes: &[u8]) -> Result<(TraceReader, Vec<TraceRecord>), TraceError> {
+    let mut r = TraceReader::from_reader(Cursor::new(bytes.to_vec()))?;
+    let records = r.records().collect::<Result<Vec<_>, _>>()?;
+    Ok((r, records))
+}
+
+fn read_binary(bytes: &[u8]) -> Result<Vec<TraceRecord>, TraceError> {
+    let mut r = BinaryTraceReader::new(bytes)?;
+    r.records().collect()
+}
+
+fn read_text(bytes: &[u8]) -> Result<Vec<TraceRecord>, TraceError> {
+    let mut r = TextTraceReader::new(bytes)?;
+    r.records().collect()
+}
+
+#[test]
+fn binary_round_trip() {
+    let h = header(STATES);
+    let records = sample_records();
+    let mut footer = TraceFooter::new(true);
+    footer.extra.insert("elapsed_ms".into(), 12.into());
+    let bytes = write_binary(&h, &records, footer);
+    assert_eq!(TraceFormat::detect(&bytes), Some(TraceFormat::Binary));
+
+    let (r, back) = read_all(&bytes).unwrap();
+    assert_eq!(back, records);
+    assert_eq!(r.format(), TraceFormat::Binary);
+    assert_eq!(r.header(), Some(&h));
+    let f = r.footer().unwrap();
+    assert_eq!(f.events, 2);
+    assert_eq!(f.watermarks, 3);
+    assert_eq!(f.requests, 10);
+    assert!(f.truncated);
+    assert_eq!(f.requests_by_op.get("get"), Some(&2));
+    assert_eq!(f.extra.get("elapsed_ms"), Some(&serde_json::json!(12)));
+}
+
+#[test]
+fn text_round_trip() {
+    let h = header(STATES);
+    let records = sample_records();
+    let bytes = write_text(&h, &records, TraceFooter::new(false));
+    assert_eq!(TraceFormat::detect(&bytes), Some(TraceFormat::Text));
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.starts_with("#gadget-trace\ttext\t1\n#header\t{"));
+    assert!(text.contains("\nget\twindow-contents\t00016b65792d61\t0\n"));
+    assert!(text.contains("\n#ev\t\t\t2\n"));
+    assert!(text.contains("\n#wm\t\t\t-9223372036854775808\n"));
+    assert!(text.contains("\nnext\tdefault\t\t0\n"));
+    assert!(text.ends_with("}\n"));
+
+    let (r, back) = read_all(&bytes).unwrap();
+    assert_eq!(back, records);
+    assert_eq!(r.header(), Some(&h));
+    assert!(!r.is_flink_recording());
+    assert_eq!(r.footer().unwrap().requests, 10);
+}
+
+#[test]
+fn binary_round_trip_over_many_blocks() {
+    let h = header(STATES);
+    let mut records = Vec::new();
+    for i in 0..40_000u32 {
+        let key = [0u8, 1, (i >> 16) as u8, (i >> 8) as u8, i as u8, 7, 7, 7];
+        records.push(access(Op::Get, (i % 3) as u16, &key, 0));
+        records.push(access(Op::Put, (i % 3) as u16, &key, i));
+        if i % 100 == 0 {
+            records.push(TraceRecord::Watermark {
+                timestamp: i64::from(i),
+            });
+        }
+    }
+    let bytes = write_binary(&h, &records, TraceFooter::new(false));
+    // Prefix compression: far less than the 8 key bytes per request.
+    assert!(bytes.len() < records.len() * 8, "{} bytes", bytes.len());
+    assert_eq!(read_binary(&bytes).unwrap(), records);
+}
+
+#[test]
+fn replay_into_a_sink() {
+    let h = header(STATES);
+    let bytes = write_binary(&h, &sample_records(), TraceFooter::default());
+    let mut r = BinaryTraceReader::new(&bytes[..]).unwrap();
+    let mut sink = VecSink::default();
+    assert_eq!(replay(&mut r, &mut sink).unwrap(), 15);
+    assert_eq!(sink.records, sample_records());
+    // Done stays done.
+    assert!(r.next_record().unwrap().is_none());
+}
+
+#[test]
+fn binary_truncated_at_every_byte_is_an_error() {
+    let bytes = write_binary(&header(STATES), &sample_records(), TraceFooter::default());
+    for n in 0..bytes.len() {
+        let err = read_binary(&bytes[..n]).expect_err(&format!("prefix of {n} bytes"));
+        let msg = err.to_string();
+        assert!(msg.contains("byte"), "prefix of {n} bytes: {msg}");
+        // Through the unified reader too (it sniffs the first bytes).
+        assert!(read_all(&bytes[..n]).is_err(), "prefix of {n} bytes");
+    }
+    let err = read_binary(&bytes[..bytes.len() - 1]).unwrap_err();
+    assert!(err.to_string().contains("truncated at byte"), "{err}");
+}
+
+#[test]
+fn text_truncated_at_every_byte_is_an_error() {
+    let bytes = write_text(&header(STATES), &sample_records(), TraceFooter::default());
+    for n in 0..bytes.len() {
+        let err = read_text(&bytes[..n]).expect_err(&format!("prefix of {n} bytes"));
+        let msg = err.to_string();
+        assert!(
+            msg.contains("line") || msg.contains("byte 0"),
+            "prefix of {n}: {msg}"
+        );
+    }
+    let err = read_text(&bytes[..bytes.len() - 1]).unwrap_err();
+    assert!(err.to_string().contains("truncated at line"), "{err}");
+}
+
+#[test]
+fn flipped_bytes_never_panic_and_checksums_catch_them() {
+    let bytes = write_binary(&header(STATES), &sample_records(), TraceFooter::default());
+    let mut errors = 0;
+    let mut checksum_errors = 0;
+    for i in 0..bytes.len() {
+        for mask in [0x01u8, 0x80, 0xff] {
+            let mut b = bytes.clone();
+            b[i] ^= mask;
+            if let Err(e) = read_binary(&b) {
+                errors += 1;
+                if e.to_string().contains("checksum mismatch") {
+                    checksum_errors += 1;
+                }
+                assert!(e.to_string().contains("byte"), "{e}");
+            }
+        }
+    }
+    // Every flip in this small trace changes a checked byte.
+    assert_eq!(errors, bytes.len() * 3);
+    assert!(checksum_errors > bytes.len());
+}
+
+#[test]
+fn flipped_text_bytes_never_panic() {
+    let bytes = write_text(&header(STATES), &sample_records(), TraceFooter::default());
+    for i in 0..bytes.len() {
+        for mask in [0x01u8, 0x20, 0x80] {
+            let mut b = bytes.clone();
+            b[i] ^= mask;
+            let _ = read_text(&b);
+        }
+    }
+}
+
+#[test]
+fn corrupted_checksum_message() {
+    let mut bytes = write_binary(&header(STATES), &sample_records(), TraceFooter::default());
+    // The first data block follows magic, version and the header block.
+    let header_len = u32::from_le_bytes(bytes[11..15].try_into().unwrap()) as usize;
+    let data_block = 10 + 13 + header_len;
+    assert_eq!(bytes[data_block], b'D');
+    bytes[data_block + 13] ^= 0x55;
+    let err = read_binary(&bytes).unwrap_err();
+    assert!(
+        err.to_string().starts_with(&format!(
+            "corrupted block at byte {data_block}: checksum mismatch"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn absurd_lengths_are_errors_not_allocations() {
+    // A header block claiming 4 GiB.
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(&BINARY_MAGIC);
+    bytes.extend_from_slice(&BINARY_VERSION.to_le_bytes());
+    bytes.push(b'H');
+    bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+    bytes.extend_from_slice(&[0; 8]);
+    let err = BinaryTraceReader::new(&bytes[..]).unwrap_err();
+    assert!(err.to_string().contains("more than"), "{err}");
+
+    // A header block claiming 60 MiB (allowed) but holding 3 bytes: truncated, cheaply.
+    let mut bytes = bytes[..10].to_vec();
+    bytes.push(b'H');
+    bytes.extend_from_slice(&(60u32 << 20).to_le_bytes());
+    bytes.extend_from_slice(&[0; 8]);
+    bytes.extend_from_slice(b"{}x");
+    let err = BinaryTraceReader::new(&bytes[..]).unwrap_err();
+    assert!(
+        err.to_string().contains("trace truncated at byte 26"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unsupported_version_and_foreign_files() {
+    let mut bytes = write_binary(&header(STATES), &[], TraceFooter::default());
+    bytes[8] = 2;
+    let err = BinaryTraceReader::new(&bytes[..]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("unsupported trace format version 2"),
+        "{err}"
+    );
+
+    let err = read_all(b"hello world").unwrap_err();
+    assert!(err.to_string().contains("not a Gadget trace"), "{err}");
+    let err = read_all(b"").unwrap_err();
+    assert!(err.to_string().contains("empty"), "{err}");
+    let err = read_text(b"#gadget-trace\ttext\t9\n").unwrap_err();
+    assert!(err.to_string().contains("version 9"), "{err}");
+}
+
+#[test]
+fn footer_counts_are_checked() {
+    let bytes = write_text(&header(STATES), &sample_records(), TraceFooter::default());
+    let text = String::from_utf8(bytes).unwrap();
+    let tampered = text.replace("\"requests\":10", "\"requests\":11");
+    let err = read_text(tampered.as_bytes()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the footer says 11 requests but the trace holds 10"),
+        "{err}"
+    );
+    // A dropped record line.
+    let dropped = text.replacen("\ndelete\twindow-timers\t\t0\n", "\n", 1);
+    assert_ne!(dropped, text);
+    assert!(read_text(dropped.as_bytes()).is_err());
+    // Data after the footer.
+    let extra = format!("{text}get\tdefault\t00\t0\n");
+    let err = read_text(extra.as_bytes()).unwrap_err();
+    assert!(err.to_string().contains("after the #footer"), "{err}");
+}
+
+#[test]
+fn text_reader_errors_name_the_line() {
+    let good = String::from_utf8(write_text(&header(STATES), &[], TraceFooter::default())).unwrap();
+    let (head, footer) = good.split_at(good.find("#footer").unwrap());
+    let cases = [
+        ("get\tdefault\t0\t0\n", "odd number of hex digits"),
+        ("get\tdefault\tzz\t0\n", "not a hex digit"),
+        ("get\tnope\t00\t0\n", "not in the header"),
+        ("scan\tdefault\t00\t0\n", "unknown op"),
+        ("get\tdefault\t00\n", "expected 4 tab-separated fields"),
+        ("put\tdefault\t00\t-1\n", "not a number in range"),
+        ("#ev\t\t\t300\n", "not a number in range"),
+    ];
+    for (line, what) in cases {
+        let input = format!("{head}{line}{footer}");
+        let err = read_text(input.as_bytes()).unwrap_err().to_string();
+        assert!(err.starts_with("malformed trace at line 3: "), "{err}");
+        assert!(err.contains(what), "{err} should say {what}");
+    }
+}
+
+#[test]
+fn writers_report_unrepresentable_records_on_finish() {
+    let h = header(&["only"]);
+    let mut w = TextTraceWriter::new(Vec::new(), &h).unwrap();
+    w.access(Access {
+        op: Op::Get,
+        state: 3,
+        key: b"k",
+        value_len: 0,
+    });
+    assert!(w.error().is_some());
+    let err = w.finish(TraceFooter::default()).unwrap_err();
+    assert!(err.to_string().contains("state 3"), "{err}");
+
+    let mut w = BinaryTraceWriter::new(Vec::new(), &h).unwrap();
+    let big = vec![0u8; MAX_KEY_LEN + 1];
+    w.access(Access {
+        op: Op::Put,
+        state: 0,
+        key: &big,
+        value_len: 1,
+    });
+    assert!(w.finish(TraceFooter::default()).is_err());
+
+    let bad = header(&["a\tb"]);
+    assert!(TextTraceWriter::new(Vec::new(), &bad).is_err());
+    let dup = header(&["a", "a"]);
+    assert!(TextTraceWriter::new(Vec::new(), &dup).is_err());
+}
+
+#[test]
+fn write_errors_are_kept_and_reported() {
+    #[derive(Debug)]
+    struct Failing;
+    impl Write for Failing {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    assert!(BinaryTraceWriter::new(Failing, &header(STATES)).is_err());
+    // Fails once the first block is written.
+    #[derive(Debug)]
+    struct FailAfter(usize);
+    impl Write for FailAfter {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if self.0 < b.len() {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.0 -= b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = BinaryTraceWriter::new(FailAfter(1000), &header(STATES)).unwrap();
+    for i in 0..100_000u32 {
+        w.access(Access {
+            op: Op::Put,
+            state: 0,
+            key: &i.to_be_bytes(),
+            value_len: 8,
+        });
+    }
+    assert!(w.error().is_some());
+    let err = w.finish(TraceFooter::default()).unwrap_err();
+    assert!(err.to_string().contains("disk full"), "{err}");
+}
+
+#[test]
+fn detection() {
+    assert_eq!(
+        TraceFormat::detect(b"GADGTRC1\x01\x00"),
+        Some(TraceFormat::Binary)
+    );
+    assert_eq!(
+        TraceFormat::detect(b"#gadget-trace\ttext\t1\n"),
+        Some(TraceFormat::Text)
+    );
+    assert_eq!(
+        TraceFormat::detect(b"#op\tcf\tkeyhex\tvlen\n"),
+        Some(TraceFormat::Text)
+    );
+    assert_eq!(TraceFormat::detect(b"GADG"), None);
+    assert_eq!(TraceFormat::detect(b"\x1f\x8b\x08"), None);
+    assert!(is_gzip(b"\x1f\x8b\x08"));
+    assert_eq!("binary".parse::<TraceFormat>(), Ok(TraceFormat::Binary));
+    assert_eq!("text".parse::<TraceFormat>(), Ok(TraceFormat::Text));
+    assert!("csv".parse::<TraceFormat>().is_err());
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn gzip_files_open_and_convert_atomically() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = header(STATES);
+    let records = sample_records();
+    let bin = write_binary(&h, &records, TraceFooter::new(true));
+    let txt = write_text(&h, &records, TraceFooter::new(true));
+    let paths = [
+        ("t.bin", bin.clone()),
+        ("t.bin.gz", gzip(&bin)),
+        ("t.txt", txt.clone()),
+        ("t.txt.gz", gzip(&txt)),
+    ];
+    for (name, bytes) in &paths {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let mut r = open_trace(&p).unwrap();
+        assert_eq!(r.header(), Some(&h), "{name}");
+        let back = r.records().collect::<Result<Vec<_>, _>>().unwrap();
+        assert_eq!(back, records, "{name}");
+        assert!(r.footer().unwrap().truncated, "{name}");
+    }
+
+    // Every conversion preserves header, records and the truncated flag.
+    for (name, _) in &paths {
+        for (out, format) in [
+            ("o.bin", TraceFormat::Binary),
+            ("o.bin.gz", TraceFormat::Binary),
+            ("o.txt", TraceFormat::Text),
+            ("o.txt.gz", TraceFormat::Text),
+        ] {
+            let out = dir.path().join(out);
+            let footer = convert(dir.path().join(name), &out, format).unwrap();
+            assert_eq!(footer.requests, 10);
+            assert!(footer.truncated);
+            let mut r = open_trace(&out).unwrap();
+            assert_eq!(r.format(), format);
+            assert_eq!(r.header(), Some(&h));
+            let back = r.records().collect::<Result<Vec<_>, _>>().unwrap();
+            assert_eq!(back, records);
+            assert_eq!(r.footer(), Some(&footer));
+        }
+    }
+
+    // A failed conversion leaves no output and no temporary file behind.
+    let broken = dir.path().join("broken.bin");
+    std::fs::write(&broken, &bin[..bin.len() - 3]).unwrap();
+    let out = dir.path().join("never.bin");
+    let err = convert(&broken, &out, TraceFormat::Text).unwrap_err();
+    assert!(err.to_string().contains("broken.bin"), "{err}");
+    assert!(err.to_string().contains("truncated at byte"), "{err}");
+    assert!(!out.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    let err = open_trace(dir.path().join("missing")).unwrap_err();
+    assert!(err.to_string().starts_with("cannot open trace"), "{err}");
+}
+
+const FLINK_SAMPLE: &str = "#op\tcf\tkeyhex\tvlen
+cf_create\tLEFT_BUFFER\t\t0
+cf_create\tRIGHT_BUFFER\t\t0
+#ev\tIntervalJoinOperator\t\t1
+get\tLEFT_BUFFER\t0c00\t-1
+put\tLEFT_BUFFER\t0c00\t29
+iter_new\tRIGHT_BUFFER\t\t0
+iter_seek\tRIGHT_BUFFER\t0c00>0d01\t29
+iter_next\tRIGHT_BUFFER\t0e\t29
+iter_next\tRIGHT_BUFFER\t\t-1
+wb_put\t_timer_state/event_window-timers\t0080\t0
+wb_delete\t_timer_state/event_window-timers\t0080\t0
+wb_write\tdefault\t\t500
+#late\tIntervalJoinOperator\t\t0
+#merge_ns\tx\t\t0
+#wm\tIntervalJoinOperator\t\t9223372036854775807
+";
+
+#[test]
+fn flink_recording_mapping() {
+    let mut r = TextTraceReader::new(FLINK_SAMPLE.as_bytes()).unwrap();
+    assert_eq!(r.dialect(), TextDialect::Flink);
+    assert!(r.header().is_none());
+    let records = r.records().collect::<Result<Vec<_>, _>>().unwrap();
+    assert_eq!(
+        records,
+        vec![
+            TraceRecord::Event { input: 1 },
+            access(Op::Get, 0, b"\x0c\x00", 0),
+            access(Op::Put, 0, b"\x0c\x00", 29),
+            access(Op::Seek, 1, b"\x0c\x00", 0),
+            access(Op::Next, 1, b"\x0e", 0),
+            access(Op::Next, 1, b"", 0),
+            access(Op::BatchPut, 2, b"\x00\x80", 0),
+            access(Op::BatchDelete, 2, b"\x00\x80", 0),
+            access(Op::BatchCommit, 3, b"", 500),
+            TraceRecord::Watermark {
+                timestamp: i64::MAX
+            },
+        ]
+    );
+    assert_eq!(
+        r.state_names(),
+        [
+            "LEFT_BUFFER",
+            "RIGHT_BUFFER",
+            "_timer_state/event_window-timers",
+            "default"
+        ]
+    );
+    assert!(r.footer().is_none());
+
+    let err = TextTraceReader::new("#op\tcf\tkeyhex\tvlen\nscan\tx\t\t0\n".as_bytes())
+        .unwrap()
+        .next_record()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("malformed trace at line 2: unknown Flink op"),
+        "{err}"
+    );
+}
+
+#[test]
+fn flink_recording_converts_with_its_state_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("interval-join.tsv.gz");
+    std::fs::write(&src, gzip(FLINK_SAMPLE.as_bytes())).unwrap();
+    let out = dir.path().join("ij.bin");
+    let footer = convert(&src, &out, TraceFormat::Binary).unwrap();
+    assert_eq!(footer.requests, 8);
+    assert_eq!(footer.events, 1);
+    let mut r = open_trace(&out).unwrap();
+    let h = r.header().unwrap().clone();
+    assert_eq!(h.operator, "interval-join");
+    assert_eq!(h.state_names.len(), 4);
+    let mut orig = open_trace(&src).unwrap();
+    assert!(orig.is_flink_recording());
+    let a = orig.records().collect::<Result<Vec<_>, _>>().unwrap();
+    let b = r.records().collect::<Result<Vec<_>, _>>().unwrap();
+    assert_eq!(a, b);
+}
+
+/// The reference recordings, or `None` (with a message) when they are not on this machine.
+fn reference_dir() -> Option<&'static Path> {
+    let dir = Path::new("/work/shared/reference-traces/flink-1.20");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!(
+            "{} is missing and CI=true: the reference recordings must be present in CI",
+            dir.display()
+        );
+    }
+    eprintln!(
+        "skipping: {} is missing (the Flink reference recordings are not on this machine)",
+        dir.display()
+    );
+    None
+}
+
+fn count_recording(path: &Path) -> (AccessCounts, Vec<String>) {
+    let mut r = open_trace(path).unwrap();
+    assert!(r.is_flink_recording());
+    let mut counts = AccessCounts::default();
+    replay(&mut r, &mut counts).unwrap();
+    (counts, r.state_names().to_vec())
+}
+
+#[test]
+fn flink_reference_tumbling_incr_counts() {
+    let Some(dir) = reference_dir() else { return };
+    let (c, names) = count_recording(&dir.join("tumbling-incr.tsv.gz"));
+    assert_eq!(c.events, 26_250);
+    assert_eq!(c.watermarks, 263);
+    assert_eq!(c.by_op[Op::Get as usize], 48_816);
+    assert_eq!(c.by_op[Op::Put as usize], 26_250);
+    assert_eq!(c.by_op[Op::Delete as usize], 22_566);
+    assert_eq!(c.requests(), 48_816 + 26_250 + 22_566);
+    assert_eq!(names, ["window-contents"]);
+}
+
+#[test]
+fn flink_reference_iterators_and_batches() {
+    let Some(dir) = reference_dir() else { return };
+    let (c, names) = count_recording(&dir.join("tumbling-incr.rocksdb-timers.tsv.gz"));
+    assert_eq!(c.by_op[Op::Seek as usize], 256);
+    assert_eq!(c.by_op[Op::BatchPut as usize], 22_566);
+    assert_eq!(c.by_op[Op::BatchDelete as usize], 32_540);
+    assert_eq!(c.by_op[Op::BatchCommit as usize], 367);
+    assert_eq!(names.len(), 4, "{names:?}");
+
+    let (c, _) = count_recording(&dir.join("interval-join.tsv.gz"));
+    assert_eq!(c.events, 13_447);
+    assert_eq!(c.by_op[Op::Seek as usize], 13_447);
+    assert_eq!(c.by_op[Op::Next as usize], 4_575);
+}
+
+fn record_strategy(states: u16) -> impl Strategy<Value = TraceRecord> {
+    let key = prop_oneof![
+        proptest::collection::vec(0..3u8, 0..12),
+        proptest::collection::vec(any::<u8>(), 0..40),
+    ];
+    prop_oneof![
+        6 => (0..9u8, 0..states, key, any::<u32>()).prop_map(|(op, state, key, value_len)| {
+            TraceRecord::Access {
+                op: Op::from_code(op).unwrap_or(Op::Get),
+                state,
+                key,
+                value_len,
+            }
+        }),
+        1 => any::<u8>().prop_map(|input| TraceRecord::Event { input }),
+        1 => any::<i64>().prop_map(|timestamp| TraceRecord::Watermark { timestamp }),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn prop_round_trip(records in proptest::collection::vec(record_strategy(3), 0..300),
+                       truncated in any::<bool>()) {
+        let h = header(STATES);
+        let bin = write_binary(&h, &records, TraceFooter::new(truncated));
+        let (r, back) = read_all(&bin).unwrap();
+        prop_assert_eq!(&back, &records);
+        prop_assert_eq!(r.footer().map(|f| f.truncated), Some(truncated));
+        let txt = write_text(&h, &records, TraceFooter::new(truncated));
+        let (r, back) = read_all(&txt).unwrap();
+        prop_assert_eq!(&back, &records);
+        prop_assert_eq!(r.footer().map(|f| f.truncated), Some(truncated));
+    }
+
+    #[test]
+    fn prop_random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+        let _ = read_binary(&bytes);
+        let _ = read_text(&bytes);
+        let _ = read_all(&bytes);
+        // Behind valid starts, so the parsers get past recognition.
+        let mut bin = BINARY_MAGIC.to_vec();
+        bin.extend_from_slice(&BINARY_VERSION.to_le_bytes());
+        bin.extend_from_slice(&bytes);
+        let _ = read_binary(&bin);
+        let mut txt = b"#gadget-trace\ttext\t1\n#header\t".to_vec();
+        txt.extend_from_slice(&bytes);
+        let _ = read_text(&txt);
+        let mut flink = b"#op\tcf\tkeyhex\tvlen\n".to_vec();
+        flink.extend_from_slice(&bytes);
+        let _ = read_text(&flink);
+        let _ = read_all(&gzip(&bin));
+    }
+
+    #[test]
+    fn prop_mutated_traces_never_panic(records in proptest::collection::vec(record_strategy(3), 0..40),
+                                       edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
+        let h = header(STATES);
+        for mut bytes in [
+            write_binary(&h, &records, TraceFooter::default()),
+            write_text(&h, &records, TraceFooter::default()),
+        ] {
+            for (i, v) in &edits {
+                let i = i.index(bytes.len());
+                bytes[i] = *v;
+            }
+            let _ = read_all(&bytes);
+        }
+    }
+
+    #[test]
+    fn prop_random_lines_never_panic(lines in proptest::collection::vec("[a-z#_]{0,6}\t[a-z]{0,3}\t[0-9a-f>]{0,6}\t-?[0-9]{0,20}", 0..20)) {
+        let mut flink = String::from("#op\tcf\tkeyhex\tvlen\n");
+        let mut gadget = String::from_utf8(write_text(&header(STATES), &[], TraceFooter::default())).unwrap();
+        gadget.truncate(gadget.find("#footer").unwrap());
+        for l in &lines {
+            flink.push_str(l);
+            flink.push('\n');
+            gadget.push_str(l);
+            gadget.push('\n');
+        }
+        let _ = read_text(flink.as_bytes());
+        let _ = read_text(gadget.as_bytes());
+    }
+}
+
+#[test]
+fn binary_records_match_the_documented_example() {
+    let mut w = BinaryTraceWriter::new(Vec::new(), &header(STATES)).unwrap();
+    w.access(Access {
+        op: Op::Put,
+        state: 0,
+        key: &[0x00, 0x01, 0x6b, 0x65, 0x79],
+        value_len: 8,
+    });
+    w.access(Access {
+        op: Op::Get,
+        state: 0,
+        key: &[0x00, 0x01, 0x6b, 0x66],
+        value_len: 0,
+    });
+    w.event(0);
+    w.watermark(151_132_735);
+    let bytes = w.finish(TraceFooter::default()).unwrap();
+    let payload: &[u8] = &[
+        0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x6b, 0x65, 0x79, 0x08, // put
+        0x00, 0x00, 0x03, 0x01, 0x66, 0x00, // get
+        0x10, 0x00, // event
+        0x11, 0xfe, 0xe8, 0x90, 0x90, 0x01, // watermark
+    ];
+    let header_len = u32::from_le_bytes(bytes[11..15].try_into().unwrap()) as usize;
+    let block = &bytes[10 + 13 + header_len..];
+    assert_eq!(block[0], b'D');
+    assert_eq!(&block[1..5], &(payload.len() as u32).to_le_bytes());
+    assert_eq!(&block[5..9], &4u32.to_le_bytes());
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&block[..9]);
+    crc.update(payload);
+    assert_eq!(&block[9..13], &crc.finalize().to_le_bytes());
+    assert_eq!(&block[13..13 + payload.len()], payload);
+    assert_eq!(block[13 + payload.len()], b'E');
+}
+
+#[test]
+fn truncated_or_damaged_gzip_is_an_error() {
+    let h = header(STATES);
+    let records: Vec<_> = (0..2_000u32)
+        .map(|i| access(Op::Put, 0, &i.to_be_bytes(), i))
+        .collect();
+    for plain in [
+        write_binary(&h, &records, TraceFooter::default()),
+        write_text(&h, &records, TraceFooter::default()),
+    ] {
+        let gz = gzip(&plain);
+        assert_eq!(read_all(&gz).unwrap().1, records);
+        for n in (0..gz.len()).step_by(97).chain([gz.len() - 1]) {
+            let err = read_all(&gz[..n]).expect_err(&format!("gzip prefix of {n} bytes"));
+            let msg = err.to_string();
+            assert!(msg.contains("byte") || msg.contains("line"), "{msg}");
+        }
+        for i in (10..gz.len()).step_by(53) {
+            let mut b = gz.clone();
+            b[i] ^= 0x5a;
+            let _ = read_all(&b);
+        }
+    }
+}
