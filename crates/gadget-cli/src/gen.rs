@@ -1,0 +1,83 @@
+//! `gadget gen`: run a workload config and write its trace.
+
+use anyhow::Context;
+use gadget::config::Config;
+use gadget::summary::{KeyStats, Summary};
+use gadget::trace::{TraceFileWriter, TraceFooter, TraceFormat, TraceHeader};
+
+use crate::cli::{Format, GenArgs};
+use crate::progress;
+
+pub fn run(args: GenArgs) -> anyhow::Result<()> {
+    let mut config = Config::load(&args.config)?;
+    if let Some(seed) = args.seed {
+        config.seed = seed;
+        config.json["seed"] = seed.into();
+    }
+    let mut operator = config.build_operator();
+    let states = operator.states();
+    let header = TraceHeader::new(
+        config.operator_name.clone(),
+        states.clone(),
+        Some(config.seed),
+        config.json.clone(),
+    );
+    let format = match args.format {
+        Format::Bin => TraceFormat::Binary,
+        Format::Text => TraceFormat::Text,
+    };
+    let source = config.open_source()?;
+    let mut writer = TraceFileWriter::create(&args.output, format, &header)
+        .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
+    let bar = progress::spinner("generating");
+    let (generated, keys) = {
+        let mut sink = KeyStats::new(&mut writer);
+        let generated = gadget::generate::generate(
+            source,
+            operator.as_mut(),
+            &mut sink,
+            args.limit,
+            &mut |counts| {
+                bar.set_message(format!(
+                    "{} events, {} requests",
+                    counts.events,
+                    counts.requests()
+                ))
+            },
+        )?;
+        (generated, sink.keys)
+    };
+    bar.finish_and_clear();
+    writer
+        .finish(TraceFooter::new(generated.truncated))
+        .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
+
+    let summary = Summary {
+        states,
+        counts: generated.counts,
+        distinct_state_keys: keys.count(),
+        distinct_event_keys: generated.event_keys.count(),
+        truncated: generated.truncated,
+    };
+    if args.json {
+        let mut json = summary.to_json();
+        json["output"] = args.output.display().to_string().into();
+        json["format"] = format.name().into();
+        json["operator"] = config.operator_name.clone().into();
+        json["seed"] = config.seed.into();
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else if args.output.as_os_str() != "-" {
+        println!(
+            "{} ({}, seed {}) -> {} ({})\n",
+            args.config.display(),
+            config.operator_name,
+            config.seed,
+            args.output.display(),
+            format.name()
+        );
+        print!("{}", summary.render());
+    } else {
+        eprint!("{}", summary.render());
+    }
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! `gadget trace convert` and `gadget trace diff`.
+
+use anyhow::Context;
+use gadget::compare::{compare, Normalizer};
+use gadget::trace::{open_trace, TraceFormat};
+
+use crate::cli::{ConvertArgs, DiffArgs, Format};
+
+pub fn convert(args: ConvertArgs) -> anyhow::Result<()> {
+    let format = match args.format {
+        Format::Bin => TraceFormat::Binary,
+        Format::Text => TraceFormat::Text,
+    };
+    let footer = gadget::trace::convert(&args.input, &args.output, format)?;
+    println!(
+        "{} -> {} ({}): {} requests, {} events, {} watermarks",
+        args.input.display(),
+        args.output.display(),
+        format.name(),
+        footer.requests,
+        footer.events,
+        footer.watermarks
+    );
+    Ok(())
+}
+
+fn normalize(path: &std::path::Path) -> anyhow::Result<Normalizer> {
+    let mut reader = open_trace(path)?;
+    let mut n = Normalizer::new();
+    while let Some(rec) = reader
+        .next_record()
+        .with_context(|| format!("reading {}", path.display()))?
+    {
+        let rec = rec.to_record();
+        n.push(&rec, reader.state_names());
+    }
+    Ok(n)
+}
+
+pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
+    let a = normalize(&args.a)?;
+    let b = normalize(&args.b)?;
+    let c = compare(&a.tokens, &b.tokens, args.max_distance);
+    let ratio = c.match_ratio(args.max_distance);
+    let ok = match args.min_match {
+        Some(min) => ratio >= min,
+        None => c.identical(),
+    };
+    let first = (c.common_prefix < c.len_a.max(c.len_b)).then(|| {
+        let at = |n: &Normalizer, i: usize| {
+            n.tokens
+                .get(i)
+                .map_or("(end of trace)".to_string(), |t| n.describe(*t))
+        };
+        (
+            c.common_prefix,
+            at(&a, c.common_prefix),
+            at(&b, c.common_prefix),
+        )
+    });
+    if args.json {
+        let json = serde_json::json!({
+            "a": args.a.display().to_string(),
+            "b": args.b.display().to_string(),
+            "requests_a": c.len_a,
+            "requests_b": c.len_b,
+            "distance": c.distance,
+            "match": ratio,
+            "match_is_bound": c.distance.is_none(),
+            "identical": c.identical(),
+            "first_difference": first.as_ref().map(|(i, x, y)| serde_json::json!({"index": i, "a": x, "b": y})),
+        });
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        println!("A: {} ({} requests)", args.a.display(), c.len_a);
+        println!("B: {} ({} requests)", args.b.display(), c.len_b);
+        match c.distance {
+            Some(d) => println!("match: {:.6} ({d} requests only on one side)", ratio),
+            None => println!(
+                "match: <= {:.6} (more than {} requests differ; raise --max-distance for the exact figure)",
+                ratio, args.max_distance
+            ),
+        }
+        match &first {
+            None => println!("identical request sequences"),
+            Some((i, x, y)) => {
+                println!("first difference at request {i}: A has `{x}`, B has `{y}`")
+            }
+        }
+    }
+    if !ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
