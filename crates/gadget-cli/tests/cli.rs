@@ -1,0 +1,286 @@
+//! The `gadget` command as users run it.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn gadget() -> Command {
+    Command::cargo_bin("gadget").unwrap()
+}
+
+/// A small CSV of events: key, time (ms), type.
+fn events_csv(dir: &Path) -> PathBuf {
+    let path = dir.join("events.csv");
+    let mut s = String::new();
+    for i in 0..300u64 {
+        let key = (i * 7919) % 13;
+        let kind = if i % 3 == 0 { "FINISH" } else { "SUBMIT" };
+        s.push_str(&format!("{key},{},{kind}\n", i * 37));
+    }
+    std::fs::write(&path, s).unwrap();
+    path
+}
+
+fn config(dir: &Path, operator: &str) -> PathBuf {
+    events_csv(dir);
+    let path = dir.join("workload.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "seed = 7\n\n[source]\ntype = \"file\"\npath = \"events.csv\"\nkey_column = 0\ntime_column = 1\n\n[source.watermarks]\nevery = 10\n\n[operator]\n{operator}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+const TUMBLING: &str = "type = \"tumbling\"\nsize = 500";
+
+#[test]
+fn gen_prints_a_summary_and_writes_a_binary_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), TUMBLING);
+    let out = dir.path().join("t.gtrace");
+    gadget()
+        .args(["gen", cfg.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("events                 300"))
+        .stdout(predicate::str::contains("window-contents"))
+        .stdout(predicate::str::contains("amplification"));
+    assert_eq!(&std::fs::read(&out).unwrap()[..8], b"GADGTRC1");
+}
+
+#[test]
+fn same_config_and_seed_give_a_byte_identical_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "type = \"session\"\ngap = 200\nfunction = \"holistic\"");
+    let run = |name: &str| {
+        let out = dir.path().join(name);
+        gadget()
+            .args(["gen", cfg.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .assert()
+            .success();
+        std::fs::read(out).unwrap()
+    };
+    assert_eq!(run("a.gtrace"), run("b.gtrace"));
+}
+
+#[test]
+fn json_summary_is_machine_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), TUMBLING);
+    let out = dir.path().join("t.gtrace");
+    let output = gadget()
+        .args(["gen", cfg.to_str().unwrap(), "-o", out.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["events"], 300);
+    assert_eq!(json["seed"], 7);
+    let by_op = json["requests_by_op"].as_object().unwrap();
+    let total: u64 = by_op.values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(json["requests"].as_u64().unwrap(), total);
+}
+
+#[test]
+fn limit_truncates_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), TUMBLING);
+    let out = dir.path().join("t.txt");
+    gadget()
+        .args(["gen", cfg.to_str().unwrap(), "-o", out.to_str().unwrap(), "--format", "text", "--limit", "50"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("truncated"));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let requests = text.lines().filter(|l| !l.starts_with('#')).count();
+    assert_eq!(requests, 50);
+    assert!(text.contains("\"truncated\":true"));
+}
+
+#[test]
+fn text_traces_have_one_request_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), TUMBLING);
+    let out = dir.path().join("t.txt");
+    gadget()
+        .args(["gen", cfg.to_str().unwrap(), "-o", out.to_str().unwrap(), "--format", "text"])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let first = text.lines().find(|l| !l.starts_with('#')).unwrap();
+    let fields: Vec<&str> = first.split('\t').collect();
+    assert_eq!(fields.len(), 4);
+    assert_eq!(fields[0], "get");
+    assert_eq!(fields[1], "window-contents");
+    assert_eq!(fields[2].len(), 2 * 25); // key group, long key, window
+    assert_eq!(fields[3], "0");
+}
+
+#[test]
+fn convert_round_trips_and_diff_finds_them_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "type = \"sliding\"\nsize = 500\nslide = 100");
+    let bin = dir.path().join("t.gtrace");
+    let txt = dir.path().join("t.txt.gz");
+    let back = dir.path().join("back.gtrace");
+    gadget().args(["gen", cfg.to_str().unwrap(), "-o", bin.to_str().unwrap()]).assert().success();
+    gadget()
+        .args(["trace", "convert", bin.to_str().unwrap(), "-o", txt.to_str().unwrap(), "--format", "text"])
+        .assert()
+        .success();
+    gadget()
+        .args(["trace", "convert", txt.to_str().unwrap(), "-o", back.to_str().unwrap(), "--format", "bin"])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read(&bin).unwrap(), std::fs::read(&back).unwrap());
+    gadget()
+        .args(["trace", "diff", bin.to_str().unwrap(), txt.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("match: 1.000000"));
+}
+
+#[test]
+fn diff_fails_on_different_traces_and_names_the_first_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), TUMBLING);
+    let a = dir.path().join("a.gtrace");
+    gadget().args(["gen", cfg.to_str().unwrap(), "-o", a.to_str().unwrap()]).assert().success();
+    let cfg2 = config(dir.path(), "type = \"tumbling\"\nsize = 500\nfunction = \"holistic\"");
+    let b = dir.path().join("b.gtrace");
+    gadget().args(["gen", cfg2.to_str().unwrap(), "-o", b.to_str().unwrap()]).assert().success();
+    gadget()
+        .args(["trace", "diff", a.to_str().unwrap(), b.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("first difference at request 0"));
+    gadget()
+        .args(["trace", "diff", a.to_str().unwrap(), b.to_str().unwrap(), "--min-match", "0.1"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn truncated_and_corrupted_traces_give_an_offset_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), TUMBLING);
+    let good = dir.path().join("t.gtrace");
+    gadget().args(["gen", cfg.to_str().unwrap(), "-o", good.to_str().unwrap()]).assert().success();
+    let bytes = std::fs::read(&good).unwrap();
+    let cut = dir.path().join("cut.gtrace");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    gadget()
+        .args(["trace", "convert", cut.to_str().unwrap(), "-o", dir.path().join("x").to_str().unwrap(), "--format", "text"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("byte"))
+        .stderr(predicate::str::contains("panicked").not());
+    assert!(!dir.path().join("x").exists(), "no half-written output");
+    let mut bad = bytes.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0xff;
+    let corrupt = dir.path().join("bad.gtrace");
+    std::fs::write(&corrupt, &bad).unwrap();
+    gadget()
+        .args(["trace", "diff", good.to_str().unwrap(), corrupt.to_str().unwrap()])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("byte"))
+        .stderr(predicate::str::contains("panicked").not());
+}
+
+fn config_error(body: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    events_csv(dir.path());
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, body).unwrap();
+    let out = gadget()
+        .args(["gen", path.to_str().unwrap(), "-o", dir.path().join("o").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a bad config exits non-zero");
+    assert!(!dir.path().join("o").exists());
+    String::from_utf8(out.stderr).unwrap()
+}
+
+const SOURCE: &str = "[source]\ntype = \"file\"\npath = \"events.csv\"\nkey_column = 0\ntime_column = 1\n";
+
+#[test]
+fn unknown_key_names_file_line_and_allowed_keys() {
+    let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = 5\nsise = 5\n"));
+    assert!(err.contains("bad.toml:10"), "{err}");
+    assert!(err.contains("`operator.sise`"), "{err}");
+    assert!(err.contains("unknown key; allowed here:") && err.contains("size"), "{err}");
+}
+
+#[test]
+fn missing_parameter_names_the_key_and_what_to_add() {
+    let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"sliding\"\nsize = 5000\n"));
+    assert!(err.contains("`operator.slide`: missing"), "{err}");
+    assert!(err.contains("bad.toml:7"), "{err}");
+}
+
+#[test]
+fn out_of_range_value_names_the_allowed_range() {
+    let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = -5\n"));
+    assert!(err.contains("bad.toml:9") && err.contains("`operator.size`"), "{err}");
+    assert!(err.contains("out of range; allowed: [1,"), "{err}");
+}
+
+#[test]
+fn unknown_choice_lists_the_allowed_values() {
+    let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"hopping\"\n"));
+    assert!(err.contains("`operator.type`") && err.contains("tumbling, sliding, session"), "{err}");
+}
+
+#[test]
+fn wrong_type_says_what_type_is_expected() {
+    let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = \"5s\"\n"));
+    assert!(err.contains("`operator.size`: must be an integer"), "{err}");
+}
+
+#[test]
+fn toml_syntax_errors_have_a_line() {
+    let err = config_error("[source\ntype = 1\n");
+    assert!(err.contains("bad.toml:1") && err.contains("not valid TOML"), "{err}");
+}
+
+#[test]
+fn a_missing_event_file_names_the_path() {
+    let err = config_error("[source]\ntype = \"file\"\npath = \"nope.csv\"\nkey_column = 0\ntime_column = 1\n[operator]\ntype = \"aggregation\"\n");
+    assert!(err.contains("nope.csv"), "{err}");
+}
+
+#[test]
+fn a_bad_row_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("events.csv"), "1,10\n2,x\n").unwrap();
+    let path = dir.path().join("w.toml");
+    std::fs::write(&path, "[source]\ntype = \"file\"\npath = \"events.csv\"\nkey_column = 0\ntime_column = 1\n[operator]\ntype = \"aggregation\"\n").unwrap();
+    gadget()
+        .args(["gen", path.to_str().unwrap(), "-o", dir.path().join("o").to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("events.csv:2"))
+        .stderr(predicate::str::contains("not an integer"));
+    assert!(!dir.path().join("o").exists());
+}
+
+#[test]
+fn help_teaches_the_commands() {
+    gadget()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("gen"))
+        .stdout(predicate::str::contains("trace"));
+    gadget()
+        .args(["trace", "diff", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("renamed by first appearance"));
+}
