@@ -1,8 +1,11 @@
 //! Event sources: files and synthetic generators, with watermarks.
 
+pub mod distribution;
 pub mod element;
 pub mod file;
 pub mod interleave;
+pub mod random;
+pub mod synthetic;
 
 use std::path::PathBuf;
 
