@@ -55,7 +55,10 @@ fn gen_prints_a_summary_and_writes_a_binary_trace() {
 #[test]
 fn same_config_and_seed_give_a_byte_identical_trace() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(dir.path(), "type = \"session\"\ngap = 200\nfunction = \"holistic\"");
+    let cfg = config(
+        dir.path(),
+        "type = \"session\"\ngap = 200\nfunction = \"holistic\"",
+    );
     let run = |name: &str| {
         let out = dir.path().join(name);
         gadget()
@@ -73,7 +76,13 @@ fn json_summary_is_machine_readable() {
     let cfg = config(dir.path(), TUMBLING);
     let out = dir.path().join("t.gtrace");
     let output = gadget()
-        .args(["gen", cfg.to_str().unwrap(), "-o", out.to_str().unwrap(), "--json"])
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ])
         .output()
         .unwrap();
     assert!(output.status.success());
@@ -91,7 +100,16 @@ fn limit_truncates_and_says_so() {
     let cfg = config(dir.path(), TUMBLING);
     let out = dir.path().join("t.txt");
     gadget()
-        .args(["gen", cfg.to_str().unwrap(), "-o", out.to_str().unwrap(), "--format", "text", "--limit", "50"])
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--format",
+            "text",
+            "--limit",
+            "50",
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("truncated"));
@@ -107,7 +125,14 @@ fn text_traces_have_one_request_per_line() {
     let cfg = config(dir.path(), TUMBLING);
     let out = dir.path().join("t.txt");
     gadget()
-        .args(["gen", cfg.to_str().unwrap(), "-o", out.to_str().unwrap(), "--format", "text"])
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--format",
+            "text",
+        ])
         .assert()
         .success();
     let text = std::fs::read_to_string(&out).unwrap();
@@ -127,18 +152,42 @@ fn convert_round_trips_and_diff_finds_them_identical() {
     let bin = dir.path().join("t.gtrace");
     let txt = dir.path().join("t.txt.gz");
     let back = dir.path().join("back.gtrace");
-    gadget().args(["gen", cfg.to_str().unwrap(), "-o", bin.to_str().unwrap()]).assert().success();
     gadget()
-        .args(["trace", "convert", bin.to_str().unwrap(), "-o", txt.to_str().unwrap(), "--format", "text"])
+        .args(["gen", cfg.to_str().unwrap(), "-o", bin.to_str().unwrap()])
         .assert()
         .success();
     gadget()
-        .args(["trace", "convert", txt.to_str().unwrap(), "-o", back.to_str().unwrap(), "--format", "bin"])
+        .args([
+            "trace",
+            "convert",
+            bin.to_str().unwrap(),
+            "-o",
+            txt.to_str().unwrap(),
+            "--format",
+            "text",
+        ])
+        .assert()
+        .success();
+    gadget()
+        .args([
+            "trace",
+            "convert",
+            txt.to_str().unwrap(),
+            "-o",
+            back.to_str().unwrap(),
+            "--format",
+            "bin",
+        ])
         .assert()
         .success();
     assert_eq!(std::fs::read(&bin).unwrap(), std::fs::read(&back).unwrap());
     gadget()
-        .args(["trace", "diff", bin.to_str().unwrap(), txt.to_str().unwrap()])
+        .args([
+            "trace",
+            "diff",
+            bin.to_str().unwrap(),
+            txt.to_str().unwrap(),
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("match: 1.000000"));
@@ -149,17 +198,33 @@ fn diff_fails_on_different_traces_and_names_the_first_difference() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), TUMBLING);
     let a = dir.path().join("a.gtrace");
-    gadget().args(["gen", cfg.to_str().unwrap(), "-o", a.to_str().unwrap()]).assert().success();
-    let cfg2 = config(dir.path(), "type = \"tumbling\"\nsize = 500\nfunction = \"holistic\"");
+    gadget()
+        .args(["gen", cfg.to_str().unwrap(), "-o", a.to_str().unwrap()])
+        .assert()
+        .success();
+    let cfg2 = config(
+        dir.path(),
+        "type = \"tumbling\"\nsize = 500\nfunction = \"holistic\"",
+    );
     let b = dir.path().join("b.gtrace");
-    gadget().args(["gen", cfg2.to_str().unwrap(), "-o", b.to_str().unwrap()]).assert().success();
+    gadget()
+        .args(["gen", cfg2.to_str().unwrap(), "-o", b.to_str().unwrap()])
+        .assert()
+        .success();
     gadget()
         .args(["trace", "diff", a.to_str().unwrap(), b.to_str().unwrap()])
         .assert()
         .code(1)
         .stdout(predicate::str::contains("first difference at request 0"));
     gadget()
-        .args(["trace", "diff", a.to_str().unwrap(), b.to_str().unwrap(), "--min-match", "0.1"])
+        .args([
+            "trace",
+            "diff",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--min-match",
+            "0.1",
+        ])
         .assert()
         .success();
 }
@@ -169,12 +234,23 @@ fn truncated_and_corrupted_traces_give_an_offset_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), TUMBLING);
     let good = dir.path().join("t.gtrace");
-    gadget().args(["gen", cfg.to_str().unwrap(), "-o", good.to_str().unwrap()]).assert().success();
+    gadget()
+        .args(["gen", cfg.to_str().unwrap(), "-o", good.to_str().unwrap()])
+        .assert()
+        .success();
     let bytes = std::fs::read(&good).unwrap();
     let cut = dir.path().join("cut.gtrace");
     std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
     gadget()
-        .args(["trace", "convert", cut.to_str().unwrap(), "-o", dir.path().join("x").to_str().unwrap(), "--format", "text"])
+        .args([
+            "trace",
+            "convert",
+            cut.to_str().unwrap(),
+            "-o",
+            dir.path().join("x").to_str().unwrap(),
+            "--format",
+            "text",
+        ])
         .assert()
         .code(1)
         .stderr(predicate::str::contains("byte"))
@@ -186,7 +262,12 @@ fn truncated_and_corrupted_traces_give_an_offset_not_a_panic() {
     let corrupt = dir.path().join("bad.gtrace");
     std::fs::write(&corrupt, &bad).unwrap();
     gadget()
-        .args(["trace", "diff", good.to_str().unwrap(), corrupt.to_str().unwrap()])
+        .args([
+            "trace",
+            "diff",
+            good.to_str().unwrap(),
+            corrupt.to_str().unwrap(),
+        ])
         .assert()
         .failure()
         .stderr(predicate::str::contains("byte"))
@@ -199,7 +280,12 @@ fn config_error(body: &str) -> String {
     let path = dir.path().join("bad.toml");
     std::fs::write(&path, body).unwrap();
     let out = gadget()
-        .args(["gen", path.to_str().unwrap(), "-o", dir.path().join("o").to_str().unwrap()])
+        .args([
+            "gen",
+            path.to_str().unwrap(),
+            "-o",
+            dir.path().join("o").to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "a bad config exits non-zero");
@@ -207,46 +293,67 @@ fn config_error(body: &str) -> String {
     String::from_utf8(out.stderr).unwrap()
 }
 
-const SOURCE: &str = "[source]\ntype = \"file\"\npath = \"events.csv\"\nkey_column = 0\ntime_column = 1\n";
+const SOURCE: &str =
+    "[source]\ntype = \"file\"\npath = \"events.csv\"\nkey_column = 0\ntime_column = 1\n";
 
 #[test]
 fn unknown_key_names_file_line_and_allowed_keys() {
-    let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = 5\nsise = 5\n"));
+    let err = config_error(&format!(
+        "{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = 5\nsise = 5\n"
+    ));
     assert!(err.contains("bad.toml:10"), "{err}");
     assert!(err.contains("`operator.sise`"), "{err}");
-    assert!(err.contains("unknown key; allowed here:") && err.contains("size"), "{err}");
+    assert!(
+        err.contains("unknown key; allowed here:") && err.contains("size"),
+        "{err}"
+    );
 }
 
 #[test]
 fn missing_parameter_names_the_key_and_what_to_add() {
-    let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"sliding\"\nsize = 5000\n"));
+    let err = config_error(&format!(
+        "{SOURCE}\n[operator]\ntype = \"sliding\"\nsize = 5000\n"
+    ));
     assert!(err.contains("`operator.slide`: missing"), "{err}");
     assert!(err.contains("bad.toml:7"), "{err}");
 }
 
 #[test]
 fn out_of_range_value_names_the_allowed_range() {
-    let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = -5\n"));
-    assert!(err.contains("bad.toml:9") && err.contains("`operator.size`"), "{err}");
+    let err = config_error(&format!(
+        "{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = -5\n"
+    ));
+    assert!(
+        err.contains("bad.toml:9") && err.contains("`operator.size`"),
+        "{err}"
+    );
     assert!(err.contains("out of range; allowed: [1,"), "{err}");
 }
 
 #[test]
 fn unknown_choice_lists_the_allowed_values() {
     let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"hopping\"\n"));
-    assert!(err.contains("`operator.type`") && err.contains("tumbling, sliding, session"), "{err}");
+    assert!(
+        err.contains("`operator.type`") && err.contains("tumbling, sliding, session"),
+        "{err}"
+    );
 }
 
 #[test]
 fn wrong_type_says_what_type_is_expected() {
-    let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = \"5s\"\n"));
+    let err = config_error(&format!(
+        "{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = \"5s\"\n"
+    ));
     assert!(err.contains("`operator.size`: must be an integer"), "{err}");
 }
 
 #[test]
 fn toml_syntax_errors_have_a_line() {
     let err = config_error("[source\ntype = 1\n");
-    assert!(err.contains("bad.toml:1") && err.contains("not valid TOML"), "{err}");
+    assert!(
+        err.contains("bad.toml:1") && err.contains("not valid TOML"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -262,7 +369,12 @@ fn a_bad_row_names_file_and_line() {
     let path = dir.path().join("w.toml");
     std::fs::write(&path, "[source]\ntype = \"file\"\npath = \"events.csv\"\nkey_column = 0\ntime_column = 1\n[operator]\ntype = \"aggregation\"\n").unwrap();
     gadget()
-        .args(["gen", path.to_str().unwrap(), "-o", dir.path().join("o").to_str().unwrap()])
+        .args([
+            "gen",
+            path.to_str().unwrap(),
+            "-o",
+            dir.path().join("o").to_str().unwrap(),
+        ])
         .assert()
         .code(1)
         .stderr(predicate::str::contains("events.csv:2"))

@@ -2,38 +2,52 @@
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::access::{AccessCounts, Op};
 
-/// Counts distinct items exactly up to 2^20, then estimates with HyperLogLog (±1%), so memory
+/// Counts distinct items exactly up to 2^16 (a set that stays in cache), then estimates with HyperLogLog (±1%), so memory
 /// stays bounded however long the trace is.
 #[derive(Debug, Clone)]
 pub struct DistinctCounter {
-    exact: Option<HashSet<u64>>,
+    exact: Option<HashSet<u64, BuildHasherDefault<IdentityHasher>>>,
     registers: Vec<u8>,
 }
 
-const EXACT_LIMIT: usize = 1 << 20;
+const EXACT_LIMIT: usize = 1 << 16;
 const HLL_BITS: u32 = 14;
 
 impl Default for DistinctCounter {
     fn default() -> Self {
         DistinctCounter {
-            exact: Some(HashSet::new()),
+            exact: Some(HashSet::default()),
             registers: vec![0; 1 << HLL_BITS],
         }
     }
 }
 
 impl DistinctCounter {
-    /// Hashes bytes with a fixed 64-bit hash (deterministic across runs).
+    /// Hashes bytes with a fixed, fast 64-bit hash (the same on every run and machine).
+    #[inline]
     pub fn hash(bytes: &[u8]) -> u64 {
-        let mut h =
-            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
-                .build_hasher();
-        h.write(bytes);
-        h.finish()
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut h = (bytes.len() as u64).wrapping_mul(K);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().expect("8-byte chunk"));
+            h = (h ^ w).wrapping_mul(K).rotate_left(29);
+        }
+        let mut tail = 0u64;
+        for (i, b) in chunks.remainder().iter().enumerate() {
+            tail |= (*b as u64) << (8 * i);
+        }
+        h = (h ^ tail).wrapping_mul(K);
+        // fmix64 from MurmurHash3 spreads every input bit over the output
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
 
     /// Adds one item by its 64-bit hash.
@@ -61,6 +75,24 @@ impl DistinctCounter {
         let sum: f64 = self.registers.iter().map(|r| 2f64.powi(-(*r as i32))).sum();
         let alpha = 0.7213 / (1.0 + 1.079 / m);
         (((alpha * m * m) / sum).round() as u64, false)
+    }
+}
+
+/// A hasher for values that are already good 64-bit hashes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IdentityHasher(u64);
+
+impl Hasher for IdentityHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | *b as u64;
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
     }
 }
 

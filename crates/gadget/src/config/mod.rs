@@ -10,9 +10,11 @@ use crate::operator::{
     ContinuousAggregation, IntervalJoin, Operator, SessionWindowOperator, WindowAssigner,
     WindowFunction, WindowOperator,
 };
+use crate::source::distribution::{GapDistributionSpec, KeyDistributionSpec};
 use crate::source::element::WatermarkPolicy;
 use crate::source::file::{FileOrder, FileSource, FileSpec, KeyType, TimeUnit, TypeRouting};
 use crate::source::interleave::{Interleaving, TwoInputMerger};
+use crate::source::synthetic::{SyntheticSource, SyntheticSpec};
 use crate::source::{ElementStream, SourceError};
 use crate::timer::TimerService;
 
@@ -57,6 +59,13 @@ pub enum ConfigError {
 pub enum SourceConfig {
     /// A CSV/TSV file.
     File(FileSpec),
+    /// A seeded synthetic stream.
+    Synthetic {
+        /// Keys, gaps, disorder, watermarks.
+        spec: SyntheticSpec,
+        /// For two-input operators: the share of events on input 1.
+        left_fraction: Option<f64>,
+    },
 }
 
 /// The operator to simulate.
@@ -183,7 +192,7 @@ impl Config {
 
         let (operator, operator_name, timers) = parse_operator(&operator_section)?;
         operator_section.finish()?;
-        let source = parse_source(&source_section, operator.two_inputs())?;
+        let source = parse_source(&source_section, operator.two_inputs(), seed)?;
         source_section.finish()?;
 
         Ok(Config {
@@ -201,6 +210,16 @@ impl Config {
     pub fn open_source(&self) -> Result<ElementStream, SourceError> {
         let stream: ElementStream = match &self.source {
             SourceConfig::File(spec) => Box::new(FileSource::open(spec.clone())?),
+            SourceConfig::Synthetic {
+                spec,
+                left_fraction,
+            } => {
+                let mut source = SyntheticSource::new(spec.clone(), self.seed)?;
+                if let Some(f) = left_fraction {
+                    source = source.with_join_inputs(*f)?;
+                }
+                Box::new(source.map(Ok))
+            }
         };
         Ok(match &self.operator {
             OperatorConfig::IntervalJoin { interleaving, .. }
@@ -467,8 +486,182 @@ fn parse_watermarks(s: Option<Section<'_>>) -> Result<WatermarkPolicy, ConfigErr
     Ok(policy)
 }
 
-fn parse_source(s: &Section<'_>, two_inputs: bool) -> Result<SourceConfig, ConfigError> {
-    s.require_choice("type", &["file"])?;
+fn parse_keys(s: Section<'_>) -> Result<KeyDistributionSpec, ConfigError> {
+    const KINDS: &[&str] = &[
+        "constant",
+        "uniform",
+        "zipf",
+        "hotspot",
+        "sequential",
+        "latest",
+        "normal",
+        "empirical",
+    ];
+    let spec = match s.require_choice("distribution", KINDS)? {
+        "constant" => KeyDistributionSpec::Constant(s.require_int(
+            "key",
+            0,
+            i64::MAX,
+            "the one key every event has",
+        )? as u64),
+        "uniform" => KeyDistributionSpec::Uniform,
+        "zipf" => KeyDistributionSpec::Zipf {
+            s: s.require_float("s", 1e-9, 1e3, "the Zipf exponent, e.g. 0.99")?,
+        },
+        "hotspot" => KeyDistributionSpec::Hotspot {
+            hot_key_fraction: s.require_float(
+                "hot_key_fraction",
+                0.0,
+                1.0,
+                "share of keys that are hot, e.g. 0.2",
+            )?,
+            hot_operation_fraction: s.require_float(
+                "hot_operation_fraction",
+                0.0,
+                1.0,
+                "share of events on hot keys, e.g. 0.8",
+            )?,
+        },
+        "sequential" => KeyDistributionSpec::Sequential,
+        "latest" => KeyDistributionSpec::Latest {
+            s: s.float("s", 1e-9, 1e3)?.unwrap_or(0.99),
+            insert_fraction: s.float("insert_fraction", 1e-12, 1.0)?.unwrap_or(0.05),
+        },
+        "normal" => KeyDistributionSpec::Normal {
+            mean: s.require_float("mean", -1e18, 1e18, "the mean key index")?,
+            stddev: s.require_float("stddev", 0.0, 1e18, "the standard deviation in keys")?,
+        },
+        _ => KeyDistributionSpec::Empirical {
+            path: s.path("path")?.ok_or_else(|| {
+                s.error(
+                    "path",
+                    "missing; a file of `value,cumulative_probability` lines",
+                )
+            })?,
+        },
+    };
+    s.finish()?;
+    Ok(spec)
+}
+
+fn parse_gaps(s: Section<'_>) -> Result<GapDistributionSpec, ConfigError> {
+    const KINDS: &[&str] = &["constant", "uniform", "exponential", "normal", "pareto"];
+    let spec = match s.require_choice("distribution", KINDS)? {
+        "constant" => GapDistributionSpec::Constant(s.require_float(
+            "value",
+            0.0,
+            1e15,
+            "the gap in ms, e.g. 0.5",
+        )?),
+        "uniform" => {
+            let min = s.require_float("min", 0.0, 1e15, "the smallest gap in ms")?;
+            let max = s.require_float("max", 0.0, 1e15, "the largest gap in ms")?;
+            if min > max {
+                return Err(s.error("min", format!("{min} is above max {max}")));
+            }
+            GapDistributionSpec::Uniform { min, max }
+        }
+        "exponential" => GapDistributionSpec::Exponential {
+            rate: s.require_float(
+                "rate",
+                1e-12,
+                1e12,
+                "events per ms, e.g. 1.0 (mean gap 1/rate)",
+            )?,
+        },
+        "normal" => GapDistributionSpec::Normal {
+            mean: s.require_float("mean", 0.0, 1e15, "the mean gap in ms")?,
+            stddev: s.require_float("stddev", 0.0, 1e15, "the standard deviation in ms")?,
+        },
+        _ => GapDistributionSpec::Pareto {
+            scale: s.require_float("scale", 1e-12, 1e15, "the minimum gap x_m in ms")?,
+            shape: s.require_float("shape", 1e-12, 1e6, "the tail index alpha, e.g. 1.5")?,
+        },
+    };
+    s.finish()?;
+    Ok(spec)
+}
+
+fn parse_synthetic(
+    s: &Section<'_>,
+    two_inputs: bool,
+    seed: u64,
+) -> Result<SourceConfig, ConfigError> {
+    let key_space = s.require_int(
+        "key_space",
+        1,
+        i64::MAX,
+        "the number of distinct event keys, e.g. 10000",
+    )? as u64;
+    let events = s.int("events", 0, i64::MAX)?.map(|n| n as u64);
+    let string_keys = s.choice("key_type", &["long", "string"])? == Some("string");
+    let start_time = s.int("start_time", -MS_MAX, MS_MAX)?.unwrap_or(0);
+    let left_fraction = s.float("left_fraction", 0.0, 1.0)?;
+    if left_fraction.is_some() && !two_inputs {
+        return Err(s.error(
+            "left_fraction",
+            "only two-input operators (joins) take left_fraction",
+        ));
+    }
+    let keys = parse_keys(
+        s.table("keys")?
+            .ok_or_else(|| s.error("keys", "missing; add [source.keys] with a `distribution`"))?,
+    )?;
+    let gaps = parse_gaps(
+        s.table("gaps")?
+            .ok_or_else(|| s.error("gaps", "missing; add [source.gaps] with a `distribution`"))?,
+    )?;
+    let (fraction, max_delay) = match s.table("out_of_order")? {
+        None => (0.0, 0),
+        Some(o) => {
+            let f = o.require_float("fraction", 0.0, 1.0, "the share of events delivered late")?;
+            let d = o.int("max_delay", 1, MS_MAX)?;
+            let d = match (f > 0.0, d) {
+                (true, None) => {
+                    return Err(o.error(
+                        "max_delay",
+                        "missing; how late (ms) a late event may arrive, e.g. 1000",
+                    ))
+                }
+                (_, d) => d.unwrap_or(0),
+            };
+            o.finish()?;
+            (f, d)
+        }
+    };
+    let spec = SyntheticSpec {
+        key_space,
+        keys,
+        gaps,
+        events,
+        out_of_order_fraction: fraction,
+        max_delay,
+        watermarks: parse_watermarks(s.table("watermarks")?)?,
+        string_keys,
+        start_time,
+    };
+    // Build it once now, so a bad parameter is reported against this file.
+    let check = SyntheticSource::new(spec.clone(), seed).and_then(|src| match left_fraction {
+        Some(f) => src.with_join_inputs(f).map(|_| ()),
+        None => Ok(()),
+    });
+    if let Err(e) = check {
+        return Err(s.error("keys", e.to_string()));
+    }
+    let left_fraction = match (two_inputs, left_fraction) {
+        (true, None) => Some(0.5),
+        (_, f) => f,
+    };
+    Ok(SourceConfig::Synthetic {
+        spec,
+        left_fraction,
+    })
+}
+
+fn parse_source(s: &Section<'_>, two_inputs: bool, seed: u64) -> Result<SourceConfig, ConfigError> {
+    if s.require_choice("type", &["file", "synthetic"])? == "synthetic" {
+        return parse_synthetic(s, two_inputs, seed);
+    }
     let path = s.path("path")?.ok_or_else(|| {
         s.error(
             "path",

@@ -1,7 +1,9 @@
 //! Flink's `IntervalJoinOperator`: two `MapState<Long, List<BufferEntry>>` buffers, a scan of
 //! the other side per element, and a cleanup timer per element.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::access::{Access, AccessSink, Op};
 use crate::key::{Key, KeyLayout, Namespace};
@@ -65,7 +67,7 @@ impl IntervalJoin {
             timers: TimerQueue::new(timer_service, max_parallelism, 2),
             timer_service,
             watermark: i64::MIN,
-            buffers: HashMap::new(),
+            buffers: HashMap::default(),
         }
     }
 

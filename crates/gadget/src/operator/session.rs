@@ -1,7 +1,7 @@
 //! Flink's `WindowOperator` with `EventTimeSessionWindows`: merging windows kept in a
 //! `MergingWindowSet` persisted in the `merging-window-set` list state.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::access::{Access, AccessSink, Op};
 use crate::key::{Key, KeyLayout, Namespace};
@@ -49,8 +49,8 @@ impl SessionWindowOperator {
             timers: TimerQueue::new(timer_service, max_parallelism, 2),
             timer_service,
             watermark: i64::MIN,
-            persisted: HashMap::new(),
-            elements: HashMap::new(),
+            persisted: HashMap::default(),
+            elements: HashMap::default(),
         }
     }
 

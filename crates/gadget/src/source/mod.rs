@@ -21,6 +21,9 @@ pub enum SourceError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A synthetic source's parameters are invalid.
+    #[error(transparent)]
+    Distribution(#[from] distribution::DistributionError),
     /// A row of the input file does not fit the configured column map.
     #[error("{path}:{line}: {message}")]
     Parse {

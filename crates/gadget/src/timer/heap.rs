@@ -3,7 +3,6 @@
 //! leave them, which is not insertion order; mirroring the array operations exactly is what makes
 //! Gadget's firing order identical to Flink's.
 
-use std::collections::HashMap;
 use std::hash::Hash;
 
 use super::Timer;
@@ -19,7 +18,7 @@ pub struct HeapTimerQueue<N: Clone + Eq + Hash> {
     /// Timers by slab id, with their current heap index.
     slab: Vec<Option<(Timer<N>, usize)>>,
     free: Vec<usize>,
-    dedup: HashMap<Timer<N>, usize>,
+    dedup: rustc_hash::FxHashMap<Timer<N>, usize>,
 }
 
 impl<N: Clone + Eq + Hash> Default for HeapTimerQueue<N> {
@@ -36,7 +35,7 @@ impl<N: Clone + Eq + Hash> HeapTimerQueue<N> {
             size: 0,
             slab: Vec::new(),
             free: Vec::new(),
-            dedup: HashMap::new(),
+            dedup: Default::default(),
         }
     }
 

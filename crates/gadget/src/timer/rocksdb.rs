@@ -3,7 +3,7 @@
 //! write batch of 500 entries), and over them a heap of key groups ordered by their head timer
 //! (`KeyGroupPartitionedPriorityQueue`). Every request the real service issues is emitted.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeMap;
 use std::hash::Hash;
 
 use crate::access::{Access, AccessSink, Op, StateId};
@@ -20,10 +20,12 @@ pub trait TimerNamespace: Clone + Eq + Hash {
     fn serialize_into(&self, out: &mut Vec<u8>);
 }
 
+/// One key group. RocksDB holds `cache ∪ overflow`: the cache is written through, so every
+/// cached timer is also in RocksDB, and `overflow` holds the timers only RocksDB has.
 #[derive(Debug, Clone)]
-struct KeyGroupQueue {
-    cache: BTreeSet<Vec<u8>>,
-    store: BTreeSet<Vec<u8>>,
+struct KeyGroupQueue<N> {
+    cache: BTreeMap<Vec<u8>, Timer<N>>,
+    overflow: BTreeMap<Vec<u8>, Timer<N>>,
     all_in_cache: bool,
     seek_hint: Vec<u8>,
     outer_index: usize,
@@ -35,12 +37,12 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     timer_state: StateId,
     batch_state: StateId,
     layout: KeyLayout,
-    groups: Vec<KeyGroupQueue>,
+    groups: Vec<KeyGroupQueue<N>>,
     /// The heap of key groups, 1-based as in Flink.
     outer: Vec<usize>,
-    timers: HashMap<Vec<u8>, Timer<N>>,
     batch_entries: u32,
     scratch: Vec<u8>,
+    key: Vec<u8>,
 }
 
 impl<N: TimerNamespace> RocksDbTimerQueue<N> {
@@ -50,8 +52,8 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         let prefix = layout.prefix_bytes();
         let groups = (0..max_parallelism as usize)
             .map(|g| KeyGroupQueue {
-                cache: BTreeSet::new(),
-                store: BTreeSet::new(),
+                cache: BTreeMap::new(),
+                overflow: BTreeMap::new(),
                 all_in_cache: true,
                 seek_hint: if prefix == 2 {
                     (g as u16).to_be_bytes().to_vec()
@@ -69,18 +71,21 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             layout,
             groups,
             outer,
-            timers: HashMap::new(),
             batch_entries: 0,
             scratch: Vec::new(),
+            key: Vec::new(),
         }
     }
 
-    fn serialize(&mut self, timer: &Timer<N>) -> Vec<u8> {
+    /// Serializes the timer key into `self.key`.
+    fn serialize(&mut self, timer: &Timer<N>) {
         self.scratch.clear();
         timer.namespace.serialize_into(&mut self.scratch);
-        self.layout
-            .timer_key(&timer.key, timer.timestamp, &self.scratch)
-            .to_vec()
+        let bytes = self
+            .layout
+            .timer_key(&timer.key, timer.timestamp, &self.scratch);
+        self.key.clear();
+        self.key.extend_from_slice(bytes);
     }
 
     fn group_of(&self, bytes: &[u8]) -> usize {
@@ -142,30 +147,36 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             value_len: 0,
         });
         let group = &mut self.groups[g];
-        let mut loaded = Vec::new();
-        let mut more = false;
-        for k in group.store.range(group.seek_hint.clone()..) {
-            if loaded.len() == CACHE_CAPACITY {
-                more = true;
+        let from = group.seek_hint.clone();
+        let mut loaded = 0;
+        while loaded < CACHE_CAPACITY {
+            let Some(k) = group
+                .overflow
+                .range(from.clone()..)
+                .next()
+                .map(|(k, _)| k.clone())
+            else {
                 break;
-            }
-            loaded.push(k.clone());
+            };
+            let timer = group.overflow.remove(&k).expect("ranged key exists");
+            group.cache.insert(k, timer);
+            loaded += 1;
         }
-        for k in loaded {
+        let more = group.overflow.range(from..).next().is_some();
+        for _ in 0..loaded {
             out.access(Access {
                 op: Op::Next,
                 state: self.timer_state,
                 key: &[],
                 value_len: 0,
             });
-            self.groups[g].cache.insert(k);
         }
         self.groups[g].all_in_cache = !more;
     }
 
     fn group_peek(&mut self, g: usize, out: &mut dyn AccessSink) -> Option<i64> {
         self.check_refill(g, out);
-        let first = self.groups[g].cache.first()?;
+        let (first, _) = self.groups[g].cache.first_key_value()?;
         Some(self.timestamp_of(first))
     }
 
@@ -229,31 +240,40 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
 
     /// Registers a timer (`KeyGroupPartitionedPriorityQueue.add`).
     pub fn add(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
-        let bytes = self.serialize(&timer);
-        let g = self.group_of(&bytes);
+        self.serialize(&timer);
+        let g = self.group_of(&self.key);
         self.check_refill(g, out);
         let group = &self.groups[g];
         let full = group.cache.len() >= CACHE_CAPACITY;
-        let goes_to_cache =
-            (!full && group.all_in_cache) || group.cache.last().is_some_and(|last| bytes < *last);
+        let goes_to_cache = (!full && group.all_in_cache)
+            || group
+                .cache
+                .last_key_value()
+                .is_some_and(|(last, _)| self.key.as_slice() < last.as_slice());
+        if goes_to_cache && group.cache.contains_key(&self.key) {
+            return; // the cache de-duplicates: no request
+        }
+        let bytes = std::mem::take(&mut self.key);
+        self.batch_entry(Op::BatchPut, &bytes, out);
+        let group = &mut self.groups[g];
         let mut head_changed = false;
         if goes_to_cache {
             if full {
-                let group = &mut self.groups[g];
-                group.cache.pop_last();
+                // the lowest-priority cached timer now lives only in RocksDB
+                if let Some((k, t)) = group.cache.pop_last() {
+                    group.overflow.insert(k, t);
+                }
                 group.all_in_cache = false;
             }
-            if self.groups[g].cache.insert(bytes.clone()) {
-                self.batch_entry(Op::BatchPut, &bytes, out);
-                self.groups[g].store.insert(bytes.clone());
-                head_changed = self.groups[g].cache.first() == Some(&bytes);
-            }
+            head_changed = group
+                .cache
+                .first_key_value()
+                .is_none_or(|(first, _)| bytes.as_slice() < first.as_slice());
+            group.cache.insert(bytes, timer);
         } else {
-            self.batch_entry(Op::BatchPut, &bytes, out);
-            self.groups[g].store.insert(bytes.clone());
-            self.groups[g].all_in_cache = false;
+            group.overflow.insert(bytes, timer);
+            group.all_in_cache = false;
         }
-        self.timers.insert(bytes, timer);
         if head_changed {
             self.adjust(g, out);
         }
@@ -262,23 +282,30 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// Deletes a timer (`KeyGroupPartitionedPriorityQueue.remove`); a key group with no cached
     /// timer returns early without a request.
     pub fn remove(&mut self, timer: &Timer<N>, out: &mut dyn AccessSink) {
-        let bytes = self.serialize(timer);
-        let g = self.group_of(&bytes);
+        self.serialize(timer);
+        let g = self.group_of(&self.key);
         self.check_refill(g, out);
-        let Some(old_head) = self.groups[g].cache.first().cloned() else {
+        let Some(old_head) = self.groups[g]
+            .cache
+            .first_key_value()
+            .map(|(k, _)| k.clone())
+        else {
             return;
         };
+        let bytes = std::mem::take(&mut self.key);
         self.batch_entry(Op::BatchDelete, &bytes, out);
         let group = &mut self.groups[g];
-        group.store.remove(&bytes);
+        group.overflow.remove(&bytes);
         group.cache.remove(&bytes);
-        let changed = if group.cache.is_empty() {
-            group.seek_hint = bytes.clone();
-            true
-        } else {
-            group.cache.first() != Some(&old_head)
+        let changed = match group.cache.first_key_value() {
+            None => {
+                group.seek_hint.clear();
+                group.seek_hint.extend_from_slice(&bytes);
+                true
+            }
+            Some((first, _)) => *first != old_head,
         };
-        self.timers.remove(&bytes);
+        self.key = bytes;
         if changed {
             self.adjust(g, out);
         }
@@ -294,17 +321,13 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     pub fn poll(&mut self, out: &mut dyn AccessSink) -> Option<Timer<N>> {
         let g = self.outer[1];
         self.check_refill(g, out);
-        let first = self.groups[g].cache.pop_first();
-        let result = first.map(|bytes| {
+        let result = self.groups[g].cache.pop_first().map(|(bytes, timer)| {
             self.batch_entry(Op::BatchDelete, &bytes, out);
             let group = &mut self.groups[g];
-            group.store.remove(&bytes);
             if group.cache.is_empty() {
-                group.seek_hint = bytes.clone();
+                group.seek_hint = bytes;
             }
-            self.timers
-                .remove(&bytes)
-                .expect("polled timer is registered")
+            timer
         });
         self.adjust(g, out);
         result

@@ -5,7 +5,9 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::{BinaryTraceWriter, TextTraceWriter, TraceError, TraceFooter, TraceFormat, TraceHeader};
+use super::{
+    BinaryTraceWriter, TextTraceWriter, TraceError, TraceFooter, TraceFormat, TraceHeader,
+};
 use crate::access::{Access, AccessSink};
 
 /// A trace being written to a file (or to standard output for the path `-`).
@@ -25,14 +27,22 @@ enum FormatSink {
 
 impl std::fmt::Debug for TraceFileWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TraceFileWriter").field("dest", &self.dest).finish()
+        f.debug_struct("TraceFileWriter")
+            .field("dest", &self.dest)
+            .finish()
     }
 }
 
 impl TraceFileWriter {
     /// Starts writing a trace to `path` in `format`.
-    pub fn create(path: &Path, format: TraceFormat, header: &TraceHeader) -> Result<Self, TraceError> {
-        let gz = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    pub fn create(
+        path: &Path,
+        format: TraceFormat,
+        header: &TraceHeader,
+    ) -> Result<Self, TraceError> {
+        let gz = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
         let (out, tmp) = if path.as_os_str() == "-" {
             (OutFile::new(Target::Stdout(io::stdout()), gz), None)
         } else {
@@ -248,4 +258,3 @@ impl Drop for TempFile {
         }
     }
 }
-

@@ -489,7 +489,6 @@ pub fn convert(
     writer.finish(footer)
 }
 
-
 /// Counts what a writer wrote or a reader read, to fill in or check the footer.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Counter {
