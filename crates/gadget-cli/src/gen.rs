@@ -30,6 +30,7 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     let mut writer = TraceFileWriter::create(&args.output, format, &header)
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
     let bar = progress::spinner("generating");
+    let started = std::time::Instant::now();
     let (generated, keys) = {
         let mut sink = KeyStats::new(&mut writer);
         let generated = gadget::generate::generate(
@@ -48,9 +49,16 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         (generated, sink.keys)
     };
     bar.finish_and_clear();
+    let mut footer = TraceFooter::new(generated.truncated);
+    let elapsed = started.elapsed().as_secs_f64();
+    footer
+        .extra
+        .insert("generation_seconds".into(), elapsed.into());
     writer
-        .finish(TraceFooter::new(generated.truncated))
+        .finish(footer)
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let rate = generated.counts.requests() as f64 / elapsed.max(1e-9);
 
     let summary = Summary {
         states,
@@ -65,6 +73,8 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         json["format"] = format.name().into();
         json["operator"] = config.operator_name.clone().into();
         json["seed"] = config.seed.into();
+        json["seconds"] = elapsed.into();
+        json["requests_per_second"] = rate.into();
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else if args.output.as_os_str() != "-" {
         println!(
@@ -76,8 +86,10 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
             format.name()
         );
         print!("{}", summary.render());
+        println!("\ngenerated in {elapsed:.2} s: {rate:.0} requests/s");
     } else {
         eprint!("{}", summary.render());
+        eprintln!("\ngenerated in {elapsed:.2} s: {rate:.0} requests/s");
     }
     Ok(())
 }

@@ -1,0 +1,83 @@
+//! Generation throughput: synthetic Zipf keys through tumbling and sliding incremental windows,
+//! into a counting sink and into the binary trace writer (discarding its bytes).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use gadget::access::AccessCounts;
+use gadget::config::Config;
+use gadget::trace::{BinaryTraceWriter, TraceHeader};
+
+const REQUESTS: u64 = 1_000_000;
+
+fn config(kind: &str, timers: &str) -> Config {
+    let slide = if kind == "sliding" {
+        "slide = 1000"
+    } else {
+        ""
+    };
+    let text = format!(
+        r#"seed = 42
+[source]
+type = "synthetic"
+key_space = 100000
+[source.keys]
+distribution = "zipf"
+s = 0.99
+[source.gaps]
+distribution = "exponential"
+rate = 10.0
+[operator]
+type = "{kind}"
+size = 5000
+{slide}
+timers = "{timers}"
+"#
+    );
+    Config::parse(&text, std::path::Path::new("bench.toml")).expect("valid bench config")
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("generate");
+    group.throughput(Throughput::Elements(REQUESTS));
+    group.sample_size(10);
+    for kind in ["tumbling", "sliding"] {
+        for timers in ["heap", "rocksdb"] {
+            let cfg = config(kind, timers);
+            let id = format!("{kind}-incr/{timers}-timers");
+            group.bench_function(BenchmarkId::new("count", &id), |b| {
+                b.iter(|| {
+                    let mut op = cfg.build_operator();
+                    let mut sink = AccessCounts::default();
+                    gadget::generate::generate(
+                        cfg.open_source().unwrap(),
+                        op.as_mut(),
+                        &mut sink,
+                        Some(REQUESTS),
+                        &mut |_| {},
+                    )
+                    .unwrap()
+                })
+            });
+            group.bench_function(BenchmarkId::new("binary", &id), |b| {
+                b.iter(|| {
+                    let mut op = cfg.build_operator();
+                    let header =
+                        TraceHeader::new(kind, op.states(), Some(42), serde_json::Value::Null);
+                    let mut w = BinaryTraceWriter::new(std::io::sink(), &header).unwrap();
+                    gadget::generate::generate(
+                        cfg.open_source().unwrap(),
+                        op.as_mut(),
+                        &mut w,
+                        Some(REQUESTS),
+                        &mut |_| {},
+                    )
+                    .unwrap();
+                    w.finish(gadget::trace::TraceFooter::new(true)).unwrap()
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
