@@ -21,7 +21,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   done
 fi
 if ! command -v cargo >/dev/null 2>&1; then
-  echo "setup: no Rust toolchain found. Install Rust 1.80 or newer (https://rustup.rs), then run this again." >&2
+  echo "setup: no Rust toolchain found. Install Rust 1.85 or newer (https://rustup.rs), then run this again." >&2
   exit 1
 fi
 

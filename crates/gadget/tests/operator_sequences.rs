@@ -36,8 +36,15 @@ fn key(b: &[u8]) -> String {
 fn run(op: &mut dyn Operator, input: &[StreamElement]) -> Vec<String> {
     let states = op.states();
     let mut sink = VecSink::default();
-    let stream = input.to_vec().into_iter().map(Ok);
-    gadget::generate::generate(Box::new(stream), op, &mut sink, None, &mut |_| {}).unwrap();
+    let stream: Vec<_> = input.iter().cloned().map(Ok).collect();
+    gadget::generate::generate(
+        Box::new(stream.into_iter()),
+        op,
+        &mut sink,
+        None,
+        &mut |_| {},
+    )
+    .unwrap();
     sink.records
         .iter()
         .map(|r| match r {
