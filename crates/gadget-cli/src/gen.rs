@@ -49,13 +49,9 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         (generated, sink.keys)
     };
     bar.finish_and_clear();
-    let mut footer = TraceFooter::new(generated.truncated);
-    let elapsed = started.elapsed().as_secs_f64();
-    footer
-        .extra
-        .insert("generation_seconds".into(), elapsed.into());
+    // No timings in the trace: the same config and seed must give a byte-identical file.
     writer
-        .finish(footer)
+        .finish(TraceFooter::new(generated.truncated))
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
     let elapsed = started.elapsed().as_secs_f64();
     let rate = generated.counts.requests() as f64 / elapsed.max(1e-9);
