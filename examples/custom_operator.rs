@@ -137,6 +137,7 @@ mod tests {
             key: Key::Long(k),
             timestamp: t,
             input: 0,
+            closes: false,
         })
     }
 

@@ -74,6 +74,7 @@ fn ev(k: i64, t: i64) -> StreamElement {
         key: Key::Long(k),
         timestamp: t,
         input: 0,
+        closes: false,
     })
 }
 
@@ -82,6 +83,7 @@ fn ev_on(input: u8, k: i64, t: i64) -> StreamElement {
         key: Key::Long(k),
         timestamp: t,
         input,
+        closes: false,
     })
 }
 
@@ -510,5 +512,50 @@ fn rocksdb_timer_batches_commit_every_500_entries() {
     assert_eq!(
         commits,
         vec!["batch_commit default =500", "batch_commit default =100"]
+    );
+}
+
+fn closing(k: i64, t: i64) -> StreamElement {
+    StreamElement::Event(Event {
+        key: Key::Long(k),
+        timestamp: t,
+        input: 1,
+        closes: true,
+    })
+}
+
+#[test]
+fn continuous_join_buffers_right_elements_until_their_left_one_and_clears_on_close() {
+    let mut op = gadget::operator::ContinuousJoin::new(10, 128);
+    let got = run(
+        &mut op,
+        &[
+            ev_on(2, 1, 1),
+            ev_on(1, 1, 2),
+            ev_on(2, 1, 3),
+            closing(1, 4),
+            ev_on(2, 1, 5),
+        ],
+    );
+    assert_eq!(
+        got,
+        vec![
+            "EV2", // no open left element yet: the right element waits
+            "get left-state 1",
+            "merge right-buffer 1 =10",
+            "EV1", // the left element opens the key and joins the waiting one
+            "get left-state 1",
+            "put left-state 1 =10",
+            "get right-buffer 1",
+            "delete right-buffer 1",
+            "EV2", // joins the open left element: read only
+            "get left-state 1",
+            "EV1", // closing element
+            "delete left-state 1",
+            "delete right-buffer 1",
+            "EV2",
+            "get left-state 1",
+            "merge right-buffer 1 =10",
+        ]
     );
 }

@@ -7,14 +7,19 @@ use std::path::{Path, PathBuf};
 use reader::{Document, Section};
 
 use crate::operator::{
-    ContinuousAggregation, IntervalJoin, Operator, SessionWindowOperator, WindowAssigner,
-    WindowFunction, WindowOperator,
+    ContinuousAggregation, ContinuousJoin, IntervalJoin, Operator, SessionWindowOperator,
+    WindowAssigner, WindowFunction, WindowOperator,
 };
 use crate::source::distribution::{GapDistributionSpec, KeyDistributionSpec};
 use crate::source::element::WatermarkPolicy;
 use crate::source::file::{FileOrder, FileSource, FileSpec, KeyType, TimeUnit, TypeRouting};
 use crate::source::interleave::{Interleaving, TwoInputMerger};
+use crate::source::random::Rng;
 use crate::source::synthetic::{SyntheticSource, SyntheticSpec};
+use crate::source::StreamElement;
+
+/// Sub-stream of the seed that decides which synthetic left events close their key.
+const CLOSING_STREAM: u64 = 0x00c1_05e5;
 use crate::source::{ElementStream, SourceError};
 use crate::timer::TimerService;
 
@@ -65,6 +70,8 @@ pub enum SourceConfig {
         spec: SyntheticSpec,
         /// For two-input operators: the share of events on input 1.
         left_fraction: Option<f64>,
+        /// For the continuous join: the share of left events that close their key.
+        closing_fraction: Option<f64>,
     },
 }
 
@@ -108,6 +115,13 @@ pub enum OperatorConfig {
         /// How the two inputs are interleaved.
         interleaving: Interleaving,
     },
+    /// The paper's continuous join (see `operator::ContinuousJoin`).
+    ContinuousJoin {
+        /// Serialized size of one element.
+        element_size: u32,
+        /// How the two inputs are interleaved.
+        interleaving: Interleaving,
+    },
     /// `intervalJoin(...).between(lower, upper)`.
     IntervalJoin {
         /// Lower bound, ms.
@@ -126,7 +140,9 @@ impl OperatorConfig {
     pub fn two_inputs(&self) -> bool {
         matches!(
             self,
-            OperatorConfig::IntervalJoin { .. } | OperatorConfig::WindowJoin { .. }
+            OperatorConfig::IntervalJoin { .. }
+                | OperatorConfig::WindowJoin { .. }
+                | OperatorConfig::ContinuousJoin { .. }
         )
     }
 }
@@ -192,7 +208,8 @@ impl Config {
 
         let (operator, operator_name, timers) = parse_operator(&operator_section)?;
         operator_section.finish()?;
-        let source = parse_source(&source_section, operator.two_inputs(), seed)?;
+        let closing = matches!(operator, OperatorConfig::ContinuousJoin { .. });
+        let source = parse_source(&source_section, operator.two_inputs(), closing, seed)?;
         source_section.finish()?;
 
         Ok(Config {
@@ -213,17 +230,30 @@ impl Config {
             SourceConfig::Synthetic {
                 spec,
                 left_fraction,
+                closing_fraction,
             } => {
                 let mut source = SyntheticSource::new(spec.clone(), self.seed)?;
                 if let Some(f) = left_fraction {
                     source = source.with_join_inputs(*f)?;
                 }
-                Box::new(source.map(Ok))
+                match *closing_fraction {
+                    None => Box::new(source.map(Ok)),
+                    Some(p) => {
+                        let mut rng = Rng::substream(self.seed, CLOSING_STREAM);
+                        Box::new(source.map(move |mut e| {
+                            if let StreamElement::Event(ev) = &mut e {
+                                ev.closes = ev.input == 1 && rng.chance(p);
+                            }
+                            Ok(e)
+                        }))
+                    }
+                }
             }
         };
         Ok(match &self.operator {
             OperatorConfig::IntervalJoin { interleaving, .. }
-            | OperatorConfig::WindowJoin { interleaving, .. } => {
+            | OperatorConfig::WindowJoin { interleaving, .. }
+            | OperatorConfig::ContinuousJoin { interleaving, .. } => {
                 Box::new(TwoInputMerger::new(stream, *interleaving))
             }
             _ => stream,
@@ -273,6 +303,9 @@ impl Config {
                 self.timers,
                 p,
             )),
+            OperatorConfig::ContinuousJoin { element_size, .. } => {
+                Box::new(ContinuousJoin::new(*element_size, p))
+            }
             OperatorConfig::Aggregation { state_name } => {
                 Box::new(ContinuousAggregation::new(state_name.clone(), p))
             }
@@ -300,6 +333,7 @@ const OPERATORS: &[&str] = &[
     "interval-join",
     "tumbling-join",
     "sliding-join",
+    "continuous-join",
 ];
 
 fn parse_interleaving(s: &Section<'_>, default: &'static str) -> Result<Interleaving, ConfigError> {
@@ -408,6 +442,10 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
                 interleaving: parse_interleaving(s, "source-order")?,
             }
         }
+        "continuous-join" => OperatorConfig::ContinuousJoin {
+            element_size: s.int("element_size", 0, 1 << 30)?.unwrap_or(24) as u32,
+            interleaving: parse_interleaving(s, "round-robin")?,
+        },
         "aggregation" => OperatorConfig::Aggregation {
             state_name: s
                 .string("state_name")?
@@ -585,8 +623,16 @@ fn parse_gaps(s: Section<'_>) -> Result<GapDistributionSpec, ConfigError> {
 fn parse_synthetic(
     s: &Section<'_>,
     two_inputs: bool,
+    closing: bool,
     seed: u64,
 ) -> Result<SourceConfig, ConfigError> {
+    let closing_fraction = s.float("closing_fraction", 0.0, 1.0)?;
+    if closing_fraction.is_some() && !closing {
+        return Err(s.error(
+            "closing_fraction",
+            "only the continuous join takes closing_fraction",
+        ));
+    }
     let key_space = s.require_int(
         "key_space",
         1,
@@ -655,12 +701,25 @@ fn parse_synthetic(
     Ok(SourceConfig::Synthetic {
         spec,
         left_fraction,
+        closing_fraction,
     })
 }
 
-fn parse_source(s: &Section<'_>, two_inputs: bool, seed: u64) -> Result<SourceConfig, ConfigError> {
+fn parse_source(
+    s: &Section<'_>,
+    two_inputs: bool,
+    closing: bool,
+    seed: u64,
+) -> Result<SourceConfig, ConfigError> {
     if s.require_choice("type", &["file", "synthetic"])? == "synthetic" {
-        return parse_synthetic(s, two_inputs, seed);
+        return parse_synthetic(s, two_inputs, closing, seed);
+    }
+    let closing_types = s.strings("closing_types")?;
+    if closing_types.is_some() && !closing {
+        return Err(s.error(
+            "closing_types",
+            "only the continuous join takes closing_types",
+        ));
     }
     let path = s.path("path")?.ok_or_else(|| {
         s.error(
@@ -708,7 +767,10 @@ fn parse_source(s: &Section<'_>, two_inputs: bool, seed: u64) -> Result<SourceCo
         (false, None, None, None) => TypeRouting::All,
         (false, Some(t), None, None) => TypeRouting::Accept(t),
         (true, Some(_), _, _) => return Err(s.error("types", "a two-input operator takes left_types and right_types instead")),
-        (true, None, Some(l), Some(r)) => TypeRouting::Split(l, r),
+        (true, None, Some(l), Some(r)) => match closing_types {
+            Some(c) => TypeRouting::SplitClosing(l, r, c),
+            None => TypeRouting::Split(l, r),
+        },
         (true, None, _, _) => return Err(s.error("left_types", "missing; a two-input operator needs left_types and right_types, e.g. [\"SUBMIT\"] and [\"FINISH\"]")),
     };
     if routing != TypeRouting::All && type_column.is_none() {

@@ -16,12 +16,14 @@
 //! `examples/custom_operator.rs` for a complete operator in a few dozen lines.
 
 mod aggregation;
+mod continuous_join;
 mod interval_join;
 mod java_hash;
 mod session;
 mod window;
 
 pub use aggregation::ContinuousAggregation;
+pub use continuous_join::ContinuousJoin;
 pub use interval_join::{IntervalJoin, Side};
 pub use session::SessionWindowOperator;
 pub use window::{WindowAssigner, WindowOperator};

@@ -11,6 +11,8 @@ pub struct Event {
     pub timestamp: i64,
     /// 0 for one-input operators; 1 (left) or 2 (right) for the inputs of a join.
     pub input: u8,
+    /// The event ends its key's validity: a continuous join's closing event (a job's FINISH).
+    pub closes: bool,
 }
 
 /// One element of an event stream, in arrival order.

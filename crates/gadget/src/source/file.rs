@@ -62,6 +62,8 @@ pub enum TypeRouting {
     Accept(Vec<String>),
     /// Two inputs from one file: rows of the first list on input 1, of the second on input 2.
     Split(Vec<String>, Vec<String>),
+    /// Like `Split`, and rows of the third list are closing events on input 1.
+    SplitClosing(Vec<String>, Vec<String>, Vec<String>),
 }
 
 /// A file event source.
@@ -92,8 +94,8 @@ pub struct FileSpec {
     pub watermarks: WatermarkPolicy,
 }
 
-/// One parsed row: key, event time (ms), input (255 = filtered out).
-type Row = (Key, i64, u8);
+/// One parsed row: key, event time (ms), input (255 = filtered out), closes.
+type Row = (Key, i64, u8, bool);
 const FILTERED: u8 = 255;
 
 /// Streams the events of a file with watermarks, ending with the final watermark.
@@ -210,6 +212,7 @@ impl RowParser {
             ))
         })?;
         let ts = self.spec.time_unit.to_millis(raw);
+        let mut closes = false;
         let input = match &self.spec.routing {
             TypeRouting::All => 0,
             routing => {
@@ -224,11 +227,17 @@ impl RowParser {
                     TypeRouting::Accept(list) if list.iter().any(|x| x == t) => 0,
                     TypeRouting::Split(l, _) if l.iter().any(|x| x == t) => 1,
                     TypeRouting::Split(_, r) if r.iter().any(|x| x == t) => 2,
+                    TypeRouting::SplitClosing(l, _, _) if l.iter().any(|x| x == t) => 1,
+                    TypeRouting::SplitClosing(_, r, _) if r.iter().any(|x| x == t) => 2,
+                    TypeRouting::SplitClosing(_, _, c) if c.iter().any(|x| x == t) => {
+                        closes = true;
+                        1
+                    }
                     _ => FILTERED,
                 }
             }
         };
-        Ok((key, ts, input))
+        Ok((key, ts, input, closes))
     }
 }
 
@@ -285,7 +294,7 @@ impl Iterator for FileSource {
                     self.done = true;
                     return Some(Err(e));
                 }
-                Some(Ok((key, timestamp, input))) => {
+                Some(Ok((key, timestamp, input, closes))) => {
                     let wm = self.watermarks.on_event(timestamp);
                     if input == FILTERED {
                         if let Some(w) = wm {
@@ -298,6 +307,7 @@ impl Iterator for FileSource {
                         key,
                         timestamp,
                         input,
+                        closes,
                     })));
                 }
             }

@@ -266,6 +266,7 @@ impl SyntheticSource {
             key,
             timestamp,
             input,
+            closes: false,
         };
         let seq = self.generated;
         self.generated += 1;
