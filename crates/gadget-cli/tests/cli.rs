@@ -396,3 +396,40 @@ fn help_teaches_the_commands() {
         .success()
         .stdout(predicate::str::contains("renamed by first appearance"));
 }
+
+#[test]
+fn a_join_can_read_two_separate_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("jobs.csv"), "1,100\n2,200\n1,5000\n").unwrap();
+    std::fs::write(dir.path().join("tasks.tsv"), "1\t150\n2\t210\n3\t300\n").unwrap();
+    let cfg = dir.path().join("join.toml");
+    std::fs::write(
+        &cfg,
+        "[left]\ntype = \"file\"\npath = \"jobs.csv\"\nkey_column = 0\ntime_column = 1\n\n\
+         [right]\ntype = \"file\"\npath = \"tasks.tsv\"\nkey_column = 0\ntime_column = 1\n\n\
+         [operator]\ntype = \"interval-join\"\nlower_bound = -100\nupper_bound = 100\ninterleave = \"source-order\"\ntimers = \"heap\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("j.txt");
+    gadget()
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--format",
+            "text",
+        ])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(out).unwrap();
+    let inputs: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("#ev"))
+        .map(|l| l.rsplit('\t').next().unwrap())
+        .collect();
+    // by time: 100 (left), 150 (right), 200 (left), 210 (right), 300 (right), 5000 (left)
+    assert_eq!(inputs, vec!["1", "2", "1", "2", "2", "1"]);
+    assert!(text.contains("get\tLEFT_BUFFER"));
+    assert!(text.contains("get\tRIGHT_BUFFER"));
+}

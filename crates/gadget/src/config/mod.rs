@@ -18,6 +18,43 @@ use crate::source::random::Rng;
 use crate::source::synthetic::{SyntheticSource, SyntheticSpec};
 use crate::source::StreamElement;
 
+/// The seed of a separate right source: derived, so both sides differ.
+fn right_seed(seed: u64) -> u64 {
+    seed ^ 0x9e37_79b9_7f4a_7c15
+}
+
+/// Opens one configured stream.
+fn open_stream(source: &SourceConfig, seed: u64) -> Result<ElementStream, SourceError> {
+    Ok(match source {
+        SourceConfig::File(spec) => Box::new(FileSource::open(spec.clone())?),
+        SourceConfig::Synthetic {
+            spec,
+            left_fraction,
+            closing_fraction,
+        } => {
+            let mut source = SyntheticSource::new(spec.clone(), seed)?;
+            if let Some(f) = left_fraction {
+                source = source.with_join_inputs(*f)?;
+            }
+            match *closing_fraction {
+                None => Box::new(source.map(Ok)),
+                Some(p) => {
+                    let mut rng = Rng::substream(seed, CLOSING_STREAM);
+                    Box::new(source.map(move |mut e| {
+                        if let StreamElement::Event(ev) = &mut e {
+                            ev.closes = ev.input == 1 && rng.chance(p);
+                        }
+                        Ok(e)
+                    }))
+                }
+            }
+        }
+        SourceConfig::Separate { .. } => {
+            unreachable!("validated: separate sources only feed joins")
+        }
+    })
+}
+
 /// Sub-stream of the seed that decides which synthetic left events close their key.
 const CLOSING_STREAM: u64 = 0x00c1_05e5;
 use crate::source::{ElementStream, SourceError};
@@ -72,6 +109,14 @@ pub enum SourceConfig {
         left_fraction: Option<f64>,
         /// For the continuous join: the share of left events that close their key.
         closing_fraction: Option<f64>,
+    },
+    /// Two-input operators: a source per input (`[left]` and `[right]`), each with its own
+    /// watermarks.
+    Separate {
+        /// Input 1.
+        left: Box<SourceConfig>,
+        /// Input 2.
+        right: Box<SourceConfig>,
     },
 }
 
@@ -190,13 +235,9 @@ impl Config {
         let top = Section::new(&doc, parsed.as_table().clone(), "");
         let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(0) as u64;
         let max_parallelism = top.int("max_parallelism", 1, 32768)?.unwrap_or(128) as u32;
-        let source_section = top.table("source")?.ok_or_else(|| {
-            doc.error(
-                None,
-                "source",
-                "missing; add a [source] section (see docs/config.md)",
-            )
-        })?;
+        let source_section = top.table("source")?;
+        let left_section = top.table("left")?;
+        let right_section = top.table("right")?;
         let operator_section = top.table("operator")?.ok_or_else(|| {
             doc.error(
                 None,
@@ -209,8 +250,43 @@ impl Config {
         let (operator, operator_name, timers) = parse_operator(&operator_section)?;
         operator_section.finish()?;
         let closing = matches!(operator, OperatorConfig::ContinuousJoin { .. });
-        let source = parse_source(&source_section, operator.two_inputs(), closing, seed)?;
-        source_section.finish()?;
+        let source =
+            match (source_section, left_section, right_section) {
+                (Some(s), None, None) => {
+                    let source = parse_source(&s, operator.two_inputs(), closing, seed)?;
+                    s.finish()?;
+                    source
+                }
+                (None, Some(l), Some(r)) if operator.two_inputs() => {
+                    let left = parse_source(&l, false, false, seed)?;
+                    l.finish()?;
+                    let right = parse_source(&r, false, false, right_seed(seed))?;
+                    r.finish()?;
+                    SourceConfig::Separate {
+                        left: Box::new(left),
+                        right: Box::new(right),
+                    }
+                }
+                (None, Some(_), Some(_)) => return Err(doc.error(
+                    None,
+                    "left",
+                    "[left] and [right] sources are for two-input operators (joins); use [source]",
+                )),
+                (Some(_), _, _) | (None, Some(_), None) | (None, None, Some(_)) => {
+                    return Err(doc.error(
+                        None,
+                        "source",
+                        "give either one [source] or, for a join, both [left] and [right]",
+                    ))
+                }
+                (None, None, None) => {
+                    return Err(doc.error(
+                        None,
+                        "source",
+                        "missing; add a [source] section (see docs/config.md)",
+                    ))
+                }
+            };
 
         Ok(Config {
             seed,
@@ -225,38 +301,24 @@ impl Config {
 
     /// Opens the event source (for two-input operators: merged as the operator sees it).
     pub fn open_source(&self) -> Result<ElementStream, SourceError> {
-        let stream: ElementStream = match &self.source {
-            SourceConfig::File(spec) => Box::new(FileSource::open(spec.clone())?),
-            SourceConfig::Synthetic {
-                spec,
-                left_fraction,
-                closing_fraction,
-            } => {
-                let mut source = SyntheticSource::new(spec.clone(), self.seed)?;
-                if let Some(f) = left_fraction {
-                    source = source.with_join_inputs(*f)?;
-                }
-                match *closing_fraction {
-                    None => Box::new(source.map(Ok)),
-                    Some(p) => {
-                        let mut rng = Rng::substream(self.seed, CLOSING_STREAM);
-                        Box::new(source.map(move |mut e| {
-                            if let StreamElement::Event(ev) = &mut e {
-                                ev.closes = ev.input == 1 && rng.chance(p);
-                            }
-                            Ok(e)
-                        }))
-                    }
-                }
-            }
-        };
-        Ok(match &self.operator {
+        let interleaving = match &self.operator {
             OperatorConfig::IntervalJoin { interleaving, .. }
             | OperatorConfig::WindowJoin { interleaving, .. }
-            | OperatorConfig::ContinuousJoin { interleaving, .. } => {
-                Box::new(TwoInputMerger::new(stream, *interleaving))
+            | OperatorConfig::ContinuousJoin { interleaving, .. } => Some(*interleaving),
+            _ => None,
+        };
+        Ok(match (&self.source, interleaving) {
+            (SourceConfig::Separate { left, right }, Some(mode)) => {
+                Box::new(TwoInputMerger::separate(
+                    open_stream(left, self.seed)?,
+                    open_stream(right, right_seed(self.seed))?,
+                    mode,
+                ))
             }
-            _ => stream,
+            (source, Some(mode)) => {
+                Box::new(TwoInputMerger::new(open_stream(source, self.seed)?, mode))
+            }
+            (source, None) => open_stream(source, self.seed)?,
         })
     }
 
@@ -338,12 +400,12 @@ const OPERATORS: &[&str] = &[
 
 fn parse_interleaving(s: &Section<'_>, default: &'static str) -> Result<Interleaving, ConfigError> {
     let choice = s
-        .choice("interleave", &["round-robin", "source-order"])?
+        .choice("interleave", &["round-robin", "source-order", "by-time"])?
         .unwrap_or(default);
-    Ok(if choice == "source-order" {
-        Interleaving::SourceOrder
-    } else {
-        Interleaving::RoundRobin
+    Ok(match choice {
+        "source-order" => Interleaving::SourceOrder,
+        "by-time" => Interleaving::ByTime,
+        _ => Interleaving::RoundRobin,
     })
 }
 

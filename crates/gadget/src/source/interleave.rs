@@ -14,13 +14,24 @@ pub enum Interleaving {
     #[default]
     RoundRobin,
     /// In the order the records come from the combined source (for one file: file order).
+    /// With two separate sources this is the same as `ByTime`.
     SourceOrder,
+    /// The record with the earlier time first (an event's timestamp, a watermark's value);
+    /// ties go to input 1.
+    ByTime,
+}
+
+enum Inputs {
+    /// One stream whose events carry input 1 or 2; watermarks go to both inputs.
+    Tagged(ElementStream),
+    /// Two streams, one per input, each with its own watermarks.
+    Separate([ElementStream; 2]),
 }
 
 /// Merges a stream whose events carry input 1 or 2 (watermarks go to both inputs) into the
 /// sequence a two-input operator processes.
 pub struct TwoInputMerger {
-    source: ElementStream,
+    inputs: Inputs,
     mode: Interleaving,
     queues: [VecDeque<StreamElement>; 2],
     source_done: bool,
@@ -40,8 +51,34 @@ impl std::fmt::Debug for TwoInputMerger {
 impl TwoInputMerger {
     /// Merges `source`'s two inputs.
     pub fn new(source: ElementStream, mode: Interleaving) -> Self {
+        Self::with_inputs(Inputs::Tagged(source), mode)
+    }
+
+    /// Merges two separate streams: `left` becomes input 1 and `right` input 2, whatever
+    /// inputs their events carried.
+    pub fn separate(left: ElementStream, right: ElementStream, mode: Interleaving) -> Self {
+        let tag = |s: ElementStream, input: u8| -> ElementStream {
+            Box::new(s.map(move |r| {
+                r.map(|e| match e {
+                    StreamElement::Event(mut ev) => {
+                        ev.input = input;
+                        StreamElement::Event(ev)
+                    }
+                    w => w,
+                })
+            }))
+        };
+        let mode = if mode == Interleaving::SourceOrder {
+            Interleaving::ByTime
+        } else {
+            mode
+        };
+        Self::with_inputs(Inputs::Separate([tag(left, 1), tag(right, 2)]), mode)
+    }
+
+    fn with_inputs(inputs: Inputs, mode: Interleaving) -> Self {
         TwoInputMerger {
-            source,
+            inputs,
             mode,
             queues: [VecDeque::new(), VecDeque::new()],
             source_done: false,
@@ -53,8 +90,21 @@ impl TwoInputMerger {
 
     /// Pulls from the source until `input` has a record or the source ends.
     fn fill(&mut self, input: usize) -> Result<(), SourceError> {
+        let source = match &mut self.inputs {
+            Inputs::Separate(streams) => {
+                if self.queues[input].is_empty() {
+                    match streams[input].next() {
+                        Some(Err(e)) => return Err(e),
+                        Some(Ok(rec)) => self.queues[input].push_back(rec),
+                        None => {}
+                    }
+                }
+                return Ok(());
+            }
+            Inputs::Tagged(source) => source,
+        };
         while self.queues[input].is_empty() && !self.source_done {
-            match self.source.next() {
+            match source.next() {
                 None => self.source_done = true,
                 Some(Err(e)) => return Err(e),
                 Some(Ok(StreamElement::Watermark(w))) => {
@@ -83,7 +133,24 @@ impl TwoInputMerger {
                 self.turn = 1 - input;
                 Ok(rec.map(|r| (input, r)))
             }
-            Interleaving::SourceOrder => match self.source.next() {
+            Interleaving::ByTime => {
+                self.fill(0)?;
+                self.fill(1)?;
+                let time = |r: Option<&StreamElement>| match r {
+                    Some(StreamElement::Event(e)) => Some(e.timestamp),
+                    Some(StreamElement::Watermark(w)) => Some(*w),
+                    None => None,
+                };
+                let input = match (time(self.queues[0].front()), time(self.queues[1].front())) {
+                    (None, None) => return Ok(None),
+                    (Some(_), None) => 0,
+                    (None, Some(_)) => 1,
+                    (Some(a), Some(b)) => usize::from(b < a),
+                };
+                let rec = self.queues[input].pop_front();
+                Ok(rec.map(|r| (input, r)))
+            }
+            Interleaving::SourceOrder => match self.next_tagged() {
                 None => Ok(None),
                 Some(Err(e)) => Err(e),
                 Some(Ok(StreamElement::Watermark(w))) => {
@@ -92,6 +159,15 @@ impl TwoInputMerger {
                 }
                 Some(Ok(ev)) => Ok(Some((0, ev))),
             },
+        }
+    }
+}
+
+impl TwoInputMerger {
+    fn next_tagged(&mut self) -> Option<Result<StreamElement, SourceError>> {
+        match &mut self.inputs {
+            Inputs::Tagged(s) => s.next(),
+            Inputs::Separate(_) => None,
         }
     }
 }
@@ -109,7 +185,7 @@ impl Iterator for TwoInputMerger {
             match rec {
                 StreamElement::Event(e) => return Some(Ok(StreamElement::Event(e))),
                 StreamElement::Watermark(w) => {
-                    if self.mode == Interleaving::RoundRobin {
+                    if self.mode != Interleaving::SourceOrder {
                         self.input_watermark[input] = Some(w);
                     }
                     if let [Some(a), Some(b)] = self.input_watermark {
@@ -122,5 +198,72 @@ impl Iterator for TwoInputMerger {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::Key;
+    use crate::source::Event;
+
+    fn ev(input: u8, t: i64) -> StreamElement {
+        StreamElement::Event(Event {
+            key: Key::Long(0),
+            timestamp: t,
+            input,
+            closes: false,
+        })
+    }
+
+    fn stream(v: Vec<StreamElement>) -> ElementStream {
+        Box::new(v.into_iter().map(Ok))
+    }
+
+    fn show(m: TwoInputMerger) -> Vec<String> {
+        m.map(|r| match r.unwrap() {
+            StreamElement::Event(e) => format!("{}@{}", e.input, e.timestamp),
+            StreamElement::Watermark(w) => format!("W{w}"),
+        })
+        .collect()
+    }
+
+    #[test]
+    fn round_robin_alternates_records_and_waits_for_both_watermarks() {
+        // One tagged stream: the watermark after three events goes to both inputs.
+        let s = stream(vec![
+            ev(1, 1),
+            ev(1, 2),
+            ev(2, 3),
+            StreamElement::Watermark(3),
+            ev(1, 4),
+        ]);
+        let got = show(TwoInputMerger::new(s, Interleaving::RoundRobin));
+        // input 1: 1, 2, W3, 4; input 2: 3, W3 -> 1@1 2@3 1@2 (W3 on input 2) (W3 on input 1 -> combined 3) 1@4
+        assert_eq!(got, vec!["1@1", "2@3", "1@2", "W3", "1@4"]);
+    }
+
+    #[test]
+    fn separate_sources_by_time_take_the_earlier_record() {
+        let left = stream(vec![ev(0, 1), ev(0, 5), StreamElement::Watermark(5)]);
+        let right = stream(vec![ev(0, 2), ev(0, 3), StreamElement::Watermark(4)]);
+        let got = show(TwoInputMerger::separate(left, right, Interleaving::ByTime));
+        assert_eq!(got, vec!["1@1", "2@2", "2@3", "1@5", "W4"]);
+    }
+
+    #[test]
+    fn separate_sources_round_robin_and_the_combined_watermark_is_the_minimum() {
+        let left = stream(vec![
+            ev(0, 1),
+            StreamElement::Watermark(10),
+            StreamElement::Watermark(20),
+        ]);
+        let right = stream(vec![ev(0, 2), StreamElement::Watermark(15)]);
+        let got = show(TwoInputMerger::separate(
+            left,
+            right,
+            Interleaving::RoundRobin,
+        ));
+        assert_eq!(got, vec!["1@1", "2@2", "W10", "W15"]);
     }
 }
