@@ -10,6 +10,10 @@ use crate::progress;
 
 pub fn run(args: GenArgs) -> anyhow::Result<()> {
     let mut config = Config::load(&args.config)?;
+    for w in &config.warnings {
+        eprintln!("warning: {w}");
+    }
+    let limit = args.limit.or(config.limit);
     if let Some(seed) = args.seed {
         config.seed = seed;
         config.json["seed"] = seed.into();
@@ -37,7 +41,7 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
             source,
             operator.as_mut(),
             &mut sink,
-            args.limit,
+            limit,
             &mut |counts| {
                 bar.set_message(format!(
                     "{} events, {} requests",

@@ -433,3 +433,99 @@ fn a_join_can_read_two_separate_files() {
     assert!(text.contains("get\tLEFT_BUFFER"));
     assert!(text.contains("get\tRIGHT_BUFFER"));
 }
+
+const ORIGINAL: &str = "\
+# an original Gadget config (key = value)
+operator.type = tumbling.keyed.incremental
+expected.num.operations = 1000
+window.length = 5
+first.event.generator.type = gadget
+first.event.generator.watermark.frequency = 1
+first.event.generator.key.popularity.distrib.type = zipf
+first.event.generator.key.popularity.distrib.params.keyspacesize = 1000
+first.event.generator.key.popularity.distrib.params.s = 1
+first.event.generator.event.occurrence.gap.distrib.type = exponential
+first.event.generator.event.occurrence.gap.distrib.params.lambda = 10
+operator.key.popularity.distrib.type = sequential
+operator.key.size.distrib.type = constant
+operator.key.size.distrib.params.constant = 10
+operator.value.size.distrib.type = constant
+operator.value.size.distrib.params.constant = 10
+wrapper.type = file
+wrapper.path = /tmp/Gadget
+";
+
+#[test]
+fn original_gadget_configs_run_with_their_request_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.txt");
+    std::fs::write(&cfg, ORIGINAL).unwrap();
+    let out = dir.path().join("t.txt");
+    gadget()
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--format",
+            "text",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "requests              1000  (truncated by --limit)",
+        ))
+        .stderr(predicate::str::contains("`wrapper.*` ignored"));
+    let text = std::fs::read_to_string(out).unwrap();
+    assert!(text.contains("get\twindow-contents\t"));
+    assert!(text.contains("batch_put\t_timer_state/event_window-timers\t"));
+}
+
+#[test]
+fn original_gadget_configs_reject_typos_with_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.txt");
+    std::fs::write(&cfg, ORIGINAL.replace("window.length", "window.lenght")).unwrap();
+    gadget()
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "-o",
+            dir.path().join("o").to_str().unwrap(),
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("`window.length`: missing"));
+    std::fs::write(
+        &cfg,
+        format!("{ORIGINAL}first.event.generator.watermark.frequncy = 2\n"),
+    )
+    .unwrap();
+    gadget()
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "-o",
+            dir.path().join("o").to_str().unwrap(),
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("config.txt:19"))
+        .stderr(predicate::str::contains("unknown key"));
+    std::fs::write(
+        &cfg,
+        ORIGINAL.replace("tumbling.keyed.incremental", "tumbling.keyed.incremetal"),
+    )
+    .unwrap();
+    gadget()
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "-o",
+            dir.path().join("o").to_str().unwrap(),
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("config.txt:2"))
+        .stderr(predicate::str::contains("tumbling.keyed.incremental"));
+}

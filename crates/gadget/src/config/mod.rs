@@ -1,5 +1,6 @@
 //! Workload configuration: a TOML file (documented in `docs/config.md`), validated key by key.
 
+mod legacy;
 mod reader;
 
 use std::path::{Path, PathBuf};
@@ -207,6 +208,10 @@ pub struct Config {
     pub operator: OperatorConfig,
     /// A short name of the operator for reports.
     pub operator_name: String,
+    /// Stop after this many requests (`limit`; `gadget gen --limit` overrides it).
+    pub limit: Option<u64>,
+    /// Things the user should know that are not errors (ignored keys of original configs).
+    pub warnings: Vec<String>,
     /// The config as JSON, for trace metadata.
     pub json: serde_json::Value,
 }
@@ -224,7 +229,12 @@ impl Config {
     }
 
     /// Validates config text; `path` names it in errors and anchors relative paths.
+    ///
+    /// The original Gadget's `key = value` files are recognized and mapped (docs/config.md).
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        if legacy::looks_legacy(text) {
+            return legacy::parse(text, path);
+        }
         let doc = Document { path, text };
         let parsed =
             toml_edit::ImDocument::parse(text.to_string()).map_err(|e| ConfigError::Syntax {
@@ -235,6 +245,7 @@ impl Config {
         let top = Section::new(&doc, parsed.as_table().clone(), "");
         let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(0) as u64;
         let max_parallelism = top.int("max_parallelism", 1, 32768)?.unwrap_or(128) as u32;
+        let limit = top.int("limit", 1, i64::MAX)?.map(|n| n as u64);
         let source_section = top.table("source")?;
         let left_section = top.table("left")?;
         let right_section = top.table("right")?;
@@ -295,6 +306,8 @@ impl Config {
             source,
             operator,
             operator_name,
+            limit,
+            warnings: Vec::new(),
             json: toml_to_json(parsed.as_table()),
         })
     }
