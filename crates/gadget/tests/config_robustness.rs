@@ -1,0 +1,238 @@
+//! Bad configs give errors, never panics: every bundled example, mutated at random (a line
+//! dropped, a value replaced, the text cut short), either loads and generates or fails with a
+//! message that names the file.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use gadget::access::AccessCounts;
+use gadget::config::Config;
+use proptest::prelude::*;
+
+/// Every bundled config, with its text.
+fn examples() -> Vec<(PathBuf, String)> {
+    let mut all = Vec::new();
+    for folder in ["flink-reference", "paper", "synthetic", "bench"] {
+        let dir = common::project_root().join("examples").join(folder);
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                all.push((path, text));
+            }
+        }
+    }
+    all.sort();
+    assert!(all.len() > 20, "expected the bundled examples");
+    all
+}
+
+/// Values that are wrong in some way for most keys.
+const ODD_VALUES: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "1e308",
+    "-0.0",
+    "nan",
+    "inf",
+    "0.5",
+    "\"\"",
+    "\"zipf\"",
+    "\"nonsense\"",
+    "true",
+    "[]",
+    "[1, 2]",
+    "{}",
+    "{ type = \"uniform\" }",
+    "\"\\t\"",
+    "\"/nonexistent/file.csv\"",
+    "1979-05-27",
+];
+
+/// Parses `text` as if it were `path`; when it loads, generates a few thousand requests.
+fn load_and_generate(text: &str, path: &Path) {
+    match Config::parse(text, path) {
+        Err(e) => {
+            let message = e.to_string();
+            assert!(
+                message.contains(path.file_name().unwrap().to_str().unwrap()),
+                "error does not name the file: {message}"
+            );
+        }
+        Ok(config) => {
+            let Ok(source) = config.open_source() else {
+                return;
+            };
+            let mut op = config.build_operator();
+            let mut counts = AccessCounts::default();
+            // errors (a bad row, a missing file) are fine; panics are not
+            let _ = gadget::generate::generate(
+                source,
+                op.as_mut(),
+                &mut counts,
+                Some(2_000),
+                &mut |_| {},
+            );
+        }
+    }
+}
+
+/// One mutation of a config's text.
+#[derive(Debug, Clone)]
+enum Mutation {
+    DropLine(usize),
+    ReplaceValue(usize, usize),
+    Truncate(usize),
+    InsertLine(usize, String),
+}
+
+fn apply(text: &str, m: &Mutation) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    match m {
+        Mutation::DropLine(i) => {
+            let i = i % lines.len();
+            lines
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, l)| *l)
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        Mutation::ReplaceValue(i, v) => {
+            let value_lines: Vec<usize> = (0..lines.len())
+                .filter(|&j| lines[j].contains('=') && !lines[j].trim_start().starts_with('#'))
+                .collect();
+            if value_lines.is_empty() {
+                return text.to_string();
+            }
+            let target = value_lines[i % value_lines.len()];
+            let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            let key = lines[target].split('=').next().unwrap();
+            out[target] = format!("{key}= {}", ODD_VALUES[v % ODD_VALUES.len()]);
+            out.join("\n")
+        }
+        Mutation::Truncate(at) => {
+            let mut at = at % (text.len() + 1);
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            text[..at].to_string()
+        }
+        Mutation::InsertLine(i, line) => {
+            let mut out: Vec<&str> = lines.clone();
+            out.insert(i % (lines.len() + 1), line);
+            out.join("\n")
+        }
+    }
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::DropLine),
+        (any::<usize>(), any::<usize>()).prop_map(|(i, v)| Mutation::ReplaceValue(i, v)),
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), "[a-z_\\[\\]=\". 0-9]{0,30}")
+            .prop_map(|(i, l)| Mutation::InsertLine(i, l)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_bundled_configs_never_panic(
+        which in any::<usize>(),
+        mutations in proptest::collection::vec(mutation(), 1..4),
+    ) {
+        let all = examples();
+        let (path, text) = &all[which % all.len()];
+        let mut text = text.clone();
+        for m in &mutations {
+            text = apply(&text, m);
+        }
+        load_and_generate(&text, path);
+    }
+
+    #[test]
+    fn any_number_in_any_value_never_panics(
+        which in any::<usize>(),
+        line in any::<usize>(),
+        number in prop_oneof![
+            any::<i64>().prop_map(|n| n.to_string()),
+            (-5i64..100_000).prop_map(|n| n.to_string()),
+            (-1.0f64..2.0).prop_map(|x| format!("{x:?}")),
+            any::<f64>().prop_filter("TOML floats are finite here", |x| x.is_finite()).prop_map(|x| format!("{x:?}")),
+        ],
+    ) {
+        let all = examples();
+        let (path, text) = &all[which % all.len()];
+        let lines: Vec<&str> = text.lines().collect();
+        let numeric: Vec<usize> = (0..lines.len())
+            .filter(|&j| {
+                let l = lines[j];
+                !l.trim_start().starts_with('#')
+                    && l.split_once('=').is_some_and(|(_, v)| {
+                        v.split('#').next().unwrap().trim().parse::<f64>().is_ok()
+                    })
+            })
+            .collect();
+        prop_assume!(!numeric.is_empty());
+        let target = numeric[line % numeric.len()];
+        let key = lines[target].split('=').next().unwrap();
+        let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        out[target] = format!("{key}= {number}");
+        load_and_generate(&out.join("\n"), path);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "(?s).{0,400}") {
+        let path = common::project_root().join("examples/paper/arbitrary.toml");
+        load_and_generate(&text, &path);
+    }
+
+    #[test]
+    fn arbitrary_original_gadget_lines_never_panic(
+        lines in proptest::collection::vec(
+            (
+                prop_oneof![
+                    Just("operator.type".to_string()),
+                    Just("window.length".to_string()),
+                    Just("sliding.length".to_string()),
+                    Just("expected.num.operations".to_string()),
+                    Just("first.event.generator.type".to_string()),
+                    Just("first.event.generator.watermark.frequency".to_string()),
+                    Just("first.event.generator.key.popularity.distrib.type".to_string()),
+                    Just("first.event.generator.key.popularity.distrib.params.keyspacesize".to_string()),
+                    Just("first.event.generator.event.occurrence.gap.distrib.type".to_string()),
+                    Just("first.event.generator.event.occurrence.gap.distrib.params.lambda".to_string()),
+                    Just("first.event.generator.outoforder.percentage".to_string()),
+                    Just("first.event.generator.lateness.threshold".to_string()),
+                    Just("allowed.lateness".to_string()),
+                    Just("lateness.length".to_string()),
+                    "[a-z.]{1,20}",
+                ],
+                prop_oneof![
+                    Just("tumbling.keyed.incremental".to_string()),
+                    Just("session.holistic".to_string()),
+                    Just("join.interval".to_string()),
+                    Just("gadget".to_string()),
+                    Just("zipf".to_string()),
+                    Just("exponential".to_string()),
+                    Just("true".to_string()),
+                    "-?[0-9]{1,20}(\\.[0-9]{1,3})?",
+                    "[ -~]{0,12}",
+                ],
+            ),
+            1..16,
+        ),
+    ) {
+        let text: String = lines.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
+        let path = common::project_root().join("examples/paper/original.conf");
+        load_and_generate(&text, &path);
+    }
+}
