@@ -81,6 +81,26 @@ fn load_and_generate(text: &str, path: &Path) {
     }
 }
 
+#[test]
+fn a_slide_that_puts_an_event_into_millions_of_windows_is_rejected() {
+    let path = Path::new("huge-slide.toml");
+    let text = "[source]\ntype = \"synthetic\"\nkey_space = 10\n[source.keys]\ndistribution = \"uniform\"\n\
+                [source.gaps]\ndistribution = \"constant\"\nvalue = 1\n[operator]\ntype = \"sliding\"\nsize = 100000000\nslide = 1\n";
+    let e = Config::parse(text, path).unwrap_err().to_string();
+    assert!(e.contains("huge-slide.toml:12"), "{e}");
+    assert!(e.contains("100000000 windows"), "{e}");
+}
+
+#[test]
+fn an_out_of_order_fraction_of_one_is_rejected() {
+    let path = Path::new("all-late.toml");
+    let text = "[source]\ntype = \"synthetic\"\nkey_space = 10\n[source.keys]\ndistribution = \"uniform\"\n\
+                [source.gaps]\ndistribution = \"constant\"\nvalue = 1\n[source.out_of_order]\nfraction = 1.0\nmax_delay = 10\n[operator]\ntype = \"aggregation\"\n";
+    let e = Config::parse(text, path).unwrap_err().to_string();
+    assert!(e.contains("all-late.toml:10"), "{e}");
+    assert!(e.contains("[0, 1)"), "{e}");
+}
+
 /// One mutation of a config's text.
 #[derive(Debug, Clone)]
 enum Mutation {
@@ -93,6 +113,7 @@ enum Mutation {
 fn apply(text: &str, m: &Mutation) -> String {
     let lines: Vec<&str> = text.lines().collect();
     match m {
+        Mutation::DropLine(_) if lines.is_empty() => String::new(),
         Mutation::DropLine(i) => {
             let i = i % lines.len();
             lines

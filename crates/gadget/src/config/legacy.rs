@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Config, ConfigError, OperatorConfig, SourceConfig, MS_MAX};
+use super::{Config, ConfigError, OperatorConfig, SourceConfig, MAX_WINDOWS_PER_EVENT, MS_MAX};
 use crate::operator::{WindowAssigner, WindowFunction};
 use crate::source::distribution::{GapDistributionSpec, KeyDistributionSpec};
 use crate::source::element::WatermarkPolicy;
@@ -324,7 +324,7 @@ fn parse_generator(e: &mut Entries<'_>, p: &str, dir: &Path) -> Result<SourceCon
         },
     };
     let fraction = e
-        .number(&format!("{p}outoforder.percentage"), 0.0, 100.0)?
+        .number(&format!("{p}outoforder.percentage"), 0.0, 99.999_999)?
         .unwrap_or(0.0)
         / 100.0;
     let threshold = e
@@ -351,6 +351,20 @@ fn parse_generator(e: &mut Entries<'_>, p: &str, dir: &Path) -> Result<SourceCon
         left_fraction: None,
         closing_fraction: None,
     })
+}
+
+/// A slide must be at most the window and give at most [`MAX_WINDOWS_PER_EVENT`] windows.
+fn check_slide(e: &Entries<'_>, size: i64, slide: i64) -> Result<(), ConfigError> {
+    if slide > size {
+        return Err(e.error("sliding.length", "the slide must be at most window.length"));
+    }
+    if size / slide > MAX_WINDOWS_PER_EVENT {
+        return Err(e.error(
+            "sliding.length",
+            format!("window.length / sliding.length puts every event into {} windows; at most {MAX_WINDOWS_PER_EVENT} are allowed", size / slide),
+        ));
+    }
+    Ok(())
 }
 
 /// Parses an original Gadget config.
@@ -473,9 +487,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         k if k.starts_with("sliding.") => {
             let size = size(&mut e)?;
             let slide = slide(&mut e)?;
-            if slide > size {
-                return Err(e.error("sliding.length", "the slide must be at most window.length"));
-            }
+            check_slide(&e, size, slide)?;
             OperatorConfig::Window {
                 assigner: WindowAssigner::Sliding {
                     size,
@@ -495,9 +507,11 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         "join.tumbling" | "join.sliding" => {
             let size = size(&mut e)?;
             let assigner = if kind == "join.sliding" {
+                let slide = slide(&mut e)?;
+                check_slide(&e, size, slide)?;
                 WindowAssigner::Sliding {
                     size,
-                    slide: slide(&mut e)?,
+                    slide,
                     offset: 0,
                 }
             } else {

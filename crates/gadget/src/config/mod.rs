@@ -422,6 +422,36 @@ fn parse_interleaving(s: &Section<'_>, default: &'static str) -> Result<Interlea
     })
 }
 
+/// Most sliding windows one event may fall into (`size / slide`); Flink keeps them all in a list.
+pub(crate) const MAX_WINDOWS_PER_EVENT: i64 = 100_000;
+
+/// The `slide` of a sliding window of `size` ms: at most the size, at most
+/// [`MAX_WINDOWS_PER_EVENT`] windows per event.
+fn parse_slide(s: &Section<'_>, size: i64) -> Result<i64, ConfigError> {
+    let slide = s.require_int(
+        "slide",
+        1,
+        MS_MAX,
+        "the distance between window starts in ms, e.g. 1000",
+    )?;
+    if slide > size {
+        return Err(s.error(
+            "slide",
+            format!("{slide} is larger than size {size}; a slide must be at most the window size"),
+        ));
+    }
+    if size / slide > MAX_WINDOWS_PER_EVENT {
+        return Err(s.error(
+            "slide",
+            format!(
+                "size {size} / slide {slide} puts every event into {} windows; at most {MAX_WINDOWS_PER_EVENT} are allowed, use a larger slide",
+                size / slide
+            ),
+        ));
+    }
+    Ok(slide)
+}
+
 fn parse_function(s: &Section<'_>) -> Result<WindowFunction, ConfigError> {
     let f = s
         .choice("function", &["incremental", "holistic"])?
@@ -461,15 +491,7 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
         }
         "sliding" => {
             let size = s.require_int("size", 1, MS_MAX, "the window length in ms, e.g. 5000")?;
-            let slide = s.require_int(
-                "slide",
-                1,
-                MS_MAX,
-                "the distance between window starts in ms, e.g. 1000",
-            )?;
-            if slide > size {
-                return Err(s.error("slide", format!("{slide} is larger than size {size}; a slide must be at most the window size")));
-            }
+            let slide = parse_slide(s, size)?;
             let offset = offset(s)?;
             OperatorConfig::Window {
                 assigner: WindowAssigner::Sliding {
@@ -490,15 +512,7 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
         "tumbling-join" | "sliding-join" => {
             let size = s.require_int("size", 1, MS_MAX, "the window length in ms, e.g. 5000")?;
             let assigner = if kind == "sliding-join" {
-                let slide = s.require_int(
-                    "slide",
-                    1,
-                    MS_MAX,
-                    "the distance between window starts in ms, e.g. 1000",
-                )?;
-                if slide > size {
-                    return Err(s.error("slide", format!("{slide} is larger than size {size}; a slide must be at most the window size")));
-                }
+                let slide = parse_slide(s, size)?;
                 WindowAssigner::Sliding {
                     size,
                     slide,
@@ -736,6 +750,12 @@ fn parse_synthetic(
         None => (0.0, 0),
         Some(o) => {
             let f = o.require_float("fraction", 0.0, 1.0, "the share of events delivered late")?;
+            if f >= 1.0 {
+                return Err(o.error(
+                    "fraction",
+                    format!("{f} holds back every event, so none arrives on time to move the stream on; allowed: [0, 1)"),
+                ));
+            }
             let d = o.int("max_delay", 1, MS_MAX)?;
             let d = match (f > 0.0, d) {
                 (true, None) => {
