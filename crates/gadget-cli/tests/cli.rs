@@ -71,6 +71,62 @@ fn same_config_and_seed_give_a_byte_identical_trace() {
 }
 
 #[test]
+fn a_synthetic_out_of_order_stream_is_byte_identical_per_seed_and_differs_across_seeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("synthetic.toml");
+    std::fs::write(
+        &cfg,
+        "seed = 7\n[source]\ntype = \"synthetic\"\nevents = 20000\nkey_space = 500\n\
+         [source.keys]\ndistribution = \"zipf\"\ns = 1.1\n\
+         [source.gaps]\ndistribution = \"exponential\"\nrate = 0.5\n\
+         [source.out_of_order]\nfraction = 0.2\nmax_delay = 300\n\
+         [source.watermarks]\ntype = \"punctuated\"\nevery = 50\nout_of_orderness = 100\n\
+         [operator]\ntype = \"sliding\"\nsize = 1000\nslide = 250\nfunction = \"holistic\"\nallowed_lateness = 200\n",
+    )
+    .unwrap();
+    let run = |name: &str, seed: Option<&str>| {
+        let out = dir.path().join(name);
+        let mut cmd = gadget();
+        cmd.args(["gen", cfg.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        if let Some(seed) = seed {
+            cmd.args(["--seed", seed]);
+        }
+        cmd.assert().success();
+        std::fs::read(out).unwrap()
+    };
+    let a = run("a.gtrace", None);
+    assert_eq!(a, run("b.gtrace", None));
+    assert_eq!(a, run("c.gtrace", Some("7")));
+    // another seed changes the requests themselves, not only the seed in the header
+    let requests = |name: &str, seed: &str| -> Vec<String> {
+        let out = dir.path().join(name);
+        gadget()
+            .args([
+                "gen",
+                cfg.to_str().unwrap(),
+                "--format",
+                "text",
+                "--seed",
+                seed,
+                "-o",
+            ])
+            .arg(&out)
+            .assert()
+            .success();
+        std::fs::read_to_string(out)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_owned)
+            .collect()
+    };
+    let seven = requests("7.txt", "7");
+    assert!(seven.len() > 20_000, "{} requests", seven.len());
+    assert_eq!(seven, requests("7-again.txt", "7"));
+    assert_ne!(seven, requests("8.txt", "8"));
+}
+
+#[test]
 fn json_summary_is_machine_readable() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), TUMBLING);
