@@ -1,0 +1,230 @@
+//! The in-memory store: an ordered map per state. No persistence, no serialization; the
+//! upper bound that real stores are compared against. Every op is native.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use gadget::access::{Op, StateId};
+
+use super::{Store, StoreError, MERGE_DELIMITER};
+
+/// A pending write-batch entry: the key and value live in the batch's byte arena.
+#[derive(Debug, Clone, Copy)]
+struct BatchEntry {
+    state: StateId,
+    start: usize,
+    key_len: usize,
+    /// `None` for a delete.
+    value_len: Option<usize>,
+}
+
+/// One ordered map per state.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    states: Vec<BTreeMap<Vec<u8>, Vec<u8>>>,
+    /// Per state, the key the open iterator stands on (`None`: no iterator or past the end).
+    cursors: Vec<Option<Vec<u8>>>,
+    batch: Vec<BatchEntry>,
+    arena: Vec<u8>,
+}
+
+impl MemoryStore {
+    /// A store with `states` empty keyspaces.
+    pub fn new(states: usize) -> Self {
+        MemoryStore {
+            states: vec![BTreeMap::new(); states],
+            cursors: vec![None; states],
+            batch: Vec::new(),
+            arena: Vec::new(),
+        }
+    }
+
+    fn map(&mut self, state: StateId) -> Result<&mut BTreeMap<Vec<u8>, Vec<u8>>, StoreError> {
+        let states = self.states.len();
+        self.states
+            .get_mut(state as usize)
+            .ok_or(StoreError::UnknownState { state, states })
+    }
+
+    /// Moves the cursor of `state` to the first key in `from`; the value length there.
+    fn land(&mut self, state: StateId, from: Bound<&[u8]>) -> Result<Option<usize>, StoreError> {
+        let map = self.map(state)?;
+        let found = map
+            .range::<[u8], _>((from, Bound::Unbounded))
+            .next()
+            .map(|(k, v)| (k.clone(), v.len()));
+        let cursor = &mut self.cursors[state as usize];
+        match found {
+            Some((k, len)) => {
+                *cursor = Some(k);
+                Ok(Some(len))
+            }
+            None => {
+                *cursor = None;
+                Ok(None)
+            }
+        }
+    }
+}
+
+impl Store for MemoryStore {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        Ok(self.map(state)?.get(key).map(Vec::len))
+    }
+
+    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let map = self.map(state)?;
+        match map.get_mut(key) {
+            Some(v) => {
+                v.clear();
+                v.extend_from_slice(value);
+            }
+            None => {
+                map.insert(key.to_vec(), value.to_vec());
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let map = self.map(state)?;
+        match map.get_mut(key) {
+            Some(v) => {
+                v.push(MERGE_DELIMITER);
+                v.extend_from_slice(value);
+            }
+            None => {
+                map.insert(key.to_vec(), value.to_vec());
+            }
+        }
+        Ok(())
+    }
+
+    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.map(state)?.remove(key);
+        Ok(())
+    }
+
+    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.land(state, Bound::Included(key))
+    }
+
+    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError> {
+        self.map(state)?;
+        match self.cursors[state as usize].take() {
+            None => Ok(None),
+            Some(at) => self.land(state, Bound::Excluded(&at)),
+        }
+    }
+
+    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.map(state)?;
+        let start = self.arena.len();
+        self.arena.extend_from_slice(key);
+        self.arena.extend_from_slice(value);
+        self.batch.push(BatchEntry {
+            state,
+            start,
+            key_len: key.len(),
+            value_len: Some(value.len()),
+        });
+        Ok(())
+    }
+
+    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.map(state)?;
+        let start = self.arena.len();
+        self.arena.extend_from_slice(key);
+        self.batch.push(BatchEntry {
+            state,
+            start,
+            key_len: key.len(),
+            value_len: None,
+        });
+        Ok(())
+    }
+
+    fn batch_commit(&mut self) -> Result<(), StoreError> {
+        let batch = std::mem::take(&mut self.batch);
+        let arena = std::mem::take(&mut self.arena);
+        for e in &batch {
+            let key = &arena[e.start..e.start + e.key_len];
+            let map = &mut self.states[e.state as usize];
+            match e.value_len {
+                Some(n) => {
+                    let v = &arena[e.start + e.key_len..e.start + e.key_len + n];
+                    map.insert(key.to_vec(), v.to_vec());
+                }
+                None => {
+                    map.remove(key);
+                }
+            }
+        }
+        self.batch = batch;
+        self.batch.clear();
+        self.arena = arena;
+        self.arena.clear();
+        Ok(())
+    }
+
+    fn emulated(&self) -> &'static [Op] {
+        &[]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_appends_with_flinks_delimiter_and_get_returns_the_length() {
+        let mut s = MemoryStore::new(1);
+        s.merge(0, b"k", b"abc").unwrap();
+        s.merge(0, b"k", b"de").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(6));
+        s.delete(0, b"k").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), None);
+    }
+
+    #[test]
+    fn seek_and_next_walk_the_state_in_key_order() {
+        let mut s = MemoryStore::new(2);
+        for (k, v) in [(&b"b"[..], 2), (b"a", 1), (b"d", 4)] {
+            s.put(0, k, &vec![0; v]).unwrap();
+        }
+        s.put(1, b"c", b"x").unwrap();
+        assert_eq!(s.seek(0, b"b").unwrap(), Some(2));
+        assert_eq!(s.next(0).unwrap(), Some(4));
+        assert_eq!(s.next(0).unwrap(), None);
+        assert_eq!(s.next(0).unwrap(), None);
+        assert_eq!(s.seek(0, b"").unwrap(), Some(1));
+    }
+
+    #[test]
+    fn a_batch_takes_effect_on_commit_only() {
+        let mut s = MemoryStore::new(1);
+        s.put(0, b"gone", b"1").unwrap();
+        s.batch_put(0, b"new", b"123").unwrap();
+        s.batch_delete(0, b"gone").unwrap();
+        assert_eq!(s.get(0, b"new").unwrap(), None);
+        s.batch_commit().unwrap();
+        assert_eq!(s.get(0, b"new").unwrap(), Some(3));
+        assert_eq!(s.get(0, b"gone").unwrap(), None);
+    }
+
+    #[test]
+    fn an_unknown_state_is_an_error() {
+        let mut s = MemoryStore::new(1);
+        assert!(matches!(
+            s.get(3, b"k"),
+            Err(StoreError::UnknownState {
+                state: 3,
+                states: 1
+            })
+        ));
+    }
+}

@@ -1,0 +1,185 @@
+//! State stores behind one interface, one file per store.
+//!
+//! A [`Store`] receives the state-access stream request by request. Stores that lack an op
+//! emulate it the way a stream processor would have to (a merge becomes get + append + put),
+//! and say so through [`Store::emulated`], so results can report it.
+
+use std::path::{Path, PathBuf};
+
+use gadget::access::{Op, StateId};
+
+pub mod memory;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
+
+/// A failed store request or a store that could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The store could not be created or opened at `path`.
+    #[error("cannot open the {store} store at {path}: {message}")]
+    Open {
+        /// The store's name.
+        store: &'static str,
+        /// Its data directory.
+        path: PathBuf,
+        /// What the store said.
+        message: String,
+    },
+    /// A request failed inside the store.
+    #[error("the {store} store failed a {op} request: {message}")]
+    Request {
+        /// The store's name.
+        store: &'static str,
+        /// The request's op.
+        op: Op,
+        /// What the store said.
+        message: String,
+    },
+    /// The trace names a state the store was not opened with.
+    #[error("request for state #{state}, but the store was opened with {states} states; the trace is inconsistent")]
+    UnknownState {
+        /// The state index in the request.
+        state: StateId,
+        /// How many states the store knows.
+        states: usize,
+    },
+}
+
+/// A state store as a stream processor uses it: one keyspace per state (a column family in
+/// RocksDB), point reads and writes, merges, iterators and write batches.
+///
+/// Reads return the length of the value found, which is what conformance tests compare.
+pub trait Store {
+    /// The store's name as users select it (`rocksdb`, `memory`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Point read; the length of the value, `None` when the key is absent.
+    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError>;
+
+    /// Point write.
+    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
+
+    /// Appends `value` to the key's value through the merge operator (Flink's list state: a
+    /// `,` between elements).
+    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
+
+    /// Point delete.
+    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError>;
+
+    /// Opens a fresh iterator of the state at the first key `>= key`; the value length of
+    /// the entry it lands on, `None` past the end.
+    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError>;
+
+    /// Advances the state's current iterator; the value length of the next entry, `None` past
+    /// the end or when no iterator is open.
+    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError>;
+
+    /// Adds a put to the pending write batch.
+    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
+
+    /// Adds a delete to the pending write batch.
+    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError>;
+
+    /// Writes the pending batch atomically.
+    fn batch_commit(&mut self) -> Result<(), StoreError>;
+
+    /// Ops this store does not have natively and emulates.
+    fn emulated(&self) -> &'static [Op] {
+        &[]
+    }
+
+    /// Flushes buffered writes before the store is closed or measured for size.
+    fn flush(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// Which store to open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// [`memory::MemoryStore`]: ordered maps in memory, the upper-bound baseline.
+    Memory,
+    /// RocksDB set up as Flink sets it up (see [`rocksdb`]).
+    #[cfg(feature = "rocksdb")]
+    RocksDb,
+}
+
+impl StoreKind {
+    /// Every store compiled into this build.
+    pub fn all() -> &'static [StoreKind] {
+        &[
+            StoreKind::Memory,
+            #[cfg(feature = "rocksdb")]
+            StoreKind::RocksDb,
+        ]
+    }
+
+    /// The name users select the store by.
+    pub fn name(self) -> &'static str {
+        match self {
+            StoreKind::Memory => "memory",
+            #[cfg(feature = "rocksdb")]
+            StoreKind::RocksDb => "rocksdb",
+        }
+    }
+
+    /// The store named `name`, if this build has it.
+    pub fn from_name(name: &str) -> Option<StoreKind> {
+        StoreKind::all().iter().copied().find(|k| k.name() == name)
+    }
+
+    /// Names of every store compiled in, for error messages and `--help`.
+    pub fn names() -> String {
+        StoreKind::all()
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Settings of the stores; each store reads the ones that concern it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreSettings {
+    /// RocksDB write buffer (memtable) size in bytes; Flink's paper setting is 128 MB.
+    pub write_buffer_size: usize,
+    /// RocksDB number of write buffers; 2 in the paper.
+    pub max_write_buffers: i32,
+    /// Block cache in bytes; 64 MB in the paper.
+    pub block_cache: usize,
+    /// Write-ahead log; off in Flink.
+    pub wal: bool,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        StoreSettings {
+            write_buffer_size: 128 << 20,
+            max_write_buffers: 2,
+            block_cache: 64 << 20,
+            wal: false,
+        }
+    }
+}
+
+/// Opens `kind` with one keyspace per entry of `states`, its files under `dir`.
+pub fn open_store(
+    kind: StoreKind,
+    dir: &Path,
+    states: &[String],
+    settings: &StoreSettings,
+) -> Result<Box<dyn Store>, StoreError> {
+    match kind {
+        StoreKind::Memory => {
+            let _ = (dir, settings);
+            Ok(Box::new(memory::MemoryStore::new(states.len())))
+        }
+        #[cfg(feature = "rocksdb")]
+        StoreKind::RocksDb => Ok(Box::new(rocksdb::RocksDbStore::open(
+            dir, states, settings,
+        )?)),
+    }
+}
+
+/// The merge operator's delimiter: Flink's `StringAppendOperator` joins list elements by `,`.
+pub const MERGE_DELIMITER: u8 = b',';

@@ -1,0 +1,335 @@
+//! RocksDB, set up as Flink's RocksDB state backend sets it up: a column family per state, a
+//! string-append merge operator with `,` as delimiter, the write-ahead log off; and the paper's
+//! sizes by default (two 128 MB write buffers, a 64 MB block cache), all configurable through
+//! [`StoreSettings`].
+//!
+//! Built against Debian's `librocksdb-dev` (RocksDB 7.8, close to the 6.20 that Flink 1.20
+//! ships) through the `rocksdb` 0.20 crate; `.cargo/config.toml` points the build at it.
+//! Flink's merge operator is RocksDB's native `StringAppendOperator`; the `rocksdb` crate does
+//! not expose it, so the same operation runs as a Rust callback here.
+
+use std::path::{Path, PathBuf};
+
+use gadget::access::{Op, StateId};
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBRawIterator, MergeOperands,
+    Options, WriteBatch, WriteOptions, DB,
+};
+use self_cell::self_cell;
+
+use super::{Store, StoreError, StoreSettings, MERGE_DELIMITER};
+
+/// Column-family handles and open iterators, which borrow the database.
+struct Handles<'db> {
+    families: Vec<&'db ColumnFamily>,
+    iterators: Vec<Option<DBRawIterator<'db>>>,
+}
+
+self_cell!(
+    struct OpenDb {
+        owner: DB,
+        #[not_covariant]
+        dependent: Handles,
+    }
+);
+
+/// A RocksDB database with one column family per state.
+pub struct RocksDbStore {
+    db: OpenDb,
+    batch: WriteBatch,
+    write_options: WriteOptions,
+    path: PathBuf,
+    /// Keeps the block cache alive as long as the database.
+    _cache: Cache,
+}
+
+/// `StringAppendOperator(',')`: the operands appended to the existing value, `,` between.
+fn string_append(
+    _key: &[u8],
+    existing: Option<&[u8]>,
+    operands: &MergeOperands,
+) -> Option<Vec<u8>> {
+    let extra: usize = operands.iter().map(|o| o.len() + 1).sum();
+    let mut out = Vec::with_capacity(existing.map_or(0, <[u8]>::len) + extra);
+    let mut first = true;
+    if let Some(v) = existing {
+        out.extend_from_slice(v);
+        first = false;
+    }
+    for op in operands {
+        if !first {
+            out.push(MERGE_DELIMITER);
+        }
+        first = false;
+        out.extend_from_slice(op);
+    }
+    Some(out)
+}
+
+fn request_error(op: Op, e: rocksdb::Error) -> StoreError {
+    StoreError::Request {
+        store: "rocksdb",
+        op,
+        message: e.into_string(),
+    }
+}
+
+impl RocksDbStore {
+    /// Creates (or opens) a database under `dir` with a column family per state.
+    pub fn open(
+        dir: &Path,
+        states: &[String],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        let open_error = |message: String| StoreError::Open {
+            store: "rocksdb",
+            path: dir.to_path_buf(),
+            message,
+        };
+        let cache =
+            Cache::new_lru_cache(settings.block_cache).map_err(|e| open_error(e.into_string()))?;
+        let family_options = || {
+            let mut o = Options::default();
+            o.set_write_buffer_size(settings.write_buffer_size);
+            o.set_max_write_buffer_number(settings.max_write_buffers);
+            o.set_merge_operator_associative("stringappendtest", string_append);
+            let mut table = BlockBasedOptions::default();
+            table.set_block_cache(&cache);
+            o.set_block_based_table_factory(&table);
+            o
+        };
+        let mut db_options = family_options();
+        db_options.create_if_missing(true);
+        db_options.create_missing_column_families(true);
+        let descriptors: Vec<ColumnFamilyDescriptor> = states
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                // column-family names must be unique; a trace's state names are, but be safe
+                ColumnFamilyDescriptor::new(format!("{i}:{name}"), family_options())
+            })
+            .collect();
+        let names: Vec<String> = descriptors.iter().map(|d| d.name().to_string()).collect();
+        let db = DB::open_cf_descriptors(&db_options, dir, descriptors)
+            .map_err(|e| open_error(e.into_string()))?;
+        let db = OpenDb::try_new(db, |db| {
+            let families = names
+                .iter()
+                .map(|n| {
+                    db.cf_handle(n)
+                        .ok_or_else(|| format!("column family {n} is missing"))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            let iterators = families.iter().map(|_| None).collect();
+            Ok::<_, String>(Handles {
+                families,
+                iterators,
+            })
+        })
+        .map_err(open_error)?;
+        let mut write_options = WriteOptions::default();
+        write_options.disable_wal(!settings.wal);
+        Ok(RocksDbStore {
+            db,
+            batch: WriteBatch::default(),
+            write_options,
+            path: dir.to_path_buf(),
+            _cache: cache,
+        })
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn states(&self) -> usize {
+        self.db.with_dependent(|_, h| h.families.len())
+    }
+
+    fn check(&self, state: StateId) -> Result<(), StoreError> {
+        let states = self.states();
+        if (state as usize) < states {
+            Ok(())
+        } else {
+            Err(StoreError::UnknownState { state, states })
+        }
+    }
+}
+
+impl Store for RocksDbStore {
+    fn name(&self) -> &'static str {
+        "rocksdb"
+    }
+
+    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.check(state)?;
+        self.db.with_dependent(|db, h| {
+            db.get_pinned_cf(h.families[state as usize], key)
+                .map(|v| v.map(|v| v.len()))
+                .map_err(|e| request_error(Op::Get, e))
+        })
+    }
+
+    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        let wo = &self.write_options;
+        self.db.with_dependent(|db, h| {
+            db.put_cf_opt(h.families[state as usize], key, value, wo)
+                .map_err(|e| request_error(Op::Put, e))
+        })
+    }
+
+    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        let wo = &self.write_options;
+        self.db.with_dependent(|db, h| {
+            db.merge_cf_opt(h.families[state as usize], key, value, wo)
+                .map_err(|e| request_error(Op::Merge, e))
+        })
+    }
+
+    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        let wo = &self.write_options;
+        self.db.with_dependent(|db, h| {
+            db.delete_cf_opt(h.families[state as usize], key, wo)
+                .map_err(|e| request_error(Op::Delete, e))
+        })
+    }
+
+    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.check(state)?;
+        self.db.with_dependent_mut(|db, h| {
+            let s = state as usize;
+            // Flink opens a new iterator for every seek; the old one is closed
+            h.iterators[s] = None;
+            let mut it = db.raw_iterator_cf(h.families[s]);
+            it.seek(key);
+            let found = if it.valid() {
+                it.value().map(<[u8]>::len)
+            } else {
+                it.status().map_err(|e| request_error(Op::Seek, e))?;
+                None
+            };
+            h.iterators[s] = Some(it);
+            Ok(found)
+        })
+    }
+
+    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError> {
+        self.check(state)?;
+        self.db.with_dependent_mut(|_, h| {
+            let Some(it) = h.iterators[state as usize].as_mut() else {
+                return Ok(None);
+            };
+            if !it.valid() {
+                return Ok(None);
+            }
+            it.next();
+            if it.valid() {
+                Ok(it.value().map(<[u8]>::len))
+            } else {
+                it.status().map_err(|e| request_error(Op::Next, e))?;
+                Ok(None)
+            }
+        })
+    }
+
+    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        let batch = &mut self.batch;
+        self.db
+            .with_dependent(|_, h| batch.put_cf(h.families[state as usize], key, value));
+        Ok(())
+    }
+
+    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        let batch = &mut self.batch;
+        self.db
+            .with_dependent(|_, h| batch.delete_cf(h.families[state as usize], key));
+        Ok(())
+    }
+
+    fn batch_commit(&mut self) -> Result<(), StoreError> {
+        let batch = std::mem::take(&mut self.batch);
+        let wo = &self.write_options;
+        self.db
+            .with_dependent(|db, _| db.write_opt(batch, wo))
+            .map_err(|e| request_error(Op::BatchCommit, e))
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        self.db.with_dependent_mut(|db, h| {
+            for it in h.iterators.iter_mut() {
+                *it = None;
+            }
+            for cf in &h.families {
+                db.flush_cf(*cf)
+                    .map_err(|e| request_error(Op::BatchCommit, e))?;
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(dir: &Path) -> RocksDbStore {
+        let states = vec!["window-contents".to_string(), "timers".to_string()];
+        let settings = StoreSettings {
+            write_buffer_size: 1 << 20,
+            block_cache: 1 << 20,
+            ..StoreSettings::default()
+        };
+        RocksDbStore::open(dir, &states, &settings).unwrap()
+    }
+
+    #[test]
+    fn merge_appends_with_flinks_delimiter() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.merge(0, b"k", b"abc").unwrap();
+        s.merge(0, b"k", b"de").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(6));
+        s.put(0, b"k", b"z").unwrap();
+        s.merge(0, b"k", b"").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(2));
+        s.delete(0, b"k").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), None);
+    }
+
+    #[test]
+    fn states_are_separate_column_families() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.put(0, b"k", b"1").unwrap();
+        assert_eq!(s.get(1, b"k").unwrap(), None);
+        assert!(matches!(
+            s.get(2, b"k"),
+            Err(StoreError::UnknownState { .. })
+        ));
+    }
+
+    #[test]
+    fn seek_and_next_walk_in_key_order_and_batches_apply_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.batch_put(1, b"b", b"22").unwrap();
+        s.batch_put(1, b"a", b"1").unwrap();
+        s.batch_put(1, b"d", b"4444").unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), None);
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"b").unwrap(), Some(2));
+        assert_eq!(s.next(1).unwrap(), Some(4));
+        assert_eq!(s.next(1).unwrap(), None);
+        assert_eq!(s.next(1).unwrap(), None);
+        s.batch_delete(1, b"a").unwrap();
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), Some(2));
+        s.flush().unwrap();
+    }
+}
