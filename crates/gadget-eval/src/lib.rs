@@ -1,5 +1,15 @@
 //! Gadget's performance evaluator: drives real state stores with a state-access stream and
 //! measures them honestly (open-loop arrivals, coordinated-omission-correct latency, HDR
 //! histograms per op).
+//!
+//! - [`store`]: one interface, one file per store;
+//! - [`workload`]: the request stream, produced ahead on its own thread from a trace or a config;
+//! - [`arrival`]: when each request is meant to start;
+//! - [`run`]: the driver, which issues requests on schedule and measures them;
+//! - [`measure`]: HDR histograms, time series and the summary table.
 
+pub mod arrival;
+pub mod measure;
+pub mod run;
 pub mod store;
+pub mod workload;

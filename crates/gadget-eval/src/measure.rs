@@ -1,0 +1,359 @@
+//! Latency measurement: lossless HDR histograms per op, a time series per interval, and the
+//! paper's summary table.
+//!
+//! Two times per request: **latency** = completion − intended start (from the arrival
+//! schedule; coordinated-omission-correct, it includes time spent queued behind a slow
+//! request) and **service time** = completion − actual start (the store's own time).
+
+use std::io::Write;
+
+use gadget::access::Op;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest value a histogram tracks: one hour in nanoseconds (longer values saturate).
+const HIGHEST_NS: u64 = 3_600_000_000_000;
+/// Significant decimal digits kept by every histogram.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS).expect("valid histogram bounds")
+}
+
+/// Histograms of one op (or of all ops).
+#[derive(Debug, Clone)]
+pub struct OpHistograms {
+    /// Completion − intended start.
+    pub latency: Histogram<u64>,
+    /// Completion − actual start.
+    pub service: Histogram<u64>,
+}
+
+impl OpHistograms {
+    fn new() -> Self {
+        OpHistograms {
+            latency: histogram(),
+            service: histogram(),
+        }
+    }
+}
+
+/// One op's latencies in one interval, kept for the HDR interval log.
+#[derive(Debug, Clone)]
+struct LoggedInterval {
+    start_ns: u64,
+    end_ns: u64,
+    op: Op,
+    latency: Histogram<u64>,
+}
+
+/// Records every measured request.
+#[derive(Debug)]
+pub struct Recorder {
+    /// Per op, indexed by the op's code; allocated on first use.
+    pub ops: Vec<Option<OpHistograms>>,
+    /// The current interval's latencies per op.
+    interval: Vec<Option<Histogram<u64>>>,
+    interval_start_ns: u64,
+    interval_ns: u64,
+    /// One entry per finished interval.
+    pub series: Vec<IntervalStats>,
+    hdr_log: Option<Vec<LoggedInterval>>,
+}
+
+impl Recorder {
+    /// A recorder with a time-series interval of `interval_ns`; `keep_intervals` keeps every
+    /// interval histogram for an HDR interval log.
+    pub fn new(interval_ns: u64, keep_intervals: bool) -> Self {
+        Recorder {
+            ops: (0..Op::ALL.len()).map(|_| None).collect(),
+            interval: (0..Op::ALL.len()).map(|_| None).collect(),
+            interval_start_ns: 0,
+            interval_ns: interval_ns.max(1),
+            series: Vec::new(),
+            hdr_log: keep_intervals.then(Vec::new),
+        }
+    }
+
+    /// Starts measuring at `now_ns` (after the warm-up).
+    pub fn start(&mut self, now_ns: u64) {
+        self.interval_start_ns = now_ns;
+    }
+
+    /// Records one request; `now_ns` is its completion.
+    #[inline]
+    pub fn record(&mut self, op: Op, latency_ns: u64, service_ns: u64, now_ns: u64) {
+        if now_ns >= self.interval_start_ns + self.interval_ns {
+            self.close_interval(now_ns);
+        }
+        let h = self.ops[op as usize].get_or_insert_with(OpHistograms::new);
+        h.latency.saturating_record(latency_ns.max(1));
+        h.service.saturating_record(service_ns.max(1));
+        self.interval[op as usize]
+            .get_or_insert_with(histogram)
+            .saturating_record(latency_ns.max(1));
+    }
+
+    /// Ends the interval that contains `now_ns`'s predecessor; empty intervals are recorded too.
+    fn close_interval(&mut self, now_ns: u64) {
+        while now_ns >= self.interval_start_ns + self.interval_ns {
+            let end = self.interval_start_ns + self.interval_ns;
+            self.push_interval(end);
+        }
+    }
+
+    fn push_interval(&mut self, end_ns: u64) {
+        let start = self.interval_start_ns;
+        let seconds = (end_ns - start) as f64 / 1e9;
+        let mut ops = Vec::new();
+        let mut all = histogram();
+        for op in Op::ALL {
+            if let Some(h) = self.interval[op as usize].as_mut() {
+                if h.is_empty() {
+                    continue;
+                }
+                ops.push(IntervalOp::from_histogram(op.name(), h, seconds));
+                all.add(&*h).expect("same bounds");
+                if let Some(log) = self.hdr_log.as_mut() {
+                    log.push(LoggedInterval {
+                        start_ns: start,
+                        end_ns,
+                        op,
+                        latency: h.clone(),
+                    });
+                }
+                h.reset();
+            }
+        }
+        self.series.push(IntervalStats {
+            start_s: start as f64 / 1e9,
+            end_s: end_ns as f64 / 1e9,
+            all: IntervalOp::from_histogram("all", &all, seconds),
+            ops,
+        });
+        self.interval_start_ns = end_ns;
+    }
+
+    /// Closes the last (partial) interval at `end_ns`.
+    pub fn finish(&mut self, end_ns: u64) {
+        self.close_interval(end_ns);
+        if end_ns > self.interval_start_ns && self.interval.iter().flatten().any(|h| !h.is_empty())
+        {
+            self.push_interval(end_ns);
+        }
+    }
+
+    /// Summary rows per op that occurred, then `all`.
+    pub fn summary(&self, seconds: f64) -> (Vec<OpSummary>, Vec<OpSummary>) {
+        let mut latency = Vec::new();
+        let mut service = Vec::new();
+        let mut all = OpHistograms::new();
+        for op in Op::ALL {
+            if let Some(h) = &self.ops[op as usize] {
+                latency.push(OpSummary::from_histogram(op.name(), &h.latency, seconds));
+                service.push(OpSummary::from_histogram(op.name(), &h.service, seconds));
+                all.latency.add(&h.latency).expect("same bounds");
+                all.service.add(&h.service).expect("same bounds");
+            }
+        }
+        latency.push(OpSummary::from_histogram("all", &all.latency, seconds));
+        service.push(OpSummary::from_histogram("all", &all.service, seconds));
+        (latency, service)
+    }
+
+    /// Writes the kept interval histograms as a standard HDR interval log (one tag per op),
+    /// readable by HdrHistogram's tools and mergeable across runs.
+    pub fn write_hdr_log<W: Write>(&self, out: &mut W) -> std::io::Result<()> {
+        let Some(log) = &self.hdr_log else {
+            return Ok(());
+        };
+        let mut serializer = V2DeflateSerializer::new();
+        let mut writer = IntervalLogWriterBuilder::new()
+            .add_comment("gadget latency (completion - intended start), ns")
+            .with_max_value_divisor(1e6)
+            .begin_log_with(out, &mut serializer)
+            .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+        for i in log {
+            let start = std::time::Duration::from_nanos(i.start_ns);
+            let length = std::time::Duration::from_nanos(i.end_ns - i.start_ns);
+            writer
+                .write_histogram(&i.latency, start, length, Tag::new(i.op.name()))
+                .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+        }
+        Ok(())
+    }
+}
+
+/// One row of the paper's summary table; times in nanoseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpSummary {
+    /// Op name or `all`.
+    pub op: String,
+    /// Requests measured.
+    pub ops: u64,
+    /// Requests per second over the measured time.
+    pub ops_per_s: f64,
+    /// Smallest.
+    pub min_ns: u64,
+    /// Mean.
+    pub mean_ns: f64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p999_ns: u64,
+    /// 99.99th percentile.
+    pub p9999_ns: u64,
+    /// Largest.
+    pub max_ns: u64,
+}
+
+impl OpSummary {
+    fn from_histogram(op: &str, h: &Histogram<u64>, seconds: f64) -> Self {
+        let empty = h.is_empty();
+        let q = |x: f64| if empty { 0 } else { h.value_at_quantile(x) };
+        OpSummary {
+            op: op.to_string(),
+            ops: h.len(),
+            ops_per_s: if seconds > 0.0 {
+                h.len() as f64 / seconds
+            } else {
+                0.0
+            },
+            min_ns: if empty { 0 } else { h.min() },
+            mean_ns: if empty { 0.0 } else { h.mean() },
+            p50_ns: q(0.5),
+            p99_ns: q(0.99),
+            p999_ns: q(0.999),
+            p9999_ns: q(0.9999),
+            max_ns: if empty { 0 } else { h.max() },
+        }
+    }
+}
+
+/// Throughput and latency percentiles of one op in one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalOp {
+    /// Op name or `all`.
+    pub op: String,
+    /// Requests completed in the interval.
+    pub ops: u64,
+    /// Requests per second.
+    pub ops_per_s: f64,
+    /// Median latency, ns.
+    pub p50_ns: u64,
+    /// 99th percentile latency, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile latency, ns.
+    pub p999_ns: u64,
+}
+
+impl IntervalOp {
+    fn from_histogram(op: &str, h: &Histogram<u64>, seconds: f64) -> Self {
+        let empty = h.is_empty();
+        let q = |x: f64| if empty { 0 } else { h.value_at_quantile(x) };
+        IntervalOp {
+            op: op.to_string(),
+            ops: h.len(),
+            ops_per_s: if seconds > 0.0 {
+                h.len() as f64 / seconds
+            } else {
+                0.0
+            },
+            p50_ns: q(0.5),
+            p99_ns: q(0.99),
+            p999_ns: q(0.999),
+        }
+    }
+}
+
+/// One interval of the time series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalStats {
+    /// Start, seconds since the start of the run.
+    pub start_s: f64,
+    /// End, seconds since the start of the run.
+    pub end_s: f64,
+    /// All ops together.
+    pub all: IntervalOp,
+    /// Each op that occurred.
+    pub ops: Vec<IntervalOp>,
+}
+
+/// Formats nanoseconds for people: `812 ns`, `14.2 µs`, `3.10 ms`, `1.20 s`.
+pub fn human_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// The paper's table: Ops, Ops/s, Min, Avg, P50, P99, P99.9, P99.99, Max per op type.
+pub fn render_table(rows: &[OpSummary]) -> String {
+    let mut out = format!(
+        "{:<13} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "op", "ops", "ops/s", "min", "avg", "p50", "p99", "p99.9", "p99.99", "max"
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "{:<13} {:>11} {:>11.0} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+            r.op,
+            r.ops,
+            r.ops_per_s,
+            human_ns(r.min_ns as f64),
+            human_ns(r.mean_ns),
+            human_ns(r.p50_ns as f64),
+            human_ns(r.p99_ns as f64),
+            human_ns(r.p999_ns as f64),
+            human_ns(r.p9999_ns as f64),
+            human_ns(r.max_ns as f64),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_split_the_run_and_empty_ones_are_kept() {
+        let mut r = Recorder::new(1_000, true);
+        r.start(0);
+        r.record(Op::Get, 10, 5, 100);
+        r.record(Op::Put, 20, 20, 900);
+        r.record(Op::Get, 30, 30, 3_500);
+        r.finish(3_600);
+        let counts: Vec<u64> = r.series.iter().map(|s| s.all.ops).collect();
+        assert_eq!(counts, vec![2, 0, 0, 1]);
+        let (latency, service) = r.summary(1.0);
+        assert_eq!(latency.last().unwrap().ops, 3);
+        assert_eq!(latency[0].op, "get");
+        assert_eq!(latency[0].max_ns, 30);
+        assert_eq!(service[0].min_ns, 5);
+        let mut log = Vec::new();
+        r.write_hdr_log(&mut log).unwrap();
+        let text = String::from_utf8(log).unwrap();
+        assert!(text.contains("Tag=get"), "{text}");
+    }
+
+    #[test]
+    fn table_has_the_papers_columns() {
+        let mut r = Recorder::new(1_000_000_000, false);
+        r.record(Op::Merge, 1_500, 1_000, 10);
+        let (latency, _) = r.summary(1.0);
+        let t = render_table(&latency);
+        assert!(t.starts_with("op"));
+        assert!(t.contains("p99.99"));
+        assert!(t.contains("merge"));
+        assert!(t.contains("1.5 µs"));
+    }
+}

@@ -1,0 +1,376 @@
+//! The driver: issues a request stream to a store on schedule and measures every request.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gadget::access::Op;
+use serde::{Deserialize, Serialize};
+
+use crate::arrival::ArrivalProcess;
+use crate::measure::{IntervalStats, OpSummary, Recorder};
+use crate::store::{Store, StoreError};
+use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
+
+/// What is left out of the results at the start of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Warmup {
+    /// Measure from the first request.
+    None,
+    /// Leave out the first N requests.
+    Requests(u64),
+    /// Leave out requests completed in the first N nanoseconds.
+    Duration(u64),
+}
+
+/// How to drive the store.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// When requests are meant to start.
+    pub arrival: ArrivalProcess,
+    /// Seed of the arrival schedule.
+    pub seed: u64,
+    /// Warm-up excluded from the results.
+    pub warmup: Warmup,
+    /// Time-series interval, ns.
+    pub interval_ns: u64,
+    /// Keep every interval histogram (for an HDR interval log).
+    pub keep_intervals: bool,
+    /// Set from elsewhere (Ctrl-C) to stop early; results are then marked partial.
+    pub stop: Arc<AtomicBool>,
+}
+
+/// A run that failed; results up to the failure are lost only when the store broke.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The store failed a request.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The request producer failed.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+}
+
+/// Progress of a run, for progress bars.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Requests issued so far.
+    pub requests: u64,
+    /// Time since the start.
+    pub elapsed: Duration,
+}
+
+/// What a run measured, as `--json` prints it (schema: `docs/results.schema.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// Gadget's version.
+    pub gadget_version: String,
+    /// The store driven.
+    pub store: String,
+    /// The arrival process.
+    pub arrival: String,
+    /// The target rate of an open-loop run, requests/s.
+    pub target_rate: Option<f64>,
+    /// Seed of the arrival schedule.
+    pub seed: u64,
+    /// True when the run stopped early (Ctrl-C); everything below covers what ran.
+    pub partial: bool,
+    /// Requests issued in the warm-up and left out.
+    pub warmup_requests: u64,
+    /// Requests measured.
+    pub requests: u64,
+    /// Measured time, seconds.
+    pub seconds: f64,
+    /// Measured requests per second.
+    pub throughput: f64,
+    /// Whether an open-loop run kept up with its target rate (≥ 95 % of it).
+    pub sustained: Option<bool>,
+    /// Longest time a request started after its intended start, ns.
+    pub max_start_lag_ns: u64,
+    /// Times the driver found no request ready because generation fell behind.
+    pub producer_stalls: u64,
+    /// Time the driver waited for generation, ns.
+    pub producer_stall_ns: u64,
+    /// Ops the store does not have and emulated.
+    pub emulated_ops: Vec<String>,
+    /// Gets (and seeks and nexts) that found a value, and their bytes.
+    pub reads_found: u64,
+    /// Gets (and seeks and nexts) that found nothing.
+    pub reads_empty: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Latency (completion − intended start) per op, then `all`.
+    pub latency: Vec<OpSummary>,
+    /// Service time (completion − actual start) per op, then `all`.
+    pub service: Vec<OpSummary>,
+    /// Throughput and latency per interval.
+    pub time_series: Vec<IntervalStats>,
+}
+
+impl RunReport {
+    /// Warnings a reader must see: a target rate not sustained, generation that fell behind,
+    /// a partial run.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.partial {
+            w.push("PARTIAL: the run was stopped early; results cover what ran".to_string());
+        }
+        if self.sustained == Some(false) {
+            w.push(format!(
+                "NOT SUSTAINED: the target was {:.0} requests/s but the store managed {:.0}; latencies include the growing backlog",
+                self.target_rate.unwrap_or(0.0),
+                self.throughput
+            ));
+        }
+        if self.producer_stalls > 0 {
+            w.push(format!(
+                "generation fell behind {} times ({:.1} ms in all); those waits are in the latencies",
+                self.producer_stalls,
+                self.producer_stall_ns as f64 / 1e6
+            ));
+        }
+        w
+    }
+}
+
+/// Everything the driver measured; [`Measured::report`] turns it into a [`RunReport`].
+#[derive(Debug)]
+pub struct Measured {
+    /// The histograms and time series.
+    pub recorder: Recorder,
+    partial: bool,
+    warmup_requests: u64,
+    requests: u64,
+    measure_start_ns: u64,
+    end_ns: u64,
+    max_start_lag_ns: u64,
+    producer_stalls: u64,
+    producer_stall_ns: u64,
+    reads_found: u64,
+    reads_empty: u64,
+    bytes_read: u64,
+}
+
+impl Measured {
+    /// The report of a run of `store` with `options`.
+    pub fn report(&self, store: &str, emulated: &[Op], options: &RunOptions) -> RunReport {
+        let seconds = self.end_ns.saturating_sub(self.measure_start_ns) as f64 / 1e9;
+        let (latency, service) = self.recorder.summary(seconds);
+        let throughput = if seconds > 0.0 {
+            self.requests as f64 / seconds
+        } else {
+            0.0
+        };
+        let target_rate = options.arrival.rate();
+        RunReport {
+            gadget_version: env!("CARGO_PKG_VERSION").to_string(),
+            store: store.to_string(),
+            arrival: options.arrival.describe(),
+            target_rate,
+            seed: options.seed,
+            partial: self.partial,
+            warmup_requests: self.warmup_requests,
+            requests: self.requests,
+            seconds,
+            throughput,
+            sustained: target_rate
+                .filter(|_| self.requests > 0)
+                .map(|r| throughput >= 0.95 * r),
+            max_start_lag_ns: self.max_start_lag_ns,
+            producer_stalls: self.producer_stalls,
+            producer_stall_ns: self.producer_stall_ns,
+            emulated_ops: emulated.iter().map(|o| o.name().to_string()).collect(),
+            reads_found: self.reads_found,
+            reads_empty: self.reads_empty,
+            bytes_read: self.bytes_read,
+            latency,
+            service,
+            time_series: self.recorder.series.clone(),
+        }
+    }
+}
+
+/// Nanoseconds since `start`.
+#[inline]
+fn since(start: Instant) -> u64 {
+    start.elapsed().as_nanos() as u64
+}
+
+/// Waits until `target_ns` after `start`: sleeps while far, spins the last stretch.
+#[inline]
+fn wait_until(start: Instant, target_ns: u64) {
+    loop {
+        let now = since(start);
+        if now >= target_ns {
+            return;
+        }
+        let left = target_ns - now;
+        if left > 200_000 {
+            std::thread::sleep(Duration::from_nanos(left - 100_000));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Issues one request to `store`: `Some(length read)` for ops that read (`Some(None)`: nothing
+/// found), `None` for writes.
+#[inline]
+pub fn issue(
+    store: &mut dyn Store,
+    block: &RequestBlock,
+    r: &Request,
+    value: &mut Vec<u8>,
+) -> Result<Option<Option<usize>>, StoreError> {
+    let key = block.key(r);
+    let state = r.state;
+    let value_of = |value: &mut Vec<u8>, n: u32| {
+        let n = n as usize;
+        if value.len() < n {
+            value.resize(n, b'v');
+        }
+    };
+    Ok(match r.op {
+        Op::Get => Some(store.get(state, key)?),
+        Op::Seek => Some(store.seek(state, key)?),
+        Op::Next => Some(store.next(state)?),
+        Op::Put => {
+            value_of(value, r.value_len);
+            store.put(state, key, &value[..r.value_len as usize])?;
+            None
+        }
+        Op::Merge => {
+            value_of(value, r.value_len);
+            store.merge(state, key, &value[..r.value_len as usize])?;
+            None
+        }
+        Op::BatchPut => {
+            value_of(value, r.value_len);
+            store.batch_put(state, key, &value[..r.value_len as usize])?;
+            None
+        }
+        Op::Delete => {
+            store.delete(state, key)?;
+            None
+        }
+        Op::BatchDelete => {
+            store.batch_delete(state, key)?;
+            None
+        }
+        Op::BatchCommit => {
+            store.batch_commit()?;
+            None
+        }
+    })
+}
+
+/// Drives `store` with every request of `stream` on the schedule of `options`.
+///
+/// A stop request (Ctrl-C) ends the run early with what was measured, marked partial.
+pub fn drive(
+    store: &mut dyn Store,
+    stream: &mut RequestStream,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Measured, RunError> {
+    let closed = options.arrival.is_closed_loop();
+    let mut schedule = options.arrival.schedule(options.seed);
+    let mut recorder = Recorder::new(options.interval_ns, options.keep_intervals);
+    let mut value = Vec::new();
+    let mut m = Measured {
+        recorder: Recorder::new(1, false),
+        partial: false,
+        warmup_requests: 0,
+        requests: 0,
+        measure_start_ns: 0,
+        end_ns: 0,
+        max_start_lag_ns: 0,
+        producer_stalls: 0,
+        producer_stall_ns: 0,
+        reads_found: 0,
+        reads_empty: 0,
+        bytes_read: 0,
+    };
+    let mut measuring = options.warmup == Warmup::None;
+    let mut issued: u64 = 0;
+    let start = Instant::now();
+    'blocks: loop {
+        let block = match stream.try_next_block() {
+            Some(b) => b,
+            None => {
+                let waited_from = since(start);
+                match stream.next_block() {
+                    Some(b) => {
+                        // the very first block is not a stall: nothing was due yet
+                        if issued > 0 {
+                            m.producer_stalls += 1;
+                            m.producer_stall_ns += since(start) - waited_from;
+                        }
+                        b
+                    }
+                    None => break,
+                }
+            }
+        };
+        for r in &block.requests {
+            if options.stop.load(Ordering::Relaxed) {
+                m.partial = true;
+                stream.recycle(block);
+                break 'blocks;
+            }
+            let intended = if closed {
+                since(start)
+            } else {
+                let t = schedule.next_start();
+                wait_until(start, t);
+                t
+            };
+            let actual = since(start);
+            let read = issue(store, &block, r, &mut value)?;
+            let done = since(start);
+            issued += 1;
+            if !measuring {
+                let over = match options.warmup {
+                    Warmup::None => true,
+                    Warmup::Requests(n) => issued > n,
+                    Warmup::Duration(ns) => done >= ns,
+                };
+                if over {
+                    measuring = true;
+                    m.measure_start_ns = actual;
+                    recorder.start(actual);
+                } else {
+                    m.warmup_requests += 1;
+                }
+            }
+            if measuring {
+                recorder.record(r.op, done - intended, done - actual, done);
+                m.requests += 1;
+                m.max_start_lag_ns = m.max_start_lag_ns.max(actual - intended);
+                match read {
+                    Some(Some(n)) => {
+                        m.reads_found += 1;
+                        m.bytes_read += n as u64;
+                    }
+                    Some(None) => m.reads_empty += 1,
+                    None => {}
+                }
+            }
+            if issued % 65_536 == 0 {
+                progress(Progress {
+                    requests: issued,
+                    elapsed: start.elapsed(),
+                });
+            }
+        }
+        stream.recycle(block);
+    }
+    m.end_ns = since(start);
+    recorder.finish(m.end_ns);
+    m.recorder = recorder;
+    progress(Progress {
+        requests: issued,
+        elapsed: start.elapsed(),
+    });
+    Ok(m)
+}

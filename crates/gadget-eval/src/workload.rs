@@ -1,0 +1,282 @@
+//! The request stream a run issues, produced ahead on its own thread.
+//!
+//! Requests travel in [`RequestBlock`]s of a few thousand through a bounded queue; the driver
+//! hands emptied blocks back for reuse, so producing and issuing allocate nothing per request
+//! and generation cost never shows up as store latency.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use gadget::access::{Access, AccessSink, Op, StateId};
+use gadget::config::Config;
+use gadget::trace::{open_trace, RecordRef};
+
+/// Requests per block.
+pub const BLOCK_REQUESTS: usize = 4096;
+/// Blocks in flight between producer and driver.
+const QUEUE_BLOCKS: usize = 16;
+
+/// One request of a block; its key is `keys[key_start..key_start + key_len]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    /// What the request does.
+    pub op: Op,
+    /// Which state (column family) it targets.
+    pub state: StateId,
+    /// Where its key starts in the block's key bytes.
+    pub key_start: u32,
+    /// Key length.
+    pub key_len: u32,
+    /// Bytes written (put, merge, batch put).
+    pub value_len: u32,
+}
+
+/// A batch of requests with their keys.
+#[derive(Debug, Default, Clone)]
+pub struct RequestBlock {
+    /// The requests, in order.
+    pub requests: Vec<Request>,
+    /// Key bytes of all requests.
+    pub keys: Vec<u8>,
+}
+
+impl RequestBlock {
+    fn with_capacity() -> Self {
+        RequestBlock {
+            requests: Vec::with_capacity(BLOCK_REQUESTS),
+            keys: Vec::with_capacity(BLOCK_REQUESTS * 32),
+        }
+    }
+
+    /// Appends a copy of `a`.
+    pub fn push(&mut self, a: &Access<'_>) {
+        let key_start = self.keys.len() as u32;
+        self.keys.extend_from_slice(a.key);
+        self.requests.push(Request {
+            op: a.op,
+            state: a.state,
+            key_start,
+            key_len: a.key.len() as u32,
+            value_len: a.value_len,
+        });
+    }
+
+    /// The key of `r`.
+    pub fn key(&self, r: &Request) -> &[u8] {
+        &self.keys[r.key_start as usize..(r.key_start + r.key_len) as usize]
+    }
+
+    /// True when the block holds [`BLOCK_REQUESTS`] requests.
+    pub fn is_full(&self) -> bool {
+        self.requests.len() >= BLOCK_REQUESTS
+    }
+
+    fn clear(&mut self) {
+        self.requests.clear();
+        self.keys.clear();
+    }
+}
+
+/// Where requests come from.
+#[derive(Debug, Clone)]
+pub enum WorkloadSource {
+    /// A trace file, binary or text (`gadget replay`).
+    Trace(PathBuf),
+    /// A workload config, generated on the fly (`gadget run`); `limit` bounds the requests.
+    Generate {
+        /// The parsed config.
+        config: Box<Config>,
+        /// Stop after this many requests.
+        limit: Option<u64>,
+    },
+}
+
+/// A producer failed: the trace is corrupt or the event source broke.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// Reading the trace failed.
+    #[error(transparent)]
+    Trace(#[from] gadget::trace::TraceError),
+    /// The event source of a generated workload failed.
+    #[error(transparent)]
+    Source(#[from] gadget::source::SourceError),
+}
+
+/// The state table of a trace. A Flink recording has no header and names its states as they
+/// appear, so it is read through once to learn them all (in first-appearance order, the ids
+/// its records get when read again).
+pub fn trace_state_names(path: &Path) -> Result<Vec<String>, WorkloadError> {
+    let mut reader = open_trace(path)?;
+    if reader.is_flink_recording() {
+        while reader.next_record().map_err(|e| e.in_file(path))?.is_some() {}
+    }
+    Ok(reader.state_names().to_vec())
+}
+
+/// The consumer's end of a running producer.
+#[derive(Debug)]
+pub struct RequestStream {
+    blocks: Receiver<RequestBlock>,
+    recycle: SyncSender<RequestBlock>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<(), WorkloadError>>>,
+    /// Names of the states, the index being the request's [`StateId`].
+    pub state_names: Vec<String>,
+}
+
+impl RequestStream {
+    /// Starts producing `source` on its own thread.
+    pub fn start(source: WorkloadSource) -> Result<RequestStream, WorkloadError> {
+        let (tx, rx) = sync_channel::<RequestBlock>(QUEUE_BLOCKS);
+        let (recycle_tx, recycle_rx) = sync_channel::<RequestBlock>(QUEUE_BLOCKS + 2);
+        let stop = Arc::new(AtomicBool::new(false));
+        let producer_stop = stop.clone();
+        let (state_names, thread) = match source {
+            WorkloadSource::Trace(path) => {
+                let names = trace_state_names(&path)?;
+                let mut reader = open_trace(&path)?;
+                let thread = std::thread::Builder::new()
+                    .name("gadget-trace-reader".into())
+                    .spawn(move || {
+                        let mut out = BlockSink::new(tx, recycle_rx, producer_stop);
+                        while let Some(r) = reader.next_record().map_err(|e| e.in_file(&path))? {
+                            if let RecordRef::Access(a) = r {
+                                out.access(a);
+                                if out.closed {
+                                    break;
+                                }
+                            }
+                        }
+                        out.finish();
+                        Ok(())
+                    })
+                    .expect("spawning a thread");
+                (names, thread)
+            }
+            WorkloadSource::Generate { config, limit } => {
+                let names = config.build_operator().states();
+                // fail early, on this thread, when the event source cannot open
+                drop(config.open_source()?);
+                let thread = std::thread::Builder::new()
+                    .name("gadget-generator".into())
+                    .spawn(move || {
+                        let mut operator = config.build_operator();
+                        let stop = producer_stop.clone();
+                        let source = Box::new(
+                            config
+                                .open_source()?
+                                .take_while(move |_| !stop.load(Ordering::Relaxed)),
+                        );
+                        let mut out = BlockSink::new(tx, recycle_rx, producer_stop);
+                        gadget::generate::generate(
+                            source,
+                            operator.as_mut(),
+                            &mut out,
+                            limit.or(config.limit),
+                            &mut |_| {},
+                        )?;
+                        out.finish();
+                        Ok(())
+                    })
+                    .expect("spawning a thread");
+                (names, thread)
+            }
+        };
+        Ok(RequestStream {
+            blocks: rx,
+            recycle: recycle_tx,
+            stop,
+            thread: Some(thread),
+            state_names,
+        })
+    }
+
+    /// The next block, waiting for the producer; `None` at the end.
+    pub fn next_block(&mut self) -> Option<RequestBlock> {
+        self.blocks.recv().ok()
+    }
+
+    /// The next block if one is ready now, without waiting.
+    pub fn try_next_block(&mut self) -> Option<RequestBlock> {
+        self.blocks.try_recv().ok()
+    }
+
+    /// Hands an issued block back for reuse.
+    pub fn recycle(&mut self, mut block: RequestBlock) {
+        block.clear();
+        let _ = self.recycle.try_send(block);
+    }
+
+    /// Stops the producer early and waits for it; returns its error, if it had one.
+    pub fn finish(mut self) -> Result<(), WorkloadError> {
+        self.stop.store(true, Ordering::Relaxed);
+        // unblock a producer waiting on a full queue
+        while self.blocks.try_recv().is_ok() {}
+        drop(self.blocks);
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The producer's end: fills blocks and sends them when full.
+struct BlockSink {
+    tx: SyncSender<RequestBlock>,
+    recycled: Receiver<RequestBlock>,
+    block: RequestBlock,
+    stop: Arc<AtomicBool>,
+    closed: bool,
+}
+
+impl BlockSink {
+    fn new(
+        tx: SyncSender<RequestBlock>,
+        recycled: Receiver<RequestBlock>,
+        stop: Arc<AtomicBool>,
+    ) -> Self {
+        BlockSink {
+            tx,
+            recycled,
+            block: RequestBlock::with_capacity(),
+            stop,
+            closed: false,
+        }
+    }
+
+    fn send(&mut self) {
+        let fresh = self
+            .recycled
+            .try_recv()
+            .unwrap_or_else(|_| RequestBlock::with_capacity());
+        let full = std::mem::replace(&mut self.block, fresh);
+        if self.tx.send(full).is_err() {
+            // the driver is gone (stopped or failed): produce no more
+            self.closed = true;
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn finish(mut self) {
+        if !self.closed && !self.block.requests.is_empty() {
+            self.send();
+        }
+    }
+}
+
+impl AccessSink for BlockSink {
+    #[inline]
+    fn access(&mut self, a: Access<'_>) {
+        if self.closed {
+            return;
+        }
+        self.block.push(&a);
+        if self.block.is_full() {
+            self.send();
+        }
+    }
+}
