@@ -20,8 +20,117 @@ pub enum Command {
     ///
     /// Example: gadget gen examples/flink-reference/tumbling-incr.toml -o tumbling.gtrace
     Gen(GenArgs),
+    /// Generate a workload on the fly and drive a real store with it, measuring every request.
+    ///
+    /// Generation runs ahead on its own thread, so its cost never shows up as store latency.
+    /// Example: gadget run examples/flink-reference/tumbling-incr.toml --arrival poisson --rate 200000
+    Run(RunArgs),
+    /// Drive a real store with the requests of a trace file, measuring every request.
+    ///
+    /// Example: gadget replay tumbling.gtrace --store rocksdb --json > results.json
+    Replay(ReplayArgs),
     /// Work with trace files: convert between formats, compare two traces.
     Trace(TraceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Workload config (TOML, see docs/config.md).
+    pub config: PathBuf,
+    /// Stop after this many requests (default: the config's `limit`, else the whole workload).
+    #[arg(long)]
+    pub limit: Option<u64>,
+    #[command(flatten)]
+    pub eval: EvalArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Trace to replay (binary, text or a Flink recording; gzip is detected).
+    pub trace: PathBuf,
+    #[command(flatten)]
+    pub eval: EvalArgs,
+}
+
+/// How requests arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Arrival {
+    /// Each request as soon as the previous one completed (measures capacity, not latency).
+    Closed,
+    /// Evenly spaced at --rate.
+    Constant,
+    /// Exponential inter-arrivals at mean --rate.
+    Poisson,
+    /// Self-similar bursts at mean --rate with bias --bias (seed 004's b-model).
+    BModel,
+    /// A sine envelope over --period with depth --modulation, Pareto(--alpha) inter-arrivals.
+    Diurnal,
+}
+
+/// Store, pacing and measurement options shared by `run` and `replay`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The store to drive: rocksdb (embedded, as Flink uses it) or memory (the upper bound).
+    #[arg(long, default_value = "rocksdb")]
+    pub store: String,
+    /// Arrival process. Open-loop processes measure latency from each request's intended
+    /// start (coordinated-omission-correct) and need --rate.
+    #[arg(long, value_enum, default_value_t = Arrival::Closed)]
+    pub arrival: Arrival,
+    /// Target rate in requests per second (open loop).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// b-model bias: share of requests in the busier half at every time scale, 0.5 to <1.
+    #[arg(long, default_value_t = 0.75)]
+    pub bias: f64,
+    /// Diurnal period in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    pub period: f64,
+    /// Diurnal modulation depth, 0 to <1.
+    #[arg(long, default_value_t = 0.5)]
+    pub modulation: f64,
+    /// Diurnal Pareto shape (> 1; smaller is burstier).
+    #[arg(long, default_value_t = 2.5)]
+    pub alpha: f64,
+    /// Seed of the arrival schedule.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Warm-up left out of the results: a request count (10000) or a time (5s, 500ms).
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Time-series interval (1s, 100ms).
+    #[arg(long, default_value = "1s")]
+    pub interval: String,
+    /// Store data directory (default: a fresh temporary directory, removed afterwards).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Keep the temporary store directory and print where it is.
+    #[arg(long)]
+    pub keep: bool,
+    /// RocksDB write buffer size in MiB (two of them by default, as in the paper).
+    #[arg(long, default_value_t = 128)]
+    pub write_buffer_mb: usize,
+    /// RocksDB number of write buffers.
+    #[arg(long, default_value_t = 2)]
+    pub write_buffers: i32,
+    /// RocksDB block cache in MiB.
+    #[arg(long, default_value_t = 64)]
+    pub block_cache_mb: usize,
+    /// Turn RocksDB's write-ahead log on (Flink runs with it off).
+    #[arg(long)]
+    pub wal: bool,
+    /// Print the results as JSON on standard output instead of the summary table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON results to this file (atomically).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Write the time series as CSV to this file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write latency histograms per interval and op as a standard HDR interval log.
+    #[arg(long)]
+    pub hdr_log: Option<PathBuf>,
 }
 
 /// Output format of a trace.

@@ -1,6 +1,7 @@
 //! The `gadget` command: a thin shell over the `gadget` library.
 
 mod cli;
+mod eval_cmd;
 mod gen;
 mod progress;
 mod trace_cmd;
@@ -9,18 +10,25 @@ use clap::Parser;
 
 fn main() {
     let args = cli::Cli::parse();
-    if let Err(e) = run(args) {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
+    match run(args) {
+        Ok(0) => {}
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::exit(1);
+        }
     }
 }
 
-fn run(args: cli::Cli) -> anyhow::Result<()> {
+/// Runs a command; its exit status.
+fn run(args: cli::Cli) -> anyhow::Result<i32> {
     match args.command {
-        cli::Command::Gen(a) => gen::run(a),
+        cli::Command::Gen(a) => gen::run(a).map(|()| 0),
+        cli::Command::Run(a) => eval_cmd::run(a),
+        cli::Command::Replay(a) => eval_cmd::replay(a),
         cli::Command::Trace(t) => match t.command {
-            cli::TraceCommand::Convert(a) => trace_cmd::convert(a),
-            cli::TraceCommand::Diff(a) => trace_cmd::diff(a),
+            cli::TraceCommand::Convert(a) => trace_cmd::convert(a).map(|()| 0),
+            cli::TraceCommand::Diff(a) => trace_cmd::diff(a).map(|()| 0),
         },
     }
 }

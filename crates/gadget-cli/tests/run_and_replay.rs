@@ -1,0 +1,258 @@
+//! `gadget run` and `gadget replay` as users run them: real stores, the paper's table, JSON
+//! checked against the committed schema, clean stops.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn gadget() -> Command {
+    Command::cargo_bin("gadget").unwrap()
+}
+
+fn project_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A synthetic sliding-window workload; `events` bounds it (omit for an endless stream).
+fn workload(dir: &Path, events: Option<u64>) -> PathBuf {
+    let path = dir.join("workload.toml");
+    let events = events.map_or(String::new(), |n| format!("events = {n}\n"));
+    std::fs::write(
+        &path,
+        format!(
+            "seed = 5\n[source]\ntype = \"synthetic\"\n{events}key_space = 200\n\
+             [source.keys]\ndistribution = \"zipf\"\ns = 1.0\n\
+             [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
+             [source.watermarks]\ntype = \"punctuated\"\nevery = 20\n\
+             [operator]\ntype = \"sliding\"\nsize = 200\nslide = 50\nfunction = \"holistic\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn trace(dir: &Path) -> PathBuf {
+    let cfg = workload(dir, Some(3_000));
+    let out = dir.join("t.gtrace");
+    gadget()
+        .args(["gen", cfg.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .assert()
+        .success();
+    out
+}
+
+#[test]
+fn replay_on_every_store_prints_the_papers_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = trace(dir.path());
+    for store in ["memory", "rocksdb"] {
+        gadget()
+            .args(["replay", t.to_str().unwrap(), "--store", store])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(format!(
+                "store {store}, closed loop"
+            )))
+            .stdout(predicate::str::contains("p99.99"))
+            .stdout(predicate::str::contains("merge"))
+            .stdout(predicate::str::contains("batch_commit"));
+    }
+}
+
+#[test]
+fn run_results_match_the_committed_json_schema_and_every_output_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path(), None);
+    let results = dir.path().join("results.json");
+    let csv = dir.path().join("series.csv");
+    let hlog = dir.path().join("latency.hlog");
+    let out = gadget()
+        .args([
+            "run",
+            cfg.to_str().unwrap(),
+            "--limit",
+            "20000",
+            "--store",
+            "rocksdb",
+        ])
+        .args([
+            "--arrival",
+            "poisson",
+            "--rate",
+            "40000",
+            "--warmup",
+            "1000",
+        ])
+        .args(["--interval", "100ms", "--json", "-o"])
+        .arg(&results)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--hdr-log")
+        .arg(&hlog)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+    assert_eq!(printed, written);
+
+    let schema: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(project_root().join("docs/results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&printed)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "results do not match the schema: {errors:#?}"
+    );
+    // the schema is strict enough to catch a missing field
+    let mut broken = printed.clone();
+    broken.as_object_mut().unwrap().remove("latency");
+    assert!(!validator.is_valid(&broken));
+
+    assert_eq!(printed["requests"], 19_000);
+    assert_eq!(printed["warmup_requests"], 1_000);
+    assert_eq!(printed["store"], "rocksdb");
+    assert_eq!(printed["target_rate"], 40_000.0);
+    assert!(printed["time_series"].as_array().unwrap().len() >= 3);
+
+    let series = std::fs::read_to_string(&csv).unwrap();
+    assert!(series.starts_with("start_s,end_s,op,ops,ops_per_s,p50_ns,p99_ns,p999_ns\n"));
+    assert!(series.contains(",all,"));
+    let log = std::fs::read_to_string(&hlog).unwrap();
+    assert!(log.contains("Tag=merge,"), "{log}");
+}
+
+#[test]
+fn bad_evaluation_options_say_what_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = trace(dir.path());
+    let t = t.to_str().unwrap();
+    gadget()
+        .args(["replay", t, "--store", "cassandra"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("use one of: memory, rocksdb"));
+    gadget()
+        .args(["replay", t, "--arrival", "poisson"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("needs --rate"));
+    gadget()
+        .args([
+            "replay",
+            t,
+            "--arrival",
+            "b-model",
+            "--rate",
+            "10",
+            "--bias",
+            "1.2",
+        ])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--bias 1.2 is out of range"));
+    gadget()
+        .args(["replay", t, "--warmup", "soon"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--warmup"));
+}
+
+#[test]
+fn store_directory_errors_name_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = trace(dir.path());
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let bad = file.join("store");
+    gadget()
+        .args(["replay", t.to_str().unwrap(), "--dir"])
+        .arg(&bad)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(bad.to_str().unwrap()));
+}
+
+#[test]
+fn the_temporary_store_is_removed_unless_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = trace(dir.path());
+    let out = gadget()
+        .args(["replay", t.to_str().unwrap(), "--keep"])
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let kept = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("store data kept in "))
+        .unwrap_or_else(|| panic!("no kept directory in {stderr}"));
+    assert!(
+        Path::new(kept).join("CURRENT").exists(),
+        "{kept} is not a RocksDB directory"
+    );
+
+    let scratch = tempfile::tempdir().unwrap();
+    gadget()
+        .args(["replay", t.to_str().unwrap()])
+        .env("TMPDIR", scratch.path())
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_keeps_partial_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path(), None); // endless
+    let results = dir.path().join("results.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+        .args(["run", cfg.to_str().unwrap(), "--store", "memory"])
+        .args(["--arrival", "constant", "--rate", "5000", "-o"])
+        .arg(&results)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // wait until it is running, then interrupt it
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // an endless run that ignored the signal must not hang the test suite
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("gadget run did not stop within 30 s of Ctrl-C");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("PARTIAL"), "{stdout}");
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+    assert_eq!(written["partial"], true);
+    assert!(written["requests"].as_u64().unwrap() > 0);
+}
