@@ -1,16 +1,20 @@
 # Gadget: two commands do everything on a fresh Debian machine.
-#   make run    builds Gadget and generates the bundled example trace
+#   make run    builds Gadget and drives embedded RocksDB with the bundled example workload
+#   make gen    builds Gadget and writes the bundled example's trace
 #   make test   installs what is missing, checks formatting and lints, runs every test
 SHELL := /bin/bash
 EXAMPLE ?= examples/flink-reference/tumbling-incr.toml
 OUT ?= out/tumbling-incr.gtrace
 
-.PHONY: run test build bench
+.PHONY: run gen test build bench
 
 build:
 	scripts/setup.sh release
 
 run: build
+	./target/release/gadget run $(EXAMPLE) --store rocksdb
+
+gen: build
 	mkdir -p $(dir $(OUT))
 	./target/release/gadget gen $(EXAMPLE) -o $(OUT)
 
