@@ -35,8 +35,9 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Workload config (TOML, see docs/config.md).
-    pub config: PathBuf,
+    /// Workload config (TOML, see docs/config.md); several run as concurrent instances.
+    #[arg(required = true, num_args = 1..)]
+    pub config: Vec<PathBuf>,
     /// Stop after this many requests (default: the config's `limit`, else the whole workload).
     #[arg(long)]
     pub limit: Option<u64>,
@@ -46,8 +47,10 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// Trace to replay (binary, text or a Flink recording; gzip is detected).
-    pub trace: PathBuf,
+    /// Trace to replay (binary, text or a Flink recording; gzip is detected); several replay
+    /// as concurrent instances.
+    #[arg(required = true, num_args = 1..)]
+    pub trace: Vec<PathBuf>,
     #[command(flatten)]
     pub eval: EvalArgs,
 }
@@ -92,9 +95,17 @@ pub struct EvalArgs {
     /// Diurnal Pareto shape (> 1; smaller is burstier).
     #[arg(long, default_value_t = 2.5)]
     pub alpha: f64,
-    /// Seed of the arrival schedule.
+    /// Seed of the arrival schedule (instance i uses seed + i).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Run every workload this many times as concurrent instances, each on its own thread
+    /// with its own seeds (the paper's concurrent operators).
+    #[arg(long, default_value_t = 1)]
+    pub instances: usize,
+    /// Let all instances share one store (each over its own column families) instead of
+    /// giving each its own.
+    #[arg(long)]
+    pub shared_store: bool,
     /// Warm-up left out of the results: a request count (10000) or a time (5s, 500ms).
     #[arg(long)]
     pub warmup: Option<String>,

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
+use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
 use gadget_eval::report::{render_summary, write_atomically, write_time_series_csv};
-use gadget_eval::run::{drive, RunOptions, RunReport, Warmup};
-use gadget_eval::store::{open_store, StoreKind, StoreSettings};
-use gadget_eval::workload::{RequestStream, WorkloadSource};
+use gadget_eval::run::{RunOptions, RunReport, Warmup};
+use gadget_eval::store::{StoreKind, StoreSettings};
+use gadget_eval::workload::WorkloadSource;
 
 use crate::cli::{Arrival, EvalArgs, ReplayArgs, RunArgs};
 use crate::progress;
@@ -19,22 +20,36 @@ use crate::progress;
 const INTERRUPTED: i32 = 130;
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
-    let config = Config::load(&args.config)?;
-    for w in &config.warnings {
-        eprintln!("warning: {w}");
+    let mut configs = Vec::new();
+    for path in &args.config {
+        let config = Config::load(path)?;
+        for w in &config.warnings {
+            eprintln!("warning: {w}");
+        }
+        configs.push(config);
     }
-    let limit = args.limit.or(config.limit);
-    evaluate(
-        WorkloadSource::Generate {
-            config: Box::new(config),
-            limit,
-        },
-        &args.eval,
-    )
+    let mut sources = Vec::new();
+    for replica in 0..args.eval.instances.max(1) {
+        for config in &configs {
+            let mut config = config.clone();
+            // replicas of one config get their own seeds
+            config.seed = config.seed.wrapping_add(replica as u64);
+            let limit = args.limit.or(config.limit);
+            sources.push(WorkloadSource::Generate {
+                config: Box::new(config),
+                limit,
+            });
+        }
+    }
+    evaluate(sources, &args.eval)
 }
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<i32> {
-    evaluate(WorkloadSource::Trace(args.trace), &args.eval)
+    let mut sources = Vec::new();
+    for _ in 0..args.eval.instances.max(1) {
+        sources.extend(args.trace.iter().cloned().map(WorkloadSource::Trace));
+    }
+    evaluate(sources, &args.eval)
 }
 
 /// Parses `5s`, `500ms`, `250us`, `2m` into nanoseconds.
@@ -151,7 +166,7 @@ impl StoreDir {
     }
 }
 
-fn evaluate(source: WorkloadSource, a: &EvalArgs) -> anyhow::Result<i32> {
+fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs) -> anyhow::Result<i32> {
     let kind = StoreKind::from_name(&a.store).with_context(|| {
         format!(
             "--store {:?} is not a store of this build; use one of: {}",
@@ -190,9 +205,6 @@ fn evaluate(source: WorkloadSource, a: &EvalArgs) -> anyhow::Result<i32> {
         ),
     };
 
-    let mut stream = RequestStream::start(source)?;
-    let mut store = open_store(kind, dir.path(), &stream.state_names, &settings)?;
-
     let stop = Arc::new(AtomicBool::new(false));
     let handler_stop = stop.clone();
     // the first Ctrl-C stops cleanly and keeps partial results; a second one exits at once
@@ -209,26 +221,31 @@ fn evaluate(source: WorkloadSource, a: &EvalArgs) -> anyhow::Result<i32> {
         keep_intervals: a.hdr_log.is_some(),
         stop: stop.clone(),
     };
+    let sharing = if a.shared_store {
+        Sharing::Shared
+    } else {
+        Sharing::PerInstance
+    };
 
-    let bar = progress::spinner(&format!("driving {}", store.name()));
-    let measured = drive(store.as_mut(), &mut stream, &options, &mut |p| {
-        let secs = p.elapsed.as_secs_f64().max(1e-9);
-        bar.set_message(format!(
-            "{} requests, {:.0} requests/s",
-            p.requests,
-            p.requests as f64 / secs
-        ));
-    });
+    let bar = progress::spinner(&format!("driving {}", kind.name()));
+    let outcome = run_instances(
+        kind,
+        dir.path(),
+        sources,
+        sharing,
+        &settings,
+        &options,
+        &|p| {
+            let secs = p.elapsed.as_secs_f64().max(1e-9);
+            bar.set_message(format!(
+                "{} requests, {:.0} requests/s",
+                p.requests,
+                p.requests as f64 / secs
+            ));
+        },
+    );
     bar.finish_and_clear();
-    let measured = measured?;
-    let producer = stream.finish();
-    let emulated = store.emulated();
-    let report = measured.report(store.name(), emulated, &options);
-    drop(store);
-    // a producer error after a stop is the stop's doing; otherwise it is the user's to see
-    if !report.partial {
-        producer?;
-    }
+    let InstancesOutcome { report, measured } = outcome?;
 
     write_outputs(&report, &measured, a)?;
     match dir {

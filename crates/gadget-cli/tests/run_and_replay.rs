@@ -256,3 +256,62 @@ fn ctrl_c_stops_cleanly_and_keeps_partial_results() {
     assert_eq!(written["partial"], true);
     assert!(written["requests"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn concurrent_instances_report_each_and_combined_on_a_shared_or_own_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path(), Some(2_000));
+    let schema: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(project_root().join("docs/results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for shared in [false, true] {
+        let mut cmd = gadget();
+        cmd.args(["run", cfg.to_str().unwrap(), "--instances", "3", "--json"]);
+        if shared {
+            cmd.arg("--shared-store");
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            validator.is_valid(&r),
+            "combined results do not match the schema"
+        );
+        let instances = r["instances"].as_array().unwrap();
+        assert_eq!(instances.len(), 3);
+        let sum: u64 = instances
+            .iter()
+            .map(|i| i["requests"].as_u64().unwrap())
+            .sum();
+        assert_eq!(r["requests"].as_u64().unwrap(), sum);
+        // each instance has its own workload seed, so the request counts differ
+        let counts: std::collections::BTreeSet<u64> = instances
+            .iter()
+            .map(|i| i["requests"].as_u64().unwrap())
+            .collect();
+        assert!(
+            counts.len() > 1,
+            "instances ran identical workloads: {counts:?}"
+        );
+        let all = r["latency"].as_array().unwrap().last().unwrap()["ops"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(all, sum);
+        let how = if shared {
+            "one shared store"
+        } else {
+            "a store each"
+        };
+        assert!(
+            r["arrival"].as_str().unwrap().contains(how),
+            "{}",
+            r["arrival"]
+        );
+    }
+}

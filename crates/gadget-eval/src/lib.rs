@@ -6,10 +6,12 @@
 //! - [`workload`]: the request stream, produced ahead on its own thread from a trace or a config;
 //! - [`arrival`]: when each request is meant to start;
 //! - [`run`]: the driver, which issues requests on schedule and measures them;
+//! - [`concurrent`]: several operator instances on their own threads, sharing a store or not;
 //! - [`measure`]: HDR histograms, time series and the summary table;
 //! - [`report`]: the human summary, JSON, CSV and HDR logs, written atomically.
 
 pub mod arrival;
+pub mod concurrent;
 pub mod measure;
 pub mod report;
 pub mod run;

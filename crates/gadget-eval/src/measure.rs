@@ -57,6 +57,9 @@ pub struct Recorder {
     /// The current interval's latencies per op.
     interval: Vec<Option<Histogram<u64>>>,
     interval_start_ns: u64,
+    /// The end of the current interval: a multiple of `interval_ns` from the run's start, so
+    /// that the intervals of concurrent instances line up.
+    interval_end_ns: u64,
     interval_ns: u64,
     /// One entry per finished interval.
     pub series: Vec<IntervalStats>,
@@ -71,6 +74,7 @@ impl Recorder {
             ops: (0..Op::ALL.len()).map(|_| None).collect(),
             interval: (0..Op::ALL.len()).map(|_| None).collect(),
             interval_start_ns: 0,
+            interval_end_ns: interval_ns.max(1),
             interval_ns: interval_ns.max(1),
             series: Vec::new(),
             hdr_log: keep_intervals.then(Vec::new),
@@ -80,12 +84,13 @@ impl Recorder {
     /// Starts measuring at `now_ns` (after the warm-up).
     pub fn start(&mut self, now_ns: u64) {
         self.interval_start_ns = now_ns;
+        self.interval_end_ns = (now_ns / self.interval_ns + 1) * self.interval_ns;
     }
 
     /// Records one request; `now_ns` is its completion.
     #[inline]
     pub fn record(&mut self, op: Op, latency_ns: u64, service_ns: u64, now_ns: u64) {
-        if now_ns >= self.interval_start_ns + self.interval_ns {
+        if now_ns >= self.interval_end_ns {
             self.close_interval(now_ns);
         }
         let h = self.ops[op as usize].get_or_insert_with(OpHistograms::new);
@@ -98,9 +103,8 @@ impl Recorder {
 
     /// Ends the interval that contains `now_ns`'s predecessor; empty intervals are recorded too.
     fn close_interval(&mut self, now_ns: u64) {
-        while now_ns >= self.interval_start_ns + self.interval_ns {
-            let end = self.interval_start_ns + self.interval_ns;
-            self.push_interval(end);
+        while now_ns >= self.interval_end_ns {
+            self.push_interval(self.interval_end_ns);
         }
     }
 
@@ -134,6 +138,7 @@ impl Recorder {
             ops,
         });
         self.interval_start_ns = end_ns;
+        self.interval_end_ns = end_ns + self.interval_ns;
     }
 
     /// Closes the last (partial) interval at `end_ns`.
@@ -142,6 +147,34 @@ impl Recorder {
         if end_ns > self.interval_start_ns && self.interval.iter().flatten().any(|h| !h.is_empty())
         {
             self.push_interval(end_ns);
+        }
+    }
+
+    /// Adds the measurements of a concurrent instance: histograms op by op, and the time series
+    /// interval by interval (intervals end on the same boundaries from the shared start).
+    pub fn merge(&mut self, other: &Recorder) {
+        for (mine, theirs) in self.ops.iter_mut().zip(&other.ops) {
+            if let Some(t) = theirs {
+                let m = mine.get_or_insert_with(OpHistograms::new);
+                m.latency.add(&t.latency).expect("same bounds");
+                m.service.add(&t.service).expect("same bounds");
+            }
+        }
+        for theirs in &other.series {
+            match self
+                .series
+                .iter_mut()
+                .find(|s| (s.end_s - theirs.end_s).abs() < 1e-9)
+            {
+                Some(s) => s.absorb(theirs),
+                None => self.series.push(theirs.clone()),
+            }
+        }
+        self.series
+            .sort_by(|a, b| a.end_s.partial_cmp(&b.end_s).expect("finite times"));
+        if let (Some(log), Some(theirs)) = (self.hdr_log.as_mut(), other.hdr_log.as_ref()) {
+            log.extend(theirs.iter().cloned());
+            log.sort_by_key(|i| (i.start_ns, i.op));
         }
     }
 
@@ -283,6 +316,32 @@ pub struct IntervalStats {
     pub ops: Vec<IntervalOp>,
 }
 
+impl IntervalStats {
+    /// Adds another instance's interval ending at the same time. Counts and rates add up;
+    /// percentiles of the combined interval are the larger of the two (an upper bound, since
+    /// only the instances' own histograms are kept per interval).
+    fn absorb(&mut self, other: &IntervalStats) {
+        self.start_s = self.start_s.min(other.start_s);
+        self.all.absorb(&other.all);
+        for o in &other.ops {
+            match self.ops.iter_mut().find(|m| m.op == o.op) {
+                Some(m) => m.absorb(o),
+                None => self.ops.push(o.clone()),
+            }
+        }
+    }
+}
+
+impl IntervalOp {
+    fn absorb(&mut self, other: &IntervalOp) {
+        self.ops += other.ops;
+        self.ops_per_s += other.ops_per_s;
+        self.p50_ns = self.p50_ns.max(other.p50_ns);
+        self.p99_ns = self.p99_ns.max(other.p99_ns);
+        self.p999_ns = self.p999_ns.max(other.p999_ns);
+    }
+}
+
 /// Formats nanoseconds for people: `812 ns`, `14.2 µs`, `3.10 ms`, `1.20 s`.
 pub fn human_ns(ns: f64) -> String {
     if ns < 1e3 {
@@ -343,6 +402,29 @@ mod tests {
         r.write_hdr_log(&mut log).unwrap();
         let text = String::from_utf8(log).unwrap();
         assert!(text.contains("Tag=get"), "{text}");
+    }
+
+    #[test]
+    fn merging_instances_adds_histograms_and_lines_up_intervals() {
+        let mut a = Recorder::new(1_000, false);
+        a.start(100);
+        a.record(Op::Get, 10, 10, 500);
+        a.record(Op::Get, 20, 20, 1_500);
+        a.finish(1_600);
+        let mut b = Recorder::new(1_000, false);
+        b.start(300);
+        b.record(Op::Put, 30, 30, 900);
+        b.finish(1_000);
+        let mut all = Recorder::new(1_000, false);
+        all.merge(&a);
+        all.merge(&b);
+        let ends: Vec<f64> = all.series.iter().map(|s| s.end_s * 1e9).collect();
+        assert_eq!(ends.len(), 2, "{ends:?}");
+        assert!((ends[0] - 1_000.0).abs() < 1e-3);
+        assert_eq!(all.series[0].all.ops, 2);
+        assert_eq!(all.series[0].start_s * 1e9, 100.0);
+        let (latency, _) = all.summary(1.0);
+        assert_eq!(latency.last().unwrap().ops, 3);
     }
 
     #[test]

@@ -105,6 +105,9 @@ pub struct RunReport {
     pub service: Vec<OpSummary>,
     /// Throughput and latency per interval.
     pub time_series: Vec<IntervalStats>,
+    /// For concurrent instances (this report then combines them): each instance's own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<RunReport>,
 }
 
 impl RunReport {
@@ -152,6 +155,34 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// True when the run was stopped early.
+    pub fn is_partial(&self) -> bool {
+        self.partial
+    }
+
+    /// The measurements of concurrent instances together: histograms merged, counts added,
+    /// the measured time from the earliest start to the latest end.
+    pub fn combine(all: &[Measured], interval_ns: u64, keep_intervals: bool) -> Measured {
+        let mut recorder = Recorder::new(interval_ns, keep_intervals);
+        for m in all {
+            recorder.merge(&m.recorder);
+        }
+        Measured {
+            recorder,
+            partial: all.iter().any(|m| m.partial),
+            warmup_requests: all.iter().map(|m| m.warmup_requests).sum(),
+            requests: all.iter().map(|m| m.requests).sum(),
+            measure_start_ns: all.iter().map(|m| m.measure_start_ns).min().unwrap_or(0),
+            end_ns: all.iter().map(|m| m.end_ns).max().unwrap_or(0),
+            max_start_lag_ns: all.iter().map(|m| m.max_start_lag_ns).max().unwrap_or(0),
+            producer_stalls: all.iter().map(|m| m.producer_stalls).sum(),
+            producer_stall_ns: all.iter().map(|m| m.producer_stall_ns).sum(),
+            reads_found: all.iter().map(|m| m.reads_found).sum(),
+            reads_empty: all.iter().map(|m| m.reads_empty).sum(),
+            bytes_read: all.iter().map(|m| m.bytes_read).sum(),
+        }
+    }
+
     /// The report of a run of `store` with `options`.
     pub fn report(&self, store: &str, emulated: &[Op], options: &RunOptions) -> RunReport {
         let seconds = self.end_ns.saturating_sub(self.measure_start_ns) as f64 / 1e9;
@@ -186,6 +217,7 @@ impl Measured {
             latency,
             service,
             time_series: self.recorder.series.clone(),
+            instances: Vec::new(),
         }
     }
 }
@@ -264,13 +296,15 @@ pub fn issue(
     })
 }
 
-/// Drives `store` with every request of `stream` on the schedule of `options`.
+/// Drives `store` with every request of `stream` on the schedule of `options`, the schedule
+/// counting from `epoch` (the same for concurrent instances, so their intervals line up).
 ///
 /// A stop request (Ctrl-C) ends the run early with what was measured, marked partial.
 pub fn drive(
     store: &mut dyn Store,
     stream: &mut RequestStream,
     options: &RunOptions,
+    epoch: Instant,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Measured, RunError> {
     let closed = options.arrival.is_closed_loop();
@@ -293,7 +327,7 @@ pub fn drive(
     };
     let mut measuring = options.warmup == Warmup::None;
     let mut issued: u64 = 0;
-    let start = Instant::now();
+    let start = epoch;
     'blocks: loop {
         let block = match stream.try_next_block() {
             Some(b) => b,

@@ -114,7 +114,14 @@ fn a_stall_shows_in_the_latency_of_the_backlog_but_once_in_service_time() {
         keep_intervals: false,
         stop: Arc::new(AtomicBool::new(false)),
     };
-    let measured = drive(&mut store, &mut stream, &options, &mut |_| {}).unwrap();
+    let measured = drive(
+        &mut store,
+        &mut stream,
+        &options,
+        std::time::Instant::now(),
+        &mut |_| {},
+    )
+    .unwrap();
     stream.finish().unwrap();
     let report = measured.report("stalling-memory", &[], &options);
     assert_eq!(report.requests, 10_000);

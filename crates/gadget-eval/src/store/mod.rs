@@ -181,5 +181,38 @@ pub fn open_store(
     }
 }
 
+/// One store instance that several operator instances share, each on its own thread.
+///
+/// Store handles are not `Send` (they hold iterators into the store), so each thread attaches
+/// its own handle to the shared store.
+pub trait SharedStore: Send + Sync {
+    /// The handle of operator instance `instance`, over its own keyspaces.
+    fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError>;
+}
+
+/// Opens one `kind` store under `dir` for several operator instances (`instances[i]` lists
+/// instance `i`'s states).
+pub fn open_shared_store(
+    kind: StoreKind,
+    dir: &Path,
+    instances: &[Vec<String>],
+    settings: &StoreSettings,
+) -> Result<std::sync::Arc<dyn SharedStore>, StoreError> {
+    match kind {
+        #[cfg(feature = "rocksdb")]
+        StoreKind::RocksDb => Ok(std::sync::Arc::new(rocksdb::SharedRocksDb::open(
+            dir, instances, settings,
+        )?)),
+        other => {
+            let _ = (instances, settings);
+            Err(StoreError::Open {
+                store: other.name(),
+                path: dir.to_path_buf(),
+                message: "this store cannot be shared between instances; give each its own (drop --shared-store)".into(),
+            })
+        }
+    }
+}
+
 /// The merge operator's delimiter: Flink's `StringAppendOperator` joins list elements by `,`.
 pub const MERGE_DELIMITER: u8 = b',';

@@ -9,6 +9,7 @@
 //! not expose it, so the same operation runs as a Rust callback here.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use gadget::access::{Op, StateId};
 use rocksdb::{
@@ -27,11 +28,24 @@ struct Handles<'db> {
 
 self_cell!(
     struct OpenDb {
-        owner: DB,
+        owner: Arc<DB>,
         #[not_covariant]
         dependent: Handles,
     }
 );
+
+/// One RocksDB database that several operator instances share (the paper's §6.4), each
+/// through its own [`RocksDbStore`] over its own column families: they compete for one block
+/// cache, one set of background compactions and one write path.
+pub struct SharedRocksDb {
+    db: Arc<DB>,
+    path: PathBuf,
+    wal: bool,
+    /// Column-family names per instance.
+    families: Vec<Vec<String>>,
+    /// Keeps the block cache alive as long as the database.
+    _cache: Cache,
+}
 
 /// A RocksDB database with one column family per state.
 pub struct RocksDbStore {
@@ -74,11 +88,12 @@ fn request_error(op: Op, e: rocksdb::Error) -> StoreError {
     }
 }
 
-impl RocksDbStore {
-    /// Creates (or opens) a database under `dir` with a column family per state.
+impl SharedRocksDb {
+    /// Creates (or opens) a database under `dir` with a column family per state of every
+    /// instance (`instances[i]` lists instance `i`'s states).
     pub fn open(
         dir: &Path,
-        states: &[String],
+        instances: &[Vec<String>],
         settings: &StoreSettings,
     ) -> Result<Self, StoreError> {
         let open_error = |message: String| StoreError::Open {
@@ -101,18 +116,54 @@ impl RocksDbStore {
         let mut db_options = family_options();
         db_options.create_if_missing(true);
         db_options.create_missing_column_families(true);
-        let descriptors: Vec<ColumnFamilyDescriptor> = states
+        // column-family names must be unique: number them by instance and state
+        let families: Vec<Vec<String>> = instances
             .iter()
             .enumerate()
-            .map(|(i, name)| {
-                // column-family names must be unique; a trace's state names are, but be safe
-                ColumnFamilyDescriptor::new(format!("{i}:{name}"), family_options())
+            .map(|(i, states)| {
+                states
+                    .iter()
+                    .enumerate()
+                    .map(|(s, name)| {
+                        if instances.len() == 1 {
+                            format!("{s}:{name}")
+                        } else {
+                            format!("{i}:{s}:{name}")
+                        }
+                    })
+                    .collect()
             })
             .collect();
-        let names: Vec<String> = descriptors.iter().map(|d| d.name().to_string()).collect();
+        let descriptors: Vec<ColumnFamilyDescriptor> = families
+            .iter()
+            .flatten()
+            .map(|n| ColumnFamilyDescriptor::new(n.clone(), family_options()))
+            .collect();
         let db = DB::open_cf_descriptors(&db_options, dir, descriptors)
             .map_err(|e| open_error(e.into_string()))?;
-        let db = OpenDb::try_new(db, |db| {
+        Ok(SharedRocksDb {
+            db: Arc::new(db),
+            path: dir.to_path_buf(),
+            wal: settings.wal,
+            families,
+            _cache: cache,
+        })
+    }
+
+    /// The store of instance `instance`: its own column families, iterators and write batch.
+    pub fn attach(&self, instance: usize) -> Result<RocksDbStore, StoreError> {
+        let names = self
+            .families
+            .get(instance)
+            .ok_or_else(|| StoreError::Open {
+                store: "rocksdb",
+                path: self.path.clone(),
+                message: format!(
+                    "instance {instance} does not exist; the database was opened for {}",
+                    self.families.len()
+                ),
+            })?;
+        let db = OpenDb::try_new(self.db.clone(), |db| {
             let families = names
                 .iter()
                 .map(|n| {
@@ -126,16 +177,37 @@ impl RocksDbStore {
                 iterators,
             })
         })
-        .map_err(open_error)?;
+        .map_err(|message| StoreError::Open {
+            store: "rocksdb",
+            path: self.path.clone(),
+            message,
+        })?;
         let mut write_options = WriteOptions::default();
-        write_options.disable_wal(!settings.wal);
+        write_options.disable_wal(!self.wal);
         Ok(RocksDbStore {
             db,
             batch: WriteBatch::default(),
             write_options,
-            path: dir.to_path_buf(),
-            _cache: cache,
+            path: self.path.clone(),
+            _cache: self._cache.clone(),
         })
+    }
+}
+
+impl super::SharedStore for SharedRocksDb {
+    fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError> {
+        Ok(Box::new(SharedRocksDb::attach(self, instance)?))
+    }
+}
+
+impl RocksDbStore {
+    /// Creates (or opens) a database under `dir` with a column family per state.
+    pub fn open(
+        dir: &Path,
+        states: &[String],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        SharedRocksDb::open(dir, &[states.to_vec()], settings)?.attach(0)
     }
 
     /// The database directory.

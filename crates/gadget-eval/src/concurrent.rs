@@ -1,0 +1,151 @@
+//! Concurrent operators (the paper's §6.4): several operator instances, each with its own
+//! workload and seeds on its own thread, sharing one store or each with its own.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use crate::run::{drive, Measured, Progress, RunError, RunOptions, RunReport};
+use crate::store::{open_shared_store, open_store, StoreError, StoreKind, StoreSettings};
+use crate::workload::{RequestStream, WorkloadError, WorkloadSource};
+
+/// How instances use the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// Each instance opens its own store (in its own subdirectory).
+    PerInstance,
+    /// All instances share one store, each over its own keyspaces.
+    Shared,
+}
+
+/// The results of a run of one or more instances.
+#[derive(Debug)]
+pub struct InstancesOutcome {
+    /// The combined report; with several instances, `instances` holds each one's.
+    pub report: RunReport,
+    /// The combined measurements (for HDR logs).
+    pub measured: Measured,
+}
+
+/// One instance's thread result.
+type InstanceResult = Result<(Measured, &'static str, Vec<gadget::access::Op>), RunError>;
+
+/// Runs every source as its own instance on its own thread against `kind` under `dir`.
+///
+/// Instance `i` uses the arrival seed `options.seed + i`; its workload carries its own seed.
+/// `progress` sees the total requests issued by all instances.
+pub fn run_instances(
+    kind: StoreKind,
+    dir: &Path,
+    sources: Vec<WorkloadSource>,
+    sharing: Sharing,
+    settings: &StoreSettings,
+    options: &RunOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<InstancesOutcome, RunError> {
+    let n = sources.len();
+    let streams = sources
+        .into_iter()
+        .map(RequestStream::start)
+        .collect::<Result<Vec<_>, WorkloadError>>()?;
+    let shared = match sharing {
+        Sharing::Shared => {
+            let states: Vec<Vec<String>> = streams.iter().map(|s| s.state_names.clone()).collect();
+            Some(open_shared_store(kind, dir, &states, settings)?)
+        }
+        Sharing::PerInstance => None,
+    };
+    let issued: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    let epoch = Instant::now();
+    let results: Vec<InstanceResult> = std::thread::scope(|scope| {
+        let handles: Vec<_> = streams
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut stream)| {
+                let shared = shared.clone();
+                let issued = &issued;
+                let mut options = options.clone();
+                options.seed = options.seed.wrapping_add(i as u64);
+                std::thread::Builder::new()
+                    .name(format!("gadget-instance-{i}"))
+                    .spawn_scoped(scope, move || -> InstanceResult {
+                        let mut store = match &shared {
+                            Some(s) => s.attach(i)?,
+                            None => {
+                                let sub = if n == 1 {
+                                    dir.to_path_buf()
+                                } else {
+                                    dir.join(format!("instance-{i}"))
+                                };
+                                std::fs::create_dir_all(&sub).map_err(|e| StoreError::Open {
+                                    store: kind.name(),
+                                    path: sub.clone(),
+                                    message: e.to_string(),
+                                })?;
+                                open_store(kind, &sub, &stream.state_names, settings)?
+                            }
+                        };
+                        let measured =
+                            drive(store.as_mut(), &mut stream, &options, epoch, &mut |p| {
+                                issued[i].store(p.requests, Ordering::Relaxed);
+                                let total = issued.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+                                progress(Progress {
+                                    requests: total,
+                                    elapsed: p.elapsed,
+                                });
+                            })?;
+                        let producer = stream.finish();
+                        if !measured.is_partial() {
+                            producer?;
+                        }
+                        Ok((measured, store.name(), store.emulated().to_vec()))
+                    })
+                    .expect("spawning a thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut measured = Vec::with_capacity(n);
+    let mut reports = Vec::with_capacity(n);
+    for (i, r) in results.into_iter().enumerate() {
+        let (m, store, emulated) = r?;
+        let mut o = options.clone();
+        o.seed = o.seed.wrapping_add(i as u64);
+        reports.push(m.report(store, &emulated, &o));
+        measured.push(m);
+    }
+    if n == 1 {
+        let report = reports.pop().expect("one instance");
+        let measured = measured.pop().expect("one instance");
+        return Ok(InstancesOutcome { report, measured });
+    }
+    let combined = Measured::combine(&measured, options.interval_ns, options.keep_intervals);
+    let emulated: Vec<gadget::access::Op> = reports
+        .iter()
+        .flat_map(|r| r.emulated_ops.iter())
+        .filter_map(|o| gadget::access::Op::from_name(o))
+        .collect();
+    let mut report = combined.report(&reports[0].store, &emulated, options);
+    report.emulated_ops.dedup();
+    report.arrival = format!(
+        "{n} instances ({}), each {}",
+        match sharing {
+            Sharing::Shared => "one shared store",
+            Sharing::PerInstance => "a store each",
+        },
+        options.arrival.describe()
+    );
+    report.target_rate = options.arrival.rate().map(|r| r * n as f64);
+    report.sustained = report
+        .target_rate
+        .filter(|_| report.requests > 0)
+        .map(|r| report.throughput >= 0.95 * r);
+    report.instances = reports;
+    Ok(InstancesOutcome {
+        report,
+        measured: combined,
+    })
+}
