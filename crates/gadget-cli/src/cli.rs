@@ -73,7 +73,8 @@ pub enum Arrival {
 /// Store, pacing and measurement options shared by `run` and `replay`.
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// The store to drive: rocksdb (embedded, as Flink uses it) or memory (the upper bound).
+    /// The store to drive: rocksdb (embedded, as Flink uses it), memory (the upper bound) or
+    /// redis (external, on --redis-url).
     #[arg(long, default_value = "rocksdb")]
     pub store: String,
     /// Arrival process. Open-loop processes measure latency from each request's intended
@@ -130,6 +131,16 @@ pub struct EvalArgs {
     /// Turn RocksDB's write-ahead log on (Flink runs with it off).
     #[arg(long)]
     pub wal: bool,
+    /// Redis server for --store redis.
+    #[arg(
+        long,
+        env = "GADGET_REDIS_URL",
+        default_value = "redis://127.0.0.1:6379"
+    )]
+    pub redis_url: String,
+    /// Redis point writes sent per round trip (1: no pipelining).
+    #[arg(long, default_value_t = 1)]
+    pub redis_pipeline: usize,
     /// Print the results as JSON on standard output instead of the summary table.
     #[arg(long)]
     pub json: bool,

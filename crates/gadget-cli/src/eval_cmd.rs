@@ -189,6 +189,8 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs) -> anyhow::Result<i32> {
         max_write_buffers: a.write_buffers,
         block_cache: a.block_cache_mb << 20,
         wal: a.wal,
+        redis_url: a.redis_url.clone(),
+        redis_pipeline: a.redis_pipeline,
     };
 
     let dir = match &a.dir {

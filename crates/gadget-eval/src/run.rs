@@ -91,7 +91,7 @@ pub struct RunReport {
     pub producer_stalls: u64,
     /// Time the driver waited for generation, ns.
     pub producer_stall_ns: u64,
-    /// Ops the store does not have and emulated.
+    /// Ops the store does not have and emulated (those the run issued).
     pub emulated_ops: Vec<String>,
     /// Gets (and seeks and nexts) that found a value, and their bytes.
     pub reads_found: u64,
@@ -210,7 +210,12 @@ impl Measured {
             max_start_lag_ns: self.max_start_lag_ns,
             producer_stalls: self.producer_stalls,
             producer_stall_ns: self.producer_stall_ns,
-            emulated_ops: emulated.iter().map(|o| o.name().to_string()).collect(),
+            // the emulated ops this run actually issued
+            emulated_ops: emulated
+                .iter()
+                .filter(|o| self.recorder.ops[**o as usize].is_some())
+                .map(|o| o.name().to_string())
+                .collect(),
             reads_found: self.reads_found,
             reads_empty: self.reads_empty,
             bytes_read: self.bytes_read,

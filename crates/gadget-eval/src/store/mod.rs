@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use gadget::access::{Op, StateId};
 
 pub mod memory;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 
@@ -102,6 +104,9 @@ pub enum StoreKind {
     /// RocksDB set up as Flink sets it up (see [`rocksdb`]).
     #[cfg(feature = "rocksdb")]
     RocksDb,
+    /// Redis, an external store over the network (see [`redis`]).
+    #[cfg(feature = "redis")]
+    Redis,
 }
 
 impl StoreKind {
@@ -111,6 +116,8 @@ impl StoreKind {
             StoreKind::Memory,
             #[cfg(feature = "rocksdb")]
             StoreKind::RocksDb,
+            #[cfg(feature = "redis")]
+            StoreKind::Redis,
         ]
     }
 
@@ -120,6 +127,8 @@ impl StoreKind {
             StoreKind::Memory => "memory",
             #[cfg(feature = "rocksdb")]
             StoreKind::RocksDb => "rocksdb",
+            #[cfg(feature = "redis")]
+            StoreKind::Redis => "redis",
         }
     }
 
@@ -149,6 +158,10 @@ pub struct StoreSettings {
     pub block_cache: usize,
     /// Write-ahead log; off in Flink.
     pub wal: bool,
+    /// Where the Redis server is.
+    pub redis_url: String,
+    /// Redis point writes sent per round trip (1: no pipelining).
+    pub redis_pipeline: usize,
 }
 
 impl Default for StoreSettings {
@@ -158,6 +171,9 @@ impl Default for StoreSettings {
             max_write_buffers: 2,
             block_cache: 64 << 20,
             wal: false,
+            redis_url: std::env::var("GADGET_REDIS_URL")
+                .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string()),
+            redis_pipeline: 1,
         }
     }
 }
@@ -178,6 +194,8 @@ pub fn open_store(
         StoreKind::RocksDb => Ok(Box::new(rocksdb::RocksDbStore::open(
             dir, states, settings,
         )?)),
+        #[cfg(feature = "redis")]
+        StoreKind::Redis => Ok(Box::new(redis::RedisStore::open(states, settings)?)),
     }
 }
 

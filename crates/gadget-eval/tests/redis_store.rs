@@ -1,0 +1,74 @@
+//! Redis as an external store, against a real redis-server on loopback.
+
+mod support;
+
+use gadget::access::Op;
+use gadget_eval::store::redis::RedisStore;
+use gadget_eval::store::{Store, StoreSettings};
+
+fn settings(url: &str, pipeline: usize) -> StoreSettings {
+    StoreSettings {
+        redis_url: url.to_string(),
+        redis_pipeline: pipeline,
+        ..StoreSettings::default()
+    }
+}
+
+fn key_count(url: &str) -> u64 {
+    let client = redis::Client::open(url).unwrap();
+    let mut con = client.get_connection().unwrap();
+    redis::cmd("DBSIZE").query(&mut con).unwrap()
+}
+
+#[test]
+fn redis_merges_with_flinks_delimiter_iterates_in_order_and_cleans_up() {
+    let Some(server) = support::RedisServer::start("redis store") else {
+        return;
+    };
+    for pipeline in [1, 16] {
+        let states = vec!["window-contents".to_string(), "timers".to_string()];
+        let mut s = RedisStore::open(&states, &settings(&server.url, pipeline)).unwrap();
+        assert_eq!(s.emulated(), &[Op::Seek, Op::Next]);
+        s.merge(0, b"k", b"abc").unwrap();
+        s.merge(0, b"k", b"de").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(6));
+        assert_eq!(s.get(1, b"k").unwrap(), None);
+        s.put(0, b"k", b"").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(0));
+        s.delete(0, b"k").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), None);
+
+        s.batch_put(1, b"b", b"22").unwrap();
+        s.batch_put(1, b"a", b"1").unwrap();
+        s.batch_put(1, &[0xff, 0], b"4444").unwrap();
+        assert_eq!(
+            s.seek(1, b"").unwrap(),
+            None,
+            "a batch applies at commit only"
+        );
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"b").unwrap(), Some(2));
+        assert_eq!(s.next(1).unwrap(), Some(4), "binary keys sort bytewise");
+        assert_eq!(s.next(1).unwrap(), None);
+        assert_eq!(s.next(1).unwrap(), None);
+        s.batch_delete(1, b"a").unwrap();
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), Some(2));
+        assert!(key_count(&server.url) > 0);
+        drop(s);
+        assert_eq!(key_count(&server.url), 0, "the run's keys are removed");
+    }
+}
+
+#[test]
+fn an_unreachable_redis_says_how_to_start_one() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let url = format!("redis://127.0.0.1:{port}");
+    let e = RedisStore::open(&["s".to_string()], &settings(&url, 1))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&url), "{e}");
+    assert!(e.contains("redis-server"), "{e}");
+}

@@ -1,0 +1,68 @@
+//! Helpers shared by the evaluator's tests: a real `redis-server` on loopback.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `redis-server` started for one test on a free loopback port; stopped when dropped.
+pub struct RedisServer {
+    child: Child,
+    /// `redis://127.0.0.1:<port>`.
+    pub url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// Starts one, or `None` (the Redis part skipped) when `redis-server` is not installed
+    /// outside CI; with `CI=true` a missing server fails the test, since `.ci/run` installs it.
+    pub fn start(test: &str) -> Option<RedisServer> {
+        if Command::new("redis-server")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_err()
+        {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("{test}: redis-server is missing, but CI=true: .ci/run installs it (apt-get install redis-server)");
+            }
+            eprintln!("skipping Redis in {test}: redis-server is not installed (apt-get install redis-server)");
+            return None;
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting redis-server");
+        let url = format!("redis://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "redis-server did not start on port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(RedisServer {
+            child,
+            url,
+            _dir: dir,
+        })
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
