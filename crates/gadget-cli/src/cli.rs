@@ -68,6 +68,8 @@ pub enum Arrival {
     BModel,
     /// A sine envelope over --period with depth --modulation, Pareto(--alpha) inter-arrivals.
     Diurnal,
+    /// The workload's own event time (from its watermarks), sped up by --speed.
+    EventTime,
 }
 
 /// Store, pacing and measurement options shared by `run` and `replay`.
@@ -93,6 +95,9 @@ pub struct EvalArgs {
     /// Diurnal modulation depth, 0 to <1.
     #[arg(long, default_value_t = 0.5)]
     pub modulation: f64,
+    /// Event-time seconds replayed per wall-clock second (--arrival event-time).
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
     /// Diurnal Pareto shape (> 1; smaller is burstier).
     #[arg(long, default_value_t = 2.5)]
     pub alpha: f64,

@@ -110,6 +110,18 @@ fn arrival_process(a: &EvalArgs) -> anyhow::Result<ArrivalProcess> {
                 levels: 12,
             }
         }
+        Arrival::EventTime => {
+            if a.rate.is_some() {
+                bail!("--rate does not apply to --arrival event-time; its pace is --speed");
+            }
+            if !(a.speed > 0.0 && a.speed.is_finite()) {
+                bail!(
+                    "--speed {} is out of range; give a positive factor (1 = real time)",
+                    a.speed
+                );
+            }
+            ArrivalProcess::EventTime { speed: a.speed }
+        }
         Arrival::Diurnal => {
             if !(0.0..1.0).contains(&a.modulation) {
                 bail!(

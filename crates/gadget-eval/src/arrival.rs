@@ -35,6 +35,13 @@ pub enum ArrivalProcess {
         /// Levels of halving per period (the period is `bin_ns × 2^levels`).
         levels: u32,
     },
+    /// The workload's own event time, sped up by `speed`: a request is due when its event
+    /// time (from the trace's watermarks, see [`crate::workload`]) has passed, one second of
+    /// event time taking `1 / speed` seconds.
+    EventTime {
+        /// Event-time seconds per wall-clock second.
+        speed: f64,
+    },
     /// A sine envelope `rate × (1 + modulation × sin(2πt / period))` with Pareto inter-arrivals
     /// of shape `alpha` whose mean follows the envelope.
     Diurnal {
@@ -50,6 +57,11 @@ pub enum ArrivalProcess {
 }
 
 impl ArrivalProcess {
+    /// True when requests are due at their own event times rather than from a schedule.
+    pub fn uses_event_time(&self) -> bool {
+        matches!(self, ArrivalProcess::EventTime { .. })
+    }
+
     /// True for the closed loop, which has no schedule.
     pub fn is_closed_loop(&self) -> bool {
         matches!(self, ArrivalProcess::ClosedLoop)
@@ -63,6 +75,7 @@ impl ArrivalProcess {
             | ArrivalProcess::Poisson { rate }
             | ArrivalProcess::BModel { rate, .. }
             | ArrivalProcess::Diurnal { rate, .. } => Some(rate),
+            ArrivalProcess::EventTime { .. } => None,
         }
     }
 
@@ -70,6 +83,7 @@ impl ArrivalProcess {
     pub fn describe(&self) -> String {
         match *self {
             ArrivalProcess::ClosedLoop => "closed loop".into(),
+            ArrivalProcess::EventTime { speed } => format!("event time × {speed}"),
             ArrivalProcess::Constant { rate } => format!("constant {rate} req/s"),
             ArrivalProcess::Poisson { rate } => format!("poisson {rate} req/s"),
             ArrivalProcess::BModel { rate, bias, .. } => {
@@ -117,10 +131,11 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The intended start of the next request; `0` forever for the closed loop.
+    /// The intended start of the next request; `0` forever for the closed loop and for
+    /// event time (whose requests carry their own times).
     pub fn next_start(&mut self) -> u64 {
         let t = match self.process {
-            ArrivalProcess::ClosedLoop => 0.0,
+            ArrivalProcess::ClosedLoop | ArrivalProcess::EventTime { .. } => 0.0,
             ArrivalProcess::Constant { rate } => self.issued as f64 * 1e9 / rate,
             ArrivalProcess::Poisson { rate } => {
                 let t = self.now;

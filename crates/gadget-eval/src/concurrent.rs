@@ -44,9 +44,16 @@ pub fn run_instances(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<InstancesOutcome, RunError> {
     let n = sources.len();
+    let event_times = options.arrival.uses_event_time();
     let streams = sources
         .into_iter()
-        .map(RequestStream::start)
+        .map(|s| {
+            if event_times {
+                RequestStream::start_with_event_times(s)
+            } else {
+                RequestStream::start(s)
+            }
+        })
         .collect::<Result<Vec<_>, WorkloadError>>()?;
     let shared = match sharing {
         Sharing::Shared => {

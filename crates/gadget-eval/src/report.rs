@@ -62,7 +62,7 @@ pub fn render_summary(r: &RunReport) -> String {
         r.reads_empty,
         human_ns(r.max_start_lag_ns as f64)
     ));
-    let open_loop = r.target_rate.is_some();
+    let open_loop = r.open_loop;
     out.push_str(if open_loop {
         "latency (completion - intended start)\n"
     } else {

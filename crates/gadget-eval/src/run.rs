@@ -69,6 +69,8 @@ pub struct RunReport {
     pub store: String,
     /// The arrival process.
     pub arrival: String,
+    /// True when requests were issued at intended start times (not in a closed loop).
+    pub open_loop: bool,
     /// The target rate of an open-loop run, requests/s.
     pub target_rate: Option<f64>,
     /// Seed of the arrival schedule.
@@ -197,6 +199,7 @@ impl Measured {
             gadget_version: env!("CARGO_PKG_VERSION").to_string(),
             store: store.to_string(),
             arrival: options.arrival.describe(),
+            open_loop: !options.arrival.is_closed_loop(),
             target_rate,
             seed: options.seed,
             partial: self.partial,
@@ -313,6 +316,11 @@ pub fn drive(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Measured, RunError> {
     let closed = options.arrival.is_closed_loop();
+    let event_time_speed = match options.arrival {
+        crate::arrival::ArrivalProcess::EventTime { speed } => Some(speed),
+        _ => None,
+    };
+    let mut first_event_time_us: Option<i64> = None;
     let mut schedule = options.arrival.schedule(options.seed);
     let mut recorder = Recorder::new(options.interval_ns, options.keep_intervals);
     let mut value = Vec::new();
@@ -360,7 +368,13 @@ pub fn drive(
             let intended = if closed {
                 since(start)
             } else {
-                let t = schedule.next_start();
+                let t = match event_time_speed {
+                    Some(speed) => {
+                        let first = *first_event_time_us.get_or_insert(r.event_time_us);
+                        ((r.event_time_us - first).max(0) as f64 * 1e3 / speed) as u64
+                    }
+                    None => schedule.next_start(),
+                };
                 wait_until(start, t);
                 t
             };

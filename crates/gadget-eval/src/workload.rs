@@ -32,6 +32,9 @@ pub struct Request {
     pub key_len: u32,
     /// Bytes written (put, merge, batch put).
     pub value_len: u32,
+    /// Event time in microseconds, when the stream was started with event times (see
+    /// [`RequestStream::start_with_event_times`]); else 0.
+    pub event_time_us: i64,
 }
 
 /// A batch of requests with their keys.
@@ -61,6 +64,7 @@ impl RequestBlock {
             key_start,
             key_len: a.key.len() as u32,
             value_len: a.value_len,
+            event_time_us: 0,
         });
     }
 
@@ -130,6 +134,17 @@ pub struct RequestStream {
 impl RequestStream {
     /// Starts producing `source` on its own thread.
     pub fn start(source: WorkloadSource) -> Result<RequestStream, WorkloadError> {
+        RequestStream::starting(source, false)
+    }
+
+    /// Starts producing `source`, giving every request an event time: the requests between
+    /// two watermarks are spread evenly over the event time between them (requests before
+    /// the first watermark get its time; those after the last finite one get that one's).
+    pub fn start_with_event_times(source: WorkloadSource) -> Result<RequestStream, WorkloadError> {
+        RequestStream::starting(source, true)
+    }
+
+    fn starting(source: WorkloadSource, event_times: bool) -> Result<RequestStream, WorkloadError> {
         let (tx, rx) = sync_channel::<RequestBlock>(QUEUE_BLOCKS);
         let (recycle_tx, recycle_rx) = sync_channel::<RequestBlock>(QUEUE_BLOCKS + 2);
         let stop = Arc::new(AtomicBool::new(false));
@@ -141,13 +156,15 @@ impl RequestStream {
                 let thread = std::thread::Builder::new()
                     .name("gadget-trace-reader".into())
                     .spawn(move || {
-                        let mut out = BlockSink::new(tx, recycle_rx, producer_stop);
+                        let mut out = BlockSink::new(tx, recycle_rx, producer_stop, event_times);
                         while let Some(r) = reader.next_record().map_err(|e| e.in_file(&path))? {
-                            if let RecordRef::Access(a) = r {
-                                out.access(a);
-                                if out.closed {
-                                    break;
-                                }
+                            match r {
+                                RecordRef::Access(a) => out.access(a),
+                                RecordRef::Watermark { timestamp } => out.watermark(timestamp),
+                                RecordRef::Event { .. } => {}
+                            }
+                            if out.closed {
+                                break;
                             }
                         }
                         out.finish();
@@ -170,7 +187,7 @@ impl RequestStream {
                                 .open_source()?
                                 .take_while(move |_| !stop.load(Ordering::Relaxed)),
                         );
-                        let mut out = BlockSink::new(tx, recycle_rx, producer_stop);
+                        let mut out = BlockSink::new(tx, recycle_rx, producer_stop, event_times);
                         gadget::generate::generate(
                             source,
                             operator.as_mut(),
@@ -231,6 +248,9 @@ struct BlockSink {
     block: RequestBlock,
     stop: Arc<AtomicBool>,
     closed: bool,
+    /// With event times: the requests since the last watermark, timed at the next one.
+    segment: Option<RequestBlock>,
+    last_watermark: Option<i64>,
 }
 
 impl BlockSink {
@@ -238,6 +258,7 @@ impl BlockSink {
         tx: SyncSender<RequestBlock>,
         recycled: Receiver<RequestBlock>,
         stop: Arc<AtomicBool>,
+        event_times: bool,
     ) -> Self {
         BlockSink {
             tx,
@@ -245,7 +266,38 @@ impl BlockSink {
             block: RequestBlock::with_capacity(),
             stop,
             closed: false,
+            segment: event_times.then(RequestBlock::default),
+            last_watermark: None,
         }
+    }
+
+    /// Moves the segment's requests into blocks, timed from `from_ms` to `to_ms` (evenly,
+    /// the last one at `to_ms`).
+    fn release_segment(&mut self, from_ms: i64, to_ms: i64) {
+        let Some(mut segment) = self.segment.take() else {
+            return;
+        };
+        let n = segment.requests.len() as i64;
+        let span_us = (to_ms - from_ms).saturating_mul(1000);
+        for (k, r) in segment.requests.iter().enumerate() {
+            if self.closed {
+                break;
+            }
+            let key = &segment.keys[r.key_start as usize..(r.key_start + r.key_len) as usize];
+            let key_start = self.block.keys.len() as u32;
+            self.block.keys.extend_from_slice(key);
+            let offset = (span_us as i128 * (k as i128 + 1) / n as i128) as i64;
+            self.block.requests.push(Request {
+                key_start,
+                event_time_us: from_ms.saturating_mul(1000).saturating_add(offset),
+                ..*r
+            });
+            if self.block.is_full() {
+                self.send();
+            }
+        }
+        segment.clear();
+        self.segment = Some(segment);
     }
 
     fn send(&mut self) {
@@ -262,6 +314,11 @@ impl BlockSink {
     }
 
     fn finish(mut self) {
+        if let Some(last) = self.last_watermark {
+            self.release_segment(last, last);
+        } else {
+            self.release_segment(0, 0);
+        }
         if !self.closed && !self.block.requests.is_empty() {
             self.send();
         }
@@ -274,9 +331,30 @@ impl AccessSink for BlockSink {
         if self.closed {
             return;
         }
+        if let Some(segment) = self.segment.as_mut() {
+            segment.push(&a);
+            return;
+        }
         self.block.push(&a);
         if self.block.is_full() {
             self.send();
+        }
+    }
+
+    fn watermark(&mut self, timestamp: i64) {
+        if self.segment.is_none() {
+            return;
+        }
+        // the final watermark (+∞) carries no time: what follows the last finite one gets its time
+        let to = if timestamp == i64::MAX {
+            self.last_watermark.unwrap_or(0)
+        } else {
+            timestamp
+        };
+        let from = self.last_watermark.unwrap_or(to).min(to);
+        self.release_segment(from, to);
+        if timestamp != i64::MAX {
+            self.last_watermark = Some(to.max(self.last_watermark.unwrap_or(to)));
         }
     }
 }
