@@ -72,42 +72,45 @@ pub enum Arrival {
     EventTime,
 }
 
-/// Store, pacing and measurement options shared by `run` and `replay`.
+/// Store, pacing and measurement options shared by `run` and `replay`. For `run`, each
+/// overrides the config's `[run]` section (docs/config.md); the defaults apply when neither
+/// gives a value.
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// The store to drive: rocksdb (embedded, as Flink uses it), memory (the upper bound) or
-    /// redis (external, on --redis-url).
-    #[arg(long, default_value = "rocksdb")]
-    pub store: String,
-    /// Arrival process. Open-loop processes measure latency from each request's intended
-    /// start (coordinated-omission-correct) and need --rate.
-    #[arg(long, value_enum, default_value_t = Arrival::Closed)]
-    pub arrival: Arrival,
+    /// The store to drive: rocksdb (embedded, as Flink uses it; the default), memory (the
+    /// upper bound) or redis (external, on --redis-url).
+    #[arg(long)]
+    pub store: Option<String>,
+    /// Arrival process (default closed). Open-loop processes measure latency from each
+    /// request's intended start (coordinated-omission-correct); all but event-time need --rate.
+    #[arg(long, value_enum)]
+    pub arrival: Option<Arrival>,
     /// Target rate in requests per second (open loop).
     #[arg(long)]
     pub rate: Option<f64>,
-    /// b-model bias: share of requests in the busier half at every time scale, 0.5 to <1.
-    #[arg(long, default_value_t = 0.75)]
-    pub bias: f64,
-    /// Diurnal period in seconds.
-    #[arg(long, default_value_t = 60.0)]
-    pub period: f64,
-    /// Diurnal modulation depth, 0 to <1.
-    #[arg(long, default_value_t = 0.5)]
-    pub modulation: f64,
-    /// Event-time seconds replayed per wall-clock second (--arrival event-time).
-    #[arg(long, default_value_t = 1.0)]
-    pub speed: f64,
-    /// Diurnal Pareto shape (> 1; smaller is burstier).
-    #[arg(long, default_value_t = 2.5)]
-    pub alpha: f64,
+    /// b-model bias: share of requests in the busier half at every time scale, 0.5 to <1
+    /// (default 0.75).
+    #[arg(long)]
+    pub bias: Option<f64>,
+    /// Diurnal period in seconds (default 60).
+    #[arg(long)]
+    pub period: Option<f64>,
+    /// Diurnal modulation depth, 0 to <1 (default 0.5).
+    #[arg(long)]
+    pub modulation: Option<f64>,
+    /// Diurnal Pareto shape, > 1; smaller is burstier (default 2.5).
+    #[arg(long)]
+    pub alpha: Option<f64>,
+    /// Event-time seconds replayed per wall-clock second with --arrival event-time (default 1).
+    #[arg(long)]
+    pub speed: Option<f64>,
     /// Seed of the arrival schedule (instance i uses seed + i).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Run every workload this many times as concurrent instances, each on its own thread
-    /// with its own seeds (the paper's concurrent operators).
-    #[arg(long, default_value_t = 1)]
-    pub instances: usize,
+    /// with its own seeds (the paper's concurrent operators; default 1).
+    #[arg(long)]
+    pub instances: Option<usize>,
     /// Let all instances share one store (each over its own column families) instead of
     /// giving each its own.
     #[arg(long)]
@@ -115,37 +118,33 @@ pub struct EvalArgs {
     /// Warm-up left out of the results: a request count (10000) or a time (5s, 500ms).
     #[arg(long)]
     pub warmup: Option<String>,
-    /// Time-series interval (1s, 100ms).
-    #[arg(long, default_value = "1s")]
-    pub interval: String,
+    /// Time-series interval, e.g. 1s (the default) or 100ms.
+    #[arg(long)]
+    pub interval: Option<String>,
     /// Store data directory (default: a fresh temporary directory, removed afterwards).
     #[arg(long)]
     pub dir: Option<PathBuf>,
     /// Keep the temporary store directory and print where it is.
     #[arg(long)]
     pub keep: bool,
-    /// RocksDB write buffer size in MiB (two of them by default, as in the paper).
-    #[arg(long, default_value_t = 128)]
-    pub write_buffer_mb: usize,
-    /// RocksDB number of write buffers.
-    #[arg(long, default_value_t = 2)]
-    pub write_buffers: i32,
-    /// RocksDB block cache in MiB.
-    #[arg(long, default_value_t = 64)]
-    pub block_cache_mb: usize,
+    /// RocksDB write buffer size in MiB (default 128; two of them, as in the paper).
+    #[arg(long)]
+    pub write_buffer_mb: Option<usize>,
+    /// RocksDB number of write buffers (default 2).
+    #[arg(long)]
+    pub write_buffers: Option<i32>,
+    /// RocksDB block cache in MiB (default 64).
+    #[arg(long)]
+    pub block_cache_mb: Option<usize>,
     /// Turn RocksDB's write-ahead log on (Flink runs with it off).
     #[arg(long)]
     pub wal: bool,
-    /// Redis server for --store redis.
-    #[arg(
-        long,
-        env = "GADGET_REDIS_URL",
-        default_value = "redis://127.0.0.1:6379"
-    )]
-    pub redis_url: String,
-    /// Redis point writes sent per round trip (1: no pipelining).
-    #[arg(long, default_value_t = 1)]
-    pub redis_pipeline: usize,
+    /// Redis server for --store redis (default redis://127.0.0.1:6379).
+    #[arg(long, env = "GADGET_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Redis point writes sent per round trip (default 1: no pipelining).
+    #[arg(long)]
+    pub redis_pipeline: Option<usize>,
     /// Print the results as JSON on standard output instead of the summary table.
     #[arg(long)]
     pub json: bool,

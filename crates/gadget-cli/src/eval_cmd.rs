@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
+use clap::ValueEnum;
+use gadget::config::run::{parse_duration, RunSettings, Warmup as ConfigWarmup};
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
@@ -28,8 +30,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         }
         configs.push(config);
     }
+    // the first config's [run] section applies; flags override it
+    let run_settings = configs[0].run.clone();
+    if configs.iter().skip(1).any(|c| c.run != run_settings) {
+        eprintln!(
+            "warning: the configs' [run] sections differ; the first one's ({}) applies",
+            args.config[0].display()
+        );
+    }
+    let plan = Plan::resolve(&args.eval, &run_settings)?;
     let mut sources = Vec::new();
-    for replica in 0..args.eval.instances.max(1) {
+    for replica in 0..plan.instances {
         for config in &configs {
             let mut config = config.clone();
             // replicas of one config get their own seeds
@@ -41,37 +52,135 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             });
         }
     }
-    evaluate(sources, &args.eval)
+    evaluate(sources, &args.eval, &plan)
 }
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<i32> {
+    let plan = Plan::resolve(&args.eval, &RunSettings::default())?;
     let mut sources = Vec::new();
-    for _ in 0..args.eval.instances.max(1) {
+    for _ in 0..plan.instances {
         sources.extend(args.trace.iter().cloned().map(WorkloadSource::Trace));
     }
-    evaluate(sources, &args.eval)
+    evaluate(sources, &args.eval, &plan)
 }
 
-/// Parses `5s`, `500ms`, `250us`, `2m` into nanoseconds.
-fn parse_duration(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-    let (number, unit) = t.split_at(split);
-    let n: f64 = number.parse().ok()?;
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "m" | "min" => 60e9,
-        _ => return None,
-    };
-    (n >= 0.0).then_some((n * scale) as u64)
+/// What to run: the flags over the config's `[run]` section over the defaults.
+struct Plan {
+    kind: StoreKind,
+    arrival: ArrivalProcess,
+    warmup: Warmup,
+    interval_ns: u64,
+    instances: usize,
+    sharing: Sharing,
+    settings: StoreSettings,
 }
 
-fn arrival_process(a: &EvalArgs) -> anyhow::Result<ArrivalProcess> {
+impl Plan {
+    fn resolve(a: &EvalArgs, r: &RunSettings) -> anyhow::Result<Plan> {
+        let store = a.store.clone().or_else(|| r.store.clone());
+        let store = store.as_deref().unwrap_or("rocksdb");
+        let kind = StoreKind::from_name(store).with_context(|| {
+            format!(
+                "store {store:?} is not a store of this build; use one of: {}",
+                StoreKind::names()
+            )
+        })?;
+        let arrival = match (a.arrival, r.arrival.as_deref()) {
+            (Some(x), _) => x,
+            (None, Some(name)) => Arrival::from_str(name, false)
+                .map_err(|e| anyhow::anyhow!("arrival {name:?}: {e}"))?,
+            (None, None) => Arrival::Closed,
+        };
+        let arrival = arrival_process(
+            arrival,
+            a.rate.or(r.rate),
+            Shape {
+                bias: a.bias.or(r.bias).unwrap_or(0.75),
+                period: a.period.or(r.period).unwrap_or(60.0),
+                modulation: a.modulation.or(r.modulation).unwrap_or(0.5),
+                alpha: a.alpha.or(r.alpha).unwrap_or(2.5),
+                speed: a.speed.or(r.speed).unwrap_or(1.0),
+            },
+        )?;
+        let warmup = match (&a.warmup, r.warmup) {
+            (Some(w), _) => match w.parse::<u64>() {
+                Ok(n) => Warmup::Requests(n),
+                Err(_) => parse_duration(w).map(Warmup::Duration).with_context(|| {
+                    format!("--warmup {w:?}: give a request count (10000) or a time (5s, 500ms)")
+                })?,
+            },
+            (None, Some(ConfigWarmup::Requests(n))) => Warmup::Requests(n),
+            (None, Some(ConfigWarmup::Nanoseconds(n))) => Warmup::Duration(n),
+            (None, None) => Warmup::None,
+        };
+        let interval_ns = match &a.interval {
+            Some(i) => parse_duration(i)
+                .filter(|&n| n > 0)
+                .with_context(|| format!("--interval {i:?}: give a positive time (1s, 100ms)"))?,
+            None => r.interval_ns.unwrap_or(1_000_000_000),
+        };
+        let instances = a.instances.or(r.instances).unwrap_or(1);
+        if instances == 0 {
+            bail!("--instances 0: give at least 1");
+        }
+        let defaults = StoreSettings::default();
+        let settings = StoreSettings {
+            write_buffer_size: a
+                .write_buffer_mb
+                .or(r.write_buffer_mb)
+                .map_or(defaults.write_buffer_size, |mb| mb << 20),
+            max_write_buffers: a
+                .write_buffers
+                .or(r.write_buffers)
+                .unwrap_or(defaults.max_write_buffers),
+            block_cache: a
+                .block_cache_mb
+                .or(r.block_cache_mb)
+                .map_or(defaults.block_cache, |mb| mb << 20),
+            wal: a.wal || r.wal.unwrap_or(defaults.wal),
+            redis_url: a
+                .redis_url
+                .clone()
+                .or_else(|| r.redis_url.clone())
+                .unwrap_or(defaults.redis_url),
+            redis_pipeline: a
+                .redis_pipeline
+                .or(r.redis_pipeline)
+                .unwrap_or(defaults.redis_pipeline),
+        };
+        let sharing = if a.shared_store || r.shared_store.unwrap_or(false) {
+            Sharing::Shared
+        } else {
+            Sharing::PerInstance
+        };
+        Ok(Plan {
+            kind,
+            arrival,
+            warmup,
+            interval_ns,
+            instances,
+            sharing,
+            settings,
+        })
+    }
+}
+
+/// Parameters of the arrival processes other than the rate.
+struct Shape {
+    bias: f64,
+    period: f64,
+    modulation: f64,
+    alpha: f64,
+    speed: f64,
+}
+
+fn arrival_process(
+    arrival: Arrival,
+    rate: Option<f64>,
+    shape: Shape,
+) -> anyhow::Result<ArrivalProcess> {
     let rate = |what: &str| -> anyhow::Result<f64> {
-        match a.rate {
+        match rate {
             Some(r) if r.is_finite() && r > 0.0 => Ok(r),
             Some(r) => {
                 bail!("--rate {r} is out of range; give a positive number of requests per second")
@@ -81,15 +190,15 @@ fn arrival_process(a: &EvalArgs) -> anyhow::Result<ArrivalProcess> {
             }
         }
     };
-    Ok(match a.arrival {
-        Arrival::Closed => {
-            if a.rate.is_some() {
-                bail!(
-                    "--rate needs an open-loop --arrival (constant, poisson, b-model or diurnal)"
-                );
-            }
-            ArrivalProcess::ClosedLoop
-        }
+    let Shape {
+        bias,
+        period,
+        modulation,
+        alpha,
+        speed,
+    } = shape;
+    Ok(match arrival {
+        Arrival::Closed => ArrivalProcess::ClosedLoop,
         Arrival::Constant => ArrivalProcess::Constant {
             rate: rate("constant")?,
         },
@@ -97,69 +206,39 @@ fn arrival_process(a: &EvalArgs) -> anyhow::Result<ArrivalProcess> {
             rate: rate("poisson")?,
         },
         Arrival::BModel => {
-            if !(0.5..1.0).contains(&a.bias) {
-                bail!(
-                    "--bias {} is out of range; allowed: 0.5 (uniform) up to but not including 1",
-                    a.bias
-                );
+            if !(0.5..1.0).contains(&bias) {
+                bail!("--bias {bias} is out of range; allowed: 0.5 (uniform) up to but not including 1");
             }
             ArrivalProcess::BModel {
                 rate: rate("b-model")?,
-                bias: a.bias,
+                bias,
                 bin_ns: 1_000_000,
                 levels: 12,
             }
         }
         Arrival::EventTime => {
-            if a.rate.is_some() {
-                bail!("--rate does not apply to --arrival event-time; its pace is --speed");
+            if !(speed > 0.0 && speed.is_finite()) {
+                bail!("--speed {speed} is out of range; give a positive factor (1 = real time)");
             }
-            if !(a.speed > 0.0 && a.speed.is_finite()) {
-                bail!(
-                    "--speed {} is out of range; give a positive factor (1 = real time)",
-                    a.speed
-                );
-            }
-            ArrivalProcess::EventTime { speed: a.speed }
+            ArrivalProcess::EventTime { speed }
         }
         Arrival::Diurnal => {
-            if !(0.0..1.0).contains(&a.modulation) {
-                bail!(
-                    "--modulation {} is out of range; allowed: 0 up to but not including 1",
-                    a.modulation
-                );
+            if !(0.0..1.0).contains(&modulation) {
+                bail!("--modulation {modulation} is out of range; allowed: 0 up to but not including 1");
             }
-            if !(a.alpha > 1.0 && a.alpha.is_finite()) {
-                bail!(
-                    "--alpha {} is out of range; the Pareto shape must be above 1",
-                    a.alpha
-                );
+            if !(alpha > 1.0 && alpha.is_finite()) {
+                bail!("--alpha {alpha} is out of range; the Pareto shape must be above 1");
             }
-            if !(a.period > 0.0 && a.period.is_finite()) {
-                bail!(
-                    "--period {} is out of range; give a positive number of seconds",
-                    a.period
-                );
+            if !(period > 0.0 && period.is_finite()) {
+                bail!("--period {period} is out of range; give a positive number of seconds");
             }
             ArrivalProcess::Diurnal {
                 rate: rate("diurnal")?,
-                period_ns: (a.period * 1e9) as u64,
-                modulation: a.modulation,
-                alpha: a.alpha,
+                period_ns: (period * 1e9) as u64,
+                modulation,
+                alpha,
             }
         }
-    })
-}
-
-fn warmup(a: &EvalArgs) -> anyhow::Result<Warmup> {
-    let Some(w) = a.warmup.as_deref() else {
-        return Ok(Warmup::None);
-    };
-    if let Ok(n) = w.parse::<u64>() {
-        return Ok(Warmup::Requests(n));
-    }
-    parse_duration(w).map(Warmup::Duration).with_context(|| {
-        format!("--warmup {w:?}: give a request count (10000) or a time (5s, 500ms)")
     })
 }
 
@@ -178,33 +257,7 @@ impl StoreDir {
     }
 }
 
-fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs) -> anyhow::Result<i32> {
-    let kind = StoreKind::from_name(&a.store).with_context(|| {
-        format!(
-            "--store {:?} is not a store of this build; use one of: {}",
-            a.store,
-            StoreKind::names()
-        )
-    })?;
-    let arrival = arrival_process(a)?;
-    let warmup = warmup(a)?;
-    let interval_ns = parse_duration(&a.interval)
-        .filter(|&n| n > 0)
-        .with_context(|| {
-            format!(
-                "--interval {:?}: give a positive time (1s, 100ms)",
-                a.interval
-            )
-        })?;
-    let settings = StoreSettings {
-        write_buffer_size: a.write_buffer_mb << 20,
-        max_write_buffers: a.write_buffers,
-        block_cache: a.block_cache_mb << 20,
-        wal: a.wal,
-        redis_url: a.redis_url.clone(),
-        redis_pipeline: a.redis_pipeline,
-    };
-
+fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::Result<i32> {
     let dir = match &a.dir {
         Some(d) => {
             std::fs::create_dir_all(d)
@@ -228,26 +281,21 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs) -> anyhow::Result<i32> {
         }
     });
     let options = RunOptions {
-        arrival,
+        arrival: plan.arrival,
         seed: a.seed,
-        warmup,
-        interval_ns,
+        warmup: plan.warmup,
+        interval_ns: plan.interval_ns,
         keep_intervals: a.hdr_log.is_some(),
         stop: stop.clone(),
     };
-    let sharing = if a.shared_store {
-        Sharing::Shared
-    } else {
-        Sharing::PerInstance
-    };
 
-    let bar = progress::spinner(&format!("driving {}", kind.name()));
+    let bar = progress::spinner(&format!("driving {}", plan.kind.name()));
     let outcome = run_instances(
-        kind,
+        plan.kind,
         dir.path(),
         sources,
-        sharing,
-        &settings,
+        plan.sharing,
+        &plan.settings,
         &options,
         &|p| {
             let secs = p.elapsed.as_secs_f64().max(1e-9);
@@ -300,19 +348,4 @@ fn write_outputs(
         print!("{}", render_summary(report));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-
-    #[test]
-    fn durations_have_units() {
-        assert_eq!(parse_duration("5s"), Some(5_000_000_000));
-        assert_eq!(parse_duration("500ms"), Some(500_000_000));
-        assert_eq!(parse_duration("1.5us"), Some(1_500));
-        assert_eq!(parse_duration("2m"), Some(120_000_000_000));
-        assert_eq!(parse_duration("5"), None);
-        assert_eq!(parse_duration("5 parsecs"), None);
-    }
 }

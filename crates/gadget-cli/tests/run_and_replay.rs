@@ -315,3 +315,67 @@ fn concurrent_instances_report_each_and_combined_on_a_shared_or_own_store() {
         );
     }
 }
+
+#[test]
+fn the_configs_run_section_chooses_store_and_arrival_and_flags_override_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path(), Some(1_000));
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(
+        "[run]\nstore = \"memory\"\narrival = \"constant\"\nrate = 200000\ninstances = 2\nwarmup = 100\ninterval = \"50ms\"\n\
+         [run.rocksdb]\nblock_cache_mb = 8\n",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = gadget()
+            .args(["run", cfg.to_str().unwrap(), "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let r = run(&[]);
+    assert_eq!(r["store"], "memory");
+    assert_eq!(r["target_rate"], 400_000.0, "two instances at 200000 each");
+    assert_eq!(r["instances"].as_array().unwrap().len(), 2);
+    assert_eq!(r["warmup_requests"], 200);
+    let r = run(&[
+        "--store",
+        "rocksdb",
+        "--arrival",
+        "closed",
+        "--instances",
+        "1",
+    ]);
+    assert_eq!(r["store"], "rocksdb");
+    assert_eq!(r["open_loop"], false);
+    assert!(r.get("instances").is_none());
+}
+
+#[test]
+fn run_section_errors_name_file_line_and_allowed_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path(), Some(100));
+    let base = std::fs::read_to_string(&cfg).unwrap();
+    let lines = base.lines().count();
+    for (run, needle, line_offset) in [
+        ("[run]\nstore = \"cassandra\"\n", "allowed", 2),
+        ("[run]\nspeed_up = 2\n", "unknown key; allowed here", 2),
+        ("[run]\narrival = \"poisson\"\n", "`run.rate`: missing", 1),
+        ("[run]\nwarmup = \"soon\"\n", "not a time", 2),
+    ] {
+        std::fs::write(&cfg, format!("{base}{run}")).unwrap();
+        let line = format!("workload.toml:{}", lines + line_offset);
+        gadget()
+            .args(["run", cfg.to_str().unwrap()])
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(needle))
+            .stderr(predicate::str::contains(line));
+    }
+}

@@ -52,3 +52,8 @@ fn synthetic_examples_run() {
 fn benchmark_workloads_run() {
     run_all("bench", false);
 }
+
+#[test]
+fn run_examples_generate() {
+    run_all("run", false);
+}

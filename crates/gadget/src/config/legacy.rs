@@ -587,6 +587,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         operator_name,
         limit,
         warnings,
+        run: super::run::RunSettings::default(),
         json: serde_json::json!({ "original_gadget_config": json }),
     })
 }

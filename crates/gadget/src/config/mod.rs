@@ -2,6 +2,7 @@
 
 mod legacy;
 mod reader;
+pub mod run;
 
 use std::path::{Path, PathBuf};
 
@@ -212,6 +213,8 @@ pub struct Config {
     pub limit: Option<u64>,
     /// Things the user should know that are not errors (ignored keys of original configs).
     pub warnings: Vec<String>,
+    /// The `[run]` section: how `gadget run` drives a store.
+    pub run: run::RunSettings,
     /// The config as JSON, for trace metadata.
     pub json: serde_json::Value,
 }
@@ -249,6 +252,7 @@ impl Config {
         let source_section = top.table("source")?;
         let left_section = top.table("left")?;
         let right_section = top.table("right")?;
+        let run_section = top.table("run")?;
         let operator_section = top.table("operator")?.ok_or_else(|| {
             doc.error(
                 None,
@@ -257,6 +261,14 @@ impl Config {
             )
         })?;
         top.finish()?;
+        let run = match run_section {
+            Some(r) => {
+                let settings = run::parse_run(&r)?;
+                r.finish()?;
+                settings
+            }
+            None => run::RunSettings::default(),
+        };
 
         let (operator, operator_name, timers) = parse_operator(&operator_section)?;
         operator_section.finish()?;
@@ -308,6 +320,7 @@ impl Config {
             operator_name,
             limit,
             warnings: Vec::new(),
+            run,
             json: toml_to_json(parsed.as_table()),
         })
     }

@@ -96,7 +96,7 @@ impl<'a> Section<'a> {
             .error(self.item_offset(key), &self.full(key), message)
     }
 
-    fn missing(&self, key: &str, what: &str) -> ConfigError {
+    pub(crate) fn missing(&self, key: &str, what: &str) -> ConfigError {
         let section = if self.name.is_empty() {
             "the top level".to_string()
         } else {
@@ -246,6 +246,22 @@ impl<'a> Section<'a> {
         v.as_str()
             .map(|s| Some(s.to_string()))
             .ok_or_else(|| self.error(key, "must be a string"))
+    }
+
+    /// An integer (`Ok`) or a string (`Err`), for keys that take a count or a time.
+    pub(crate) fn string_or_int(
+        &self,
+        key: &'static str,
+    ) -> Result<Option<Result<i64, String>>, ConfigError> {
+        let Some(v) = self.value(key) else {
+            return Ok(None);
+        };
+        if let Some(n) = v.as_integer() {
+            return Ok(Some(Ok(n)));
+        }
+        v.as_str()
+            .map(|s| Some(Err(s.to_string())))
+            .ok_or_else(|| self.error(key, "must be a request count (10000) or a time (\"5s\")"))
     }
 
     /// A list of strings.

@@ -1,0 +1,159 @@
+//! The `[run]` section: how `gadget run` drives a store with the workload. Every key is
+//! optional; `gadget run` flags override them.
+
+use super::reader::Section;
+use super::ConfigError;
+
+/// Stores a config may name; a build reports the ones it lacks when the run starts.
+pub const STORE_NAMES: &[&str] = &["rocksdb", "memory", "redis"];
+
+/// Arrival processes a config may name.
+pub const ARRIVAL_NAMES: &[&str] = &[
+    "closed",
+    "constant",
+    "poisson",
+    "b-model",
+    "diurnal",
+    "event-time",
+];
+
+/// The `[run]` section, validated.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSettings {
+    /// `store`: which store to drive.
+    pub store: Option<String>,
+    /// `arrival`: the arrival process.
+    pub arrival: Option<String>,
+    /// `rate`: requests per second of an open-loop arrival.
+    pub rate: Option<f64>,
+    /// `bias`: b-model bias.
+    pub bias: Option<f64>,
+    /// `period`: diurnal period, seconds.
+    pub period: Option<f64>,
+    /// `modulation`: diurnal modulation depth.
+    pub modulation: Option<f64>,
+    /// `alpha`: diurnal Pareto shape.
+    pub alpha: Option<f64>,
+    /// `speed`: event-time speed factor.
+    pub speed: Option<f64>,
+    /// `warmup`: a request count or a duration (nanoseconds).
+    pub warmup: Option<Warmup>,
+    /// `interval`: time-series interval, nanoseconds.
+    pub interval_ns: Option<u64>,
+    /// `instances`: concurrent instances of the workload.
+    pub instances: Option<usize>,
+    /// `shared_store`: whether instances share one store.
+    pub shared_store: Option<bool>,
+    /// `[run.rocksdb] write_buffer_mb`.
+    pub write_buffer_mb: Option<usize>,
+    /// `[run.rocksdb] write_buffers`.
+    pub write_buffers: Option<i32>,
+    /// `[run.rocksdb] block_cache_mb`.
+    pub block_cache_mb: Option<usize>,
+    /// `[run.rocksdb] wal`.
+    pub wal: Option<bool>,
+    /// `[run.redis] url`.
+    pub redis_url: Option<String>,
+    /// `[run.redis] pipeline`.
+    pub redis_pipeline: Option<usize>,
+}
+
+/// A warm-up left out of the results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Warmup {
+    /// The first N requests.
+    Requests(u64),
+    /// Requests completed in the first N nanoseconds.
+    Nanoseconds(u64),
+}
+
+/// Parses `5s`, `500ms`, `250us`, `10ns`, `2m` into nanoseconds.
+pub fn parse_duration(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (number, unit) = t.split_at(split);
+    let n: f64 = number.parse().ok()?;
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "m" | "min" => 60e9,
+        _ => return None,
+    };
+    let ns = n * scale;
+    (n.is_finite() && ns < u64::MAX as f64).then_some(ns as u64)
+}
+
+/// Parses a `[run]` section.
+pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
+    let mut r = RunSettings {
+        store: s.choice("store", STORE_NAMES)?.map(str::to_string),
+        arrival: s.choice("arrival", ARRIVAL_NAMES)?.map(str::to_string),
+        rate: s.float("rate", 1e-6, 1e12)?,
+        bias: s.float("bias", 0.5, 0.999_999)?,
+        period: s.float("period", 1e-6, 1e9)?,
+        modulation: s.float("modulation", 0.0, 0.999_999)?,
+        alpha: s.float("alpha", 1.000_001, 1e6)?,
+        speed: s.float("speed", 1e-9, 1e12)?,
+        instances: s.int("instances", 1, 4096)?.map(|n| n as usize),
+        shared_store: s.bool("shared_store")?,
+        ..RunSettings::default()
+    };
+    if let Some(w) = s.string_or_int("warmup")? {
+        r.warmup = Some(match w {
+            Ok(n) if n >= 0 => Warmup::Requests(n as u64),
+            Ok(n) => return Err(s.error("warmup", format!("{n} is out of range; give a request count ≥ 0 or a time such as \"5s\""))),
+            Err(text) => Warmup::Nanoseconds(parse_duration(&text).ok_or_else(|| {
+                s.error("warmup", format!("`{text}` is not a time; give a request count (10000) or a time (\"5s\", \"500ms\")"))
+            })?),
+        });
+    }
+    if let Some(text) = s.string("interval")? {
+        r.interval_ns = Some(parse_duration(&text).filter(|&n| n > 0).ok_or_else(|| {
+            s.error(
+                "interval",
+                format!("`{text}` is not a positive time; use for example \"1s\" or \"100ms\""),
+            )
+        })?);
+    }
+    if r.arrival
+        .as_deref()
+        .is_some_and(|a| a != "closed" && a != "event-time")
+        && r.rate.is_none()
+    {
+        return Err(s.missing(
+            "rate",
+            "requests per second of the open-loop arrival, e.g. 100000",
+        ));
+    }
+    if let Some(db) = s.table("rocksdb")? {
+        r.write_buffer_mb = db.int("write_buffer_mb", 1, 1 << 20)?.map(|n| n as usize);
+        r.write_buffers = db.int("write_buffers", 1, 64)?.map(|n| n as i32);
+        r.block_cache_mb = db.int("block_cache_mb", 0, 1 << 20)?.map(|n| n as usize);
+        r.wal = db.bool("wal")?;
+        db.finish()?;
+    }
+    if let Some(redis) = s.table("redis")? {
+        r.redis_url = redis.string("url")?;
+        r.redis_pipeline = redis.int("pipeline", 1, 1 << 20)?.map(|n| n as usize);
+        redis.finish()?;
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations_have_units() {
+        assert_eq!(parse_duration("5s"), Some(5_000_000_000));
+        assert_eq!(parse_duration("500ms"), Some(500_000_000));
+        assert_eq!(parse_duration("1.5us"), Some(1_500));
+        assert_eq!(parse_duration("2m"), Some(120_000_000_000));
+        assert_eq!(parse_duration("5"), None);
+        assert_eq!(parse_duration("5 parsecs"), None);
+        assert_eq!(parse_duration("1e400s"), None);
+    }
+}
