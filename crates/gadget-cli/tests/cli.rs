@@ -541,47 +541,29 @@ fn original_gadget_configs_run_with_their_request_limit() {
 fn original_gadget_configs_reject_typos_with_their_line() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.txt");
-    std::fs::write(&cfg, ORIGINAL.replace("window.length", "window.lenght")).unwrap();
-    gadget()
-        .args([
-            "gen",
-            cfg.to_str().unwrap(),
-            "-o",
-            dir.path().join("o").to_str().unwrap(),
-        ])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("`window.length`: missing"));
-    std::fs::write(
-        &cfg,
-        format!("{ORIGINAL}first.event.generator.watermark.frequncy = 2\n"),
-    )
-    .unwrap();
-    gadget()
-        .args([
-            "gen",
-            cfg.to_str().unwrap(),
-            "-o",
-            dir.path().join("o").to_str().unwrap(),
-        ])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("config.txt:19"))
-        .stderr(predicate::str::contains("unknown key"));
-    std::fs::write(
-        &cfg,
-        ORIGINAL.replace("tumbling.keyed.incremental", "tumbling.keyed.incremetal"),
-    )
-    .unwrap();
-    gadget()
-        .args([
-            "gen",
-            cfg.to_str().unwrap(),
-            "-o",
-            dir.path().join("o").to_str().unwrap(),
-        ])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("config.txt:2"))
-        .stderr(predicate::str::contains("tumbling.keyed.incremental"));
+    let cases = [
+        (
+            ORIGINAL.replace("window.length", "window.lenght"),
+            vec!["`window.length`: missing"],
+        ),
+        (
+            format!("{ORIGINAL}first.event.generator.watermark.frequncy = 2\n"),
+            vec!["config.txt:19", "unknown key"],
+        ),
+        (
+            ORIGINAL.replace("tumbling.keyed.incremental", "tumbling.keyed.incremetal"),
+            vec!["config.txt:2", "tumbling.keyed.incremental"],
+        ),
+    ];
+    for (text, needles) in cases {
+        std::fs::write(&cfg, text).unwrap();
+        let mut assert = gadget()
+            .args(["gen", cfg.to_str().unwrap(), "-o"])
+            .arg(dir.path().join("o"))
+            .assert()
+            .code(1);
+        for n in needles {
+            assert = assert.stderr(predicate::str::contains(n));
+        }
+    }
 }

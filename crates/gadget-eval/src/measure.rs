@@ -244,24 +244,37 @@ pub struct OpSummary {
     pub max_ns: u64,
 }
 
+/// Quantile of a histogram, 0 when it is empty.
+fn quantile(h: &Histogram<u64>, q: f64) -> u64 {
+    if h.is_empty() {
+        0
+    } else {
+        h.value_at_quantile(q)
+    }
+}
+
+/// Operations per second: `count` over `seconds`, 0 for an empty time.
+fn per_second(count: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
 impl OpSummary {
     fn from_histogram(op: &str, h: &Histogram<u64>, seconds: f64) -> Self {
         let empty = h.is_empty();
-        let q = |x: f64| if empty { 0 } else { h.value_at_quantile(x) };
         OpSummary {
             op: op.to_string(),
             ops: h.len(),
-            ops_per_s: if seconds > 0.0 {
-                h.len() as f64 / seconds
-            } else {
-                0.0
-            },
+            ops_per_s: per_second(h.len(), seconds),
             min_ns: if empty { 0 } else { h.min() },
             mean_ns: if empty { 0.0 } else { h.mean() },
-            p50_ns: q(0.5),
-            p99_ns: q(0.99),
-            p999_ns: q(0.999),
-            p9999_ns: q(0.9999),
+            p50_ns: quantile(h, 0.5),
+            p99_ns: quantile(h, 0.99),
+            p999_ns: quantile(h, 0.999),
+            p9999_ns: quantile(h, 0.9999),
             max_ns: if empty { 0 } else { h.max() },
         }
     }
@@ -286,19 +299,13 @@ pub struct IntervalOp {
 
 impl IntervalOp {
     fn from_histogram(op: &str, h: &Histogram<u64>, seconds: f64) -> Self {
-        let empty = h.is_empty();
-        let q = |x: f64| if empty { 0 } else { h.value_at_quantile(x) };
         IntervalOp {
             op: op.to_string(),
             ops: h.len(),
-            ops_per_s: if seconds > 0.0 {
-                h.len() as f64 / seconds
-            } else {
-                0.0
-            },
-            p50_ns: q(0.5),
-            p99_ns: q(0.99),
-            p999_ns: q(0.999),
+            ops_per_s: per_second(h.len(), seconds),
+            p50_ns: quantile(h, 0.5),
+            p99_ns: quantile(h, 0.99),
+            p999_ns: quantile(h, 0.999),
         }
     }
 }

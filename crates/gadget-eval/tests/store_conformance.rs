@@ -13,18 +13,6 @@ use gadget_eval::run::issue;
 use gadget_eval::store::{open_store, StoreKind, StoreSettings};
 use gadget_eval::workload::{trace_state_names, RequestBlock};
 
-const TRACES: &[&str] = &[
-    "tumbling-incr",
-    "tumbling-hol",
-    "sliding-incr",
-    "sliding-hol",
-    "session-incr",
-    "session-hol",
-    "aggregation",
-    "interval-join",
-    "tumbling-incr.rocksdb-timers",
-];
-
 #[test]
 fn every_store_answers_every_read_of_every_reference_trace_as_the_memory_store_does() {
     let Some(shared) = common::shared_dir("store conformance") else {
@@ -46,7 +34,7 @@ fn every_store_answers_every_read_of_every_reference_trace_as_the_memory_store_d
         .collect();
     // one thread per trace: Redis answers over loopback, so the traces overlap their waits
     std::thread::scope(|scope| {
-        for name in TRACES {
+        for name in common::REFERENCE_TRACES {
             let (shared, settings, kinds) = (&shared, &settings, &kinds);
             scope.spawn(move || replay_everywhere(name, shared, settings, kinds));
         }

@@ -3,6 +3,20 @@
 
 use std::path::PathBuf;
 
+/// The Flink 1.20 reference recordings in `../shared/reference-traces/flink-1.20/`, each with
+/// its config in `examples/flink-reference/<name>.toml`.
+pub const REFERENCE_TRACES: &[&str] = &[
+    "tumbling-incr",
+    "tumbling-hol",
+    "sliding-incr",
+    "sliding-hol",
+    "session-incr",
+    "session-hol",
+    "aggregation",
+    "interval-join",
+    "tumbling-incr.rocksdb-timers",
+];
+
 /// The project's root folder.
 pub fn project_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

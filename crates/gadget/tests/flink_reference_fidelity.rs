@@ -11,18 +11,6 @@ use gadget::compare::{compare, Normalizer};
 use gadget::config::Config;
 use gadget::trace::open_trace;
 
-const TRACES: &[&str] = &[
-    "tumbling-incr",
-    "tumbling-hol",
-    "sliding-incr",
-    "sliding-hol",
-    "session-incr",
-    "session-hol",
-    "aggregation",
-    "interval-join",
-    "tumbling-incr.rocksdb-timers",
-];
-
 /// Feeds generated accesses straight into a normalizer.
 struct NormalizingSink<'a> {
     normalizer: &'a mut Normalizer,
@@ -111,7 +99,7 @@ fn every_flink_reference_trace_is_reproduced_request_for_request() {
     };
     let mut report = Vec::new();
     let mut failures = Vec::new();
-    for name in TRACES {
+    for name in common::REFERENCE_TRACES {
         let (gen, counts, states) = generated(name);
         let flink = recorded(&shared, name);
         let c = compare(&flink.tokens, &gen.tokens, 100_000);

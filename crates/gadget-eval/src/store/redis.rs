@@ -128,6 +128,31 @@ impl RedisStore {
         self.scratch.extend_from_slice(key);
     }
 
+    /// Adds a write of `key` in `state` (the full key in `scratch`) and its index entry to
+    /// `pipe`: `SET` + `ZADD` for a value, `DEL` + `ZREM` for `None`.
+    fn stage(pipe: &mut Pipeline, scratch: &[u8], index: &[u8], key: &[u8], value: Option<&[u8]>) {
+        match value {
+            Some(v) => pipe
+                .cmd("SET")
+                .arg(scratch)
+                .arg(v)
+                .ignore()
+                .cmd("ZADD")
+                .arg(index)
+                .arg(0)
+                .arg(key)
+                .ignore(),
+            None => pipe
+                .cmd("DEL")
+                .arg(scratch)
+                .ignore()
+                .cmd("ZREM")
+                .arg(index)
+                .arg(key)
+                .ignore(),
+        };
+    }
+
     /// Sends queued point writes.
     fn send_pending(&mut self, op: Op) -> Result<(), StoreError> {
         if self.pending_writes > 0 {
@@ -197,16 +222,8 @@ impl Store for RedisStore {
     fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.check(state)?;
         self.full_key(state, key);
-        self.pending
-            .cmd("SET")
-            .arg(&self.scratch)
-            .arg(value)
-            .ignore()
-            .cmd("ZADD")
-            .arg(&self.indexes[state as usize])
-            .arg(0)
-            .arg(key)
-            .ignore();
+        let index = &self.indexes[state as usize];
+        Self::stage(&mut self.pending, &self.scratch, index, key, Some(value));
         self.queued(Op::Put)
     }
 
@@ -232,14 +249,8 @@ impl Store for RedisStore {
     fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
         self.check(state)?;
         self.full_key(state, key);
-        self.pending
-            .cmd("DEL")
-            .arg(&self.scratch)
-            .ignore()
-            .cmd("ZREM")
-            .arg(&self.indexes[state as usize])
-            .arg(key)
-            .ignore();
+        let index = &self.indexes[state as usize];
+        Self::stage(&mut self.pending, &self.scratch, index, key, None);
         self.queued(Op::Delete)
     }
 
@@ -265,30 +276,16 @@ impl Store for RedisStore {
     fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.check(state)?;
         self.full_key(state, key);
-        self.batch
-            .cmd("SET")
-            .arg(&self.scratch)
-            .arg(value)
-            .ignore()
-            .cmd("ZADD")
-            .arg(&self.indexes[state as usize])
-            .arg(0)
-            .arg(key)
-            .ignore();
+        let index = &self.indexes[state as usize];
+        Self::stage(&mut self.batch, &self.scratch, index, key, Some(value));
         Ok(())
     }
 
     fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
         self.check(state)?;
         self.full_key(state, key);
-        self.batch
-            .cmd("DEL")
-            .arg(&self.scratch)
-            .ignore()
-            .cmd("ZREM")
-            .arg(&self.indexes[state as usize])
-            .arg(key)
-            .ignore();
+        let index = &self.indexes[state as usize];
+        Self::stage(&mut self.batch, &self.scratch, index, key, None);
         Ok(())
     }
 
