@@ -78,7 +78,7 @@ pub enum Arrival {
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// The store to drive: rocksdb (embedded, as Flink uses it; the default), memory (the
-    /// upper bound) or redis (external, on --redis-url).
+    /// upper bound), leveldb, or redis (external, on --redis-url).
     #[arg(long)]
     pub store: Option<String>,
     /// Arrival process (default closed). Open-loop processes measure latency from each

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use gadget::access::{Op, StateId};
 
+#[cfg(feature = "leveldb")]
+pub mod leveldb;
 pub mod memory;
 #[cfg(feature = "redis")]
 pub mod redis;
@@ -107,6 +109,9 @@ pub enum StoreKind {
     /// Redis, an external store over the network (see [`redis`]).
     #[cfg(feature = "redis")]
     Redis,
+    /// LevelDB (see [`leveldb`]).
+    #[cfg(feature = "leveldb")]
+    LevelDb,
 }
 
 impl StoreKind {
@@ -118,6 +123,8 @@ impl StoreKind {
             StoreKind::RocksDb,
             #[cfg(feature = "redis")]
             StoreKind::Redis,
+            #[cfg(feature = "leveldb")]
+            StoreKind::LevelDb,
         ]
     }
 
@@ -129,6 +136,8 @@ impl StoreKind {
             StoreKind::RocksDb => "rocksdb",
             #[cfg(feature = "redis")]
             StoreKind::Redis => "redis",
+            #[cfg(feature = "leveldb")]
+            StoreKind::LevelDb => "leveldb",
         }
     }
 
@@ -196,6 +205,12 @@ pub fn open_store(
         )?)),
         #[cfg(feature = "redis")]
         StoreKind::Redis => Ok(Box::new(redis::RedisStore::open(states, settings)?)),
+        #[cfg(feature = "leveldb")]
+        StoreKind::LevelDb => Ok(Box::new(leveldb::LevelDbStore::open(
+            dir,
+            states.len(),
+            settings,
+        )?)),
     }
 }
 

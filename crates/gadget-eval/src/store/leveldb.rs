@@ -1,0 +1,454 @@
+//! LevelDB through Debian's `libleveldb-dev` (1.23) and its C API, declared here (the
+//! `leveldb` crate builds its own copy, which fails with GCC 12).
+//!
+//! LevelDB has no column families: each state's keys carry a two-byte state prefix in one
+//! database, and iterators stop at the end of their state. It has no merge operator either:
+//! a merge is emulated as get + append `,` + put. Write batches are LevelDB write batches.
+//! Writes do not sync (as Flink's RocksDB runs with its write-ahead log off, LevelDB's log
+//! cannot be turned off, but it is not synced).
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::path::Path;
+use std::ptr;
+
+use gadget::access::{Op, StateId};
+
+use super::{Store, StoreError, StoreSettings, MERGE_DELIMITER};
+
+#[repr(C)]
+struct RawDb(c_void);
+#[repr(C)]
+struct RawOptions(c_void);
+#[repr(C)]
+struct RawReadOptions(c_void);
+#[repr(C)]
+struct RawWriteOptions(c_void);
+#[repr(C)]
+struct RawBatch(c_void);
+#[repr(C)]
+struct RawIterator(c_void);
+#[repr(C)]
+struct RawCache(c_void);
+
+#[link(name = "leveldb")]
+extern "C" {
+    fn leveldb_open(
+        options: *const RawOptions,
+        name: *const c_char,
+        err: *mut *mut c_char,
+    ) -> *mut RawDb;
+    fn leveldb_close(db: *mut RawDb);
+    fn leveldb_put(
+        db: *mut RawDb,
+        options: *const RawWriteOptions,
+        key: *const c_char,
+        keylen: usize,
+        val: *const c_char,
+        vallen: usize,
+        err: *mut *mut c_char,
+    );
+    fn leveldb_delete(
+        db: *mut RawDb,
+        options: *const RawWriteOptions,
+        key: *const c_char,
+        keylen: usize,
+        err: *mut *mut c_char,
+    );
+    fn leveldb_write(
+        db: *mut RawDb,
+        options: *const RawWriteOptions,
+        batch: *mut RawBatch,
+        err: *mut *mut c_char,
+    );
+    fn leveldb_get(
+        db: *mut RawDb,
+        options: *const RawReadOptions,
+        key: *const c_char,
+        keylen: usize,
+        vallen: *mut usize,
+        err: *mut *mut c_char,
+    ) -> *mut c_char;
+    fn leveldb_create_iterator(db: *mut RawDb, options: *const RawReadOptions) -> *mut RawIterator;
+    fn leveldb_iter_destroy(it: *mut RawIterator);
+    fn leveldb_iter_valid(it: *const RawIterator) -> u8;
+    fn leveldb_iter_seek(it: *mut RawIterator, k: *const c_char, klen: usize);
+    fn leveldb_iter_next(it: *mut RawIterator);
+    fn leveldb_iter_key(it: *const RawIterator, klen: *mut usize) -> *const c_char;
+    fn leveldb_iter_value(it: *const RawIterator, vlen: *mut usize) -> *const c_char;
+    fn leveldb_iter_get_error(it: *const RawIterator, err: *mut *mut c_char);
+    fn leveldb_writebatch_create() -> *mut RawBatch;
+    fn leveldb_writebatch_destroy(b: *mut RawBatch);
+    fn leveldb_writebatch_clear(b: *mut RawBatch);
+    fn leveldb_writebatch_put(
+        b: *mut RawBatch,
+        key: *const c_char,
+        klen: usize,
+        val: *const c_char,
+        vlen: usize,
+    );
+    fn leveldb_writebatch_delete(b: *mut RawBatch, key: *const c_char, klen: usize);
+    fn leveldb_options_create() -> *mut RawOptions;
+    fn leveldb_options_destroy(o: *mut RawOptions);
+    fn leveldb_options_set_create_if_missing(o: *mut RawOptions, v: u8);
+    fn leveldb_options_set_write_buffer_size(o: *mut RawOptions, size: usize);
+    fn leveldb_options_set_cache(o: *mut RawOptions, cache: *mut RawCache);
+    fn leveldb_cache_create_lru(capacity: usize) -> *mut RawCache;
+    fn leveldb_cache_destroy(cache: *mut RawCache);
+    fn leveldb_readoptions_create() -> *mut RawReadOptions;
+    fn leveldb_readoptions_destroy(o: *mut RawReadOptions);
+    fn leveldb_writeoptions_create() -> *mut RawWriteOptions;
+    fn leveldb_writeoptions_destroy(o: *mut RawWriteOptions);
+    fn leveldb_free(ptr: *mut c_void);
+}
+
+/// Takes LevelDB's error string, if any, and frees it.
+///
+/// # Safety
+/// `err` is null or a string LevelDB allocated.
+unsafe fn take_error(err: *mut c_char) -> Option<String> {
+    if err.is_null() {
+        return None;
+    }
+    let message = CStr::from_ptr(err).to_string_lossy().into_owned();
+    leveldb_free(err.cast());
+    Some(message)
+}
+
+/// A LevelDB database holding every state under a two-byte state prefix.
+///
+/// All raw pointers are owned by this value and released in `Drop`; none is shared.
+pub struct LevelDbStore {
+    db: *mut RawDb,
+    options: *mut RawOptions,
+    cache: *mut RawCache,
+    read: *mut RawReadOptions,
+    write: *mut RawWriteOptions,
+    batch: *mut RawBatch,
+    /// The open iterator of each state.
+    iterators: Vec<*mut RawIterator>,
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl LevelDbStore {
+    /// Creates (or opens) a database under `dir` for `states` states.
+    pub fn open(dir: &Path, states: usize, settings: &StoreSettings) -> Result<Self, StoreError> {
+        let open_error = |message: String| StoreError::Open {
+            store: "leveldb",
+            path: dir.to_path_buf(),
+            message,
+        };
+        let name = CString::new(dir.as_os_str().as_encoded_bytes())
+            .map_err(|_| open_error("the path contains a NUL byte".into()))?;
+        // SAFETY: plain constructor calls; every object is destroyed in Drop (or below on error).
+        unsafe {
+            let options = leveldb_options_create();
+            leveldb_options_set_create_if_missing(options, 1);
+            leveldb_options_set_write_buffer_size(options, settings.write_buffer_size);
+            let cache = leveldb_cache_create_lru(settings.block_cache.max(1 << 20));
+            leveldb_options_set_cache(options, cache);
+            let mut err = ptr::null_mut();
+            let db = leveldb_open(options, name.as_ptr(), &mut err);
+            if let Some(message) = take_error(err) {
+                leveldb_options_destroy(options);
+                leveldb_cache_destroy(cache);
+                return Err(open_error(message));
+            }
+            Ok(LevelDbStore {
+                db,
+                options,
+                cache,
+                read: leveldb_readoptions_create(),
+                write: leveldb_writeoptions_create(),
+                batch: leveldb_writebatch_create(),
+                iterators: vec![ptr::null_mut(); states],
+                key: Vec::new(),
+                value: Vec::new(),
+            })
+        }
+    }
+
+    fn check(&self, state: StateId) -> Result<(), StoreError> {
+        let states = self.iterators.len();
+        if (state as usize) < states {
+            Ok(())
+        } else {
+            Err(StoreError::UnknownState { state, states })
+        }
+    }
+
+    /// `state`'s prefix and `key` into `self.key`.
+    fn prefixed(&mut self, state: StateId, key: &[u8]) {
+        self.key.clear();
+        self.key.extend_from_slice(&state.to_be_bytes());
+        self.key.extend_from_slice(key);
+    }
+
+    /// Reads the prefixed key into `self.value`; false when absent.
+    fn read_into_value(&mut self, op: Op) -> Result<bool, StoreError> {
+        let mut len = 0;
+        let mut err = ptr::null_mut();
+        // SAFETY: db and read options are live; key points to self.key's bytes; the returned
+        // buffer is copied and freed with leveldb_free.
+        unsafe {
+            let v = leveldb_get(
+                self.db,
+                self.read,
+                self.key.as_ptr().cast(),
+                self.key.len(),
+                &mut len,
+                &mut err,
+            );
+            if let Some(message) = take_error(err) {
+                return Err(request_error(op, message));
+            }
+            if v.is_null() {
+                return Ok(false);
+            }
+            self.value.clear();
+            self.value
+                .extend_from_slice(std::slice::from_raw_parts(v.cast::<u8>(), len));
+            leveldb_free(v.cast());
+            Ok(true)
+        }
+    }
+
+    fn write_prefixed(&mut self, op: Op, value: Option<&[u8]>) -> Result<(), StoreError> {
+        let mut err = ptr::null_mut();
+        // SAFETY: db and write options are live; pointers and lengths come from live slices.
+        unsafe {
+            match value {
+                Some(v) => leveldb_put(
+                    self.db,
+                    self.write,
+                    self.key.as_ptr().cast(),
+                    self.key.len(),
+                    v.as_ptr().cast(),
+                    v.len(),
+                    &mut err,
+                ),
+                None => leveldb_delete(
+                    self.db,
+                    self.write,
+                    self.key.as_ptr().cast(),
+                    self.key.len(),
+                    &mut err,
+                ),
+            }
+            match take_error(err) {
+                Some(message) => Err(request_error(op, message)),
+                None => Ok(()),
+            }
+        }
+    }
+
+    /// The value length where `state`'s iterator stands, `None` when it left the state.
+    fn current(&self, state: StateId, op: Op) -> Result<Option<usize>, StoreError> {
+        let it = self.iterators[state as usize];
+        // SAFETY: `it` is a live iterator of this database; key and value pointers are only
+        // read within this call, before the iterator moves.
+        unsafe {
+            if leveldb_iter_valid(it) == 0 {
+                let mut err = ptr::null_mut();
+                leveldb_iter_get_error(it, &mut err);
+                return match take_error(err) {
+                    Some(message) => Err(request_error(op, message)),
+                    None => Ok(None),
+                };
+            }
+            let mut klen = 0;
+            let k = leveldb_iter_key(it, &mut klen);
+            let key = std::slice::from_raw_parts(k.cast::<u8>(), klen);
+            if !key.starts_with(&state.to_be_bytes()) {
+                return Ok(None);
+            }
+            let mut vlen = 0;
+            leveldb_iter_value(it, &mut vlen);
+            Ok(Some(vlen))
+        }
+    }
+}
+
+fn request_error(op: Op, message: String) -> StoreError {
+    StoreError::Request {
+        store: "leveldb",
+        op,
+        message,
+    }
+}
+
+impl Store for LevelDbStore {
+    fn name(&self) -> &'static str {
+        "leveldb"
+    }
+
+    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.check(state)?;
+        self.prefixed(state, key);
+        Ok(self.read_into_value(Op::Get)?.then_some(self.value.len()))
+    }
+
+    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        self.prefixed(state, key);
+        self.write_prefixed(Op::Put, Some(value))
+    }
+
+    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        self.prefixed(state, key);
+        if self.read_into_value(Op::Merge)? {
+            self.value.push(MERGE_DELIMITER);
+        } else {
+            self.value.clear();
+        }
+        self.value.extend_from_slice(value);
+        let merged = std::mem::take(&mut self.value);
+        let r = self.write_prefixed(Op::Merge, Some(&merged));
+        self.value = merged;
+        r
+    }
+
+    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        self.prefixed(state, key);
+        self.write_prefixed(Op::Delete, None)
+    }
+
+    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.check(state)?;
+        self.prefixed(state, key);
+        let s = state as usize;
+        // SAFETY: the old iterator (if any) is destroyed before its slot is reused; the new
+        // one belongs to this live database.
+        unsafe {
+            if !self.iterators[s].is_null() {
+                leveldb_iter_destroy(self.iterators[s]);
+            }
+            self.iterators[s] = leveldb_create_iterator(self.db, self.read);
+            leveldb_iter_seek(self.iterators[s], self.key.as_ptr().cast(), self.key.len());
+        }
+        self.current(state, Op::Seek)
+    }
+
+    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError> {
+        self.check(state)?;
+        let it = self.iterators[state as usize];
+        if it.is_null() || self.current(state, Op::Next)?.is_none() {
+            return Ok(None);
+        }
+        // SAFETY: `it` is live and valid (checked just above).
+        unsafe { leveldb_iter_next(it) };
+        self.current(state, Op::Next)
+    }
+
+    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        self.prefixed(state, key);
+        // SAFETY: the batch is live; the slices outlive the call (LevelDB copies them).
+        unsafe {
+            leveldb_writebatch_put(
+                self.batch,
+                self.key.as_ptr().cast(),
+                self.key.len(),
+                value.as_ptr().cast(),
+                value.len(),
+            );
+        }
+        Ok(())
+    }
+
+    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        self.prefixed(state, key);
+        // SAFETY: as in batch_put.
+        unsafe { leveldb_writebatch_delete(self.batch, self.key.as_ptr().cast(), self.key.len()) };
+        Ok(())
+    }
+
+    fn batch_commit(&mut self) -> Result<(), StoreError> {
+        let mut err = ptr::null_mut();
+        // SAFETY: db, write options and batch are live.
+        unsafe {
+            leveldb_write(self.db, self.write, self.batch, &mut err);
+            leveldb_writebatch_clear(self.batch);
+            match take_error(err) {
+                Some(message) => Err(request_error(Op::BatchCommit, message)),
+                None => Ok(()),
+            }
+        }
+    }
+
+    fn emulated(&self) -> &'static [Op] {
+        &[Op::Merge]
+    }
+}
+
+impl Drop for LevelDbStore {
+    fn drop(&mut self) {
+        // SAFETY: every pointer was created in `open`/`seek`, is owned by this value alone,
+        // and is released exactly once, iterators before the database they read.
+        unsafe {
+            for it in self.iterators.drain(..) {
+                if !it.is_null() {
+                    leveldb_iter_destroy(it);
+                }
+            }
+            leveldb_writebatch_destroy(self.batch);
+            leveldb_close(self.db);
+            leveldb_readoptions_destroy(self.read);
+            leveldb_writeoptions_destroy(self.write);
+            leveldb_options_destroy(self.options);
+            leveldb_cache_destroy(self.cache);
+        }
+    }
+}
+
+// SAFETY: the handles are owned exclusively by this value and LevelDB's objects may be used
+// from any thread, one at a time; `Store` takes `&mut self` for every call.
+unsafe impl Send for LevelDbStore {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(dir: &Path) -> LevelDbStore {
+        let settings = StoreSettings {
+            write_buffer_size: 1 << 20,
+            block_cache: 1 << 20,
+            ..StoreSettings::default()
+        };
+        LevelDbStore::open(dir, 3, &settings).unwrap()
+    }
+
+    #[test]
+    fn merge_is_emulated_with_flinks_delimiter() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.merge(0, b"k", b"abc").unwrap();
+        s.merge(0, b"k", b"de").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(6));
+        assert_eq!(s.get(1, b"k").unwrap(), None);
+        s.delete(0, b"k").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), None);
+        assert!(matches!(
+            s.get(3, b"k"),
+            Err(StoreError::UnknownState { .. })
+        ));
+    }
+
+    #[test]
+    fn iterators_stay_within_their_state_and_batches_apply_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.put(2, b"a", b"x").unwrap(); // a later state: the iterator of state 1 must stop before it
+        s.batch_put(1, b"b", b"22").unwrap();
+        s.batch_put(1, b"a", b"1").unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), None);
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), Some(1));
+        assert_eq!(s.next(1).unwrap(), Some(2));
+        assert_eq!(s.next(1).unwrap(), None);
+        assert_eq!(s.next(1).unwrap(), None);
+    }
+}
