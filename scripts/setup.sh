@@ -11,6 +11,8 @@ command -v git >/dev/null 2>&1 || need_apt+=(git)
 # RocksDB from Debian (linked, not built: building it takes ~20 minutes) and libclang for its bindings
 [ -e /usr/include/rocksdb/c.h ] || need_apt+=(librocksdb-dev)
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
+# BerkeleyDB for --store berkeleydb
+[ -e /usr/include/db.h ] || need_apt+=(libdb5.3-dev)
 # LevelDB for --store leveldb
 [ -e /usr/include/leveldb/c.h ] || need_apt+=(libleveldb-dev)
 # Redis for --store redis; the tests start their own redis-server on a free loopback port

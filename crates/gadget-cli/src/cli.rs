@@ -78,7 +78,8 @@ pub enum Arrival {
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// The store to drive: rocksdb (embedded, as Flink uses it; the default), memory (the
-    /// upper bound), leveldb, or redis (external, on --redis-url).
+    /// upper bound), leveldb, berkeleydb (B-tree), berkeleydb-hash, or redis (external, on
+    /// --redis-url).
     #[arg(long)]
     pub store: Option<String>,
     /// Arrival process (default closed). Open-loop processes measure latency from each

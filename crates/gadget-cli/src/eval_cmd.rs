@@ -138,6 +138,7 @@ impl Plan {
                 .or(r.block_cache_mb)
                 .map_or(defaults.block_cache, |mb| mb << 20),
             wal: a.wal || r.wal.unwrap_or(defaults.wal),
+            bdb_cache: defaults.bdb_cache,
             redis_url: a
                 .redis_url
                 .clone()

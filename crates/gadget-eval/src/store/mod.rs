@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use gadget::access::{Op, StateId};
 
+#[cfg(feature = "berkeleydb")]
+pub mod berkeleydb;
 #[cfg(feature = "leveldb")]
 pub mod leveldb;
 pub mod memory;
@@ -112,6 +114,12 @@ pub enum StoreKind {
     /// LevelDB (see [`leveldb`]).
     #[cfg(feature = "leveldb")]
     LevelDb,
+    /// BerkeleyDB with B-tree databases (see [`berkeleydb`]).
+    #[cfg(feature = "berkeleydb")]
+    BerkeleyDbBTree,
+    /// BerkeleyDB with hash databases.
+    #[cfg(feature = "berkeleydb")]
+    BerkeleyDbHash,
 }
 
 impl StoreKind {
@@ -125,6 +133,10 @@ impl StoreKind {
             StoreKind::Redis,
             #[cfg(feature = "leveldb")]
             StoreKind::LevelDb,
+            #[cfg(feature = "berkeleydb")]
+            StoreKind::BerkeleyDbBTree,
+            #[cfg(feature = "berkeleydb")]
+            StoreKind::BerkeleyDbHash,
         ]
     }
 
@@ -138,6 +150,10 @@ impl StoreKind {
             StoreKind::Redis => "redis",
             #[cfg(feature = "leveldb")]
             StoreKind::LevelDb => "leveldb",
+            #[cfg(feature = "berkeleydb")]
+            StoreKind::BerkeleyDbBTree => "berkeleydb",
+            #[cfg(feature = "berkeleydb")]
+            StoreKind::BerkeleyDbHash => "berkeleydb-hash",
         }
     }
 
@@ -167,6 +183,8 @@ pub struct StoreSettings {
     pub block_cache: usize,
     /// Write-ahead log; off in Flink.
     pub wal: bool,
+    /// BerkeleyDB cache in bytes; 256 MB in the paper.
+    pub bdb_cache: usize,
     /// Where the Redis server is.
     pub redis_url: String,
     /// Redis point writes sent per round trip (1: no pipelining).
@@ -180,6 +198,7 @@ impl Default for StoreSettings {
             max_write_buffers: 2,
             block_cache: 64 << 20,
             wal: false,
+            bdb_cache: 256 << 20,
             redis_url: std::env::var("GADGET_REDIS_URL")
                 .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string()),
             redis_pipeline: 1,
@@ -211,6 +230,20 @@ pub fn open_store(
             states.len(),
             settings,
         )?)),
+        #[cfg(feature = "berkeleydb")]
+        StoreKind::BerkeleyDbBTree | StoreKind::BerkeleyDbHash => {
+            let method = if kind == StoreKind::BerkeleyDbHash {
+                berkeleydb::AccessMethod::Hash
+            } else {
+                berkeleydb::AccessMethod::BTree
+            };
+            Ok(Box::new(berkeleydb::BerkeleyDbStore::open(
+                dir,
+                states.len(),
+                method,
+                settings.bdb_cache as u64,
+            )?))
+        }
     }
 }
 

@@ -5,7 +5,14 @@ use super::reader::Section;
 use super::ConfigError;
 
 /// Stores a config may name; a build reports the ones it lacks when the run starts.
-pub const STORE_NAMES: &[&str] = &["rocksdb", "memory", "redis", "leveldb"];
+pub const STORE_NAMES: &[&str] = &[
+    "rocksdb",
+    "memory",
+    "redis",
+    "leveldb",
+    "berkeleydb",
+    "berkeleydb-hash",
+];
 
 /// Arrival processes a config may name.
 pub const ARRIVAL_NAMES: &[&str] = &[

@@ -1,0 +1,285 @@
+/*
+ * A small C shim over BerkeleyDB 5.3 (Debian's libdb5.3-dev) for Gadget's `berkeleydb`
+ * store: BerkeleyDB's API is structs of function pointers, which Rust cannot call directly.
+ * One environment (the cache), one database per state (B-tree or hash), one open cursor per
+ * state. No transactions and no locking: a handle is used by one thread at a time.
+ */
+#include <db.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+typedef struct {
+    DB_ENV *env;
+    DB **dbs;
+    DBC **cursors;
+    int states;
+    int hash;
+    /* the value read last, owned here (DB_DBT_REALLOC) */
+    void *buf;
+    u_int32_t buf_len;
+    /* hash only: the key the emulated iterator of each state stands on */
+    void **at;
+    u_int32_t *at_len;
+} gbdb;
+
+static void say(char *err, int errlen, const char *what, int ret) {
+    if (err && errlen > 0) {
+        snprintf(err, (size_t)errlen, "%s: %s", what, db_strerror(ret));
+    }
+}
+
+void gbdb_close(gbdb *h);
+
+gbdb *gbdb_open(const char *home, int states, int hash, unsigned long long cache_bytes,
+                char *err, int errlen) {
+    gbdb *h = calloc(1, sizeof(gbdb));
+    if (!h) {
+        say(err, errlen, "out of memory", ENOMEM);
+        return NULL;
+    }
+    h->states = states;
+    h->hash = hash;
+    h->dbs = calloc((size_t)states, sizeof(DB *));
+    h->cursors = calloc((size_t)states, sizeof(DBC *));
+    h->at = calloc((size_t)states, sizeof(void *));
+    h->at_len = calloc((size_t)states, sizeof(u_int32_t));
+    int ret = db_env_create(&h->env, 0);
+    if (ret != 0) {
+        say(err, errlen, "db_env_create", ret);
+        h->env = NULL;
+        gbdb_close(h);
+        return NULL;
+    }
+    ret = h->env->set_cachesize(h->env, (u_int32_t)(cache_bytes >> 30),
+                                (u_int32_t)(cache_bytes & ((1ULL << 30) - 1)), 1);
+    if (ret == 0) {
+        ret = h->env->open(h->env, home, DB_CREATE | DB_INIT_MPOOL | DB_PRIVATE, 0);
+    }
+    if (ret != 0) {
+        say(err, errlen, "opening the environment", ret);
+        gbdb_close(h);
+        return NULL;
+    }
+    for (int i = 0; i < states; i++) {
+        char file[32];
+        snprintf(file, sizeof file, "state-%d.db", i);
+        ret = db_create(&h->dbs[i], h->env, 0);
+        if (ret == 0) {
+            ret = h->dbs[i]->open(h->dbs[i], NULL, file, NULL, hash ? DB_HASH : DB_BTREE,
+                                  DB_CREATE, 0644);
+        }
+        if (ret != 0) {
+            say(err, errlen, "opening a state database", ret);
+            gbdb_close(h);
+            return NULL;
+        }
+    }
+    return h;
+}
+
+void gbdb_close(gbdb *h) {
+    if (!h) {
+        return;
+    }
+    for (int i = 0; i < h->states; i++) {
+        if (h->cursors && h->cursors[i]) {
+            h->cursors[i]->close(h->cursors[i]);
+        }
+        if (h->dbs && h->dbs[i]) {
+            h->dbs[i]->close(h->dbs[i], 0);
+        }
+        if (h->at) {
+            free(h->at[i]);
+        }
+    }
+    if (h->env) {
+        h->env->close(h->env, 0);
+    }
+    free(h->dbs);
+    free(h->cursors);
+    free(h->at);
+    free(h->at_len);
+    free(h->buf);
+    free(h);
+}
+
+static void dbt(DBT *d, const void *data, unsigned len) {
+    memset(d, 0, sizeof *d);
+    d->data = (void *)data;
+    d->size = len;
+}
+
+/* prepares `data` to read into h->buf, growing it as needed */
+static void read_into(gbdb *h, DBT *data) {
+    memset(data, 0, sizeof *data);
+    data->flags = DB_DBT_REALLOC;
+    data->data = h->buf;
+}
+
+/* reads a value into h->buf: 1 found (v, vlen set), 0 not found, else a BerkeleyDB error */
+int gbdb_get(gbdb *h, int state, const void *k, unsigned klen, const void **v, unsigned *vlen) {
+    DBT key, data;
+    dbt(&key, k, klen);
+    read_into(h, &data);
+    int ret = h->dbs[state]->get(h->dbs[state], NULL, &key, &data, 0);
+    if (data.data) {
+        h->buf = data.data;
+    }
+    if (ret == DB_NOTFOUND) {
+        return 0;
+    }
+    if (ret != 0) {
+        return ret;
+    }
+    *v = h->buf;
+    *vlen = data.size;
+    return 1;
+}
+
+int gbdb_put(gbdb *h, int state, const void *k, unsigned klen, const void *v, unsigned vlen) {
+    DBT key, data;
+    dbt(&key, k, klen);
+    dbt(&data, v, vlen);
+    return h->dbs[state]->put(h->dbs[state], NULL, &key, &data, 0);
+}
+
+int gbdb_del(gbdb *h, int state, const void *k, unsigned klen) {
+    DBT key;
+    dbt(&key, k, klen);
+    int ret = h->dbs[state]->del(h->dbs[state], NULL, &key, 0);
+    return ret == DB_NOTFOUND ? 0 : ret;
+}
+
+static int compare(const void *a, unsigned alen, const void *b, unsigned blen) {
+    unsigned n = alen < blen ? alen : blen;
+    int c = n ? memcmp(a, b, n) : 0;
+    if (c != 0) {
+        return c;
+    }
+    return alen < blen ? -1 : (alen > blen ? 1 : 0);
+}
+
+/*
+ * Hash databases have no key order: find the smallest key >= (or >, when strict) the
+ * bound by a full scan. Returns 1 with the key in h->at[state], 0 when none, < 0 error.
+ */
+static int hash_scan(gbdb *h, int state, const void *bound, unsigned blen, int strict,
+                     unsigned *vlen) {
+    DBC *c;
+    int ret = h->dbs[state]->cursor(h->dbs[state], NULL, &c, 0);
+    if (ret != 0) {
+        return ret;
+    }
+    DBT key, data;
+    memset(&key, 0, sizeof key);
+    memset(&data, 0, sizeof data);
+    void *best = NULL;
+    unsigned best_len = 0, best_vlen = 0;
+    while ((ret = c->get(c, &key, &data, DB_NEXT)) == 0) {
+        int cmp = compare(key.data, key.size, bound, blen);
+        if (cmp < 0 || (strict && cmp == 0)) {
+            continue;
+        }
+        if (!best || compare(key.data, key.size, best, best_len) < 0) {
+            void *copy = realloc(best, key.size ? key.size : 1);
+            if (!copy) {
+                free(best);
+                c->close(c);
+                return ENOMEM;
+            }
+            best = copy;
+            memcpy(best, key.data, key.size);
+            best_len = key.size;
+            best_vlen = data.size;
+        }
+    }
+    c->close(c);
+    if (ret != DB_NOTFOUND) {
+        free(best);
+        return ret;
+    }
+    free(h->at[state]);
+    h->at[state] = best;
+    h->at_len[state] = best_len;
+    if (!best) {
+        return 0;
+    }
+    *vlen = best_vlen;
+    return 1;
+}
+
+/* positions the state's iterator at the first key >= k: 1 found (vlen set), 0 none, else error */
+int gbdb_seek(gbdb *h, int state, const void *k, unsigned klen, unsigned *vlen) {
+    if (h->hash) {
+        return hash_scan(h, state, k, klen, 0, vlen);
+    }
+    if (h->cursors[state]) {
+        h->cursors[state]->close(h->cursors[state]);
+        h->cursors[state] = NULL;
+    }
+    int ret = h->dbs[state]->cursor(h->dbs[state], NULL, &h->cursors[state], 0);
+    if (ret != 0) {
+        return ret;
+    }
+    DBT key, data;
+    memset(&key, 0, sizeof key);
+    key.flags = DB_DBT_REALLOC;
+    void *copy = malloc(klen ? klen : 1);
+    if (!copy) {
+        return ENOMEM;
+    }
+    memcpy(copy, k, klen);
+    key.data = copy;
+    key.size = klen;
+    memset(&data, 0, sizeof data);
+    ret = h->cursors[state]->get(h->cursors[state], &key, &data, DB_SET_RANGE);
+    free(key.data);
+    if (ret == DB_NOTFOUND) {
+        h->cursors[state]->close(h->cursors[state]);
+        h->cursors[state] = NULL;
+        return 0;
+    }
+    if (ret != 0) {
+        return ret;
+    }
+    *vlen = data.size;
+    return 1;
+}
+
+/* advances the state's iterator: 1 found (vlen set), 0 past the end or no iterator, else error */
+int gbdb_next(gbdb *h, int state, unsigned *vlen) {
+    if (h->hash) {
+        if (!h->at[state]) {
+            return 0;
+        }
+        void *at = h->at[state];
+        unsigned at_len = h->at_len[state];
+        h->at[state] = NULL;
+        int ret = hash_scan(h, state, at, at_len, 1, vlen);
+        free(at);
+        return ret;
+    }
+    if (!h->cursors[state]) {
+        return 0;
+    }
+    DBT key, data;
+    memset(&key, 0, sizeof key);
+    memset(&data, 0, sizeof data);
+    int ret = h->cursors[state]->get(h->cursors[state], &key, &data, DB_NEXT);
+    if (ret == DB_NOTFOUND) {
+        h->cursors[state]->close(h->cursors[state]);
+        h->cursors[state] = NULL;
+        return 0;
+    }
+    if (ret != 0) {
+        return ret;
+    }
+    *vlen = data.size;
+    return 1;
+}
+
+const char *gbdb_strerror(int ret) {
+    return db_strerror(ret);
+}

@@ -1,0 +1,407 @@
+//! BerkeleyDB 5.3 (Debian's `libdb5.3-dev`) through a small C shim of our own
+//! (`csrc/bdb_shim.c`; the `libdb` crate lacks delete and seek): one environment with the
+//! paper's 256 MB cache, one database per state, B-tree or hash access method, no
+//! transactions or locking (one thread per handle).
+//!
+//! - merge: get + append `,` + put (BerkeleyDB has no merge operator);
+//! - write batches: buffered and applied one by one at commit (no transactions, so not
+//!   atomic): `batch_commit` is reported as emulated;
+//! - seek/next: a B-tree cursor (`DB_SET_RANGE`, `DB_NEXT`); a hash database has no key
+//!   order, so there seek and next scan the whole database for the next key in order, and
+//!   are reported as emulated.
+
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr, CString};
+use std::path::Path;
+
+use gadget::access::{Op, StateId};
+
+use super::{Store, StoreError, MERGE_DELIMITER};
+
+/// The BerkeleyDB cache of the paper's setup.
+pub const CACHE_BYTES: u64 = 256 << 20;
+
+extern "C" {
+    fn gbdb_open(
+        home: *const c_char,
+        states: c_int,
+        hash: c_int,
+        cache_bytes: c_ulonglong,
+        err: *mut c_char,
+        errlen: c_int,
+    ) -> *mut c_void;
+    fn gbdb_close(h: *mut c_void);
+    fn gbdb_get(
+        h: *mut c_void,
+        state: c_int,
+        k: *const c_void,
+        klen: c_uint,
+        v: *mut *const c_void,
+        vlen: *mut c_uint,
+    ) -> c_int;
+    fn gbdb_put(
+        h: *mut c_void,
+        state: c_int,
+        k: *const c_void,
+        klen: c_uint,
+        v: *const c_void,
+        vlen: c_uint,
+    ) -> c_int;
+    fn gbdb_del(h: *mut c_void, state: c_int, k: *const c_void, klen: c_uint) -> c_int;
+    fn gbdb_seek(
+        h: *mut c_void,
+        state: c_int,
+        k: *const c_void,
+        klen: c_uint,
+        vlen: *mut c_uint,
+    ) -> c_int;
+    fn gbdb_next(h: *mut c_void, state: c_int, vlen: *mut c_uint) -> c_int;
+    fn gbdb_strerror(ret: c_int) -> *const c_char;
+}
+
+/// The access method of every state's database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessMethod {
+    /// `DB_BTREE`: ordered keys.
+    BTree,
+    /// `DB_HASH`: no key order.
+    Hash,
+}
+
+/// A pending write-batch entry; key and value live in the batch's byte arena.
+#[derive(Debug, Clone, Copy)]
+struct BatchEntry {
+    state: StateId,
+    start: usize,
+    key_len: usize,
+    value_len: Option<usize>,
+}
+
+/// A BerkeleyDB environment with a database per state.
+pub struct BerkeleyDbStore {
+    handle: *mut c_void,
+    method: AccessMethod,
+    states: usize,
+    batch: Vec<BatchEntry>,
+    arena: Vec<u8>,
+    value: Vec<u8>,
+}
+
+fn message(ret: c_int) -> String {
+    // SAFETY: db_strerror returns a static string for any code.
+    unsafe {
+        CStr::from_ptr(gbdb_strerror(ret))
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+fn request_error(op: Op, ret: c_int) -> StoreError {
+    StoreError::Request {
+        store: "berkeleydb",
+        op,
+        message: message(ret),
+    }
+}
+
+/// Lengths passed to BerkeleyDB are 32-bit.
+fn len32(op: Op, n: usize) -> Result<c_uint, StoreError> {
+    c_uint::try_from(n).map_err(|_| StoreError::Request {
+        store: "berkeleydb",
+        op,
+        message: format!("{n} bytes is more than BerkeleyDB takes in one key or value"),
+    })
+}
+
+impl BerkeleyDbStore {
+    /// Creates (or opens) an environment under `dir` with a database per state.
+    pub fn open(
+        dir: &Path,
+        states: usize,
+        method: AccessMethod,
+        cache_bytes: u64,
+    ) -> Result<Self, StoreError> {
+        let open_error = |message: String| StoreError::Open {
+            store: "berkeleydb",
+            path: dir.to_path_buf(),
+            message,
+        };
+        let home = CString::new(dir.as_os_str().as_encoded_bytes())
+            .map_err(|_| open_error("the path contains a NUL byte".into()))?;
+        let mut err = vec![0 as c_char; 512];
+        // SAFETY: `home` and `err` are live for the call; the handle is owned by the store.
+        let handle = unsafe {
+            gbdb_open(
+                home.as_ptr(),
+                states as c_int,
+                (method == AccessMethod::Hash) as c_int,
+                cache_bytes,
+                err.as_mut_ptr(),
+                err.len() as c_int,
+            )
+        };
+        if handle.is_null() {
+            // SAFETY: the shim wrote a NUL-terminated message into `err`.
+            let text = unsafe { CStr::from_ptr(err.as_ptr()) }
+                .to_string_lossy()
+                .into_owned();
+            return Err(open_error(text));
+        }
+        Ok(BerkeleyDbStore {
+            handle,
+            method,
+            states,
+            batch: Vec::new(),
+            arena: Vec::new(),
+            value: Vec::new(),
+        })
+    }
+
+    fn check(&self, state: StateId) -> Result<(), StoreError> {
+        if (state as usize) < self.states {
+            Ok(())
+        } else {
+            Err(StoreError::UnknownState {
+                state,
+                states: self.states,
+            })
+        }
+    }
+
+    /// Reads `key` of `state` into `self.value`; false when absent.
+    fn read(&mut self, op: Op, state: StateId, key: &[u8]) -> Result<bool, StoreError> {
+        let mut v: *const c_void = std::ptr::null();
+        let mut vlen: c_uint = 0;
+        // SAFETY: the handle is live; the value pointer refers to the shim's buffer, copied
+        // before the next call.
+        let ret = unsafe {
+            gbdb_get(
+                self.handle,
+                state as c_int,
+                key.as_ptr().cast(),
+                len32(op, key.len())?,
+                &mut v,
+                &mut vlen,
+            )
+        };
+        match ret {
+            0 => Ok(false),
+            1 => {
+                self.value.clear();
+                if vlen > 0 {
+                    // SAFETY: the shim returned `vlen` readable bytes at `v`.
+                    self.value.extend_from_slice(unsafe {
+                        std::slice::from_raw_parts(v.cast::<u8>(), vlen as usize)
+                    });
+                }
+                Ok(true)
+            }
+            e => Err(request_error(op, e)),
+        }
+    }
+
+    fn write(
+        &mut self,
+        op: Op,
+        state: StateId,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) -> Result<(), StoreError> {
+        let klen = len32(op, key.len())?;
+        // SAFETY: the handle is live; pointers and lengths come from live slices.
+        let ret = unsafe {
+            match value {
+                Some(v) => gbdb_put(
+                    self.handle,
+                    state as c_int,
+                    key.as_ptr().cast(),
+                    klen,
+                    v.as_ptr().cast(),
+                    len32(op, v.len())?,
+                ),
+                None => gbdb_del(self.handle, state as c_int, key.as_ptr().cast(), klen),
+            }
+        };
+        if ret == 0 {
+            Ok(())
+        } else {
+            Err(request_error(op, ret))
+        }
+    }
+
+    fn found(op: Op, ret: c_int, vlen: c_uint) -> Result<Option<usize>, StoreError> {
+        match ret {
+            0 => Ok(None),
+            1 => Ok(Some(vlen as usize)),
+            e => Err(request_error(op, e)),
+        }
+    }
+}
+
+impl Store for BerkeleyDbStore {
+    fn name(&self) -> &'static str {
+        match self.method {
+            AccessMethod::BTree => "berkeleydb",
+            AccessMethod::Hash => "berkeleydb-hash",
+        }
+    }
+
+    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.check(state)?;
+        Ok(self.read(Op::Get, state, key)?.then_some(self.value.len()))
+    }
+
+    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        self.write(Op::Put, state, key, Some(value))
+    }
+
+    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        if self.read(Op::Merge, state, key)? {
+            self.value.push(MERGE_DELIMITER);
+        } else {
+            self.value.clear();
+        }
+        self.value.extend_from_slice(value);
+        let merged = std::mem::take(&mut self.value);
+        let r = self.write(Op::Merge, state, key, Some(&merged));
+        self.value = merged;
+        r
+    }
+
+    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        self.write(Op::Delete, state, key, None)
+    }
+
+    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.check(state)?;
+        let mut vlen = 0;
+        // SAFETY: the handle is live; the key slice is live for the call.
+        let ret = unsafe {
+            gbdb_seek(
+                self.handle,
+                state as c_int,
+                key.as_ptr().cast(),
+                len32(Op::Seek, key.len())?,
+                &mut vlen,
+            )
+        };
+        Self::found(Op::Seek, ret, vlen)
+    }
+
+    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError> {
+        self.check(state)?;
+        let mut vlen = 0;
+        // SAFETY: the handle is live.
+        let ret = unsafe { gbdb_next(self.handle, state as c_int, &mut vlen) };
+        Self::found(Op::Next, ret, vlen)
+    }
+
+    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        let start = self.arena.len();
+        self.arena.extend_from_slice(key);
+        self.arena.extend_from_slice(value);
+        self.batch.push(BatchEntry {
+            state,
+            start,
+            key_len: key.len(),
+            value_len: Some(value.len()),
+        });
+        Ok(())
+    }
+
+    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        let start = self.arena.len();
+        self.arena.extend_from_slice(key);
+        self.batch.push(BatchEntry {
+            state,
+            start,
+            key_len: key.len(),
+            value_len: None,
+        });
+        Ok(())
+    }
+
+    fn batch_commit(&mut self) -> Result<(), StoreError> {
+        let batch = std::mem::take(&mut self.batch);
+        let arena = std::mem::take(&mut self.arena);
+        let mut result = Ok(());
+        for e in &batch {
+            let key = &arena[e.start..e.start + e.key_len];
+            let value = e
+                .value_len
+                .map(|n| &arena[e.start + e.key_len..e.start + e.key_len + n]);
+            result = self.write(Op::BatchCommit, e.state, key, value);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.batch = batch;
+        self.batch.clear();
+        self.arena = arena;
+        self.arena.clear();
+        result
+    }
+
+    fn emulated(&self) -> &'static [Op] {
+        match self.method {
+            AccessMethod::BTree => &[Op::Merge, Op::BatchCommit],
+            AccessMethod::Hash => &[Op::Merge, Op::Seek, Op::Next, Op::BatchCommit],
+        }
+    }
+}
+
+impl Drop for BerkeleyDbStore {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from gbdb_open and is closed exactly once.
+        unsafe { gbdb_close(self.handle) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_access_methods_merge_iterate_in_order_and_batch() {
+        for method in [AccessMethod::BTree, AccessMethod::Hash] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut s = BerkeleyDbStore::open(dir.path(), 2, method, 8 << 20).unwrap();
+            s.merge(0, b"k", b"abc").unwrap();
+            s.merge(0, b"k", b"de").unwrap();
+            assert_eq!(s.get(0, b"k").unwrap(), Some(6));
+            assert_eq!(s.get(1, b"k").unwrap(), None);
+            s.delete(0, b"k").unwrap();
+            s.delete(0, b"k").unwrap();
+            assert_eq!(s.get(0, b"k").unwrap(), None);
+            s.batch_put(1, b"b", b"22").unwrap();
+            s.batch_put(1, b"a", b"1").unwrap();
+            s.batch_put(1, b"d", b"4444").unwrap();
+            assert_eq!(s.seek(1, b"").unwrap(), None, "{method:?}");
+            s.batch_commit().unwrap();
+            assert_eq!(s.seek(1, b"b").unwrap(), Some(2), "{method:?}");
+            assert_eq!(s.next(1).unwrap(), Some(4), "{method:?}");
+            assert_eq!(s.next(1).unwrap(), None, "{method:?}");
+            assert_eq!(s.next(1).unwrap(), None, "{method:?}");
+            assert_eq!(s.seek(1, b"").unwrap(), Some(1), "{method:?}");
+            assert!(matches!(
+                s.get(2, b"k"),
+                Err(StoreError::UnknownState { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn an_unusable_directory_is_an_error_with_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let Err(e) = BerkeleyDbStore::open(&file, 1, AccessMethod::BTree, 1 << 20) else {
+            panic!("opened an environment in a file");
+        };
+        assert!(e.to_string().contains(file.to_str().unwrap()), "{e}");
+    }
+}
