@@ -4,6 +4,7 @@
 //! (`KeyGroupPartitionedPriorityQueue`). Every request the real service issues is emitted.
 
 use std::cmp::Ordering;
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::hash::Hash;
 
@@ -41,8 +42,20 @@ struct TimerKey {
 }
 
 impl TimerKey {
+    #[inline]
     fn new(bytes: &[u8]) -> Self {
         let mut head = [0u64; INLINE_BYTES / 8];
+        if bytes.len() == INLINE_BYTES {
+            // the common case (long key, window namespace): four whole words
+            for (word, chunk) in head.iter_mut().zip(bytes.chunks_exact(8)) {
+                *word = u64::from_be_bytes(chunk.try_into().expect("8-byte chunk"));
+            }
+            return TimerKey {
+                head,
+                tail: Box::default(),
+                len: INLINE_BYTES as u32,
+            };
+        }
         for (word, chunk) in head.iter_mut().zip(bytes.chunks(8)) {
             let mut w = [0u8; 8];
             w[..chunk.len()].copy_from_slice(chunk);
@@ -107,12 +120,47 @@ impl PartialEq for TimerKey {
 
 impl Eq for TimerKey {}
 
+/// The timers of a queue, by slot; the ordered maps hold slot numbers, which keeps their
+/// entries small (cheaper to shift within B-tree nodes). Freed slots are reused.
+#[derive(Debug, Clone)]
+struct Slab<N> {
+    slots: Vec<Option<Timer<N>>>,
+    free: Vec<u32>,
+}
+
+impl<N> Slab<N> {
+    fn put(&mut self, timer: Timer<N>) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(timer);
+                i
+            }
+            None => {
+                self.slots.push(Some(timer));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    fn take(&mut self, i: u32) -> Timer<N> {
+        self.free.push(i);
+        self.slots[i as usize].take().expect("a live slot")
+    }
+
+    fn free(&mut self, i: u32) {
+        self.slots[i as usize] = None;
+        self.free.push(i);
+    }
+}
+
 /// One key group. RocksDB holds `cache ∪ overflow`: the cache is written through, so every
 /// cached timer is also in RocksDB, and `overflow` holds the timers only RocksDB has.
 #[derive(Debug, Clone)]
-struct KeyGroupQueue<N> {
-    cache: BTreeMap<TimerKey, Timer<N>>,
-    overflow: BTreeMap<TimerKey, Timer<N>>,
+struct KeyGroupQueue {
+    /// Timer keys and their slots in the queue's [`Slab`].
+    cache: BTreeMap<TimerKey, u32>,
+    /// Timer keys and their slots in the queue's [`Slab`].
+    overflow: BTreeMap<TimerKey, u32>,
     all_in_cache: bool,
     /// Where a reload seeks: the full key bytes, as requested.
     seek_hint: Vec<u8>,
@@ -127,7 +175,8 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     timer_state: StateId,
     batch_state: StateId,
     layout: KeyLayout,
-    groups: Vec<KeyGroupQueue<N>>,
+    groups: Vec<KeyGroupQueue>,
+    timers: Slab<N>,
     /// The heap of key groups, 1-based as in Flink.
     outer: Vec<usize>,
     batch_entries: u32,
@@ -162,6 +211,10 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             layout,
             groups,
             outer,
+            timers: Slab {
+                slots: Vec::new(),
+                free: Vec::new(),
+            },
             batch_entries: 0,
             key: Vec::with_capacity(64),
         }
@@ -169,6 +222,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
 
     /// Serializes the timer key into `self.key`; returns its key group and the key without
     /// the key-group prefix.
+    #[inline]
     fn serialize(&mut self, timer: &Timer<N>) -> (usize, TimerKey) {
         self.key.clear();
         self.layout
@@ -189,6 +243,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         key.write_to(&mut self.key);
     }
 
+    #[inline]
     fn group_of(&self, bytes: &[u8]) -> usize {
         if self.layout.prefix_bytes() == 2 {
             u16::from_be_bytes([bytes[0], bytes[1]]) as usize
@@ -333,39 +388,48 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     }
 
     /// Registers a timer (`KeyGroupPartitionedPriorityQueue.add`).
+    ///
+    /// The maps are updated before the batch put is emitted: only the requests' order matters.
     pub fn add(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
         let (g, key) = self.serialize(&timer);
         self.check_refill(g, out);
-        let group = &self.groups[g];
+        let group = &mut self.groups[g];
         let full = group.cache.len() >= CACHE_CAPACITY;
         let goes_to_cache = (!full && group.all_in_cache)
             || group
                 .cache
                 .last_key_value()
                 .is_some_and(|(last, _)| key < *last);
-        if goes_to_cache && group.cache.contains_key(&key) {
-            return; // the cache de-duplicates: no request
-        }
-        self.batch_entry(Op::BatchPut, out);
-        let group = &mut self.groups[g];
         let mut head_changed = false;
         if goes_to_cache {
-            if full {
-                // the lowest-priority cached timer now lives only in RocksDB
-                if let Some((k, t)) = group.cache.pop_last() {
-                    group.overflow.insert(k, t);
-                }
-                group.all_in_cache = false;
-            }
             head_changed = group
                 .cache
                 .first_key_value()
                 .is_none_or(|(first, _)| key < *first);
-            group.cache.insert(key, timer);
+            match group.cache.entry(key) {
+                Entry::Occupied(_) => return, // the cache de-duplicates: no request
+                Entry::Vacant(slot) => {
+                    slot.insert(self.timers.put(timer));
+                }
+            }
+            if full {
+                // the lowest-priority cached timer (not the new one, which sorts before it)
+                // now lives only in RocksDB
+                if let Some((k, t)) = group.cache.pop_last() {
+                    if let Some(old) = group.overflow.insert(k, t) {
+                        self.timers.free(old);
+                    }
+                }
+                group.all_in_cache = false;
+            }
         } else {
-            group.overflow.insert(key, timer);
+            let slot = self.timers.put(timer);
+            if let Some(old) = group.overflow.insert(key, slot) {
+                self.timers.free(old);
+            }
             group.all_in_cache = false;
         }
+        self.batch_entry(Op::BatchPut, out);
         if head_changed {
             self.adjust(g, out);
         }
@@ -383,8 +447,12 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         let was_head = *head == key;
         self.batch_entry(Op::BatchDelete, out);
         let group = &mut self.groups[g];
-        group.overflow.remove(&key);
-        group.cache.remove(&key);
+        if let Some(slot) = group.overflow.remove(&key) {
+            self.timers.free(slot);
+        }
+        if let Some(slot) = group.cache.remove(&key) {
+            self.timers.free(slot);
+        }
         let changed = if group.cache.is_empty() {
             group.seek_hint.clear();
             group.seek_hint.extend_from_slice(&self.key);
@@ -408,7 +476,8 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     pub fn poll(&mut self, out: &mut dyn AccessSink) -> Option<Timer<N>> {
         let g = self.outer[1];
         self.check_refill(g, out);
-        let result = self.groups[g].cache.pop_first().map(|(key, timer)| {
+        let result = self.groups[g].cache.pop_first().map(|(key, slot)| {
+            let timer = self.timers.take(slot);
             self.unserialize(g, &key);
             self.batch_entry(Op::BatchDelete, out);
             let group = &mut self.groups[g];
