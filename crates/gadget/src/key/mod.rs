@@ -21,6 +21,7 @@ pub enum Key {
 
 impl Key {
     /// Java's `hashCode()` of the key object.
+    #[inline]
     pub fn java_hash(&self) -> i32 {
         match self {
             Key::Long(v) => (*v ^ ((*v as u64) >> 32) as i64) as i32,
@@ -30,6 +31,7 @@ impl Key {
     }
 
     /// Appends Flink's serialized form of the key.
+    #[inline]
     pub fn serialize_into(&self, out: &mut Vec<u8>) {
         match self {
             Key::Long(v) => out.extend_from_slice(&v.to_be_bytes()),
@@ -82,6 +84,7 @@ pub enum Namespace {
 
 impl Namespace {
     /// Appends the serialized namespace.
+    #[inline]
     pub fn serialize_into(&self, out: &mut Vec<u8>) {
         match self {
             Namespace::Void => out.push(0),
@@ -121,6 +124,7 @@ impl KeyLayout {
     }
 
     /// The key group of a key.
+    #[inline]
     pub fn key_group(&self, key: &Key) -> u32 {
         key_group_for_hash(key.java_hash(), self.max_parallelism)
     }
@@ -136,6 +140,7 @@ impl KeyLayout {
     }
 
     /// Bytes of the key-group prefix: 1 up to 128 key groups, else 2.
+    #[inline]
     pub fn prefix_bytes(&self) -> usize {
         if self.max_parallelism > 128 {
             2
@@ -144,6 +149,7 @@ impl KeyLayout {
         }
     }
 
+    #[inline]
     fn push_key_group(&self, group: u32, out: &mut Vec<u8>) {
         if self.prefix_bytes() == 2 {
             out.extend_from_slice(&(group as u16).to_be_bytes());
@@ -153,6 +159,7 @@ impl KeyLayout {
     }
 
     /// `key group | key | namespace`.
+    #[inline]
     pub fn state_key(&mut self, key: &Key, namespace: Namespace) -> &[u8] {
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
@@ -183,6 +190,7 @@ impl KeyLayout {
 
     /// Appends `key group | timestamp (sign bit flipped) | key` to `out`: a timer key without
     /// its namespace, which the caller appends.
+    #[inline]
     pub fn write_timer_key_prefix(&mut self, key: &Key, timestamp: i64, out: &mut Vec<u8>) {
         let group = self.cached_key_group(key);
         self.push_key_group(group, out);
