@@ -20,13 +20,16 @@ pub struct Generated {
 struct Limiter<'a> {
     inner: &'a mut dyn AccessSink,
     counts: AccessCounts,
+    /// `counts.requests()`, kept as a running total.
+    requests: u64,
     limit: u64,
 }
 
 impl AccessSink for Limiter<'_> {
     #[inline]
     fn access(&mut self, a: Access<'_>) {
-        if self.counts.requests() < self.limit {
+        if self.requests < self.limit {
+            self.requests += 1;
             self.counts.count(a.op, a.state);
             self.inner.access(a);
         }
@@ -56,6 +59,7 @@ pub fn generate(
     let mut out = Limiter {
         inner: sink,
         counts: AccessCounts::default(),
+        requests: 0,
         limit,
     };
     let mut watermark = i64::MIN;
@@ -80,7 +84,7 @@ pub fn generate(
                 }
             }
         }
-        if out.counts.requests() >= limit {
+        if out.requests >= limit {
             truncated = true;
             break;
         }

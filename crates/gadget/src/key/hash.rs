@@ -1,6 +1,7 @@
 //! Flink's hash functions: `MathUtils.murmurHash`, `KeyGroupRangeAssignment`, `longToIntWithBitMixing`.
 
 /// Flink's `MathUtils.murmurHash(int)`: one murmur3 round plus the fmix32 finaliser, made non-negative.
+#[inline]
 pub fn murmur_hash(code: i32) -> i32 {
     let mut h = code as u32;
     h = h.wrapping_mul(0xcc9e_2d51);
@@ -25,8 +26,14 @@ pub fn murmur_hash(code: i32) -> i32 {
 }
 
 /// `KeyGroupRangeAssignment.computeKeyGroupForKeyHash`.
+#[inline]
 pub fn key_group_for_hash(java_hash: i32, max_parallelism: u32) -> u32 {
-    murmur_hash(java_hash) as u32 % max_parallelism
+    let hash = murmur_hash(java_hash) as u32;
+    if max_parallelism.is_power_of_two() {
+        hash & (max_parallelism - 1) // the same as `%`, without a division
+    } else {
+        hash % max_parallelism
+    }
 }
 
 /// Java's `String.hashCode()` over UTF-16 code units.

@@ -21,6 +21,7 @@ pub enum Key {
 
 impl Key {
     /// Java's `hashCode()` of the key object.
+    #[inline]
     pub fn java_hash(&self) -> i32 {
         match self {
             Key::Long(v) => (*v ^ ((*v as u64) >> 32) as i64) as i32,
@@ -30,6 +31,7 @@ impl Key {
     }
 
     /// Appends Flink's serialized form of the key.
+    #[inline]
     pub fn serialize_into(&self, out: &mut Vec<u8>) {
         match self {
             Key::Long(v) => out.extend_from_slice(&v.to_be_bytes()),
@@ -82,6 +84,7 @@ pub enum Namespace {
 
 impl Namespace {
     /// Appends the serialized namespace.
+    #[inline]
     pub fn serialize_into(&self, out: &mut Vec<u8>) {
         match self {
             Namespace::Void => out.push(0),
@@ -94,10 +97,14 @@ impl Namespace {
 }
 
 /// Builds state keys into one reusable buffer (no allocation per access once warm).
+///
+/// The key group of the last key is remembered, since an event's requests all share its key.
 #[derive(Debug, Clone)]
 pub struct KeyLayout {
     max_parallelism: u32,
     buf: Vec<u8>,
+    last_key: Key,
+    last_group: u32,
 }
 
 impl KeyLayout {
@@ -106,6 +113,8 @@ impl KeyLayout {
         KeyLayout {
             max_parallelism,
             buf: Vec::with_capacity(64),
+            last_key: Key::NullByte,
+            last_group: key_group_for_hash(Key::NullByte.java_hash(), max_parallelism),
         }
     }
 
@@ -115,11 +124,23 @@ impl KeyLayout {
     }
 
     /// The key group of a key.
+    #[inline]
     pub fn key_group(&self, key: &Key) -> u32 {
         key_group_for_hash(key.java_hash(), self.max_parallelism)
     }
 
+    /// The key group of a key, from the one-entry cache when it is the previous key.
+    #[inline]
+    fn cached_key_group(&mut self, key: &Key) -> u32 {
+        if *key != self.last_key {
+            self.last_group = self.key_group(key);
+            self.last_key = key.clone();
+        }
+        self.last_group
+    }
+
     /// Bytes of the key-group prefix: 1 up to 128 key groups, else 2.
+    #[inline]
     pub fn prefix_bytes(&self) -> usize {
         if self.max_parallelism > 128 {
             2
@@ -128,21 +149,25 @@ impl KeyLayout {
         }
     }
 
-    fn push_key_group(&mut self, group: u32) {
+    #[inline]
+    fn push_key_group(&self, group: u32, out: &mut Vec<u8>) {
         if self.prefix_bytes() == 2 {
-            self.buf.extend_from_slice(&(group as u16).to_be_bytes());
+            out.extend_from_slice(&(group as u16).to_be_bytes());
         } else {
-            self.buf.push(group as u8);
+            out.push(group as u8);
         }
     }
 
     /// `key group | key | namespace`.
+    #[inline]
     pub fn state_key(&mut self, key: &Key, namespace: Namespace) -> &[u8] {
-        self.buf.clear();
-        let group = self.key_group(key);
-        self.push_key_group(group);
-        key.serialize_into(&mut self.buf);
-        namespace.serialize_into(&mut self.buf);
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let group = self.cached_key_group(key);
+        self.push_key_group(group, &mut buf);
+        key.serialize_into(&mut buf);
+        namespace.serialize_into(&mut buf);
+        self.buf = buf;
         &self.buf
     }
 
@@ -155,14 +180,22 @@ impl KeyLayout {
 
     /// A RocksDB timer key: `key group | timestamp (sign bit flipped) | key | namespace bytes`.
     pub fn timer_key(&mut self, key: &Key, timestamp: i64, namespace: &[u8]) -> &[u8] {
-        self.buf.clear();
-        let group = self.key_group(key);
-        self.push_key_group(group);
-        self.buf
-            .extend_from_slice(&((timestamp as u64) ^ (1u64 << 63)).to_be_bytes());
-        key.serialize_into(&mut self.buf);
-        self.buf.extend_from_slice(namespace);
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        self.write_timer_key_prefix(key, timestamp, &mut buf);
+        buf.extend_from_slice(namespace);
+        self.buf = buf;
         &self.buf
+    }
+
+    /// Appends `key group | timestamp (sign bit flipped) | key` to `out`: a timer key without
+    /// its namespace, which the caller appends.
+    #[inline]
+    pub fn write_timer_key_prefix(&mut self, key: &Key, timestamp: i64, out: &mut Vec<u8>) {
+        let group = self.cached_key_group(key);
+        self.push_key_group(group, out);
+        out.extend_from_slice(&((timestamp as u64) ^ (1u64 << 63)).to_be_bytes());
+        key.serialize_into(out);
     }
 }
 

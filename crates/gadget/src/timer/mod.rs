@@ -112,6 +112,7 @@ impl<N: TimerNamespace> TimerQueue<N> {
 }
 
 impl TimerNamespace for (i64, i64) {
+    #[inline]
     fn serialize_into(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.0.to_be_bytes());
         out.extend_from_slice(&self.1.to_be_bytes());
@@ -119,6 +120,7 @@ impl TimerNamespace for (i64, i64) {
 }
 
 impl TimerNamespace for u8 {
+    #[inline]
     fn serialize_into(&self, out: &mut Vec<u8>) {
         out.push(*self);
     }

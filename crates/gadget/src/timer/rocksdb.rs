@@ -3,6 +3,8 @@
 //! write batch of 500 entries), and over them a heap of key groups ordered by their head timer
 //! (`KeyGroupPartitionedPriorityQueue`). Every request the real service issues is emitted.
 
+use std::cmp::Ordering;
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::hash::Hash;
 
@@ -20,14 +22,150 @@ pub trait TimerNamespace: Clone + Eq + Hash {
     fn serialize_into(&self, out: &mut Vec<u8>);
 }
 
+/// Bytes of a timer key kept in the words of a [`TimerKey`]; longer keys spill to its tail.
+const INLINE_BYTES: usize = 32;
+
+/// A serialized timer key without its key-group prefix (`timestamp | key | namespace`), kept as
+/// big-endian words so that comparisons are word compares and short keys allocate nothing.
+///
+/// The derived order equals the byte-lexicographic order of the bytes: `head` holds the first
+/// [`INLINE_BYTES`] bytes zero-padded, `tail` the bytes after them (empty, without an
+/// allocation, for short keys) and `len` breaks ties between a key and its zero-extensions.
+/// Equal heads mean equal first bytes; then a key that ends within the head sorts before one
+/// that goes on (empty tail first) and two that end within it sort by length (the shorter is
+/// a prefix of the longer); two long keys sort by their tails.
+#[derive(Debug, Clone, Default)]
+struct TimerKey {
+    head: [u64; INLINE_BYTES / 8],
+    tail: Box<[u8]>,
+    len: u32,
+}
+
+impl TimerKey {
+    #[inline]
+    fn new(bytes: &[u8]) -> Self {
+        let mut head = [0u64; INLINE_BYTES / 8];
+        if bytes.len() == INLINE_BYTES {
+            // the common case (long key, window namespace): four whole words
+            for (word, chunk) in head.iter_mut().zip(bytes.chunks_exact(8)) {
+                *word = u64::from_be_bytes(chunk.try_into().expect("8-byte chunk"));
+            }
+            return TimerKey {
+                head,
+                tail: Box::default(),
+                len: INLINE_BYTES as u32,
+            };
+        }
+        for (word, chunk) in head.iter_mut().zip(bytes.chunks(8)) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            *word = u64::from_be_bytes(w);
+        }
+        let tail = match bytes.get(INLINE_BYTES..) {
+            Some(rest) if !rest.is_empty() => rest.into(),
+            _ => Box::default(),
+        };
+        TimerKey {
+            head,
+            tail,
+            len: bytes.len() as u32,
+        }
+    }
+
+    /// The timer's timestamp (the first word, sign bit flipped back).
+    fn timestamp(&self) -> i64 {
+        (self.head[0] ^ (1 << 63)) as i64
+    }
+
+    /// Appends the key's bytes.
+    fn write_to(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        for word in &self.head {
+            out.extend_from_slice(&word.to_be_bytes());
+        }
+        out.truncate(start + (self.len as usize).min(INLINE_BYTES));
+        out.extend_from_slice(&self.tail);
+    }
+}
+
+impl Ord for TimerKey {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        for (a, b) in self.head.iter().zip(&other.head) {
+            if a != b {
+                return a.cmp(b);
+            }
+        }
+        if self.tail.is_empty() && other.tail.is_empty() {
+            self.len.cmp(&other.len)
+        } else {
+            self.tail.cmp(&other.tail).then(self.len.cmp(&other.len))
+        }
+    }
+}
+
+impl PartialOrd for TimerKey {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for TimerKey {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for TimerKey {}
+
+/// The timers of a queue, by slot; the ordered maps hold slot numbers, which keeps their
+/// entries small (cheaper to shift within B-tree nodes). Freed slots are reused.
+#[derive(Debug, Clone)]
+struct Slab<N> {
+    slots: Vec<Option<Timer<N>>>,
+    free: Vec<u32>,
+}
+
+impl<N> Slab<N> {
+    fn put(&mut self, timer: Timer<N>) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(timer);
+                i
+            }
+            None => {
+                self.slots.push(Some(timer));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    fn take(&mut self, i: u32) -> Timer<N> {
+        self.free.push(i);
+        self.slots[i as usize].take().expect("a live slot")
+    }
+
+    fn free(&mut self, i: u32) {
+        self.slots[i as usize] = None;
+        self.free.push(i);
+    }
+}
+
 /// One key group. RocksDB holds `cache ∪ overflow`: the cache is written through, so every
 /// cached timer is also in RocksDB, and `overflow` holds the timers only RocksDB has.
 #[derive(Debug, Clone)]
-struct KeyGroupQueue<N> {
-    cache: BTreeMap<Vec<u8>, Timer<N>>,
-    overflow: BTreeMap<Vec<u8>, Timer<N>>,
+struct KeyGroupQueue {
+    /// Timer keys and their slots in the queue's [`Slab`].
+    cache: BTreeMap<TimerKey, u32>,
+    /// Timer keys and their slots in the queue's [`Slab`].
+    overflow: BTreeMap<TimerKey, u32>,
     all_in_cache: bool,
+    /// Where a reload seeks: the full key bytes, as requested.
     seek_hint: Vec<u8>,
+    /// `seek_hint` without the key-group prefix.
+    seek_from: TimerKey,
     outer_index: usize,
 }
 
@@ -37,11 +175,12 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     timer_state: StateId,
     batch_state: StateId,
     layout: KeyLayout,
-    groups: Vec<KeyGroupQueue<N>>,
+    groups: Vec<KeyGroupQueue>,
+    timers: Slab<N>,
     /// The heap of key groups, 1-based as in Flink.
     outer: Vec<usize>,
     batch_entries: u32,
-    scratch: Vec<u8>,
+    /// The full bytes of the timer key in hand.
     key: Vec<u8>,
 }
 
@@ -60,6 +199,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 } else {
                     vec![g as u8]
                 },
+                seek_from: TimerKey::default(),
                 outer_index: g + 1,
             })
             .collect();
@@ -71,23 +211,39 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             layout,
             groups,
             outer,
+            timers: Slab {
+                slots: Vec::new(),
+                free: Vec::new(),
+            },
             batch_entries: 0,
-            scratch: Vec::new(),
-            key: Vec::new(),
+            key: Vec::with_capacity(64),
         }
     }
 
-    /// Serializes the timer key into `self.key`.
-    fn serialize(&mut self, timer: &Timer<N>) {
-        self.scratch.clear();
-        timer.namespace.serialize_into(&mut self.scratch);
-        let bytes = self
-            .layout
-            .timer_key(&timer.key, timer.timestamp, &self.scratch);
+    /// Serializes the timer key into `self.key`; returns its key group and the key without
+    /// the key-group prefix.
+    #[inline]
+    fn serialize(&mut self, timer: &Timer<N>) -> (usize, TimerKey) {
         self.key.clear();
-        self.key.extend_from_slice(bytes);
+        self.layout
+            .write_timer_key_prefix(&timer.key, timer.timestamp, &mut self.key);
+        timer.namespace.serialize_into(&mut self.key);
+        let p = self.layout.prefix_bytes();
+        (self.group_of(&self.key), TimerKey::new(&self.key[p..]))
     }
 
+    /// Writes the full bytes of `key` of key group `g` into `self.key`.
+    fn unserialize(&mut self, g: usize, key: &TimerKey) {
+        self.key.clear();
+        if self.layout.prefix_bytes() == 2 {
+            self.key.extend_from_slice(&(g as u16).to_be_bytes());
+        } else {
+            self.key.push(g as u8);
+        }
+        key.write_to(&mut self.key);
+    }
+
+    #[inline]
     fn group_of(&self, bytes: &[u8]) -> usize {
         if self.layout.prefix_bytes() == 2 {
             u16::from_be_bytes([bytes[0], bytes[1]]) as usize
@@ -96,18 +252,12 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         }
     }
 
-    fn timestamp_of(&self, bytes: &[u8]) -> i64 {
-        let p = self.layout.prefix_bytes();
-        let mut ts = [0u8; 8];
-        ts.copy_from_slice(&bytes[p..p + 8]);
-        (u64::from_be_bytes(ts) ^ (1 << 63)) as i64
-    }
-
-    fn batch_entry(&mut self, op: Op, key: &[u8], out: &mut dyn AccessSink) {
+    /// Adds the timer key in `self.key` to the write batch.
+    fn batch_entry(&mut self, op: Op, out: &mut dyn AccessSink) {
         out.access(Access {
             op,
             state: self.timer_state,
-            key,
+            key: &self.key,
             value_len: 0,
         });
         self.batch_entries += 1;
@@ -147,12 +297,11 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             value_len: 0,
         });
         let group = &mut self.groups[g];
-        let from = group.seek_hint.clone();
         let mut loaded = 0;
         while loaded < CACHE_CAPACITY {
             let Some(k) = group
                 .overflow
-                .range(from.clone()..)
+                .range(&group.seek_from..)
                 .next()
                 .map(|(k, _)| k.clone())
             else {
@@ -162,7 +311,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             group.cache.insert(k, timer);
             loaded += 1;
         }
-        let more = group.overflow.range(from..).next().is_some();
+        let more = group.overflow.range(&group.seek_from..).next().is_some();
         for _ in 0..loaded {
             out.access(Access {
                 op: Op::Next,
@@ -177,7 +326,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     fn group_peek(&mut self, g: usize, out: &mut dyn AccessSink) -> Option<i64> {
         self.check_refill(g, out);
         let (first, _) = self.groups[g].cache.first_key_value()?;
-        Some(self.timestamp_of(first))
+        Some(first.timestamp())
     }
 
     /// `InternalPriorityQueueComparator`: by head timestamp, empty groups last.
@@ -239,41 +388,48 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     }
 
     /// Registers a timer (`KeyGroupPartitionedPriorityQueue.add`).
+    ///
+    /// The maps are updated before the batch put is emitted: only the requests' order matters.
     pub fn add(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
-        self.serialize(&timer);
-        let g = self.group_of(&self.key);
+        let (g, key) = self.serialize(&timer);
         self.check_refill(g, out);
-        let group = &self.groups[g];
+        let group = &mut self.groups[g];
         let full = group.cache.len() >= CACHE_CAPACITY;
         let goes_to_cache = (!full && group.all_in_cache)
             || group
                 .cache
                 .last_key_value()
-                .is_some_and(|(last, _)| self.key.as_slice() < last.as_slice());
-        if goes_to_cache && group.cache.contains_key(&self.key) {
-            return; // the cache de-duplicates: no request
-        }
-        let bytes = std::mem::take(&mut self.key);
-        self.batch_entry(Op::BatchPut, &bytes, out);
-        let group = &mut self.groups[g];
+                .is_some_and(|(last, _)| key < *last);
         let mut head_changed = false;
         if goes_to_cache {
-            if full {
-                // the lowest-priority cached timer now lives only in RocksDB
-                if let Some((k, t)) = group.cache.pop_last() {
-                    group.overflow.insert(k, t);
-                }
-                group.all_in_cache = false;
-            }
             head_changed = group
                 .cache
                 .first_key_value()
-                .is_none_or(|(first, _)| bytes.as_slice() < first.as_slice());
-            group.cache.insert(bytes, timer);
+                .is_none_or(|(first, _)| key < *first);
+            match group.cache.entry(key) {
+                Entry::Occupied(_) => return, // the cache de-duplicates: no request
+                Entry::Vacant(slot) => {
+                    slot.insert(self.timers.put(timer));
+                }
+            }
+            if full {
+                // the lowest-priority cached timer (not the new one, which sorts before it)
+                // now lives only in RocksDB
+                if let Some((k, t)) = group.cache.pop_last() {
+                    if let Some(old) = group.overflow.insert(k, t) {
+                        self.timers.free(old);
+                    }
+                }
+                group.all_in_cache = false;
+            }
         } else {
-            group.overflow.insert(bytes, timer);
+            let slot = self.timers.put(timer);
+            if let Some(old) = group.overflow.insert(key, slot) {
+                self.timers.free(old);
+            }
             group.all_in_cache = false;
         }
+        self.batch_entry(Op::BatchPut, out);
         if head_changed {
             self.adjust(g, out);
         }
@@ -282,30 +438,29 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// Deletes a timer (`KeyGroupPartitionedPriorityQueue.remove`); a key group with no cached
     /// timer returns early without a request.
     pub fn remove(&mut self, timer: &Timer<N>, out: &mut dyn AccessSink) {
-        self.serialize(timer);
-        let g = self.group_of(&self.key);
+        let (g, key) = self.serialize(timer);
         self.check_refill(g, out);
-        let Some(old_head) = self.groups[g]
-            .cache
-            .first_key_value()
-            .map(|(k, _)| k.clone())
-        else {
+        let Some((head, _)) = self.groups[g].cache.first_key_value() else {
             return;
         };
-        let bytes = std::mem::take(&mut self.key);
-        self.batch_entry(Op::BatchDelete, &bytes, out);
+        // removing any other timer leaves the head in place
+        let was_head = *head == key;
+        self.batch_entry(Op::BatchDelete, out);
         let group = &mut self.groups[g];
-        group.overflow.remove(&bytes);
-        group.cache.remove(&bytes);
-        let changed = match group.cache.first_key_value() {
-            None => {
-                group.seek_hint.clear();
-                group.seek_hint.extend_from_slice(&bytes);
-                true
-            }
-            Some((first, _)) => *first != old_head,
+        if let Some(slot) = group.overflow.remove(&key) {
+            self.timers.free(slot);
+        }
+        if let Some(slot) = group.cache.remove(&key) {
+            self.timers.free(slot);
+        }
+        let changed = if group.cache.is_empty() {
+            group.seek_hint.clear();
+            group.seek_hint.extend_from_slice(&self.key);
+            group.seek_from = key;
+            true
+        } else {
+            was_head
         };
-        self.key = bytes;
         if changed {
             self.adjust(g, out);
         }
@@ -321,15 +476,53 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     pub fn poll(&mut self, out: &mut dyn AccessSink) -> Option<Timer<N>> {
         let g = self.outer[1];
         self.check_refill(g, out);
-        let result = self.groups[g].cache.pop_first().map(|(bytes, timer)| {
-            self.batch_entry(Op::BatchDelete, &bytes, out);
+        let result = self.groups[g].cache.pop_first().map(|(key, slot)| {
+            let timer = self.timers.take(slot);
+            self.unserialize(g, &key);
+            self.batch_entry(Op::BatchDelete, out);
             let group = &mut self.groups[g];
             if group.cache.is_empty() {
-                group.seek_hint = bytes;
+                group.seek_hint.clear();
+                group.seek_hint.extend_from_slice(&self.key);
+                group.seek_from = key;
             }
             timer
         });
         self.adjust(g, out);
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TimerKey;
+
+    #[test]
+    fn timer_keys_order_like_their_bytes() {
+        let samples: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0],
+            vec![0, 0],
+            vec![1],
+            vec![0xff; 8],
+            vec![0xff; 9],
+            [vec![7; 31], vec![0]].concat(),
+            vec![7; 32],
+            [vec![7; 32], vec![0]].concat(),
+            [vec![7; 32], vec![0, 0]].concat(),
+            [vec![7; 32], vec![1]].concat(),
+            [vec![7; 32], vec![0xff; 40]].concat(),
+            [vec![7; 31], vec![8], vec![0; 9]].concat(),
+            vec![0x80, 0, 0, 0, 0, 0, 0, 1, 2],
+        ];
+        for a in &samples {
+            let ka = TimerKey::new(a);
+            let mut bytes = Vec::new();
+            ka.write_to(&mut bytes);
+            assert_eq!(&bytes, a, "round trip");
+            for b in &samples {
+                assert_eq!(ka.cmp(&TimerKey::new(b)), a.cmp(b), "{a:?} vs {b:?}");
+            }
+        }
     }
 }
