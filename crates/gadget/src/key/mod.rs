@@ -52,7 +52,7 @@ impl fmt::Display for Key {
 }
 
 /// Flink's `StringValue.writeString`: length + 1 as a 7-bit varint, then each UTF-16 unit as a 7-bit varint.
-fn write_java_string(s: &str, out: &mut Vec<u8>) {
+pub fn write_java_string(s: &str, out: &mut Vec<u8>) {
     let units = s.encode_utf16().count() as u32 + 1;
     write_java_varint(units, out);
     for unit in s.encode_utf16() {

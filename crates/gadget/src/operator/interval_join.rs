@@ -32,7 +32,7 @@ impl TimerNamespace for Side {
             Side::Left => "CLEANUP_LEFT",
             Side::Right => "CLEANUP_RIGHT",
         };
-        crate::key::Key::Str(name.into()).serialize_into(out);
+        crate::key::write_java_string(name, out);
     }
 }
 
