@@ -14,7 +14,7 @@ use std::sync::Arc;
 use gadget::access::{Op, StateId};
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBRawIterator, MergeOperands,
-    Options, WriteBatch, WriteOptions, DB,
+    Options, ReadOptions, WriteBatch, WriteOptions, DB,
 };
 use self_cell::self_cell;
 
@@ -52,6 +52,8 @@ pub struct RocksDbStore {
     db: OpenDb,
     batch: WriteBatch,
     write_options: WriteOptions,
+    /// Reused for every point read (the crate's `get_pinned_cf` builds one per call).
+    read_options: ReadOptions,
     path: PathBuf,
     /// Keeps the block cache alive as long as the database.
     _cache: Cache,
@@ -188,6 +190,7 @@ impl SharedRocksDb {
             db,
             batch: WriteBatch::default(),
             write_options,
+            read_options: ReadOptions::default(),
             path: self.path.clone(),
             _cache: self._cache.clone(),
         })
@@ -236,8 +239,9 @@ impl Store for RocksDbStore {
 
     fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
         self.check(state)?;
+        let ro = &self.read_options;
         self.db.with_dependent(|db, h| {
-            db.get_pinned_cf(h.families[state as usize], key)
+            db.get_pinned_cf_opt(h.families[state as usize], key, ro)
                 .map(|v| v.map(|v| v.len()))
                 .map_err(|e| request_error(Op::Get, e))
         })
