@@ -119,6 +119,9 @@ pub struct EvalArgs {
     /// Turn RocksDB's write-ahead log on (Flink runs with it off).
     #[arg(long)]
     pub wal: bool,
+    /// LMDB map size in GiB: the most an lmdb store can hold (sparse on disk).
+    #[arg(long, default_value_t = 16)]
+    pub lmdb_map_gb: usize,
     /// Print the results as JSON on standard output instead of the summary table.
     #[arg(long)]
     pub json: bool,

@@ -174,6 +174,7 @@ fn evaluate(source: WorkloadSource, a: &EvalArgs) -> anyhow::Result<i32> {
         max_write_buffers: a.write_buffers,
         block_cache: a.block_cache_mb << 20,
         wal: a.wal,
+        lmdb_map_size: a.lmdb_map_gb.saturating_mul(1 << 30),
     };
 
     let dir = match &a.dir {

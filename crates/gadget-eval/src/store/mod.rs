@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 
 use gadget::access::{Op, StateId};
 
+#[cfg(feature = "lmdb")]
+mod cursor;
+#[cfg(feature = "lmdb")]
+pub mod lmdb;
 pub mod memory;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
@@ -102,6 +106,9 @@ pub enum StoreKind {
     /// RocksDB set up as Flink sets it up (see [`rocksdb`]).
     #[cfg(feature = "rocksdb")]
     RocksDb,
+    /// LMDB through heed (see [`lmdb`]).
+    #[cfg(feature = "lmdb")]
+    Lmdb,
 }
 
 impl StoreKind {
@@ -111,6 +118,8 @@ impl StoreKind {
             StoreKind::Memory,
             #[cfg(feature = "rocksdb")]
             StoreKind::RocksDb,
+            #[cfg(feature = "lmdb")]
+            StoreKind::Lmdb,
         ]
     }
 
@@ -120,6 +129,8 @@ impl StoreKind {
             StoreKind::Memory => "memory",
             #[cfg(feature = "rocksdb")]
             StoreKind::RocksDb => "rocksdb",
+            #[cfg(feature = "lmdb")]
+            StoreKind::Lmdb => "lmdb",
         }
     }
 
@@ -149,6 +160,9 @@ pub struct StoreSettings {
     pub block_cache: usize,
     /// Write-ahead log; off in Flink.
     pub wal: bool,
+    /// LMDB map size in bytes: the most the database can hold. The file is sparse, so a large
+    /// map costs address space, not disk.
+    pub lmdb_map_size: usize,
 }
 
 impl Default for StoreSettings {
@@ -158,6 +172,7 @@ impl Default for StoreSettings {
             max_write_buffers: 2,
             block_cache: 64 << 20,
             wal: false,
+            lmdb_map_size: 16 << 30,
         }
     }
 }
@@ -178,6 +193,8 @@ pub fn open_store(
         StoreKind::RocksDb => Ok(Box::new(rocksdb::RocksDbStore::open(
             dir, states, settings,
         )?)),
+        #[cfg(feature = "lmdb")]
+        StoreKind::Lmdb => Ok(Box::new(lmdb::LmdbStore::open(dir, states, settings)?)),
     }
 }
 
