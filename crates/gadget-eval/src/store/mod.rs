@@ -8,11 +8,13 @@ use std::path::{Path, PathBuf};
 
 use gadget::access::{Op, StateId};
 
-#[cfg(feature = "lmdb")]
+#[cfg(any(feature = "lmdb", feature = "redb"))]
 mod cursor;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
 pub mod memory;
+#[cfg(feature = "redb")]
+pub mod redb;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 
@@ -109,6 +111,9 @@ pub enum StoreKind {
     /// LMDB through heed (see [`lmdb`]).
     #[cfg(feature = "lmdb")]
     Lmdb,
+    /// redb (see [`redb`]).
+    #[cfg(feature = "redb")]
+    Redb,
 }
 
 impl StoreKind {
@@ -120,6 +125,8 @@ impl StoreKind {
             StoreKind::RocksDb,
             #[cfg(feature = "lmdb")]
             StoreKind::Lmdb,
+            #[cfg(feature = "redb")]
+            StoreKind::Redb,
         ]
     }
 
@@ -131,6 +138,8 @@ impl StoreKind {
             StoreKind::RocksDb => "rocksdb",
             #[cfg(feature = "lmdb")]
             StoreKind::Lmdb => "lmdb",
+            #[cfg(feature = "redb")]
+            StoreKind::Redb => "redb",
         }
     }
 
@@ -195,6 +204,8 @@ pub fn open_store(
         )?)),
         #[cfg(feature = "lmdb")]
         StoreKind::Lmdb => Ok(Box::new(lmdb::LmdbStore::open(dir, states, settings)?)),
+        #[cfg(feature = "redb")]
+        StoreKind::Redb => Ok(Box::new(redb::RedbStore::open(dir, states, settings)?)),
     }
 }
 
