@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 
 use gadget::access::{Op, StateId};
 
-#[cfg(any(feature = "lmdb", feature = "redb"))]
+#[cfg(any(feature = "lmdb", feature = "redb", feature = "fjall"))]
 mod cursor;
+#[cfg(feature = "fjall")]
+pub mod fjall;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
 pub mod memory;
@@ -114,6 +116,9 @@ pub enum StoreKind {
     /// redb (see [`redb`]).
     #[cfg(feature = "redb")]
     Redb,
+    /// fjall, an LSM tree in Rust (see [`fjall`]).
+    #[cfg(feature = "fjall")]
+    Fjall,
 }
 
 impl StoreKind {
@@ -127,6 +132,8 @@ impl StoreKind {
             StoreKind::Lmdb,
             #[cfg(feature = "redb")]
             StoreKind::Redb,
+            #[cfg(feature = "fjall")]
+            StoreKind::Fjall,
         ]
     }
 
@@ -140,6 +147,8 @@ impl StoreKind {
             StoreKind::Lmdb => "lmdb",
             #[cfg(feature = "redb")]
             StoreKind::Redb => "redb",
+            #[cfg(feature = "fjall")]
+            StoreKind::Fjall => "fjall",
         }
     }
 
@@ -206,6 +215,8 @@ pub fn open_store(
         StoreKind::Lmdb => Ok(Box::new(lmdb::LmdbStore::open(dir, states, settings)?)),
         #[cfg(feature = "redb")]
         StoreKind::Redb => Ok(Box::new(redb::RedbStore::open(dir, states, settings)?)),
+        #[cfg(feature = "fjall")]
+        StoreKind::Fjall => Ok(Box::new(fjall::FjallStore::open(dir, states, settings)?)),
     }
 }
 
