@@ -19,6 +19,8 @@ pub mod memory;
 pub mod redb;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 /// A failed store request or a store that could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -119,6 +121,9 @@ pub enum StoreKind {
     /// fjall, an LSM tree in Rust (see [`fjall`]).
     #[cfg(feature = "fjall")]
     Fjall,
+    /// SQLite through rusqlite (see [`sqlite`]).
+    #[cfg(feature = "sqlite")]
+    Sqlite,
 }
 
 impl StoreKind {
@@ -134,6 +139,8 @@ impl StoreKind {
             StoreKind::Redb,
             #[cfg(feature = "fjall")]
             StoreKind::Fjall,
+            #[cfg(feature = "sqlite")]
+            StoreKind::Sqlite,
         ]
     }
 
@@ -149,6 +156,8 @@ impl StoreKind {
             StoreKind::Redb => "redb",
             #[cfg(feature = "fjall")]
             StoreKind::Fjall => "fjall",
+            #[cfg(feature = "sqlite")]
+            StoreKind::Sqlite => "sqlite",
         }
     }
 
@@ -217,6 +226,8 @@ pub fn open_store(
         StoreKind::Redb => Ok(Box::new(redb::RedbStore::open(dir, states, settings)?)),
         #[cfg(feature = "fjall")]
         StoreKind::Fjall => Ok(Box::new(fjall::FjallStore::open(dir, states, settings)?)),
+        #[cfg(feature = "sqlite")]
+        StoreKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::open(dir, states, settings)?)),
     }
 }
 
