@@ -70,7 +70,9 @@ pub enum Arrival {
 /// Store, pacing and measurement options shared by `run` and `replay`.
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// The store to drive: rocksdb (embedded, as Flink uses it) or memory (the upper bound).
+    /// The store to drive: rocksdb (embedded, as Flink uses it), memory (the upper bound),
+    /// lmdb, redb, fjall or sqlite (whichever this build has; docs/evaluation.md says how each
+    /// is set up and which ops it emulates).
     #[arg(long, default_value = "rocksdb")]
     pub store: String,
     /// Arrival process. Open-loop processes measure latency from each request's intended
@@ -107,13 +109,15 @@ pub struct EvalArgs {
     /// Keep the temporary store directory and print where it is.
     #[arg(long)]
     pub keep: bool,
-    /// RocksDB write buffer size in MiB (two of them by default, as in the paper).
+    /// RocksDB write buffer size in MiB (two of them by default, as in the paper). Also
+    /// fjall's memtable size; redb and SQLite get a cache of all write buffers plus the block
+    /// cache, RocksDB's memory budget.
     #[arg(long, default_value_t = 128)]
     pub write_buffer_mb: usize,
     /// RocksDB number of write buffers.
     #[arg(long, default_value_t = 2)]
     pub write_buffers: i32,
-    /// RocksDB block cache in MiB.
+    /// RocksDB block cache in MiB (also fjall's).
     #[arg(long, default_value_t = 64)]
     pub block_cache_mb: usize,
     /// Turn RocksDB's write-ahead log on (Flink runs with it off).

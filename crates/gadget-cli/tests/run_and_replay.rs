@@ -46,7 +46,7 @@ fn trace(dir: &Path) -> PathBuf {
 fn replay_on_every_store_prints_the_papers_table() {
     let dir = tempfile::tempdir().unwrap();
     let t = trace(dir.path());
-    for store in ["memory", "rocksdb"] {
+    for store in ["memory", "rocksdb", "lmdb", "redb", "fjall", "sqlite"] {
         gadget()
             .args(["replay", t.to_str().unwrap(), "--store", store])
             .assert()
@@ -142,7 +142,9 @@ fn bad_evaluation_options_say_what_is_allowed() {
         .args(["replay", t, "--store", "cassandra"])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("use one of: memory, rocksdb"));
+        .stderr(predicate::str::contains(
+            "use one of: memory, rocksdb, lmdb, redb, fjall, sqlite",
+        ));
     gadget()
         .args(["replay", t, "--arrival", "poisson"])
         .assert()
