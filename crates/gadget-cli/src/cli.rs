@@ -78,8 +78,9 @@ pub enum Arrival {
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// The store to drive: rocksdb (embedded, as Flink uses it; the default), memory (the
-    /// upper bound), leveldb, berkeleydb (B-tree), berkeleydb-hash, or redis (external, on
-    /// --redis-url).
+    /// upper bound), leveldb, berkeleydb (B-tree), berkeleydb-hash, lmdb, redb, fjall, sqlite,
+    /// or redis (external, on --redis-url). docs/evaluation.md says how each is set up and
+    /// which ops it emulates.
     #[arg(long)]
     pub store: Option<String>,
     /// Arrival process (default closed). Open-loop processes measure latency from each
@@ -128,13 +129,15 @@ pub struct EvalArgs {
     /// Keep the temporary store directory and print where it is.
     #[arg(long)]
     pub keep: bool,
-    /// RocksDB write buffer size in MiB (default 128; two of them, as in the paper).
+    /// RocksDB write buffer size in MiB (default 128; two of them, as in the paper). Also
+    /// LevelDB's and fjall's; redb and SQLite get a cache of all write buffers plus the block
+    /// cache, RocksDB's memory budget.
     #[arg(long)]
     pub write_buffer_mb: Option<usize>,
     /// RocksDB number of write buffers (default 2).
     #[arg(long)]
     pub write_buffers: Option<i32>,
-    /// RocksDB block cache in MiB (default 64).
+    /// RocksDB block cache in MiB (default 64; also LevelDB's and fjall's).
     #[arg(long)]
     pub block_cache_mb: Option<usize>,
     /// Turn RocksDB's write-ahead log on (Flink runs with it off).
@@ -146,6 +149,9 @@ pub struct EvalArgs {
     /// Redis point writes sent per round trip (default 1: no pipelining).
     #[arg(long)]
     pub redis_pipeline: Option<usize>,
+    /// LMDB map size in GiB (default 16): the most an lmdb store can hold (sparse on disk).
+    #[arg(long)]
+    pub lmdb_map_gb: Option<usize>,
     /// Print the results as JSON on standard output instead of the summary table.
     #[arg(long)]
     pub json: bool,

@@ -148,6 +148,10 @@ impl Plan {
                 .redis_pipeline
                 .or(r.redis_pipeline)
                 .unwrap_or(defaults.redis_pipeline),
+            lmdb_map_size: a
+                .lmdb_map_gb
+                .or(r.lmdb_map_gb)
+                .map_or(defaults.lmdb_map_size, |gb| gb.saturating_mul(1 << 30)),
         };
         let sharing = if a.shared_store || r.shared_store.unwrap_or(false) {
             Sharing::Shared

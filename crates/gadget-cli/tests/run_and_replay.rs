@@ -46,7 +46,17 @@ fn trace(dir: &Path) -> PathBuf {
 fn replay_on_every_store_prints_the_papers_table() {
     let dir = tempfile::tempdir().unwrap();
     let t = trace(dir.path());
-    for store in ["memory", "rocksdb"] {
+    for store in [
+        "memory",
+        "rocksdb",
+        "leveldb",
+        "berkeleydb",
+        "berkeleydb-hash",
+        "lmdb",
+        "redb",
+        "fjall",
+        "sqlite",
+    ] {
         gadget()
             .args(["replay", t.to_str().unwrap(), "--store", store])
             .assert()
@@ -142,7 +152,9 @@ fn bad_evaluation_options_say_what_is_allowed() {
         .args(["replay", t, "--store", "cassandra"])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("use one of: memory, rocksdb"));
+        .stderr(predicate::str::contains(
+            "use one of: memory, rocksdb, redis, leveldb, berkeleydb, berkeleydb-hash, lmdb, redb, fjall, sqlite",
+        ));
     gadget()
         .args(["replay", t, "--arrival", "poisson"])
         .assert()
@@ -368,6 +380,7 @@ fn run_section_errors_name_file_line_and_allowed_values() {
         ("[run]\nspeed_up = 2\n", "unknown key; allowed here", 2),
         ("[run]\narrival = \"poisson\"\n", "`run.rate`: missing", 1),
         ("[run]\nwarmup = \"soon\"\n", "not a time", 2),
+        ("[run]\n[run.lmdb]\nmap_gb = 0\n", "`run.lmdb.map_gb`", 3),
     ] {
         std::fs::write(&cfg, format!("{base}{run}")).unwrap();
         let line = format!("workload.toml:{}", lines + line_offset);

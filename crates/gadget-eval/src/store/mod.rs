@@ -10,13 +10,23 @@ use gadget::access::{Op, StateId};
 
 #[cfg(feature = "berkeleydb")]
 pub mod berkeleydb;
+#[cfg(any(feature = "lmdb", feature = "redb", feature = "fjall"))]
+mod cursor;
+#[cfg(feature = "fjall")]
+pub mod fjall;
 #[cfg(feature = "leveldb")]
 pub mod leveldb;
+#[cfg(feature = "lmdb")]
+pub mod lmdb;
 pub mod memory;
+#[cfg(feature = "redb")]
+pub mod redb;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 /// A failed store request or a store that could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -120,6 +130,18 @@ pub enum StoreKind {
     /// BerkeleyDB with hash databases.
     #[cfg(feature = "berkeleydb")]
     BerkeleyDbHash,
+    /// LMDB through heed (see [`lmdb`]).
+    #[cfg(feature = "lmdb")]
+    Lmdb,
+    /// redb (see [`redb`]).
+    #[cfg(feature = "redb")]
+    Redb,
+    /// fjall, an LSM tree in Rust (see [`fjall`]).
+    #[cfg(feature = "fjall")]
+    Fjall,
+    /// SQLite through rusqlite (see [`sqlite`]).
+    #[cfg(feature = "sqlite")]
+    Sqlite,
 }
 
 impl StoreKind {
@@ -137,6 +159,14 @@ impl StoreKind {
             StoreKind::BerkeleyDbBTree,
             #[cfg(feature = "berkeleydb")]
             StoreKind::BerkeleyDbHash,
+            #[cfg(feature = "lmdb")]
+            StoreKind::Lmdb,
+            #[cfg(feature = "redb")]
+            StoreKind::Redb,
+            #[cfg(feature = "fjall")]
+            StoreKind::Fjall,
+            #[cfg(feature = "sqlite")]
+            StoreKind::Sqlite,
         ]
     }
 
@@ -154,6 +184,14 @@ impl StoreKind {
             StoreKind::BerkeleyDbBTree => "berkeleydb",
             #[cfg(feature = "berkeleydb")]
             StoreKind::BerkeleyDbHash => "berkeleydb-hash",
+            #[cfg(feature = "lmdb")]
+            StoreKind::Lmdb => "lmdb",
+            #[cfg(feature = "redb")]
+            StoreKind::Redb => "redb",
+            #[cfg(feature = "fjall")]
+            StoreKind::Fjall => "fjall",
+            #[cfg(feature = "sqlite")]
+            StoreKind::Sqlite => "sqlite",
         }
     }
 
@@ -189,6 +227,9 @@ pub struct StoreSettings {
     pub redis_url: String,
     /// Redis point writes sent per round trip (1: no pipelining).
     pub redis_pipeline: usize,
+    /// LMDB map size in bytes: the most the database can hold. The file is sparse, so a large
+    /// map costs address space, not disk.
+    pub lmdb_map_size: usize,
 }
 
 impl Default for StoreSettings {
@@ -202,6 +243,7 @@ impl Default for StoreSettings {
             redis_url: std::env::var("GADGET_REDIS_URL")
                 .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string()),
             redis_pipeline: 1,
+            lmdb_map_size: 16 << 30,
         }
     }
 }
@@ -244,6 +286,14 @@ pub fn open_store(
                 settings.bdb_cache as u64,
             )?))
         }
+        #[cfg(feature = "lmdb")]
+        StoreKind::Lmdb => Ok(Box::new(lmdb::LmdbStore::open(dir, states, settings)?)),
+        #[cfg(feature = "redb")]
+        StoreKind::Redb => Ok(Box::new(redb::RedbStore::open(dir, states, settings)?)),
+        #[cfg(feature = "fjall")]
+        StoreKind::Fjall => Ok(Box::new(fjall::FjallStore::open(dir, states, settings)?)),
+        #[cfg(feature = "sqlite")]
+        StoreKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::open(dir, states, settings)?)),
     }
 }
 

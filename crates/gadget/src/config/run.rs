@@ -12,6 +12,10 @@ pub const STORE_NAMES: &[&str] = &[
     "leveldb",
     "berkeleydb",
     "berkeleydb-hash",
+    "lmdb",
+    "redb",
+    "fjall",
+    "sqlite",
 ];
 
 /// Arrival processes a config may name.
@@ -63,6 +67,8 @@ pub struct RunSettings {
     pub redis_url: Option<String>,
     /// `[run.redis] pipeline`.
     pub redis_pipeline: Option<usize>,
+    /// `[run.lmdb] map_gb`.
+    pub lmdb_map_gb: Option<usize>,
 }
 
 /// A warm-up left out of the results.
@@ -145,6 +151,10 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         r.redis_url = redis.string("url")?;
         r.redis_pipeline = redis.int("pipeline", 1, 1 << 20)?.map(|n| n as usize);
         redis.finish()?;
+    }
+    if let Some(lmdb) = s.table("lmdb")? {
+        r.lmdb_map_gb = lmdb.int("map_gb", 1, 1 << 20)?.map(|n| n as usize);
+        lmdb.finish()?;
     }
     Ok(r)
 }

@@ -1,0 +1,347 @@
+//! fjall, an LSM tree in Rust: one keyspace under the store directory, one partition per state.
+//!
+//! fjall always writes a journal (its write-ahead log; it cannot be turned off as Flink turns
+//! RocksDB's off). Here the journal stays in a user-space buffer until it fills
+//! (`manual_journal_persist`) and is never fsynced (no `fsync_ms`), the nearest fjall gets to
+//! Flink's setup. Sizes follow [`StoreSettings`]: each partition's memtable is a RocksDB write
+//! buffer, all memtables together may take every state's write buffers, and the block cache is
+//! RocksDB's.
+//!
+//! Point writes go straight to the tree, as in RocksDB; a merge is a get, an append and a put
+//! (fjall has no merge operator). A write batch is a fjall `Batch`, applied atomically on
+//! commit. Seek opens a range iterator (a snapshot), which `next` steps.
+
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+
+use fjall::{
+    Batch, Config, Keyspace, KvPair, PartitionCreateOptions, PartitionHandle, PersistMode,
+};
+use gadget::access::{Op, StateId};
+
+use super::cursor::Cursors;
+use super::{Store, StoreError, StoreSettings, MERGE_DELIMITER};
+
+type Range = Box<dyn DoubleEndedIterator<Item = fjall::Result<KvPair>>>;
+
+/// A fjall keyspace with one partition per state.
+pub struct FjallStore {
+    keyspace: Keyspace,
+    partitions: Vec<PartitionHandle>,
+    cursors: Cursors<Range>,
+    /// The pending write batch, created by its first entry.
+    batch: Option<Batch>,
+    /// The merged value being built.
+    scratch: Vec<u8>,
+    path: PathBuf,
+}
+
+fn message(e: fjall::Error) -> String {
+    match e {
+        fjall::Error::Poisoned => {
+            "an earlier write failed (disk full or I/O error) and fjall takes no more writes"
+                .to_string()
+        }
+        e => format!("{e:?}"),
+    }
+}
+
+fn request_error(op: Op) -> impl Fn(fjall::Error) -> StoreError {
+    move |e| StoreError::Request {
+        store: "fjall",
+        op,
+        message: message(e),
+    }
+}
+
+/// fjall panics on keys it cannot store; refuse them with an error instead.
+fn check_write(op: Op, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+    let problem = if key.is_empty() {
+        "fjall cannot store an empty key"
+    } else if key.len() > usize::from(u16::MAX) {
+        "fjall takes keys of at most 65535 bytes"
+    } else if u32::try_from(value.len()).is_err() {
+        "fjall takes values of less than 4 GiB"
+    } else {
+        return Ok(());
+    };
+    Err(StoreError::Request {
+        store: "fjall",
+        op,
+        message: format!("{problem} (key of {} bytes)", key.len()),
+    })
+}
+
+/// Opens a range over `partition` from `from`.
+fn open_range(partition: &PartitionHandle, from: Bound<&[u8]>) -> Range {
+    Box::new(partition.range::<&[u8], _>((from, Bound::Unbounded)))
+}
+
+/// Steps a range: the value length of the entry it lands on, its key copied into `last`.
+fn step_range(range: &mut Range, last: &mut Vec<u8>, op: Op) -> Result<Option<usize>, StoreError> {
+    match range.next() {
+        None => Ok(None),
+        Some(Err(e)) => Err(request_error(op)(e)),
+        Some(Ok((k, v))) => {
+            last.clear();
+            last.extend_from_slice(&k);
+            Ok(Some(v.len()))
+        }
+    }
+}
+
+impl FjallStore {
+    /// Creates (or opens) a keyspace under `dir` with a partition per state.
+    pub fn open(
+        dir: &Path,
+        states: &[String],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        let open_error = |e: fjall::Error| StoreError::Open {
+            store: "fjall",
+            path: dir.to_path_buf(),
+            message: message(e),
+        };
+        let memtable = u32::try_from(settings.write_buffer_size).unwrap_or(u32::MAX);
+        let buffers = u64::try_from(settings.max_write_buffers.max(1)).unwrap_or(1);
+        let all_memtables = u64::from(memtable)
+            .saturating_mul(buffers)
+            .saturating_mul(states.len().max(1) as u64)
+            .max(1 << 20);
+        let keyspace = Config::new(dir)
+            .cache_size(settings.block_cache as u64)
+            .max_write_buffer_size(all_memtables)
+            .manual_journal_persist(true)
+            .fsync_ms(None)
+            .open()
+            .map_err(open_error)?;
+        let partitions = (0..states.len())
+            .map(|i| {
+                // partition names allow few characters: number them
+                let options = PartitionCreateOptions::default()
+                    .max_memtable_size(memtable)
+                    .manual_journal_persist(true);
+                keyspace.open_partition(&format!("s{i}"), options)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(open_error)?;
+        Ok(FjallStore {
+            keyspace,
+            cursors: Cursors::new(partitions.len()),
+            partitions,
+            batch: None,
+            scratch: Vec::new(),
+            path: dir.to_path_buf(),
+        })
+    }
+
+    /// The keyspace directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The partition of `state`.
+fn partition(
+    partitions: &[PartitionHandle],
+    state: StateId,
+) -> Result<&PartitionHandle, StoreError> {
+    partitions
+        .get(state as usize)
+        .ok_or(StoreError::UnknownState {
+            state,
+            states: partitions.len(),
+        })
+}
+
+impl Store for FjallStore {
+    fn name(&self) -> &'static str {
+        "fjall"
+    }
+
+    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        let p = partition(&self.partitions, state)?;
+        let found = p.get(key).map_err(request_error(Op::Get))?;
+        Ok(found.map(|v| v.len()))
+    }
+
+    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let p = partition(&self.partitions, state)?;
+        check_write(Op::Put, key, value)?;
+        self.cursors.suspend_all();
+        p.insert(key, value).map_err(request_error(Op::Put))
+    }
+
+    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let p = partition(&self.partitions, state)?;
+        check_write(Op::Merge, key, value)?;
+        self.cursors.suspend_all();
+        let error = request_error(Op::Merge);
+        let old = p.get(key).map_err(&error)?;
+        let new: &[u8] = match old {
+            None => value,
+            Some(old) => {
+                self.scratch.clear();
+                self.scratch.extend_from_slice(&old);
+                self.scratch.push(MERGE_DELIMITER);
+                self.scratch.extend_from_slice(value);
+                check_write(Op::Merge, key, &self.scratch)?;
+                &self.scratch
+            }
+        };
+        p.insert(key, new).map_err(error)
+    }
+
+    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        let p = partition(&self.partitions, state)?;
+        check_write(Op::Delete, key, &[])?;
+        self.cursors.suspend_all();
+        p.remove(key).map_err(request_error(Op::Delete))
+    }
+
+    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        let p = partition(&self.partitions, state)?;
+        self.cursors.seek(
+            state,
+            key,
+            |from| Ok(open_range(p, from)),
+            |r, last| step_range(r, last, Op::Seek),
+        )
+    }
+
+    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError> {
+        let p = partition(&self.partitions, state)?;
+        self.cursors.next(
+            state,
+            |from| Ok(open_range(p, from)),
+            |r, last| step_range(r, last, Op::Next),
+        )
+    }
+
+    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let p = partition(&self.partitions, state)?;
+        check_write(Op::BatchPut, key, value)?;
+        let keyspace = &self.keyspace;
+        self.batch
+            .get_or_insert_with(|| keyspace.batch().durability(None))
+            .insert(p, key, value);
+        Ok(())
+    }
+
+    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        let p = partition(&self.partitions, state)?;
+        check_write(Op::BatchDelete, key, &[])?;
+        let keyspace = &self.keyspace;
+        self.batch
+            .get_or_insert_with(|| keyspace.batch().durability(None))
+            .remove(p, key);
+        Ok(())
+    }
+
+    fn batch_commit(&mut self) -> Result<(), StoreError> {
+        self.cursors.suspend_all();
+        match self.batch.take() {
+            None => Ok(()),
+            Some(batch) => batch.commit().map_err(request_error(Op::BatchCommit)),
+        }
+    }
+
+    fn emulated(&self) -> &'static [Op] {
+        &[Op::Merge]
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        self.cursors.suspend_all();
+        // hands the buffered journal to the operating system, without fsync
+        self.keyspace
+            .persist(PersistMode::Buffer)
+            .map_err(request_error(Op::BatchCommit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(dir: &Path) -> FjallStore {
+        let states = vec!["window-contents".to_string(), "timers".to_string()];
+        let settings = StoreSettings {
+            write_buffer_size: 1 << 20,
+            block_cache: 1 << 20,
+            ..StoreSettings::default()
+        };
+        FjallStore::open(dir, &states, &settings).unwrap()
+    }
+
+    #[test]
+    fn merge_appends_with_flinks_delimiter() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.merge(0, b"k", b"abc").unwrap();
+        s.merge(0, b"k", b"de").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(6));
+        s.put(0, b"k", b"z").unwrap();
+        s.merge(0, b"k", b"").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(2));
+        s.delete(0, b"k").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), None);
+        assert_eq!(s.emulated(), &[Op::Merge]);
+    }
+
+    #[test]
+    fn states_are_separate_partitions_and_bad_keys_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.put(0, b"k", b"1").unwrap();
+        assert_eq!(s.get(1, b"k").unwrap(), None);
+        assert!(matches!(
+            s.get(2, b"k"),
+            Err(StoreError::UnknownState {
+                state: 2,
+                states: 2
+            })
+        ));
+        assert!(matches!(
+            s.put(0, b"", b"v"),
+            Err(StoreError::Request { op: Op::Put, .. })
+        ));
+        assert!(matches!(
+            s.batch_put(0, &vec![1; 70_000], b"v"),
+            Err(StoreError::Request { .. })
+        ));
+    }
+
+    #[test]
+    fn seek_and_next_walk_in_key_order_and_batches_apply_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.batch_put(1, b"b", b"22").unwrap();
+        s.batch_put(1, b"a", b"1").unwrap();
+        s.batch_put(1, b"d", b"4444").unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), None);
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"b").unwrap(), Some(2));
+        assert_eq!(s.next(1).unwrap(), Some(4));
+        assert_eq!(s.next(1).unwrap(), None);
+        assert_eq!(s.next(1).unwrap(), None);
+        s.batch_delete(1, b"a").unwrap();
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), Some(2));
+        s.flush().unwrap();
+    }
+
+    #[test]
+    fn next_after_a_write_sees_the_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        for k in [b"a", b"c", b"e"] {
+            s.put(0, k, k).unwrap();
+        }
+        assert_eq!(s.seek(0, b"a").unwrap(), Some(1));
+        s.put(0, b"b", b"bb").unwrap();
+        s.delete(0, b"c").unwrap();
+        assert_eq!(s.next(0).unwrap(), Some(2));
+        assert_eq!(s.next(0).unwrap(), Some(1));
+        assert_eq!(s.next(0).unwrap(), None);
+    }
+}

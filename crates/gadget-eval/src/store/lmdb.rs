@@ -1,0 +1,441 @@
+//! LMDB through `heed`: one named database per state in one environment, whose memory map
+//! ([`StoreSettings::lmdb_map_size`], 16 GiB by default) is sparse on disk.
+//!
+//! Syncing is off (`MDB_NOSYNC`): a commit writes its pages to the map but does not flush them
+//! to disk, as Flink's RocksDB with the write-ahead log off does not. A crash may lose the last
+//! commits, never corrupt the database (LMDB's documented guarantee for this flag); this is why
+//! heed marks the flag unsafe.
+//!
+//! Every point write is a write transaction of its own; a merge reads the value, appends and
+//! writes it back inside one write transaction (LMDB has no merge operator). A write batch is
+//! one write transaction. Seek opens a read transaction and a cursor, which `next` steps.
+
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+
+use gadget::access::{Op, StateId};
+use heed::types::Bytes;
+use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, MdbError, RoRange, RoTxn};
+use heed::{RwTxn, WithoutTls};
+use self_cell::self_cell;
+
+use super::cursor::Cursors;
+use super::{Store, StoreError, StoreSettings, MERGE_DELIMITER};
+
+type Db = Database<'static, Bytes, Bytes>;
+type Range<'txn> = RoRange<'txn, Bytes, Bytes>;
+
+self_cell!(
+    /// A read transaction and a cursor over one database inside it.
+    struct OpenRange {
+        owner: RoTxn<'static, WithoutTls>,
+        #[not_covariant]
+        dependent: Range,
+    }
+);
+
+/// A pending write-batch entry; key and value live in the batch's byte arena.
+#[derive(Debug, Clone, Copy)]
+struct BatchEntry {
+    state: StateId,
+    start: usize,
+    key_len: usize,
+    /// `None` for a delete.
+    value_len: Option<usize>,
+}
+
+/// An LMDB environment with one named database per state.
+pub struct LmdbStore {
+    env: Env<WithoutTls>,
+    dbs: Vec<Db>,
+    cursors: Cursors<OpenRange>,
+    batch: Vec<BatchEntry>,
+    arena: Vec<u8>,
+    /// The merged value being built (LMDB values cannot be appended to in place).
+    scratch: Vec<u8>,
+    map_size: usize,
+    path: PathBuf,
+}
+
+/// A store error with what the user can do about it.
+fn message(e: heed::Error, map_size: usize) -> String {
+    match e {
+        heed::Error::Mdb(MdbError::MapFull) => format!(
+            "the LMDB map is full ({} MiB); give a larger map size (--lmdb-map-gb)",
+            map_size >> 20
+        ),
+        heed::Error::Mdb(MdbError::BadValSize) => {
+            "LMDB takes keys of 1 to 511 bytes; this one is empty or longer".to_string()
+        }
+        e => e.to_string(),
+    }
+}
+
+impl LmdbStore {
+    /// Creates (or opens) an environment under `dir` with a database per state.
+    pub fn open(
+        dir: &Path,
+        states: &[String],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        let map_size = settings.lmdb_map_size;
+        let open_error = |e: heed::Error| StoreError::Open {
+            store: "lmdb",
+            path: dir.to_path_buf(),
+            message: message(e, map_size),
+        };
+        let page = 4096;
+        if map_size < page {
+            return Err(StoreError::Open {
+                store: "lmdb",
+                path: dir.to_path_buf(),
+                message: format!("map size {map_size} bytes is below one page"),
+            });
+        }
+        let max_dbs = u32::try_from(states.len()).map_err(|_| StoreError::Open {
+            store: "lmdb",
+            path: dir.to_path_buf(),
+            message: format!(
+                "{} states are more databases than LMDB allows",
+                states.len()
+            ),
+        })?;
+        let mut options = EnvOpenOptions::new().read_txn_without_tls();
+        options.map_size(map_size / page * page).max_dbs(max_dbs);
+        // SAFETY: NO_SYNC only gives up durability of the last commits on a crash (see the
+        // module documentation); nothing else opens this directory while the store runs.
+        let env = unsafe {
+            options.flags(EnvFlags::NO_SYNC);
+            options.open(dir)
+        }
+        .map_err(open_error)?;
+        let mut dbs = Vec::with_capacity(states.len());
+        for (i, name) in states.iter().enumerate() {
+            // database names must be unique; a trace's state names are, but be safe
+            let name = format!("{i}:{name}");
+            let wtxn = env.write_txn().map_err(open_error)?;
+            let db: Db = env
+                .create_databases_and_commit(wtxn, |opener, wtxn| {
+                    opener
+                        .create_database::<Bytes, Bytes>(wtxn, Some(&name))
+                        .map(CommitOrAbort::<_, ()>::Commit)
+                })
+                .map_err(open_error)?
+                .unwrap_commit();
+            dbs.push(db);
+        }
+        Ok(LmdbStore {
+            env,
+            cursors: Cursors::new(dbs.len()),
+            dbs,
+            batch: Vec::new(),
+            arena: Vec::new(),
+            scratch: Vec::new(),
+            map_size,
+            path: dir.to_path_buf(),
+        })
+    }
+
+    /// The environment directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn db(&self, state: StateId) -> Result<Db, StoreError> {
+        self.dbs
+            .get(state as usize)
+            .copied()
+            .ok_or(StoreError::UnknownState {
+                state,
+                states: self.dbs.len(),
+            })
+    }
+
+    fn error(&self, op: Op) -> impl Fn(heed::Error) -> StoreError {
+        let map_size = self.map_size;
+        move |e| StoreError::Request {
+            store: "lmdb",
+            op,
+            message: message(e, map_size),
+        }
+    }
+
+    fn check(&self, state: StateId) -> Result<(), StoreError> {
+        self.db(state).map(|_| ())
+    }
+}
+
+/// Runs `write` in a write transaction of its own and commits it.
+fn write(
+    env: &Env<WithoutTls>,
+    error: impl Fn(heed::Error) -> StoreError,
+    write: impl FnOnce(&mut RwTxn) -> heed::Result<()>,
+) -> Result<(), StoreError> {
+    let mut txn = env.write_txn().map_err(&error)?;
+    write(&mut txn).map_err(&error)?;
+    txn.commit().map_err(error)
+}
+
+/// Opens a read transaction and a range over `db` from `from`.
+fn open_range(
+    env: &Env<WithoutTls>,
+    db: Db,
+    from: Bound<&[u8]>,
+    error: impl Fn(heed::Error) -> StoreError,
+) -> Result<OpenRange, StoreError> {
+    let txn = env.clone().static_read_txn().map_err(&error)?;
+    // LMDB rejects an empty key, even as a bound; every key is >= the empty one
+    let from = match from {
+        Bound::Included([]) => Bound::Unbounded,
+        from => from,
+    };
+    OpenRange::try_new(txn, |txn| db.range(txn, &(from, Bound::Unbounded))).map_err(error)
+}
+
+/// Steps a range: the value length of the entry it lands on, its key copied into `last`.
+fn step_range(
+    range: &mut OpenRange,
+    last: &mut Vec<u8>,
+    error: impl Fn(heed::Error) -> StoreError,
+) -> Result<Option<usize>, StoreError> {
+    range.with_dependent_mut(|_, r| match r.next() {
+        None => Ok(None),
+        Some(Err(e)) => Err(error(e)),
+        Some(Ok((k, v))) => {
+            last.clear();
+            last.extend_from_slice(k);
+            Ok(Some(v.len()))
+        }
+    })
+}
+
+impl Store for LmdbStore {
+    fn name(&self) -> &'static str {
+        "lmdb"
+    }
+
+    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        let db = self.db(state)?;
+        let error = self.error(Op::Get);
+        let txn = self.env.read_txn().map_err(&error)?;
+        let found = db.get(&txn, key).map_err(error)?.map(<[u8]>::len);
+        Ok(found)
+    }
+
+    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let db = self.db(state)?;
+        self.cursors.suspend_all();
+        write(&self.env, self.error(Op::Put), |txn| {
+            db.put(txn, key, value)
+        })
+    }
+
+    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let db = self.db(state)?;
+        self.cursors.suspend_all();
+        let error = self.error(Op::Merge);
+        let scratch = &mut self.scratch;
+        write(&self.env, error, |txn| {
+            scratch.clear();
+            if let Some(old) = db.get(txn, key)? {
+                scratch.extend_from_slice(old);
+                scratch.push(MERGE_DELIMITER);
+            }
+            scratch.extend_from_slice(value);
+            db.put(txn, key, scratch)
+        })
+    }
+
+    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        let db = self.db(state)?;
+        self.cursors.suspend_all();
+        write(&self.env, self.error(Op::Delete), |txn| {
+            db.delete(txn, key).map(|_| ())
+        })
+    }
+
+    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        let db = self.db(state)?;
+        let error = self.error(Op::Seek);
+        let env = &self.env;
+        self.cursors.seek(
+            state,
+            key,
+            |from| open_range(env, db, from, &error),
+            |r, last| step_range(r, last, &error),
+        )
+    }
+
+    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError> {
+        let db = self.db(state)?;
+        let error = self.error(Op::Next);
+        let env = &self.env;
+        self.cursors.next(
+            state,
+            |from| open_range(env, db, from, &error),
+            |r, last| step_range(r, last, &error),
+        )
+    }
+
+    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        let start = self.arena.len();
+        self.arena.extend_from_slice(key);
+        self.arena.extend_from_slice(value);
+        self.batch.push(BatchEntry {
+            state,
+            start,
+            key_len: key.len(),
+            value_len: Some(value.len()),
+        });
+        Ok(())
+    }
+
+    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        let start = self.arena.len();
+        self.arena.extend_from_slice(key);
+        self.batch.push(BatchEntry {
+            state,
+            start,
+            key_len: key.len(),
+            value_len: None,
+        });
+        Ok(())
+    }
+
+    fn batch_commit(&mut self) -> Result<(), StoreError> {
+        let batch = std::mem::take(&mut self.batch);
+        let arena = std::mem::take(&mut self.arena);
+        self.cursors.suspend_all();
+        let dbs = &self.dbs;
+        let result = write(&self.env, self.error(Op::BatchCommit), |txn| {
+            for e in &batch {
+                let key = &arena[e.start..e.start + e.key_len];
+                let db = dbs[e.state as usize];
+                match e.value_len {
+                    Some(n) => {
+                        let end = e.start + e.key_len + n;
+                        db.put(txn, key, &arena[e.start + e.key_len..end])?;
+                    }
+                    None => {
+                        db.delete(txn, key)?;
+                    }
+                }
+            }
+            Ok(())
+        });
+        // a failed batch is dropped as RocksDB drops it; the buffers are kept for reuse
+        self.batch = batch;
+        self.batch.clear();
+        self.arena = arena;
+        self.arena.clear();
+        result
+    }
+
+    fn emulated(&self) -> &'static [Op] {
+        &[Op::Merge]
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        self.cursors.suspend_all();
+        self.env.force_sync().map_err(self.error(Op::BatchCommit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(dir: &Path) -> LmdbStore {
+        let states = vec!["window-contents".to_string(), "timers".to_string()];
+        let settings = StoreSettings {
+            lmdb_map_size: 64 << 20,
+            ..StoreSettings::default()
+        };
+        LmdbStore::open(dir, &states, &settings).unwrap()
+    }
+
+    #[test]
+    fn merge_appends_with_flinks_delimiter() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.merge(0, b"k", b"abc").unwrap();
+        s.merge(0, b"k", b"de").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(6));
+        s.put(0, b"k", b"z").unwrap();
+        s.merge(0, b"k", b"").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(2));
+        s.delete(0, b"k").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), None);
+        assert_eq!(s.emulated(), &[Op::Merge]);
+    }
+
+    #[test]
+    fn states_are_separate_databases() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.put(0, b"k", b"1").unwrap();
+        assert_eq!(s.get(1, b"k").unwrap(), None);
+        assert!(matches!(
+            s.get(2, b"k"),
+            Err(StoreError::UnknownState {
+                state: 2,
+                states: 2
+            })
+        ));
+        assert!(matches!(
+            s.batch_put(2, b"k", b"v"),
+            Err(StoreError::UnknownState { .. })
+        ));
+    }
+
+    #[test]
+    fn seek_and_next_walk_in_key_order_and_batches_apply_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.batch_put(1, b"b", b"22").unwrap();
+        s.batch_put(1, b"a", b"1").unwrap();
+        s.batch_put(1, b"d", b"4444").unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), None);
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"b").unwrap(), Some(2));
+        assert_eq!(s.next(1).unwrap(), Some(4));
+        assert_eq!(s.next(1).unwrap(), None);
+        assert_eq!(s.next(1).unwrap(), None);
+        s.batch_delete(1, b"a").unwrap();
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), Some(2));
+        s.flush().unwrap();
+    }
+
+    #[test]
+    fn next_after_a_write_sees_the_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        for k in [b"a", b"c", b"e"] {
+            s.put(0, k, k).unwrap();
+        }
+        assert_eq!(s.seek(0, b"a").unwrap(), Some(1));
+        s.put(0, b"b", b"bb").unwrap();
+        s.delete(0, b"c").unwrap();
+        assert_eq!(s.next(0).unwrap(), Some(2));
+        assert_eq!(s.next(0).unwrap(), Some(1));
+        assert_eq!(s.next(0).unwrap(), None);
+    }
+
+    #[test]
+    fn a_full_map_says_how_to_fix_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = StoreSettings {
+            lmdb_map_size: 1 << 20,
+            ..StoreSettings::default()
+        };
+        let mut s = LmdbStore::open(dir.path(), &["s".to_string()], &settings).unwrap();
+        let value = vec![7u8; 64 << 10];
+        let err = (0u32..64)
+            .find_map(|i| s.put(0, &i.to_be_bytes(), &value).err())
+            .expect("a 1 MiB map fills up");
+        assert!(err.to_string().contains("--lmdb-map-gb"), "{err}");
+    }
+}

@@ -1,0 +1,419 @@
+//! SQLite (the amalgamation bundled by `rusqlite`): one database file (`sqlite.db` under the
+//! store directory), one table `(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID` per state, every
+//! request a prepared statement from the connection's statement cache.
+//!
+//! Write-ahead-log journal mode with `synchronous = OFF`: commits are not fsynced, matching
+//! Flink's RocksDB with its write-ahead log off. The page cache gets RocksDB's memory budget:
+//! the block cache plus all write buffers of [`StoreSettings`].
+//!
+//! Every point write is a transaction of its own (SQLite's autocommit); a merge reads the
+//! value, appends and writes it back inside one write transaction (SQLite has no merge
+//! operator). A write batch is one transaction. Seek selects the first row `>=` the key; SQLite
+//! statements cannot stay open across the writes in between, so `next` selects the first row
+//! past the last key returned: a fresh B-tree descent every time.
+
+use std::path::{Path, PathBuf};
+
+use gadget::access::{Op, StateId};
+use rusqlite::{Connection, OptionalExtension};
+
+use super::{Store, StoreError, StoreSettings, MERGE_DELIMITER};
+
+/// The statements of one state's table.
+struct Sql {
+    get: String,
+    put: String,
+    delete: String,
+    seek: String,
+    next: String,
+}
+
+impl Sql {
+    fn new(table: &str) -> Self {
+        let select = format!("SELECT k, v FROM {table} WHERE k");
+        Sql {
+            get: format!("SELECT v FROM {table} WHERE k = ?1"),
+            put: format!(
+                "INSERT INTO {table} (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+            ),
+            delete: format!("DELETE FROM {table} WHERE k = ?1"),
+            seek: format!("{select} >= ?1 ORDER BY k LIMIT 1"),
+            next: format!("{select} > ?1 ORDER BY k LIMIT 1"),
+        }
+    }
+}
+
+/// A pending write-batch entry; key and value live in the batch's byte arena.
+#[derive(Debug, Clone, Copy)]
+struct BatchEntry {
+    state: StateId,
+    start: usize,
+    key_len: usize,
+    /// `None` for a delete.
+    value_len: Option<usize>,
+}
+
+/// A SQLite database with one table per state.
+pub struct SqliteStore {
+    conn: Connection,
+    sql: Vec<Sql>,
+    /// Per state, whether an iterator is open, and the key it stands on.
+    open: Vec<bool>,
+    last: Vec<Vec<u8>>,
+    /// Where the next landing key is written before it becomes a state's `last`.
+    spare: Vec<u8>,
+    batch: Vec<BatchEntry>,
+    arena: Vec<u8>,
+    /// The merged value being built.
+    scratch: Vec<u8>,
+    path: PathBuf,
+}
+
+fn request_error(op: Op) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |e| StoreError::Request {
+        store: "sqlite",
+        op,
+        message: e.to_string(),
+    }
+}
+
+/// Runs `f` inside one write transaction; rolls back if it fails.
+fn in_transaction<T>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    let done = f(conn).and_then(|v| conn.prepare_cached("COMMIT")?.execute([]).map(|_| v));
+    if done.is_err() && !conn.is_autocommit() {
+        // the error that matters is the first one
+        let _ = conn
+            .prepare_cached("ROLLBACK")
+            .and_then(|mut s| s.execute([]));
+    }
+    done
+}
+
+/// Runs `select` (key and value of one row) from `from`; the row's key goes to `key`.
+fn land(
+    conn: &Connection,
+    select: &str,
+    from: &[u8],
+    key: &mut Vec<u8>,
+) -> rusqlite::Result<Option<usize>> {
+    let mut stmt = conn.prepare_cached(select)?;
+    let mut rows = stmt.query([from])?;
+    let Some(row) = rows.next()? else {
+        return Ok(None);
+    };
+    key.clear();
+    key.extend_from_slice(row.get_ref(0)?.as_bytes()?);
+    Ok(Some(row.get_ref(1)?.as_bytes()?.len()))
+}
+
+fn put(conn: &Connection, sql: &Sql, key: &[u8], value: &[u8]) -> rusqlite::Result<()> {
+    conn.prepare_cached(&sql.put)?.execute((key, value))?;
+    Ok(())
+}
+
+fn delete(conn: &Connection, sql: &Sql, key: &[u8]) -> rusqlite::Result<()> {
+    conn.prepare_cached(&sql.delete)?.execute([key])?;
+    Ok(())
+}
+
+/// The statements of `state`.
+fn sql(sql: &[Sql], state: StateId) -> Result<&Sql, StoreError> {
+    sql.get(state as usize).ok_or(StoreError::UnknownState {
+        state,
+        states: sql.len(),
+    })
+}
+
+impl SqliteStore {
+    /// Creates (or opens) the database file under `dir` with a table per state.
+    pub fn open(
+        dir: &Path,
+        states: &[String],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        let file = dir.join("sqlite.db");
+        let open_error = |e: rusqlite::Error| StoreError::Open {
+            store: "sqlite",
+            path: file.clone(),
+            message: e.to_string(),
+        };
+        let conn = Connection::open(&file).map_err(open_error)?;
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(open_error)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Open {
+                store: "sqlite",
+                path: file,
+                message: format!("the file system does not allow WAL mode (got {mode})"),
+            });
+        }
+        conn.pragma_update(None, "synchronous", "OFF")
+            .map_err(open_error)?;
+        let write_buffers = usize::try_from(settings.max_write_buffers.max(0)).unwrap_or(0);
+        let cache = settings
+            .block_cache
+            .saturating_add(settings.write_buffer_size.saturating_mul(write_buffers));
+        // a negative cache size is in KiB
+        let cache_kib = i64::try_from(cache >> 10).unwrap_or(i64::MAX);
+        conn.pragma_update(None, "cache_size", -cache_kib)
+            .map_err(open_error)?;
+        let sql: Vec<Sql> = (0..states.len())
+            .map(|i| Sql::new(&format!("s{i}")))
+            .collect();
+        for i in 0..states.len() {
+            conn.execute_batch(&format!(
+                "CREATE TABLE IF NOT EXISTS s{i} (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID"
+            ))
+            .map_err(open_error)?;
+        }
+        // begin, commit, rollback and five statements per state stay prepared
+        conn.set_prepared_statement_cache_capacity(3 + 5 * states.len());
+        Ok(SqliteStore {
+            conn,
+            open: vec![false; states.len()],
+            last: vec![Vec::new(); states.len()],
+            sql,
+            spare: Vec::new(),
+            batch: Vec::new(),
+            arena: Vec::new(),
+            scratch: Vec::new(),
+            path: file,
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sql(&self, state: StateId) -> Result<&Sql, StoreError> {
+        sql(&self.sql, state)
+    }
+
+    /// Moves the iterator of `state` to the row `select` finds from `from` (`None` when
+    /// `from` is the state's own last key).
+    fn land(
+        &mut self,
+        state: StateId,
+        op: Op,
+        from: Option<&[u8]>,
+    ) -> Result<Option<usize>, StoreError> {
+        let s = state as usize;
+        let sql = &self.sql[s];
+        let found = match from {
+            Some(key) => land(&self.conn, &sql.seek, key, &mut self.spare),
+            None => land(&self.conn, &sql.next, &self.last[s], &mut self.spare),
+        }
+        .map_err(request_error(op))?;
+        self.open[s] = found.is_some();
+        if found.is_some() {
+            std::mem::swap(&mut self.last[s], &mut self.spare);
+        }
+        Ok(found)
+    }
+}
+
+impl Store for SqliteStore {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        let sql = self.sql(state)?;
+        let get = || -> rusqlite::Result<Option<usize>> {
+            let mut stmt = self.conn.prepare_cached(&sql.get)?;
+            stmt.query_row([key], |row| Ok(row.get_ref(0)?.as_bytes()?.len()))
+                .optional()
+        };
+        get().map_err(request_error(Op::Get))
+    }
+
+    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let sql = self.sql(state)?;
+        put(&self.conn, sql, key, value).map_err(request_error(Op::Put))
+    }
+
+    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let sql = sql(&self.sql, state)?;
+        let scratch = &mut self.scratch;
+        in_transaction(&self.conn, |conn| {
+            scratch.clear();
+            let mut stmt = conn.prepare_cached(&sql.get)?;
+            let mut rows = stmt.query([key])?;
+            if let Some(row) = rows.next()? {
+                scratch.extend_from_slice(row.get_ref(0)?.as_bytes()?);
+                scratch.push(MERGE_DELIMITER);
+            }
+            drop(rows);
+            scratch.extend_from_slice(value);
+            put(conn, sql, key, scratch)
+        })
+        .map_err(request_error(Op::Merge))
+    }
+
+    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        let sql = self.sql(state)?;
+        delete(&self.conn, sql, key).map_err(request_error(Op::Delete))
+    }
+
+    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.sql(state)?;
+        self.land(state, Op::Seek, Some(key))
+    }
+
+    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError> {
+        self.sql(state)?;
+        if !self.open[state as usize] {
+            return Ok(None);
+        }
+        self.land(state, Op::Next, None)
+    }
+
+    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.sql(state)?;
+        let start = self.arena.len();
+        self.arena.extend_from_slice(key);
+        self.arena.extend_from_slice(value);
+        self.batch.push(BatchEntry {
+            state,
+            start,
+            key_len: key.len(),
+            value_len: Some(value.len()),
+        });
+        Ok(())
+    }
+
+    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.sql(state)?;
+        let start = self.arena.len();
+        self.arena.extend_from_slice(key);
+        self.batch.push(BatchEntry {
+            state,
+            start,
+            key_len: key.len(),
+            value_len: None,
+        });
+        Ok(())
+    }
+
+    fn batch_commit(&mut self) -> Result<(), StoreError> {
+        let (batch, arena, sql) = (&self.batch, &self.arena, &self.sql);
+        let result = in_transaction(&self.conn, |conn| {
+            for e in batch {
+                let key = &arena[e.start..e.start + e.key_len];
+                let sql = &sql[e.state as usize];
+                match e.value_len {
+                    Some(n) => {
+                        let end = e.start + e.key_len + n;
+                        put(conn, sql, key, &arena[e.start + e.key_len..end])?;
+                    }
+                    None => delete(conn, sql, key)?,
+                }
+            }
+            Ok(())
+        });
+        // a failed batch is dropped as RocksDB drops it
+        self.batch.clear();
+        self.arena.clear();
+        result.map_err(request_error(Op::BatchCommit))
+    }
+
+    fn emulated(&self) -> &'static [Op] {
+        &[Op::Merge, Op::Next]
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        // moves the write-ahead log into the database file
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(request_error(Op::BatchCommit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(dir: &Path) -> SqliteStore {
+        let states = vec!["window-contents".to_string(), "timers".to_string()];
+        let settings = StoreSettings {
+            write_buffer_size: 1 << 20,
+            block_cache: 1 << 20,
+            ..StoreSettings::default()
+        };
+        SqliteStore::open(dir, &states, &settings).unwrap()
+    }
+
+    #[test]
+    fn merge_appends_with_flinks_delimiter() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.merge(0, b"k", b"abc").unwrap();
+        s.merge(0, b"k", b"de").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(6));
+        s.put(0, b"k", b"z").unwrap();
+        s.merge(0, b"k", b"").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(2));
+        s.delete(0, b"k").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), None);
+        assert_eq!(s.emulated(), &[Op::Merge, Op::Next]);
+    }
+
+    #[test]
+    fn states_are_separate_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.put(0, b"k", b"1").unwrap();
+        assert_eq!(s.get(1, b"k").unwrap(), None);
+        assert!(matches!(
+            s.get(2, b"k"),
+            Err(StoreError::UnknownState {
+                state: 2,
+                states: 2
+            })
+        ));
+        assert!(matches!(s.next(2), Err(StoreError::UnknownState { .. })));
+    }
+
+    #[test]
+    fn seek_and_next_walk_in_key_order_and_batches_apply_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.batch_put(1, b"b", b"22").unwrap();
+        s.batch_put(1, b"a", b"1").unwrap();
+        s.batch_put(1, b"d", b"4444").unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), None);
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"b").unwrap(), Some(2));
+        assert_eq!(s.next(1).unwrap(), Some(4));
+        assert_eq!(s.next(1).unwrap(), None);
+        assert_eq!(s.next(1).unwrap(), None);
+        s.batch_delete(1, b"a").unwrap();
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), Some(2));
+        s.flush().unwrap();
+    }
+
+    #[test]
+    fn keys_compare_as_bytes_and_a_failed_merge_leaves_no_transaction_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        s.put(0, &[0xff], b"1").unwrap();
+        s.put(0, &[0x00, 0x01], b"22").unwrap();
+        assert_eq!(s.seek(0, &[0x00]).unwrap(), Some(2));
+        assert_eq!(s.next(0).unwrap(), Some(1));
+        s.conn.execute_batch("DROP TABLE s1").unwrap();
+        assert!(matches!(
+            s.merge(1, b"k", b"v"),
+            Err(StoreError::Request { op: Op::Merge, .. })
+        ));
+        assert!(s.conn.is_autocommit());
+        s.merge(0, &[0xff], b"v").unwrap();
+        assert_eq!(s.get(0, &[0xff]).unwrap(), Some(3));
+    }
+}
