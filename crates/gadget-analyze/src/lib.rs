@@ -1,0 +1,422 @@
+//! Characterize streaming state-access traces, as the Gadget paper does in §3–§4:
+//! composition, amplification, key and value sizes, temporal locality (exact LRU stack
+//! distances and the miss-ratio curve), spatial locality (unique key sequences), ephemerality
+//! (working set, key TTL), the event rate's self-similarity, and the distance between two
+//! traces' key popularity.
+//!
+//! [`scan`] reads a trace once, in memory proportional to its keyed requests (4 bytes each)
+//! and distinct keys; [`KeyTrace::analyze`] turns the scan into an [`Analysis`].
+#![deny(missing_docs)]
+
+pub mod distance;
+pub mod ephemerality;
+pub mod fenwick;
+pub mod locality;
+pub mod series;
+
+use std::collections::BTreeMap;
+
+use gadget::access::Op;
+use gadget::source::random::Rng;
+use gadget::trace::{RecordRef, TraceError, TraceReader};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use ephemerality::{Lifetimes, Percentiles, TtlSummary};
+use locality::{unique_sequences, StackDistances, StackSummary};
+use series::SeriesSummary;
+
+/// What can go wrong analysing a trace.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    /// The trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// More distinct keys or keyed requests than the analysis indexes.
+    #[error("the trace has more than 4 billion {what}; analyze a prefix of it (gadget trace convert --limit)")]
+    TooLarge {
+        /// What overflowed.
+        what: &'static str,
+    },
+}
+
+/// How to analyse.
+#[derive(Debug, Clone)]
+pub struct AnalyzeOptions {
+    /// Longest key sequence counted for spatial locality (the paper's ℓ = 10).
+    pub max_sequence_len: usize,
+    /// Seed of the shuffled baseline.
+    pub shuffle_seed: u64,
+    /// Working-set samples over the trace.
+    pub working_set_samples: u64,
+    /// Bytes of a state key that identify the input event's key (Flink's key-group prefix plus
+    /// the serialized key), to count distinct event keys in traces that do not record them.
+    pub event_key_bytes: Option<usize>,
+    /// Event-time bin of the event-rate series, in milliseconds.
+    pub rate_bin_ms: i64,
+}
+
+impl Default for AnalyzeOptions {
+    fn default() -> Self {
+        AnalyzeOptions {
+            max_sequence_len: 10,
+            shuffle_seed: 1,
+            working_set_samples: 500,
+            event_key_bytes: None,
+            rate_bin_ms: 1000,
+        }
+    }
+}
+
+/// One pass over a trace: counts, sizes, and the sequence of keys as dense ids.
+#[derive(Debug, Clone, Default)]
+pub struct KeyTrace {
+    /// State names.
+    pub states: Vec<String>,
+    /// The operator that produced the trace (from its header), or `flink recording`.
+    pub operator: String,
+    /// True when the trace says it was cut short.
+    pub truncated: bool,
+    /// Requests by op.
+    pub by_op: [u64; 9],
+    /// Requests by state and op.
+    pub by_state: Vec<[u64; 9]>,
+    /// Input-event markers.
+    pub events: u64,
+    /// Watermark markers.
+    pub watermarks: u64,
+    /// The key of every keyed request (all but batch commits), as a dense id.
+    pub ids: Vec<u32>,
+    /// Requests per key id.
+    pub popularity: Vec<u64>,
+    /// Key sizes in bytes: size → requests.
+    pub key_sizes: BTreeMap<u32, u64>,
+    /// Written value sizes (put, merge, batch put): size → requests.
+    pub value_sizes: BTreeMap<u32, u64>,
+    /// First and last access of every key.
+    pub lifetimes: Lifetimes,
+    /// Distinct input-event keys, and where the number comes from.
+    pub event_keys: Option<(u64, String)>,
+    /// Input events per event-time bin.
+    pub event_rate: Vec<f64>,
+}
+
+/// Reads the whole trace once. `progress` is called with the records read so far, every
+/// 2^20 records.
+pub fn scan(
+    reader: &mut TraceReader,
+    options: &AnalyzeOptions,
+    mut progress: impl FnMut(u64),
+) -> Result<KeyTrace, AnalyzeError> {
+    let flink = reader.is_flink_recording();
+    let event_key_bytes = options.event_key_bytes.or(flink.then_some(9));
+    let mut out = KeyTrace {
+        operator: reader
+            .header()
+            .map_or_else(|| "flink recording".to_string(), |h| h.operator.clone()),
+        ..KeyTrace::default()
+    };
+    let mut index: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+    // distinct event-key prefixes per state; timer states are left out at the end
+    let mut prefixes: Vec<FxHashSet<Box<[u8]>>> = Vec::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(64);
+    let mut records = 0u64;
+    // event time: the latest finite watermark; before the first one, patched afterwards
+    const BEFORE_FIRST: i64 = i64::MIN;
+    let mut now = BEFORE_FIRST;
+    let mut first_watermark: Option<i64> = None;
+    let mut pending_events = 0u64;
+    while let Some(record) = reader.next_record()? {
+        records += 1;
+        if records & ((1 << 20) - 1) == 0 {
+            progress(records);
+        }
+        match record {
+            RecordRef::Event { .. } => {
+                out.events += 1;
+                pending_events += 1;
+            }
+            RecordRef::Watermark { timestamp } => {
+                out.watermarks += 1;
+                if timestamp == i64::MAX {
+                    continue;
+                }
+                let first = *first_watermark.get_or_insert(timestamp);
+                now = now.max(timestamp);
+                let bin = ((now - first) / options.rate_bin_ms.max(1)) as usize;
+                if bin >= out.event_rate.len() {
+                    out.event_rate.resize(bin + 1, 0.0);
+                }
+                out.event_rate[bin] += pending_events as f64;
+                pending_events = 0;
+            }
+            RecordRef::Access(a) => {
+                let state = a.state as usize;
+                if state >= out.by_state.len() {
+                    out.by_state.resize(state + 1, [0; 9]);
+                }
+                out.by_op[a.op as usize] += 1;
+                out.by_state[state][a.op as usize] += 1;
+                if matches!(a.op, Op::Put | Op::Merge | Op::BatchPut) {
+                    *out.value_sizes.entry(a.value_len).or_default() += 1;
+                }
+                if a.key.is_empty() {
+                    continue;
+                }
+                *out.key_sizes.entry(a.key.len() as u32).or_default() += 1;
+                buf.clear();
+                buf.extend_from_slice(&a.state.to_le_bytes());
+                buf.extend_from_slice(a.key);
+                let next = out.popularity.len();
+                let id = match index.get(buf.as_slice()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = u32::try_from(next).map_err(|_| AnalyzeError::TooLarge {
+                            what: "distinct keys",
+                        })?;
+                        index.insert(buf.clone().into_boxed_slice(), id);
+                        out.popularity.push(0);
+                        id
+                    }
+                };
+                out.popularity[id as usize] += 1;
+                let position = out.ids.len() as u64;
+                if position >= u32::MAX as u64 {
+                    return Err(AnalyzeError::TooLarge {
+                        what: "keyed requests",
+                    });
+                }
+                out.ids.push(id);
+                out.lifetimes.touch(id, position, now);
+                if let Some(n) = event_key_bytes {
+                    if state >= prefixes.len() {
+                        prefixes.resize_with(state + 1, FxHashSet::default);
+                    }
+                    if a.key.len() >= n && !prefixes[state].contains(&a.key[..n]) {
+                        prefixes[state].insert(a.key[..n].into());
+                    }
+                }
+            }
+        }
+    }
+    progress(records);
+    if let Some(last) = out.event_rate.last_mut() {
+        *last += pending_events as f64;
+    } else if pending_events > 0 {
+        out.event_rate.push(pending_events as f64);
+    }
+    let first = first_watermark.unwrap_or(0);
+    for t in out
+        .lifetimes
+        .first_time
+        .iter_mut()
+        .chain(out.lifetimes.last_time.iter_mut())
+    {
+        if *t == BEFORE_FIRST {
+            *t = first;
+        }
+    }
+    out.states = reader.state_names().to_vec();
+    out.by_state
+        .resize(out.states.len().max(out.by_state.len()), [0; 9]);
+    if let Some(footer) = reader.footer() {
+        out.truncated = footer.truncated;
+        if let Some(n) = footer
+            .extra
+            .get("distinct_event_keys")
+            .and_then(|v| v.as_u64())
+        {
+            out.event_keys = Some((n, "recorded by gadget gen".to_string()));
+        }
+    }
+    if out.event_keys.is_none() {
+        if let Some(n) = event_key_bytes {
+            let mut keys: FxHashSet<&[u8]> = FxHashSet::default();
+            for (state, set) in prefixes.iter().enumerate() {
+                if !out
+                    .states
+                    .get(state)
+                    .is_some_and(|s| s.starts_with("_timer_state"))
+                {
+                    keys.extend(set.iter().map(|k| &k[..]));
+                }
+            }
+            out.event_keys = Some((
+                keys.len() as u64,
+                format!("distinct {n}-byte key prefixes (key group + serialized key) outside timer states"),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Requests by op name (ops that occur only).
+fn op_counts(counts: &[u64; 9]) -> BTreeMap<String, u64> {
+    Op::ALL
+        .iter()
+        .filter(|op| counts[**op as usize] > 0)
+        .map(|op| (op.name().to_string(), counts[*op as usize]))
+        .collect()
+}
+
+/// A size distribution from `size → count`.
+fn size_percentiles(sizes: &BTreeMap<u32, u64>) -> Percentiles {
+    let total: u64 = sizes.values().sum();
+    let mut values = Vec::with_capacity(total.min(1 << 24) as usize);
+    if total <= 1 << 24 {
+        for (&size, &n) in sizes {
+            values.extend(std::iter::repeat_n(size as u64, n as usize));
+        }
+        return Percentiles::of(values);
+    }
+    // too many to expand: thin every size's count proportionally (exact percentiles to 1 in 2^24)
+    let scale = (1u64 << 24) as f64 / total as f64;
+    for (&size, &n) in sizes {
+        let k = ((n as f64 * scale).round() as usize).max(1);
+        values.extend(std::iter::repeat_n(size as u64, k));
+    }
+    Percentiles::of(values)
+}
+
+/// Everything `gadget analyze` reports about one trace.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analysis {
+    /// The operator that produced the trace.
+    pub operator: String,
+    /// State names.
+    pub states: Vec<String>,
+    /// True when the trace was cut short.
+    pub truncated: bool,
+    /// Requests.
+    pub requests: u64,
+    /// Input events.
+    pub events: u64,
+    /// Watermarks.
+    pub watermarks: u64,
+    /// Requests by op.
+    pub requests_by_op: BTreeMap<String, u64>,
+    /// Requests by state, then op.
+    pub requests_by_state: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Requests per input event.
+    pub event_amplification: Option<f64>,
+    /// Distinct state keys (state and key bytes).
+    pub distinct_state_keys: u64,
+    /// Distinct input-event keys, when known.
+    pub distinct_event_keys: Option<u64>,
+    /// How `distinct_event_keys` was obtained.
+    pub event_keys_source: Option<String>,
+    /// Distinct state keys per distinct event key.
+    pub key_space_amplification: Option<f64>,
+    /// Key sizes in bytes over keyed requests.
+    pub key_size: Percentiles,
+    /// Written value sizes in bytes (put, merge, batch put).
+    pub value_size: Percentiles,
+    /// Temporal locality of the trace.
+    pub stack_distance: StackSummary,
+    /// Temporal locality of the same requests shuffled.
+    pub stack_distance_shuffled: StackSummary,
+    /// Seed of the shuffle.
+    pub shuffle_seed: u64,
+    /// Distinct key sequences of length 1, 2, … in the trace.
+    pub unique_sequences: Vec<u64>,
+    /// The same for the shuffled trace.
+    pub unique_sequences_shuffled: Vec<u64>,
+    /// `(keyed request, keys alive)` samples.
+    pub working_set: Vec<(u64, u64)>,
+    /// Key time to live.
+    pub ttl: TtlSummary,
+    /// Input events per event-time bin, and their statistics.
+    pub event_rate: EventRate,
+    /// Requests per key id (for comparisons; not reported).
+    #[serde(skip)]
+    pub popularity: Vec<u64>,
+}
+
+/// The input event rate over event time.
+#[derive(Debug, Clone, Serialize)]
+pub struct EventRate {
+    /// Bin width in event-time milliseconds.
+    pub bin_ms: i64,
+    /// Events per bin.
+    pub events: Vec<f64>,
+    /// Autocorrelation and Hurst estimates of the series.
+    pub statistics: SeriesSummary,
+}
+
+impl KeyTrace {
+    /// Runs every analysis (consumes the scan: the key sequence is shuffled in place for the
+    /// baseline).
+    pub fn analyze(mut self, options: &AnalyzeOptions) -> Analysis {
+        let distinct = self.popularity.len();
+        let keyed = self.ids.len() as u64;
+        let stack = StackDistances::of(&self.ids, distinct);
+        let sequences = unique_sequences(&self.ids, options.max_sequence_len);
+        let working_set = self
+            .lifetimes
+            .working_set(keyed, keyed.div_ceil(options.working_set_samples.max(1)));
+        let ttl = self.lifetimes.ttl();
+        self.lifetimes = Lifetimes::default();
+        shuffle(&mut self.ids, options.shuffle_seed);
+        let stack_shuffled = StackDistances::of(&self.ids, distinct);
+        let sequences_shuffled = unique_sequences(&self.ids, options.max_sequence_len);
+        let requests = self.by_op.iter().sum::<u64>();
+        let requests_by_state = self
+            .states
+            .iter()
+            .zip(&self.by_state)
+            .map(|(name, counts)| (name.clone(), op_counts(counts)))
+            .collect();
+        let event_keys = self.event_keys.as_ref().map(|(n, _)| *n);
+        Analysis {
+            operator: self.operator,
+            truncated: self.truncated,
+            requests,
+            events: self.events,
+            watermarks: self.watermarks,
+            requests_by_op: op_counts(&self.by_op),
+            requests_by_state,
+            states: self.states,
+            event_amplification: (self.events > 0).then(|| requests as f64 / self.events as f64),
+            distinct_state_keys: distinct as u64,
+            distinct_event_keys: event_keys,
+            event_keys_source: self.event_keys.map(|(_, s)| s),
+            key_space_amplification: event_keys
+                .filter(|&n| n > 0)
+                .map(|n| distinct as f64 / n as f64),
+            key_size: size_percentiles(&self.key_sizes),
+            value_size: size_percentiles(&self.value_sizes),
+            stack_distance: stack.summary(),
+            stack_distance_shuffled: stack_shuffled.summary(),
+            shuffle_seed: options.shuffle_seed,
+            unique_sequences: sequences,
+            unique_sequences_shuffled: sequences_shuffled,
+            working_set,
+            ttl,
+            event_rate: EventRate {
+                bin_ms: options.rate_bin_ms,
+                statistics: SeriesSummary::of(&self.event_rate),
+                events: self.event_rate,
+            },
+            popularity: self.popularity,
+        }
+    }
+}
+
+/// Fisher–Yates shuffle with Gadget's seeded generator (the same order on every machine).
+pub fn shuffle(ids: &mut [u32], seed: u64) {
+    let mut rng = Rng::new(seed);
+    for i in (1..ids.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        ids.swap(i, j);
+    }
+}
+
+/// MurmurHash3's 64-bit finalizer: spreads every input bit over the output.
+#[inline]
+pub(crate) fn mix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
