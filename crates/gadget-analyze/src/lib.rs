@@ -12,6 +12,7 @@ pub mod distance;
 pub mod ephemerality;
 pub mod fenwick;
 pub mod locality;
+pub mod report;
 pub mod series;
 
 use std::collections::BTreeMap;

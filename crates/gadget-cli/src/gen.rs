@@ -54,8 +54,18 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     };
     bar.finish_and_clear();
     // No timings in the trace: the same config and seed must give a byte-identical file.
+    // The distinct event keys go in the footer: the trace itself does not carry event keys,
+    // and `gadget analyze` needs them for key-space amplification.
+    let mut footer = TraceFooter::new(generated.truncated);
+    let (event_keys, exact) = generated.event_keys.count();
+    footer
+        .extra
+        .insert("distinct_event_keys".into(), event_keys.into());
+    footer
+        .extra
+        .insert("distinct_event_keys_exact".into(), exact.into());
     writer
-        .finish(TraceFooter::new(generated.truncated))
+        .finish(footer)
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
     let elapsed = started.elapsed().as_secs_f64();
     let rate = generated.counts.requests() as f64 / elapsed.max(1e-9);

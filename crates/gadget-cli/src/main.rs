@@ -1,5 +1,6 @@
 //! The `gadget` command: a thin shell over the `gadget` library.
 
+mod analyze_cmd;
 mod cli;
 mod eval_cmd;
 mod gen;
@@ -30,5 +31,7 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
             cli::TraceCommand::Convert(a) => trace_cmd::convert(a).map(|()| 0),
             cli::TraceCommand::Diff(a) => trace_cmd::diff(a).map(|()| 0),
         },
+        cli::Command::Analyze(a) => analyze_cmd::analyze(a).map(|()| 0),
+        cli::Command::Compare(a) => analyze_cmd::compare(a).map(|()| 0),
     }
 }

@@ -1,0 +1,319 @@
+//! The human-readable summary of an analysis and the side-by-side comparison table.
+
+use std::fmt::Write as _;
+
+use crate::distance::popularity_distance;
+use crate::Analysis;
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn optional(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "n/a".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// The LRU hit ratio the curve gives at `size` keys (the largest sampled size ≤ `size`).
+fn hit_ratio_at(curve: &[(u64, f64)], size: u64) -> f64 {
+    curve
+        .iter()
+        .take_while(|(s, _)| *s <= size)
+        .last()
+        .map_or(0.0, |&(_, r)| r)
+}
+
+impl Analysis {
+    /// The one-screen summary `gadget analyze` prints.
+    pub fn to_text(&self, name: &str) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{name}: {} ({}{})",
+            self.operator,
+            self.states.join(", "),
+            if self.truncated { "; truncated" } else { "" }
+        );
+        let _ = writeln!(
+            s,
+            "  {} requests, {} input events, {} watermarks",
+            thousands(self.requests),
+            thousands(self.events),
+            thousands(self.watermarks)
+        );
+        let _ = writeln!(s, "\ncomposition");
+        for (op, n) in &self.requests_by_op {
+            let _ = writeln!(
+                s,
+                "  {op:<14}{:>14}  {:>5.1}%",
+                thousands(*n),
+                100.0 * *n as f64 / self.requests.max(1) as f64
+            );
+        }
+        for (state, ops) in &self.requests_by_state {
+            let n: u64 = ops.values().sum();
+            let detail: Vec<String> = ops.iter().map(|(o, c)| format!("{o} {c}")).collect();
+            let _ = writeln!(
+                s,
+                "  {state:<36}{:>12}  ({})",
+                thousands(n),
+                detail.join(", ")
+            );
+        }
+        let _ = writeln!(s, "\namplification");
+        let _ = writeln!(
+            s,
+            "  event       {} requests per input event",
+            optional(self.event_amplification, 3)
+        );
+        let _ = writeln!(
+            s,
+            "  key space   {} state keys per event key ({} state keys, {} event keys{})",
+            optional(self.key_space_amplification, 3),
+            thousands(self.distinct_state_keys),
+            self.distinct_event_keys
+                .map_or_else(|| "unknown".to_string(), thousands),
+            self.event_keys_source
+                .as_ref()
+                .map_or_else(String::new, |w| format!(": {w}")),
+        );
+        let _ = writeln!(
+            s,
+            "  sizes       keys p50 {} B, max {} B; written values p50 {} B, p99 {} B, max {} B",
+            self.key_size.p50,
+            self.key_size.max,
+            self.value_size.p50,
+            self.value_size.p99,
+            self.value_size.max
+        );
+        let (t, sh) = (&self.stack_distance, &self.stack_distance_shuffled);
+        let _ = writeln!(
+            s,
+            "\ntemporal locality (LRU stack distance)   trace    shuffled"
+        );
+        let _ = writeln!(
+            s,
+            "  mean                           {:>14.2} {:>11.2}",
+            t.mean, sh.mean
+        );
+        for (label, a, b) in [
+            ("p50", t.p50, sh.p50),
+            ("p90", t.p90, sh.p90),
+            ("p99", t.p99, sh.p99),
+            ("max", t.max, sh.max),
+        ] {
+            let _ = writeln!(s, "  {label:<31}{:>14} {:>11}", thousands(a), thousands(b));
+        }
+        let _ = writeln!(
+            s,
+            "  first accesses (cold)          {:>14}",
+            thousands(t.cold)
+        );
+        let sizes: Vec<u64> = [16u64, 256, 4096, 65536]
+            .into_iter()
+            .filter(|&c| c < self.distinct_state_keys)
+            .collect();
+        for c in sizes {
+            let _ = writeln!(
+                s,
+                "  LRU hit ratio, {:>7} keys      {:>13.1}% {:>10.1}%",
+                thousands(c),
+                100.0 * hit_ratio_at(&t.hit_ratio_curve, c),
+                100.0 * hit_ratio_at(&sh.hit_ratio_curve, c)
+            );
+        }
+        let _ = writeln!(s, "\nspatial locality (unique key sequences)");
+        for (i, (a, b)) in self
+            .unique_sequences
+            .iter()
+            .zip(&self.unique_sequences_shuffled)
+            .enumerate()
+        {
+            let _ = writeln!(
+                s,
+                "  length {:<2}                     {:>14} {:>11}",
+                i + 1,
+                thousands(*a),
+                thousands(*b)
+            );
+        }
+        let peak = self.working_set.iter().map(|w| w.1).max().unwrap_or(0);
+        let mean = if self.working_set.is_empty() {
+            0.0
+        } else {
+            self.working_set.iter().map(|w| w.1 as f64).sum::<f64>() / self.working_set.len() as f64
+        };
+        let _ = writeln!(s, "\nephemerality");
+        let _ = writeln!(
+            s,
+            "  working set   peak {} keys, mean {:.0} keys",
+            thousands(peak),
+            mean
+        );
+        let (r, e) = (&self.ttl.requests, &self.ttl.event_time_ms);
+        let _ = writeln!(
+            s,
+            "  key TTL       requests p50 {}, p99 {}, max {}; event time p50 {} ms, p99 {} ms, max {} ms",
+            thousands(r.p50),
+            thousands(r.p99),
+            thousands(r.max),
+            thousands(e.p50),
+            thousands(e.p99),
+            thousands(e.max)
+        );
+        let st = &self.event_rate.statistics;
+        let _ = writeln!(
+            s,
+            "\nevent rate (per {} ms of event time, {} bins)\n  mean {:.1}, cv {:.2}, Hurst {} (aggregate variance), {} (R/S)",
+            self.event_rate.bin_ms,
+            st.bins,
+            st.mean,
+            st.cv,
+            optional(st.hurst_aggregate_variance, 2),
+            optional(st.hurst_rescaled_range, 2)
+        );
+        s
+    }
+}
+
+/// The side-by-side table of `gadget compare`: one column per trace, and the key popularity
+/// distance of each trace to the first.
+pub fn comparison_table(traces: &[(String, Analysis)]) -> String {
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let mut row = |label: &str, f: &dyn Fn(&Analysis) -> String| {
+        rows.push((
+            label.to_string(),
+            traces.iter().map(|(_, a)| f(a)).collect(),
+        ));
+    };
+    row("operator", &|a| a.operator.clone());
+    row("requests", &|a| thousands(a.requests));
+    row("input events", &|a| thousands(a.events));
+    for op in [
+        "get",
+        "put",
+        "merge",
+        "delete",
+        "seek",
+        "next",
+        "batch_put",
+        "batch_delete",
+        "batch_commit",
+    ] {
+        if traces
+            .iter()
+            .any(|(_, a)| a.requests_by_op.contains_key(op))
+        {
+            row(&format!("  {op} %"), &|a| {
+                let n = a.requests_by_op.get(op).copied().unwrap_or(0);
+                format!("{:.1}", 100.0 * n as f64 / a.requests.max(1) as f64)
+            });
+        }
+    }
+    row("requests per event", &|a| {
+        optional(a.event_amplification, 3)
+    });
+    row("distinct state keys", &|a| thousands(a.distinct_state_keys));
+    row("key-space amplification", &|a| {
+        optional(a.key_space_amplification, 3)
+    });
+    row("mean stack distance", &|a| {
+        format!("{:.1}", a.stack_distance.mean)
+    });
+    row("  shuffled", &|a| {
+        format!("{:.1}", a.stack_distance_shuffled.mean)
+    });
+    row("p99 stack distance", &|a| thousands(a.stack_distance.p99));
+    let longest = traces
+        .iter()
+        .map(|(_, a)| a.unique_sequences.len())
+        .min()
+        .unwrap_or(0);
+    if longest > 0 {
+        row(&format!("unique sequences, length {longest}"), &|a| {
+            thousands(a.unique_sequences[longest - 1])
+        });
+        row("  shuffled", &|a| {
+            thousands(a.unique_sequences_shuffled[longest - 1])
+        });
+    }
+    row("peak working set", &|a| {
+        thousands(a.working_set.iter().map(|w| w.1).max().unwrap_or(0))
+    });
+    row("key TTL p50 (requests)", &|a| thousands(a.ttl.requests.p50));
+    row("key TTL p50 (event ms)", &|a| {
+        thousands(a.ttl.event_time_ms.p50)
+    });
+    if let Some((_, first)) = traces.first() {
+        let distances: Vec<_> = traces
+            .iter()
+            .map(|(_, a)| popularity_distance(&first.popularity, &a.popularity))
+            .collect();
+        rows.push((
+            "popularity KS vs first".into(),
+            distances
+                .iter()
+                .map(|d| format!("{:.4}", d.ks_statistic))
+                .collect(),
+        ));
+        rows.push((
+            "  p-value".into(),
+            distances
+                .iter()
+                .map(|d| format!("{:.3e}", d.ks_p_value))
+                .collect(),
+        ));
+        rows.push((
+            "popularity Wasserstein".into(),
+            distances
+                .iter()
+                .map(|d| format!("{:.1}", d.wasserstein))
+                .collect(),
+        ));
+    }
+    let label_width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..traces.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.1[i].chars().count())
+                .chain(std::iter::once(traces[i].0.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    let _ = write!(s, "{:label_width$}", "");
+    for ((name, _), w) in traces.iter().zip(&widths) {
+        let _ = write!(s, "  {name:>w$}");
+    }
+    s.push('\n');
+    for (label, cells) in rows {
+        let _ = write!(s, "{label:label_width$}");
+        for (cell, w) in cells.iter().zip(&widths) {
+            let _ = write!(s, "  {cell:>w$}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}
