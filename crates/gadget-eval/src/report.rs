@@ -1,34 +1,12 @@
 //! Writing results: the human summary, JSON, the CSV time series and HDR interval logs, each
 //! file written atomically (a temporary file beside it, renamed into place when complete).
 
-use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::io::{self, Write};
 
 use crate::measure::{human_ns, render_table};
 use crate::run::RunReport;
 
-/// Writes `path` through `fill`, atomically: readers see the old file or the complete new one.
-pub fn write_atomically(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".gadget-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    {
-        let mut w = BufWriter::new(tmp.as_file_mut());
-        fill(&mut w)?;
-        w.flush()?;
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
+pub use gadget::atomic::write_atomically;
 
 /// The one-screen summary printed after a run.
 pub fn render_summary(r: &RunReport) -> String {

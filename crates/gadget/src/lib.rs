@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod access;
+pub mod atomic;
 pub mod compare;
 pub mod config;
 pub mod generate;
