@@ -10,9 +10,13 @@
 
 pub mod distance;
 pub mod ephemerality;
+pub mod events;
 pub mod fenwick;
+pub mod html;
 pub mod locality;
+pub mod plot;
 pub mod report;
+pub mod results;
 pub mod series;
 
 use std::collections::BTreeMap;
@@ -25,7 +29,6 @@ use serde::Serialize;
 
 use ephemerality::{Lifetimes, Percentiles, TtlSummary};
 use locality::{unique_sequences, StackDistances, StackSummary};
-use series::SeriesSummary;
 
 /// What can go wrong analysing a trace.
 #[derive(Debug, thiserror::Error)]
@@ -53,8 +56,6 @@ pub struct AnalyzeOptions {
     /// Bytes of a state key that identify the input event's key (Flink's key-group prefix plus
     /// the serialized key), to count distinct event keys in traces that do not record them.
     pub event_key_bytes: Option<usize>,
-    /// Event-time bin of the event-rate series, in milliseconds.
-    pub rate_bin_ms: i64,
 }
 
 impl Default for AnalyzeOptions {
@@ -64,7 +65,6 @@ impl Default for AnalyzeOptions {
             shuffle_seed: 1,
             working_set_samples: 500,
             event_key_bytes: None,
-            rate_bin_ms: 1000,
         }
     }
 }
@@ -98,8 +98,6 @@ pub struct KeyTrace {
     pub lifetimes: Lifetimes,
     /// Distinct input-event keys, and where the number comes from.
     pub event_keys: Option<(u64, String)>,
-    /// Input events per event-time bin.
-    pub event_rate: Vec<f64>,
 }
 
 /// Reads the whole trace once. `progress` is called with the records read so far, every
@@ -126,30 +124,19 @@ pub fn scan(
     const BEFORE_FIRST: i64 = i64::MIN;
     let mut now = BEFORE_FIRST;
     let mut first_watermark: Option<i64> = None;
-    let mut pending_events = 0u64;
     while let Some(record) = reader.next_record()? {
         records += 1;
         if records & ((1 << 20) - 1) == 0 {
             progress(records);
         }
         match record {
-            RecordRef::Event { .. } => {
-                out.events += 1;
-                pending_events += 1;
-            }
+            RecordRef::Event { .. } => out.events += 1,
             RecordRef::Watermark { timestamp } => {
                 out.watermarks += 1;
-                if timestamp == i64::MAX {
-                    continue;
+                if timestamp != i64::MAX {
+                    first_watermark.get_or_insert(timestamp);
+                    now = now.max(timestamp);
                 }
-                let first = *first_watermark.get_or_insert(timestamp);
-                now = now.max(timestamp);
-                let bin = ((now - first) / options.rate_bin_ms.max(1)) as usize;
-                if bin >= out.event_rate.len() {
-                    out.event_rate.resize(bin + 1, 0.0);
-                }
-                out.event_rate[bin] += pending_events as f64;
-                pending_events = 0;
             }
             RecordRef::Access(a) => {
                 let state = a.state as usize;
@@ -201,11 +188,6 @@ pub fn scan(
         }
     }
     progress(records);
-    if let Some(last) = out.event_rate.last_mut() {
-        *last += pending_events as f64;
-    } else if pending_events > 0 {
-        out.event_rate.push(pending_events as f64);
-    }
     let first = first_watermark.unwrap_or(0);
     for t in out
         .lifetimes
@@ -326,22 +308,9 @@ pub struct Analysis {
     pub working_set: Vec<(u64, u64)>,
     /// Key time to live.
     pub ttl: TtlSummary,
-    /// Input events per event-time bin, and their statistics.
-    pub event_rate: EventRate,
     /// Requests per key id (for comparisons; not reported).
     #[serde(skip)]
     pub popularity: Vec<u64>,
-}
-
-/// The input event rate over event time.
-#[derive(Debug, Clone, Serialize)]
-pub struct EventRate {
-    /// Bin width in event-time milliseconds.
-    pub bin_ms: i64,
-    /// Events per bin.
-    pub events: Vec<f64>,
-    /// Autocorrelation and Hurst estimates of the series.
-    pub statistics: SeriesSummary,
 }
 
 impl KeyTrace {
@@ -393,11 +362,6 @@ impl KeyTrace {
             unique_sequences_shuffled: sequences_shuffled,
             working_set,
             ttl,
-            event_rate: EventRate {
-                bin_ms: options.rate_bin_ms,
-                statistics: SeriesSummary::of(&self.event_rate),
-                events: self.event_rate,
-            },
             popularity: self.popularity,
         }
     }

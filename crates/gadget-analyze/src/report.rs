@@ -169,17 +169,6 @@ impl Analysis {
             thousands(e.p99),
             thousands(e.max)
         );
-        let st = &self.event_rate.statistics;
-        let _ = writeln!(
-            s,
-            "\nevent rate (per {} ms of event time, {} bins)\n  mean {:.1}, cv {:.2}, Hurst {} (aggregate variance), {} (R/S)",
-            self.event_rate.bin_ms,
-            st.bins,
-            st.mean,
-            st.cv,
-            optional(st.hurst_aggregate_variance, 2),
-            optional(st.hurst_rescaled_range, 2)
-        );
         s
     }
 }

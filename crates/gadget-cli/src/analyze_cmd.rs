@@ -1,14 +1,42 @@
-//! `gadget analyze` and `gadget compare`.
+//! `gadget analyze` and `gadget compare`: traces, run results and workload configs.
 
-use std::path::Path;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
+use gadget::config::Config;
 use gadget_analyze::distance::popularity_distance;
-use gadget_analyze::report::comparison_table;
+use gadget_analyze::events::{analyze_event_stream, analyze_schedule};
+use gadget_analyze::plot::{figures, overlay, rate_figures, write_figures, Figure};
+use gadget_analyze::report::{comparison_table, thousands};
+use gadget_analyze::results::{results_table, RunResults};
 use gadget_analyze::{scan, Analysis, AnalyzeOptions};
 
-use crate::cli::{AnalysisOptions, AnalyzeArgs, CompareArgs};
+use crate::cli::{AnalysisOptions, AnalyzeArgs, CompareArgs, EvalArgs};
 use crate::progress::spinner;
+
+/// What a file given to `analyze` or `compare` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Input {
+    Trace,
+    Results,
+    Config,
+}
+
+/// Tells traces, results (JSON) and configs (`.toml`) apart.
+fn input_kind(path: &Path) -> anyhow::Result<Input> {
+    if path.extension().is_some_and(|e| e == "toml") {
+        return Ok(Input::Config);
+    }
+    let mut first = [0u8; 64];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut first))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(match first[..n].iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => Input::Results,
+        _ => Input::Trace,
+    })
+}
 
 fn options(o: &AnalysisOptions) -> AnalyzeOptions {
     AnalyzeOptions {
@@ -16,7 +44,6 @@ fn options(o: &AnalysisOptions) -> AnalyzeOptions {
         shuffle_seed: o.seed,
         working_set_samples: o.working_set_samples,
         event_key_bytes: o.event_key_bytes,
-        rate_bin_ms: o.rate_bin_ms,
     }
 }
 
@@ -34,6 +61,17 @@ fn analyze_trace(path: &Path, options: &AnalyzeOptions) -> anyhow::Result<Analys
     Ok(analysis)
 }
 
+fn read_results(path: &Path) -> anyhow::Result<RunResults> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    RunResults::from_json(&text).with_context(|| {
+        format!(
+            "{} is JSON but not gadget run/replay results (docs/results.schema.json)",
+            path.display()
+        )
+    })
+}
+
 fn display_name(path: &Path) -> String {
     path.file_name().map_or_else(
         || path.display().to_string(),
@@ -41,38 +79,194 @@ fn display_name(path: &Path) -> String {
     )
 }
 
-/// `gadget analyze`.
-pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<()> {
-    let options = options(&args.options);
-    let analysis = analyze_trace(&args.trace, &options)?;
-    let mut json = serde_json::to_value(&analysis)?;
-    json["trace"] = args.trace.display().to_string().into();
-    if let Some(out) = &args.output {
-        gadget_eval::report::write_atomically(out, |w| {
-            serde_json::to_writer_pretty(&mut *w, &json)?;
-            w.write_all(b"\n")
-        })
-        .with_context(|| format!("cannot write the analysis to {}", out.display()))?;
+/// Writes the plots and the HTML report a command asked for; says where on stderr.
+fn write_outputs(
+    title: &str,
+    sections: &[(String, String)],
+    figures: &[Figure],
+    plots: Option<&PathBuf>,
+    report: Option<&PathBuf>,
+) -> anyhow::Result<()> {
+    if let Some(dir) = plots {
+        let written = write_figures(dir, figures)?;
+        eprintln!("wrote {} plot files to {}", written.len(), dir.display());
     }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&json)?);
-    } else {
-        print!("{}", analysis.to_text(&display_name(&args.trace)));
+    if let Some(path) = report {
+        let html = gadget_analyze::html::page(title, sections, figures)?;
+        gadget::atomic::write_atomically(path, |w| w.write_all(html.as_bytes()))
+            .with_context(|| format!("cannot write the report to {}", path.display()))?;
+        eprintln!("wrote the report to {}", path.display());
     }
     Ok(())
 }
 
+fn write_json(path: &Path, json: &serde_json::Value) -> anyhow::Result<()> {
+    gadget::atomic::write_atomically(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, json)?;
+        w.write_all(b"\n")
+    })
+    .with_context(|| format!("cannot write the analysis to {}", path.display()))
+}
+
+/// `gadget analyze`.
+pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<()> {
+    let name = display_name(&args.input);
+    let (json, text, figs) = match input_kind(&args.input)? {
+        Input::Trace => {
+            let analysis = analyze_trace(&args.input, &options(&args.options))?;
+            let mut json = serde_json::to_value(&analysis)?;
+            json["trace"] = args.input.display().to_string().into();
+            let figs = figures(&analysis, &name);
+            (json, analysis.to_text(&name), figs)
+        }
+        Input::Results => {
+            let r = read_results(&args.input)?;
+            let json = serde_json::from_str(&std::fs::read_to_string(&args.input)?)?;
+            (json, r.to_text(&name), r.figures(&name))
+        }
+        Input::Config => analyze_config(&args.input, &args.options, &name)?,
+    };
+    if let Some(out) = &args.output {
+        write_json(out, &json)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        print!("{text}");
+    }
+    write_outputs(
+        &format!("Gadget analysis of {name}"),
+        &[(name.clone(), text)],
+        &figs,
+        args.plots.as_ref(),
+        args.report.as_ref(),
+    )
+}
+
+/// A config's event stream, and its arrival schedule when `[run]` names an open-loop one.
+fn analyze_config(
+    path: &Path,
+    o: &AnalysisOptions,
+    name: &str,
+) -> anyhow::Result<(serde_json::Value, String, Vec<Figure>)> {
+    let config = Config::load(path)?;
+    let bar = spinner(&format!("reading the event stream of {}", path.display()));
+    let events = analyze_event_stream(config.open_source()?, o.rate_bin_ms, Some(o.events))?;
+    bar.finish_and_clear();
+    let cut = if events.events >= o.events {
+        format!(" (the first {}: --events)", thousands(o.events))
+    } else {
+        String::new()
+    };
+    let st = &events.rate.statistics;
+    let mut text = format!(
+        "{name}: event stream\n  {} events{cut}, {} watermarks, {} distinct keys{}, {} out of order\n  event time {} .. {} ms\n  events per {} ms: mean {:.2}, cv {:.2}, Hurst {} (aggregate variance), {} (R/S)\n",
+        thousands(events.events),
+        thousands(events.watermarks),
+        thousands(events.distinct_keys),
+        if events.distinct_keys_exact { "" } else { " (estimate)" },
+        thousands(events.out_of_order),
+        events.first_ms,
+        events.last_ms,
+        events.rate.bin_ms,
+        st.mean,
+        st.cv,
+        hurst(st.hurst_aggregate_variance),
+        hurst(st.hurst_rescaled_range),
+    );
+    let mut figs = rate_figures("event-rate", "events", &events.rate, name);
+    let mut json =
+        serde_json::json!({ "config": path.display().to_string(), "event_stream": events });
+    let no_flags = EvalArgs::default();
+    let arrival = crate::eval_cmd::resolve_arrival(&no_flags, &config.run)?;
+    if let Some(rate) = arrival.rate() {
+        let mut schedule = arrival.schedule(config.seed);
+        let starts: Vec<u64> = (0..o.schedule_requests)
+            .map(|_| schedule.next_start())
+            .collect();
+        // about 100 requests per bin on average
+        let bin_ns = ((100.0 / rate) * 1e9).max(1.0) as u64;
+        let s = analyze_schedule(&arrival.describe(), &starts, bin_ns)?;
+        let st = &s.rate.statistics;
+        text.push_str(&format!(
+            "\narrival schedule: {}\n  {} requests, mean rate {:.0}/s, inter-arrival cv {:.3}\n  requests per {} ms: cv {:.2}, Hurst {} (aggregate variance), {} (R/S)\n",
+            s.process,
+            thousands(s.requests),
+            s.mean_rate,
+            s.gap_cv,
+            s.rate.bin_ms,
+            st.cv,
+            hurst(st.hurst_aggregate_variance),
+            hurst(st.hurst_rescaled_range),
+        ));
+        figs.extend(rate_figures("arrival-rate", "requests", &s.rate, name));
+        json["arrival_schedule"] = serde_json::to_value(&s)?;
+    } else if !arrival.is_closed_loop() {
+        text.push_str(
+            "\narrival schedule: the workload's own event time (the event stream above)\n",
+        );
+    }
+    Ok((json, text, figs))
+}
+
+fn hurst(h: Option<f64>) -> String {
+    h.map_or_else(|| "n/a (too few bins)".to_string(), |h| format!("{h:.2}"))
+}
+
 /// `gadget compare`.
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
-    let options = options(&args.options);
-    let mut traces = Vec::with_capacity(args.traces.len());
-    for path in &args.traces {
-        traces.push((display_name(path), analyze_trace(path, &options)?));
+    let kinds: Vec<Input> = args
+        .inputs
+        .iter()
+        .map(|p| input_kind(p))
+        .collect::<anyhow::Result<_>>()?;
+    let names: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
+    let title = format!("Gadget comparison of {}", names.join(", "));
+    if kinds.iter().all(|k| *k == Input::Results) {
+        let mut results = Vec::new();
+        for (path, name) in args.inputs.iter().zip(&names) {
+            results.push((name.clone(), read_results(path)?));
+        }
+        let table = results_table(&results);
+        if args.json {
+            let items: Vec<serde_json::Value> = args
+                .inputs
+                .iter()
+                .map(|p| -> anyhow::Result<serde_json::Value> {
+                    Ok(serde_json::from_str(&std::fs::read_to_string(p)?)?)
+                })
+                .collect::<anyhow::Result<_>>()?;
+            println!("{}", serde_json::to_string_pretty(&items)?);
+        } else {
+            print!("{table}");
+        }
+        let figs = overlay(results.iter().map(|(n, r)| r.figures(n)).collect());
+        let mut sections = vec![("Side by side".to_string(), table)];
+        sections.extend(results.iter().map(|(n, r)| (n.clone(), r.to_text(n))));
+        return write_outputs(
+            &title,
+            &sections,
+            &figs,
+            args.plots.as_ref(),
+            args.report.as_ref(),
+        );
     }
+    if let Some(i) = kinds.iter().position(|k| *k != Input::Trace) {
+        bail!(
+            "{} is not a trace; compare takes traces, or run/replay results files, not a mix (analyze a config on its own)",
+            args.inputs[i].display()
+        );
+    }
+    let options = options(&args.options);
+    let mut traces = Vec::with_capacity(args.inputs.len());
+    for (path, name) in args.inputs.iter().zip(&names) {
+        traces.push((name.clone(), analyze_trace(path, &options)?));
+    }
+    let table = comparison_table(&traces);
     if args.json {
         let reference = &traces[0].1;
         let items: Vec<serde_json::Value> = args
-            .traces
+            .inputs
             .iter()
             .zip(&traces)
             .map(|(path, (_, a))| {
@@ -85,7 +279,16 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
             .collect();
         println!("{}", serde_json::to_string_pretty(&items)?);
     } else {
-        print!("{}", comparison_table(&traces));
+        print!("{table}");
     }
-    Ok(())
+    let figs = overlay(traces.iter().map(|(n, a)| figures(a, n)).collect());
+    let mut sections = vec![("Side by side".to_string(), table)];
+    sections.extend(traces.iter().map(|(n, a)| (n.clone(), a.to_text(n))));
+    write_outputs(
+        &title,
+        &sections,
+        &figs,
+        args.plots.as_ref(),
+        args.report.as_ref(),
+    )
 }

@@ -62,15 +62,25 @@ pub struct AnalysisOptions {
     /// recordings (one key-group byte, a Java long); Gadget traces record the count.
     #[arg(long)]
     pub event_key_bytes: Option<usize>,
-    /// Event-time bin of the event-rate series, in milliseconds.
+    /// For a config: the event-time bin of the event-rate series, in milliseconds.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(i64).range(1..))]
     pub rate_bin_ms: i64,
+    /// For a config with an open-loop `[run]` arrival: how many request starts of its
+    /// schedule to analyze.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(2..=100_000_000))]
+    pub schedule_requests: u64,
+    /// For a config: analyze at most this many events of its stream (synthetic streams can
+    /// be endless).
+    #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub events: u64,
 }
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Trace to analyze (binary, text or a Flink recording; gzip is detected).
-    pub trace: PathBuf,
+    /// What to analyze: a trace (binary, text or a Flink recording; gzip is detected); a
+    /// `gadget run`/`replay` results file (JSON); or a workload config (`.toml`): its event
+    /// stream's rate over event time and, with an open-loop `[run]` arrival, its schedule.
+    pub input: PathBuf,
     #[command(flatten)]
     pub options: AnalysisOptions,
     /// Print the analysis as JSON instead of the summary.
@@ -79,18 +89,31 @@ pub struct AnalyzeArgs {
     /// Also write the JSON analysis to this file (atomically).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Write the plots (SVG and PNG) into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+    /// Write one self-contained HTML report (tables and plots) to this file.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Traces to compare; the first is the reference the others are measured against.
+    /// Traces, or `gadget run`/`replay` results files, to compare; the first is the
+    /// reference the others are measured against.
     #[arg(required = true, num_args = 2..)]
-    pub traces: Vec<PathBuf>,
+    pub inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub options: AnalysisOptions,
     /// Print the analyses and distances as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Write the overlaid plots (SVG and PNG) into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+    /// Write one self-contained HTML report (the table, each summary, the plots) to this file.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -135,7 +158,7 @@ pub enum Arrival {
 /// Store, pacing and measurement options shared by `run` and `replay`. For `run`, each
 /// overrides the config's `[run]` section (docs/config.md); the defaults apply when neither
 /// gives a value.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct EvalArgs {
     /// The store to drive: rocksdb (embedded, as Flink uses it; the default), memory (the
     /// upper bound), leveldb, berkeleydb (B-tree), berkeleydb-hash, lmdb, redb, fjall, sqlite,

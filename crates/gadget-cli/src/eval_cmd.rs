@@ -64,6 +64,28 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<i32> {
     evaluate(sources, &args.eval, &plan)
 }
 
+/// The arrival process: the flags over the config's `[run]` section over closed loop.
+pub fn resolve_arrival(a: &EvalArgs, r: &RunSettings) -> anyhow::Result<ArrivalProcess> {
+    let arrival = match (a.arrival, r.arrival.as_deref()) {
+        (Some(x), _) => x,
+        (None, Some(name)) => {
+            Arrival::from_str(name, false).map_err(|e| anyhow::anyhow!("arrival {name:?}: {e}"))?
+        }
+        (None, None) => Arrival::Closed,
+    };
+    arrival_process(
+        arrival,
+        a.rate.or(r.rate),
+        Shape {
+            bias: a.bias.or(r.bias).unwrap_or(0.75),
+            period: a.period.or(r.period).unwrap_or(60.0),
+            modulation: a.modulation.or(r.modulation).unwrap_or(0.5),
+            alpha: a.alpha.or(r.alpha).unwrap_or(2.5),
+            speed: a.speed.or(r.speed).unwrap_or(1.0),
+        },
+    )
+}
+
 /// What to run: the flags over the config's `[run]` section over the defaults.
 struct Plan {
     kind: StoreKind,
@@ -85,23 +107,7 @@ impl Plan {
                 StoreKind::names()
             )
         })?;
-        let arrival = match (a.arrival, r.arrival.as_deref()) {
-            (Some(x), _) => x,
-            (None, Some(name)) => Arrival::from_str(name, false)
-                .map_err(|e| anyhow::anyhow!("arrival {name:?}: {e}"))?,
-            (None, None) => Arrival::Closed,
-        };
-        let arrival = arrival_process(
-            arrival,
-            a.rate.or(r.rate),
-            Shape {
-                bias: a.bias.or(r.bias).unwrap_or(0.75),
-                period: a.period.or(r.period).unwrap_or(60.0),
-                modulation: a.modulation.or(r.modulation).unwrap_or(0.5),
-                alpha: a.alpha.or(r.alpha).unwrap_or(2.5),
-                speed: a.speed.or(r.speed).unwrap_or(1.0),
-            },
-        )?;
+        let arrival = resolve_arrival(a, r)?;
         let warmup = match (&a.warmup, r.warmup) {
             (Some(w), _) => match w.parse::<u64>() {
                 Ok(n) => Warmup::Requests(n),

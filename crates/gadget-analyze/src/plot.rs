@@ -1,0 +1,601 @@
+//! Plots of analyses, as SVG and PNG: stack-distance histograms (overlapping bars), unique
+//! sequences by length, working set over time, key TTL CDF, the LRU miss-ratio curve, the
+//! event rate and its autocorrelation.
+//!
+//! Text is drawn with a system TrueType font (DejaVu Sans from Debian's `fonts-dejavu-core`,
+//! or another common sans font), loaded once.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use crate::Analysis;
+
+/// Why a plot could not be drawn or written.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// No usable font on this machine.
+    #[error("no TrueType font to draw plot text with (looked for {looked}); install one, e.g. `apt-get install fonts-dejavu-core`")]
+    NoFont {
+        /// The paths tried.
+        looked: String,
+    },
+    /// Drawing failed.
+    #[error("cannot draw the plot {name}: {message}")]
+    Draw {
+        /// The plot's name.
+        name: String,
+        /// What the plotting library said.
+        message: String,
+    },
+    /// Writing the file failed.
+    #[error("cannot write the plot {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+const FONT_PATHS: &[&str] = &[
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
+    "/System/Library/Fonts/Supplemental/Arial.ttf",
+];
+
+/// Registers the first system font found as plotters' `sans-serif`, once.
+fn ensure_font() -> Result<(), PlotError> {
+    static FONT: OnceLock<bool> = OnceLock::new();
+    let ok = *FONT.get_or_init(|| {
+        for path in FONT_PATHS {
+            if let Ok(bytes) = std::fs::read(path) {
+                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
+                    return true;
+                }
+            }
+        }
+        false
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(PlotError::NoFont {
+            looked: FONT_PATHS.join(", "),
+        })
+    }
+}
+
+/// How a figure draws its series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureKind {
+    /// Lines through the points.
+    Lines,
+    /// Overlapping semi-transparent bars, one per point, at integer x (a categorical axis
+    /// whose tick labels are `categories`).
+    Bars,
+}
+
+/// One line or bar set.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend label.
+    pub label: String,
+    /// The points.
+    pub points: Vec<(f64, f64)>,
+    /// Drawn dashed (thin) rather than solid: baselines such as the shuffled trace.
+    pub baseline: bool,
+}
+
+/// A plot to draw.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// File name stem.
+    pub name: String,
+    /// Title.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// Logarithmic x axis.
+    pub log_x: bool,
+    /// Lines or bars.
+    pub kind: FigureKind,
+    /// Tick labels of a bar chart's categories.
+    pub categories: Vec<String>,
+    /// The data.
+    pub series: Vec<Series>,
+}
+
+/// The figures of one analysis; `label` names the trace in legends.
+pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
+    let bucket_label = |low: u64| tick(low as f64);
+    let longest_buckets = a
+        .stack_distance
+        .buckets
+        .len()
+        .max(a.stack_distance_shuffled.buckets.len());
+    let categories: Vec<String> = (0..longest_buckets)
+        .map(|i| bucket_label(if i == 0 { 0 } else { 1 << (i - 1) }))
+        .collect();
+    let normalized = |b: &[(u64, u64)]| -> Vec<(f64, f64)> {
+        let total: u64 = b.iter().map(|x| x.1).sum();
+        b.iter()
+            .map(|&(low, n)| {
+                let i = if low == 0 {
+                    0
+                } else {
+                    64 - low.leading_zeros() as usize
+                };
+                (i as f64, n as f64 / total.max(1) as f64)
+            })
+            .collect()
+    };
+    let seq = |v: &[u64]| -> Vec<(f64, f64)> {
+        v.iter()
+            .enumerate()
+            .map(|(i, &n)| ((i + 1) as f64, n as f64))
+            .collect()
+    };
+    let curve = |c: &[(u64, f64)]| c.iter().map(|&(s, r)| (s as f64, r)).collect::<Vec<_>>();
+    let cdf = |c: &[(u64, f64)]| {
+        c.iter()
+            .map(|&(v, f)| ((v as f64).max(1.0), f))
+            .collect::<Vec<_>>()
+    };
+    let shuffled = format!("{label} shuffled");
+    vec![
+        Figure {
+            name: "stack-distance".into(),
+            title: "LRU stack distances".into(),
+            x_label: "stack distance".into(),
+            y_label: "fraction of re-accesses".into(),
+            log_x: false,
+            kind: FigureKind::Bars,
+            categories,
+            series: vec![
+                Series {
+                    label: label.into(),
+                    points: normalized(&a.stack_distance.buckets),
+                    baseline: false,
+                },
+                Series {
+                    label: shuffled.clone(),
+                    points: normalized(&a.stack_distance_shuffled.buckets),
+                    baseline: true,
+                },
+            ],
+        },
+        Figure {
+            name: "unique-sequences".into(),
+            title: "Unique key sequences".into(),
+            x_label: "sequence length".into(),
+            y_label: "unique sequences".into(),
+            log_x: false,
+            kind: FigureKind::Lines,
+            categories: Vec::new(),
+            series: vec![
+                Series {
+                    label: label.into(),
+                    points: seq(&a.unique_sequences),
+                    baseline: false,
+                },
+                Series {
+                    label: shuffled.clone(),
+                    points: seq(&a.unique_sequences_shuffled),
+                    baseline: true,
+                },
+            ],
+        },
+        Figure {
+            name: "miss-ratio-curve".into(),
+            title: "LRU cache hit ratio".into(),
+            x_label: "cache size (keys)".into(),
+            y_label: "hit ratio".into(),
+            log_x: true,
+            kind: FigureKind::Lines,
+            categories: Vec::new(),
+            series: vec![
+                Series {
+                    label: label.into(),
+                    points: curve(&a.stack_distance.hit_ratio_curve),
+                    baseline: false,
+                },
+                Series {
+                    label: shuffled,
+                    points: curve(&a.stack_distance_shuffled.hit_ratio_curve),
+                    baseline: true,
+                },
+            ],
+        },
+        Figure {
+            name: "working-set".into(),
+            title: "Working set over the trace".into(),
+            x_label: "keyed request".into(),
+            y_label: "keys alive".into(),
+            log_x: false,
+            kind: FigureKind::Lines,
+            categories: Vec::new(),
+            series: vec![Series {
+                label: label.into(),
+                points: a
+                    .working_set
+                    .iter()
+                    .map(|&(p, n)| (p as f64, n as f64))
+                    .collect(),
+                baseline: false,
+            }],
+        },
+        Figure {
+            name: "ttl-cdf".into(),
+            title: "Key time to live".into(),
+            x_label: "TTL (keyed requests)".into(),
+            y_label: "fraction of keys".into(),
+            log_x: true,
+            kind: FigureKind::Lines,
+            categories: Vec::new(),
+            series: vec![Series {
+                label: label.into(),
+                points: cdf(&a.ttl.requests.cdf),
+                baseline: false,
+            }],
+        },
+    ]
+}
+
+/// The two figures of a rate series: counts per bin and their autocorrelation. `name` is
+/// the file stem prefix (`event-rate`, `arrival-rate`).
+pub fn rate_figures(
+    name: &str,
+    what: &str,
+    rate: &crate::events::RateSeries,
+    label: &str,
+) -> Vec<Figure> {
+    vec![
+        Figure {
+            name: name.into(),
+            title: format!("{what} per {} ms", rate.bin_ms),
+            x_label: "bin".into(),
+            y_label: what.into(),
+            log_x: false,
+            kind: FigureKind::Lines,
+            categories: Vec::new(),
+            series: vec![Series {
+                label: label.into(),
+                points: rate
+                    .counts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &n)| (i as f64, n))
+                    .collect(),
+                baseline: false,
+            }],
+        },
+        Figure {
+            name: format!("{name}-autocorrelation"),
+            title: format!("Autocorrelation of {what} per bin"),
+            x_label: "lag (bins)".into(),
+            y_label: "autocorrelation".into(),
+            log_x: false,
+            kind: FigureKind::Lines,
+            categories: Vec::new(),
+            series: vec![Series {
+                label: label.into(),
+                points: rate
+                    .statistics
+                    .autocorrelation
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &r)| (i as f64, r))
+                    .collect(),
+                baseline: false,
+            }],
+        },
+    ]
+}
+
+/// Overlays the same figures of several traces: each figure gets every trace's series.
+pub fn overlay(per_trace: Vec<Vec<Figure>>) -> Vec<Figure> {
+    let mut out: Vec<Figure> = Vec::new();
+    for figures in per_trace {
+        for f in figures {
+            match out.iter_mut().find(|o| o.name == f.name) {
+                Some(o) => {
+                    if f.categories.len() > o.categories.len() {
+                        o.categories = f.categories;
+                    }
+                    o.series.extend(f.series);
+                }
+                None => out.push(f),
+            }
+        }
+    }
+    out
+}
+
+/// A short tick label: 12, 0.25, 1.5K, 20M.
+pub fn tick(v: f64) -> String {
+    let a = v.abs();
+    let (scaled, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "K")
+    } else {
+        (v, "")
+    };
+    let text = if (scaled - scaled.round()).abs() < 1e-9 {
+        format!("{}", scaled.round() as i64)
+    } else if suffix.is_empty() && a < 10.0 {
+        format!("{scaled:.3}").trim_end_matches('0').to_string()
+    } else {
+        format!("{scaled:.1}")
+    };
+    format!("{text}{suffix}")
+}
+
+fn bounds(points: impl Iterator<Item = (f64, f64)>) -> ((f64, f64), (f64, f64)) {
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for (x, y) in points {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !x0.is_finite() {
+        return ((0.0, 1.0), (0.0, 1.0));
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let y0 = y0.min(0.0);
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    ((x0, x1), (y0, y1 * 1.05))
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    f: &Figure,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let ((x0, x1), (y0, y1)) = bounds(f.series.iter().flat_map(|s| s.points.iter().copied()));
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .caption(&f.title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(70);
+    let style = |i: usize| Palette99::pick(i).to_rgba();
+    match (f.kind, f.log_x) {
+        (FigureKind::Bars, _) => {
+            let mut chart = builder
+                .build_cartesian_2d(-0.5f64..(f.categories.len().max(1) as f64 - 0.5), y0..y1)
+                .map_err(|e| e.to_string())?;
+            let cats = f.categories.clone();
+            chart
+                .configure_mesh()
+                .x_desc(&f.x_label)
+                .y_desc(&f.y_label)
+                .y_label_formatter(&|y| tick(*y))
+                .x_labels(cats.len().clamp(2, 24))
+                .x_label_formatter(&|x| {
+                    let i = x.round();
+                    if (x - i).abs() < 1e-6 && i >= 0.0 {
+                        cats.get(i as usize).cloned().unwrap_or_default()
+                    } else {
+                        String::new()
+                    }
+                })
+                .draw()
+                .map_err(|e| e.to_string())?;
+            for (i, s) in f.series.iter().enumerate() {
+                let color = style(i);
+                let fill = color.mix(if s.baseline { 0.35 } else { 0.6 });
+                chart
+                    .draw_series(s.points.iter().map(|&(x, y)| {
+                        Rectangle::new([(x - 0.4, 0.0), (x + 0.4, y)], fill.filled())
+                    }))
+                    .map_err(|e| e.to_string())?
+                    .label(&s.label)
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 12, y + 5)], fill.filled())
+                    });
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| e.to_string())?;
+        }
+        (FigureKind::Lines, true) => {
+            let mut chart = builder
+                .build_cartesian_2d((x0.max(1e-9)..x1).log_scale(), y0..y1)
+                .map_err(|e| e.to_string())?;
+            chart
+                .configure_mesh()
+                .x_desc(&f.x_label)
+                .y_desc(&f.y_label)
+                .x_label_formatter(&|x| tick(*x))
+                .y_label_formatter(&|y| tick(*y))
+                .draw()
+                .map_err(|e| e.to_string())?;
+            for (i, s) in f.series.iter().enumerate() {
+                let color = style(i);
+                let width = if s.baseline { 1 } else { 2 };
+                chart
+                    .draw_series(LineSeries::new(
+                        s.points.iter().copied(),
+                        color.stroke_width(width),
+                    ))
+                    .map_err(|e| e.to_string())?
+                    .label(&s.label)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
+                    });
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| e.to_string())?;
+        }
+        (FigureKind::Lines, false) => {
+            let mut chart = builder
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .map_err(|e| e.to_string())?;
+            chart
+                .configure_mesh()
+                .x_desc(&f.x_label)
+                .y_desc(&f.y_label)
+                .x_label_formatter(&|x| tick(*x))
+                .y_label_formatter(&|y| tick(*y))
+                .draw()
+                .map_err(|e| e.to_string())?;
+            for (i, s) in f.series.iter().enumerate() {
+                let color = style(i);
+                let width = if s.baseline { 1 } else { 2 };
+                chart
+                    .draw_series(LineSeries::new(
+                        s.points.iter().copied(),
+                        color.stroke_width(width),
+                    ))
+                    .map_err(|e| e.to_string())?
+                    .label(&s.label)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
+                    });
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    root.present().map_err(|e| e.to_string())
+}
+
+const SIZE: (u32, u32) = (900, 540);
+
+/// The figure as an SVG document.
+pub fn to_svg(f: &Figure) -> Result<String, PlotError> {
+    ensure_font()?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        draw(root, f).map_err(|message| PlotError::Draw {
+            name: f.name.clone(),
+            message,
+        })?;
+    }
+    Ok(svg)
+}
+
+/// The figure as a PNG image.
+pub fn to_png(f: &Figure) -> Result<Vec<u8>, PlotError> {
+    ensure_font()?;
+    let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+        draw(root, f).map_err(|message| PlotError::Draw {
+            name: f.name.clone(),
+            message,
+        })?;
+    }
+    encode_png(&rgb, SIZE).map_err(|message| PlotError::Draw {
+        name: f.name.clone(),
+        message,
+    })
+}
+
+/// Encodes an RGB buffer as PNG (stored, uncompressed-deflate blocks; no extra dependency).
+fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
+    use std::io::Write as _;
+    let mut raw = Vec::with_capacity(rgb.len() + h as usize);
+    for row in rgb.chunks_exact(w as usize * 3) {
+        raw.push(0);
+        raw.extend_from_slice(row);
+    }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&raw).map_err(|e| e.to_string())?;
+    let idat = z.finish().map_err(|e| e.to_string())?;
+    let mut out = vec![0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
+    let mut chunk = |kind: &[u8; 4], data: &[u8]| {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc.finalize().to_be_bytes());
+    };
+    let mut ihdr = Vec::with_capacity(13);
+    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    chunk(b"IHDR", &ihdr);
+    chunk(b"IDAT", &idat);
+    chunk(b"IEND", &[]);
+    Ok(out)
+}
+
+/// Writes every figure as `<name>.svg` and `<name>.png` into `dir` (created if needed), each
+/// file atomically. Returns the files written.
+pub fn write_figures(dir: &Path, figures: &[Figure]) -> Result<Vec<PathBuf>, PlotError> {
+    std::fs::create_dir_all(dir).map_err(|source| PlotError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    for f in figures {
+        let svg = to_svg(f)?;
+        let png = to_png(f)?;
+        for (ext, bytes) in [("svg", svg.as_bytes()), ("png", png.as_slice())] {
+            let path = dir.join(format!("{}.{ext}", f.name));
+            gadget::atomic::write_atomically(&path, |w| w.write_all(bytes)).map_err(|source| {
+                PlotError::Write {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick;
+
+    #[test]
+    fn ticks_are_short() {
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(0.25), "0.25");
+        assert_eq!(tick(1024.0), "1024");
+        assert_eq!(tick(16384.0), "16.4K");
+        assert_eq!(tick(100000.0), "100K");
+        assert_eq!(tick(2.5e7), "25M");
+    }
+}

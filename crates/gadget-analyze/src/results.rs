@@ -1,0 +1,226 @@
+//! `gadget run` and `gadget replay` results (their JSON, docs/results.schema.json) as input to
+//! `analyze` and `compare`: a summary, latency percentile plots and throughput over time.
+
+use std::fmt::Write as _;
+
+use serde::Deserialize;
+
+use crate::plot::{Figure, FigureKind, Series};
+use crate::report::thousands;
+
+/// One row of a latency table.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LatencyRow {
+    /// Op name or `all`.
+    pub op: String,
+    /// Requests.
+    pub ops: u64,
+    /// Smallest, ns.
+    pub min_ns: u64,
+    /// Mean, ns.
+    pub mean_ns: f64,
+    /// Median, ns.
+    pub p50_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p999_ns: u64,
+    /// 99.99th percentile, ns.
+    pub p9999_ns: u64,
+    /// Largest, ns.
+    pub max_ns: u64,
+}
+
+/// One interval of the time series.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Interval {
+    /// Interval start, seconds since the run began.
+    pub start_s: f64,
+    /// All ops in the interval.
+    pub all: IntervalOps,
+}
+
+/// Throughput and latency of an interval.
+#[derive(Debug, Clone, Deserialize)]
+pub struct IntervalOps {
+    /// Requests per second.
+    pub ops_per_s: f64,
+    /// Median latency, ns.
+    pub p50_ns: u64,
+    /// 99th percentile latency, ns.
+    pub p99_ns: u64,
+}
+
+/// The parts of a results file analysis uses.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunResults {
+    /// The store driven.
+    pub store: String,
+    /// The arrival process.
+    pub arrival: String,
+    /// Requests measured.
+    pub requests: u64,
+    /// Requests per second.
+    pub throughput: f64,
+    /// True if the run was interrupted.
+    #[serde(default)]
+    pub partial: bool,
+    /// Whether the target rate was sustained (open loop).
+    #[serde(default)]
+    pub sustained: Option<bool>,
+    /// Latency (completion − intended start) per op, then all.
+    pub latency: Vec<LatencyRow>,
+    /// Service time (completion − actual start) per op, then all.
+    pub service: Vec<LatencyRow>,
+    /// Per-interval throughput and latency.
+    #[serde(default)]
+    pub time_series: Vec<Interval>,
+}
+
+impl RunResults {
+    /// Parses a results file's JSON.
+    pub fn from_json(text: &str) -> Result<RunResults, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The overall latency row.
+    pub fn all(&self) -> Option<&LatencyRow> {
+        self.latency.iter().find(|r| r.op == "all")
+    }
+
+    /// A short summary.
+    pub fn to_text(&self, name: &str) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{name}: store {}, {}: {} requests, {:.0} requests/s{}{}",
+            self.store,
+            self.arrival,
+            thousands(self.requests),
+            self.throughput,
+            if self.partial { " (partial)" } else { "" },
+            match self.sustained {
+                Some(false) => " (target rate NOT sustained)",
+                _ => "",
+            }
+        );
+        let _ = writeln!(
+            s,
+            "  {:<14}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}",
+            "op", "ops", "p50 ns", "p99 ns", "p99.9 ns", "p99.99 ns", "max ns"
+        );
+        for r in &self.latency {
+            let _ = writeln!(
+                s,
+                "  {:<14}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}",
+                r.op, r.ops, r.p50_ns, r.p99_ns, r.p999_ns, r.p9999_ns, r.max_ns
+            );
+        }
+        s
+    }
+
+    /// Latency percentile and throughput plots.
+    pub fn figures(&self, label: &str) -> Vec<Figure> {
+        let percentiles = |r: &LatencyRow| {
+            vec![
+                (r.min_ns.max(1) as f64, 0.0),
+                (r.p50_ns.max(1) as f64, 0.5),
+                (r.p99_ns.max(1) as f64, 0.99),
+                (r.p999_ns.max(1) as f64, 0.999),
+                (r.p9999_ns.max(1) as f64, 0.9999),
+                (r.max_ns.max(1) as f64, 1.0),
+            ]
+        };
+        let mut latency: Vec<Series> = self
+            .latency
+            .iter()
+            .map(|r| Series {
+                label: format!("{label} {}", r.op),
+                points: percentiles(r),
+                baseline: false,
+            })
+            .collect();
+        if let Some(all) = self.service.iter().find(|r| r.op == "all") {
+            latency.push(Series {
+                label: format!("{label} all, service time"),
+                points: percentiles(all),
+                baseline: true,
+            });
+        }
+        let over_time = |f: &dyn Fn(&Interval) -> f64| -> Vec<(f64, f64)> {
+            self.time_series.iter().map(|i| (i.start_s, f(i))).collect()
+        };
+        vec![
+            Figure {
+                name: "latency-percentiles".into(),
+                title: "Latency percentiles (min, p50, p99, p99.9, p99.99, max)".into(),
+                x_label: "latency (ns)".into(),
+                y_label: "fraction of requests".into(),
+                log_x: true,
+                kind: FigureKind::Lines,
+                categories: Vec::new(),
+                series: latency,
+            },
+            Figure {
+                name: "throughput".into(),
+                title: "Throughput over time".into(),
+                x_label: "time (s)".into(),
+                y_label: "requests/s".into(),
+                log_x: false,
+                kind: FigureKind::Lines,
+                categories: Vec::new(),
+                series: vec![Series {
+                    label: label.into(),
+                    points: over_time(&|i| i.all.ops_per_s),
+                    baseline: false,
+                }],
+            },
+            Figure {
+                name: "latency-over-time".into(),
+                title: "p50 and p99 latency over time".into(),
+                x_label: "time (s)".into(),
+                y_label: "latency (ns)".into(),
+                log_x: false,
+                kind: FigureKind::Lines,
+                categories: Vec::new(),
+                series: vec![
+                    Series {
+                        label: format!("{label} p99"),
+                        points: over_time(&|i| i.all.p99_ns as f64),
+                        baseline: false,
+                    },
+                    Series {
+                        label: format!("{label} p50"),
+                        points: over_time(&|i| i.all.p50_ns as f64),
+                        baseline: true,
+                    },
+                ],
+            },
+        ]
+    }
+}
+
+/// The side-by-side table of several results.
+pub fn results_table(results: &[(String, RunResults)]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<28}{:>10}{:>14}{:>12}{:>12}{:>12}{:>12}",
+        "results", "store", "requests/s", "p50 ns", "p99 ns", "p99.9 ns", "max ns"
+    );
+    for (name, r) in results {
+        let all = r.all();
+        let _ = writeln!(
+            s,
+            "{:<28}{:>10}{:>14.0}{:>12}{:>12}{:>12}{:>12}",
+            name,
+            r.store,
+            r.throughput,
+            all.map_or(0, |a| a.p50_ns),
+            all.map_or(0, |a| a.p99_ns),
+            all.map_or(0, |a| a.p999_ns),
+            all.map_or(0, |a| a.max_ns)
+        );
+    }
+    s
+}
