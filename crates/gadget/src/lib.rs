@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod access;
+pub mod baseline;
 pub mod compare;
 pub mod config;
 pub mod generate;
