@@ -137,15 +137,17 @@ impl Properties {
         self.entries.iter()
     }
 
-    /// True if the text is a YCSB workload file: a `workload` property naming YCSB's
-    /// `CoreWorkload`, as every file in YCSB's `workloads/` folder has.
+    /// True if the text is a YCSB workload file: a `workload` property naming a YCSB workload
+    /// class (`site.ycsb.…` or the older `com.yahoo.ycsb.…`), as every file in YCSB's
+    /// `workloads/` folder has.
     pub fn looks_like_ycsb(text: &str) -> bool {
         text.lines().any(|l| {
             let l = l.trim();
             l.strip_prefix("workload")
                 .map(|rest| rest.trim_start())
                 .and_then(|rest| rest.strip_prefix(['=', ':']))
-                .is_some_and(|v| v.trim().ends_with("workloads.CoreWorkload"))
+                .map(str::trim)
+                .is_some_and(|v| v.starts_with("site.ycsb.") || v.starts_with("com.yahoo.ycsb."))
         })
     }
 }
