@@ -748,7 +748,7 @@ impl YcsbClient {
                 KeyChooser::Zipfian(z) => z.next(&mut self.rng),
                 KeyChooser::Latest(z) => last - z.next_over(&mut self.rng, last as u64),
                 KeyChooser::Hotspot(h) => h.next(&mut self.rng),
-                KeyChooser::Sequential(s) => s.next(),
+                KeyChooser::Sequential(s) => s.next_item(),
             };
             if (0..=last).contains(&number) {
                 return number;

@@ -263,7 +263,7 @@ impl Sequential {
 
     /// The next item.
     #[inline]
-    pub fn next(&mut self) -> i64 {
+    pub fn next_item(&mut self) -> i64 {
         let v = self.start + (self.counter % self.interval) as i64;
         self.counter += 1;
         v
@@ -306,7 +306,7 @@ mod tests {
     #[test]
     fn sequential_wraps() {
         let mut s = Sequential::new(3, 5);
-        let got: Vec<i64> = (0..7).map(|_| s.next()).collect();
+        let got: Vec<i64> = (0..7).map(|_| s.next_item()).collect();
         assert_eq!(got, [3, 4, 5, 3, 4, 5, 3]);
     }
 }
