@@ -118,9 +118,14 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Workload config (TOML, see docs/config.md); several run as concurrent instances.
+    /// Workload config (TOML, see docs/config.md, or a YCSB workload file); several run as
+    /// concurrent instances.
     #[arg(required = true, num_args = 1..)]
     pub config: Vec<PathBuf>,
+    /// Override a YCSB workload property, as YCSB's own `-p` does (repeatable), e.g.
+    /// -p recordcount=100000 -p requestdistribution=latest (docs/ycsb.md).
+    #[arg(short = 'p', long = "property", value_name = "KEY=VALUE")]
+    pub property: Vec<String>,
     /// Stop after this many requests (default: the config's `limit`, else the whole workload).
     #[arg(long)]
     pub limit: Option<u64>,
@@ -260,8 +265,13 @@ pub enum Format {
 
 #[derive(Debug, Args)]
 pub struct GenArgs {
-    /// Workload config (TOML, see docs/config.md; the original Gadget's key = value files work too).
+    /// Workload config (TOML, see docs/config.md; the original Gadget's key = value files and
+    /// YCSB's workload files, like YCSB's workloads/workloada, work too).
     pub config: PathBuf,
+    /// Override a YCSB workload property, as YCSB's own `-p` does (repeatable), e.g.
+    /// -p recordcount=100000 -p requestdistribution=latest (docs/ycsb.md).
+    #[arg(short = 'p', long = "property", value_name = "KEY=VALUE")]
+    pub property: Vec<String>,
     /// Where to write the trace; `-` writes to standard output.
     #[arg(short, long)]
     pub output: PathBuf,

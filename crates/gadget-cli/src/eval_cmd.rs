@@ -24,7 +24,7 @@ const INTERRUPTED: i32 = 130;
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut configs = Vec::new();
     for path in &args.config {
-        let config = Config::load(path)?;
+        let config = Config::load_with_overrides(path, &args.property)?;
         for w in &config.warnings {
             eprintln!("warning: {w}");
         }

@@ -9,7 +9,7 @@ use crate::cli::{Format, GenArgs};
 use crate::progress;
 
 pub fn run(args: GenArgs) -> anyhow::Result<()> {
-    let mut config = Config::load(&args.config)?;
+    let mut config = Config::load_with_overrides(&args.config, &args.property)?;
     for w in &config.warnings {
         eprintln!("warning: {w}");
     }

@@ -1,5 +1,6 @@
 //! Generation throughput: synthetic Zipf keys through tumbling and sliding incremental windows,
-//! into a counting sink and into the binary trace writer (discarding its bytes).
+//! and YCSB workload A (load and run phases), into a counting sink and into the binary trace
+//! writer (discarding its bytes).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gadget::access::AccessCounts;
@@ -35,46 +36,60 @@ timers = "{timers}"
     Config::parse(&text, std::path::Path::new("bench.toml")).expect("valid bench config")
 }
 
+/// YCSB-A as shipped in `examples/ycsb/`, a million records and a million operations.
+fn ycsb_a() -> Config {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ycsb/workloada.toml");
+    let overrides = [
+        "recordcount=1000000".to_string(),
+        "operationcount=1000000".to_string(),
+    ];
+    Config::load_with_overrides(&path, &overrides).expect("valid YCSB-A example")
+}
+
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("generate");
     group.throughput(Throughput::Elements(REQUESTS));
     group.sample_size(10);
+    let mut workloads: Vec<(String, Config)> = Vec::new();
     for kind in ["tumbling", "sliding"] {
         for timers in ["heap", "rocksdb"] {
-            let cfg = config(kind, timers);
-            let id = format!("{kind}-incr/{timers}-timers");
-            group.bench_function(BenchmarkId::new("count", &id), |b| {
-                b.iter(|| {
-                    let mut op = cfg.build_operator();
-                    let mut sink = AccessCounts::default();
-                    gadget::generate::generate(
-                        cfg.open_source().unwrap(),
-                        op.as_mut(),
-                        &mut sink,
-                        Some(REQUESTS),
-                        &mut |_| {},
-                    )
-                    .unwrap()
-                })
-            });
-            group.bench_function(BenchmarkId::new("binary", &id), |b| {
-                b.iter(|| {
-                    let mut op = cfg.build_operator();
-                    let header =
-                        TraceHeader::new(kind, op.states(), Some(42), serde_json::Value::Null);
-                    let mut w = BinaryTraceWriter::new(std::io::sink(), &header).unwrap();
-                    gadget::generate::generate(
-                        cfg.open_source().unwrap(),
-                        op.as_mut(),
-                        &mut w,
-                        Some(REQUESTS),
-                        &mut |_| {},
-                    )
-                    .unwrap();
-                    w.finish(gadget::trace::TraceFooter::new(true)).unwrap()
-                })
-            });
+            workloads.push((format!("{kind}-incr/{timers}-timers"), config(kind, timers)));
         }
+    }
+    workloads.push(("ycsb-a".to_string(), ycsb_a()));
+    for (id, cfg) in &workloads {
+        let kind = cfg.operator_name.as_str();
+        group.bench_function(BenchmarkId::new("count", id), |b| {
+            b.iter(|| {
+                let mut op = cfg.build_operator();
+                let mut sink = AccessCounts::default();
+                gadget::generate::generate(
+                    cfg.open_source().unwrap(),
+                    op.as_mut(),
+                    &mut sink,
+                    Some(REQUESTS),
+                    &mut |_| {},
+                )
+                .unwrap()
+            })
+        });
+        group.bench_function(BenchmarkId::new("binary", id), |b| {
+            b.iter(|| {
+                let mut op = cfg.build_operator();
+                let header = TraceHeader::new(kind, op.states(), Some(42), serde_json::Value::Null);
+                let mut w = BinaryTraceWriter::new(std::io::sink(), &header).unwrap();
+                gadget::generate::generate(
+                    cfg.open_source().unwrap(),
+                    op.as_mut(),
+                    &mut w,
+                    Some(REQUESTS),
+                    &mut |_| {},
+                )
+                .unwrap();
+                w.finish(gadget::trace::TraceFooter::new(true)).unwrap()
+            })
+        });
     }
     group.finish();
 }

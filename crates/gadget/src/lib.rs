@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod atomic;
+pub mod baseline;
 pub mod compare;
 pub mod config;
 pub mod generate;

@@ -57,3 +57,8 @@ fn benchmark_workloads_run() {
 fn run_examples_generate() {
     run_all("run", false);
 }
+
+#[test]
+fn ycsb_workloads_generate() {
+    run_all("ycsb", false);
+}

@@ -3,6 +3,7 @@
 mod legacy;
 mod reader;
 pub mod run;
+mod ycsb;
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +52,7 @@ fn open_stream(source: &SourceConfig, seed: u64) -> Result<ElementStream, Source
                 }
             }
         }
+        SourceConfig::Ycsb(spec) => Box::new(spec.clock()),
         SourceConfig::Separate { .. } => {
             unreachable!("validated: separate sources only feed joins")
         }
@@ -59,6 +61,8 @@ fn open_stream(source: &SourceConfig, seed: u64) -> Result<ElementStream, Source
 
 /// Sub-stream of the seed that decides which synthetic left events close their key.
 const CLOSING_STREAM: u64 = 0x00c1_05e5;
+use crate::baseline::properties::Properties;
+use crate::baseline::ycsb::{YcsbClient, YcsbSpec};
 use crate::source::{ElementStream, SourceError};
 use crate::timer::TimerService;
 
@@ -96,6 +100,14 @@ pub enum ConfigError {
         /// What is wrong and what is allowed.
         message: String,
     },
+    /// A `-p key=value` command-line override is malformed or invalid.
+    #[error("-p {key}: {message}")]
+    Override {
+        /// The property.
+        key: String,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
 }
 
 /// Where events come from.
@@ -120,6 +132,8 @@ pub enum SourceConfig {
         /// Input 2.
         right: Box<SourceConfig>,
     },
+    /// A YCSB core workload: one event per YCSB operation (see [`crate::baseline::ycsb`]).
+    Ycsb(Box<YcsbSpec>),
 }
 
 /// The operator to simulate.
@@ -180,6 +194,8 @@ pub enum OperatorConfig {
         /// How the two inputs are interleaved.
         interleaving: Interleaving,
     },
+    /// A YCSB client issuing the core workload's operations to one state.
+    Ycsb(Box<YcsbSpec>),
 }
 
 impl OperatorConfig {
@@ -224,18 +240,48 @@ const MS_MAX: i64 = i64::MAX / 4;
 impl Config {
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        Config::load_with_overrides(path, &[])
+    }
+
+    /// Reads and validates a config file, then applies YCSB `-p key=value` overrides (an
+    /// error unless the file is a YCSB workload).
+    pub fn load_with_overrides(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
             path: path.to_path_buf(),
             source: e,
         })?;
-        Config::parse(&text, path)
+        Config::parse_with_overrides(&text, path, overrides)
     }
 
     /// Validates config text; `path` names it in errors and anchors relative paths.
     ///
-    /// The original Gadget's `key = value` files are recognized and mapped (docs/config.md).
+    /// The original Gadget's `key = value` files and YCSB's `.properties` workload files are
+    /// recognized and mapped (docs/config.md, docs/ycsb.md).
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        Config::parse_with_overrides(text, path, &[])
+    }
+
+    /// [`Config::parse`] with YCSB `-p key=value` overrides, applied last.
+    pub fn parse_with_overrides(
+        text: &str,
+        path: &Path,
+        overrides: &[String],
+    ) -> Result<Config, ConfigError> {
+        if Properties::looks_like_ycsb(text) {
+            return ycsb::from_properties_file(text, path, overrides);
+        }
+        let no_overrides = || match overrides.first() {
+            Some(o) => Err(ConfigError::Override {
+                key: o.clone(),
+                message: format!(
+                    "-p overrides YCSB properties; {} is not a YCSB workload (no [ycsb] section)",
+                    path.display()
+                ),
+            }),
+            None => Ok(()),
+        };
         if legacy::looks_legacy(text) {
+            no_overrides()?;
             return legacy::parse(text, path);
         }
         let doc = Document { path, text };
@@ -247,8 +293,12 @@ impl Config {
             })?;
         let top = Section::new(&doc, parsed.as_table().clone(), "");
         let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(0) as u64;
-        let max_parallelism = top.int("max_parallelism", 1, 32768)?.unwrap_or(128) as u32;
         let limit = top.int("limit", 1, i64::MAX)?.map(|n| n as u64);
+        if let Some(y) = top.table("ycsb")? {
+            return ycsb::from_section(&doc, top, y, seed, limit, overrides);
+        }
+        no_overrides()?;
+        let max_parallelism = top.int("max_parallelism", 1, 32768)?.unwrap_or(128) as u32;
         let source_section = top.table("source")?;
         let left_section = top.table("left")?;
         let right_section = top.table("right")?;
@@ -257,7 +307,7 @@ impl Config {
             doc.error(
                 None,
                 "operator",
-                "missing; add an [operator] section (see docs/config.md)",
+                "missing; add an [operator] section, or a [ycsb] section for a YCSB workload (see docs/config.md)",
             )
         })?;
         top.finish()?;
@@ -409,6 +459,7 @@ impl Config {
                 self.timers,
                 p,
             )),
+            OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
         }
     }
 }

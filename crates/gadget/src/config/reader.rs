@@ -113,6 +113,11 @@ impl<'a> Section<'a> {
         self.item(key).and_then(|i| i.as_value())
     }
 
+    /// True if the section sets `key` (without counting it as read).
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.table.contains_key(key)
+    }
+
     /// A sub-table (`[source.watermarks]` or an inline table).
     pub(crate) fn table(&self, key: &'static str) -> Result<Option<Section<'a>>, ConfigError> {
         match self.item(key) {
@@ -292,6 +297,46 @@ impl<'a> Section<'a> {
                 self.doc.path.parent().unwrap_or(Path::new(".")).join(p)
             }
         }))
+    }
+
+    /// Every remaining value of the section as `(key, value as text, line)`, sub-tables
+    /// flattened to dotted keys (`exponential.percentile`), keys in `skip` left out; all of
+    /// them count as read. For sections that pass their keys on, like `[ycsb]`.
+    pub(crate) fn text_entries(
+        &self,
+        skip: &[&str],
+    ) -> Result<Vec<(String, String, usize)>, ConfigError> {
+        let mut out = Vec::new();
+        for (key, item) in self.table.iter() {
+            if skip.contains(&key) {
+                continue;
+            }
+            self.read.borrow_mut().push(key.to_string());
+            let line = self.doc.line_of(self.item_offset(key));
+            let sub = match item {
+                Item::Table(t) => Some(t.clone()),
+                Item::Value(Value::InlineTable(t)) => Some(t.clone().into_table()),
+                _ => None,
+            };
+            if let Some(t) = sub {
+                let s = Section::new(self.doc, t, &self.full(key));
+                for (k, v, l) in s.text_entries(&[])? {
+                    out.push((format!("{key}.{k}"), v, l));
+                }
+                continue;
+            }
+            let text = match item.as_value() {
+                Some(Value::String(v)) => v.value().clone(),
+                Some(Value::Integer(v)) => v.value().to_string(),
+                Some(Value::Float(v)) => v.value().to_string(),
+                Some(Value::Boolean(v)) => v.value().to_string(),
+                _ => {
+                    return Err(self.error(key, "must be a string, a number or true/false"));
+                }
+            };
+            out.push((key.to_string(), text, line));
+        }
+        Ok(out)
     }
 
     /// Fails on any key that no getter asked for.
