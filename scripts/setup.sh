@@ -17,6 +17,12 @@ ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 [ -e /usr/include/leveldb/c.h ] || need_apt+=(libleveldb-dev)
 # Redis for --store redis; the tests start their own redis-server on a free loopback port
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+# A TrueType font for the text of gadget analyze's plots
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+# The tests open gadget analyze's HTML report in headless Chromium
+if [ "$profile" = debug ]; then
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   echo "setup: installing ${need_apt[*]} with apt-get" >&2

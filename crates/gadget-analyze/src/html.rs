@@ -62,6 +62,13 @@ pub fn page(
             escape(&f.title)
         );
     }
+    // once laid out, the page counts the plots the browser actually drew (non-empty boxes)
+    s.push_str(
+        "<script>window.addEventListener('load',function(){var n=0;\
+         document.querySelectorAll('figure svg').forEach(function(g){var b=g.getBBox();\
+         if(b.width>0&&b.height>0&&g.querySelectorAll('text').length>0)n++;});\
+         document.body.setAttribute('data-plots-drawn',String(n));});</script>\n",
+    );
     s.push_str("</body></html>\n");
     Ok(s)
 }

@@ -175,3 +175,95 @@ fn gadgets_trace_and_flinks_recording_compare_as_identical() {
         .success()
         .stdout(predicate::str::contains("popularity KS vs first"));
 }
+
+/// Headless Chromium, or `None` (test skipped) when it is missing outside CI.
+fn chromium() -> Option<&'static str> {
+    for c in ["chromium", "chromium-browser", "google-chrome"] {
+        if std::process::Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return Some(c);
+        }
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("chromium is missing, but CI=true: scripts/setup.sh debug installs it");
+    }
+    eprintln!("skipping: no chromium to open the HTML report with (apt-get install chromium)");
+    None
+}
+
+#[test]
+fn the_html_report_renders_its_plots_in_a_browser() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::project_root().join("examples/synthetic/session-out-of-order.toml");
+    let t = dir.path().join("t.gtrace");
+    gadget()
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "-o",
+            t.to_str().unwrap(),
+            "--limit",
+            "20000",
+        ])
+        .assert()
+        .success();
+    let report = dir.path().join("report.html");
+    let plots = dir.path().join("plots");
+    gadget()
+        .args([
+            "analyze",
+            t.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ])
+        .args(["--plots", plots.to_str().unwrap()])
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&report).unwrap();
+    for outside in ["src=\"http", "href=\"http", "<link", "@import"] {
+        assert!(!html.contains(outside), "the report fetches {outside}…");
+    }
+    let figures = html.matches("<figure").count();
+    assert!(figures >= 5, "{figures} figures");
+    for name in [
+        "stack-distance",
+        "unique-sequences",
+        "working-set",
+        "ttl-cdf",
+        "miss-ratio-curve",
+    ] {
+        for ext in ["svg", "png"] {
+            let p = plots.join(format!("{name}.{ext}"));
+            assert!(
+                std::fs::metadata(&p).unwrap().len() > 1000,
+                "{}",
+                p.display()
+            );
+        }
+    }
+    let profile = dir.path().join("chromium-profile");
+    let out = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
+        .arg(format!("file://{}", report.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dom.contains(&format!("data-plots-drawn=\"{figures}\"")),
+        "the browser drew not all {figures} plots; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
