@@ -45,6 +45,18 @@ impl TraceFileWriter {
             .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
         let (out, tmp) = if path.as_os_str() == "-" {
             (OutFile::new(Target::Stdout(io::stdout()), gz), None)
+        } else if crate::atomic::is_special_file(path) {
+            // /dev/null, a FIFO: write in place; a rename would replace the device itself
+            let file =
+                File::options()
+                    .write(true)
+                    .open(path)
+                    .map_err(|source| TraceError::File {
+                        action: "cannot open for writing",
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
+            (OutFile::new(Target::File(file), gz), None)
         } else {
             let mut tmp = TempFile::create(path)?;
             (OutFile::new(Target::File(tmp.file()?), gz), Some(tmp))
