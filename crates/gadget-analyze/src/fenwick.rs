@@ -14,6 +14,21 @@ impl Fenwick {
         }
     }
 
+    /// A tree of `len` counts whose first `ones` are 1, built in O(len).
+    pub fn ones(len: usize, ones: usize) -> Self {
+        let mut tree = vec![0u32; len + 1];
+        for t in tree.iter_mut().skip(1).take(ones) {
+            *t = 1;
+        }
+        for i in 1..=len {
+            let parent = i + (i & i.wrapping_neg());
+            if parent <= len {
+                tree[parent] += tree[i];
+            }
+        }
+        Fenwick { tree }
+    }
+
     /// Adds `delta` (±1) at `pos`.
     #[inline]
     pub fn add(&mut self, pos: usize, delta: i32) {
@@ -53,5 +68,13 @@ mod tests {
         assert_eq!(f.prefix(9), 3);
         f.add(3, -1);
         assert_eq!(f.prefix(9), 2);
+    }
+
+    #[test]
+    fn a_tree_of_ones_has_the_prefix_sums_of_ones() {
+        let f = Fenwick::ones(20, 7);
+        for i in 0..20 {
+            assert_eq!(f.prefix(i), (i as u64 + 1).min(7));
+        }
     }
 }

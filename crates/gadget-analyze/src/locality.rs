@@ -21,16 +21,23 @@ pub struct StackDistances {
 
 impl StackDistances {
     /// Computes the stack distance of every access in `ids` (dense key ids below `distinct`),
-    /// in O(n log n): a Fenwick tree marks the position of each key's last access, and the
-    /// distance is the number of marks after it.
+    /// in O(n log d): a Fenwick tree marks the position of each key's last access, and the
+    /// distance is the number of marks after it. Positions are renumbered whenever they reach
+    /// twice the number of keys, so the tree stays small (and in cache) however long the trace.
     pub fn of(ids: &[u32], distinct: usize) -> StackDistances {
-        let mut last = vec![u32::MAX; distinct];
-        let mut marks = Fenwick::new(ids.len());
+        const NONE: u32 = u32::MAX;
+        let capacity = (2 * distinct).max(1024);
+        let mut last = vec![NONE; distinct];
+        let mut marks = Fenwick::new(capacity);
         let mut marked = 0u64;
+        let mut next = 0usize;
         let mut out = StackDistances::default();
-        for (t, &id) in ids.iter().enumerate() {
+        for &id in ids {
+            if next == capacity {
+                next = compact(&mut last, &mut marks, capacity);
+            }
             let prev = last[id as usize];
-            if prev == u32::MAX {
+            if prev == NONE {
                 out.cold += 1;
                 marked += 1;
             } else {
@@ -41,8 +48,9 @@ impl StackDistances {
                 out.counts[d] += 1;
                 marks.add(prev as usize, -1);
             }
-            marks.add(t, 1);
-            last[id as usize] = t as u32;
+            marks.add(next, 1);
+            last[id as usize] = next as u32;
+            next += 1;
         }
         out
     }
@@ -145,6 +153,23 @@ impl StackDistances {
     }
 }
 
+/// Renumbers the live marks (each seen key's last position) to `0..k` in order, rebuilds the
+/// tree with them, and returns `k`, the next free position.
+fn compact(last: &mut [u32], marks: &mut Fenwick, capacity: usize) -> usize {
+    let mut live: Vec<(u32, u32)> = last
+        .iter()
+        .enumerate()
+        .filter(|(_, &p)| p != u32::MAX)
+        .map(|(id, &p)| (p, id as u32))
+        .collect();
+    live.sort_unstable();
+    for (rank, &(_, id)) in live.iter().enumerate() {
+        last[id as usize] = rank as u32;
+    }
+    *marks = Fenwick::ones(capacity, live.len());
+    live.len()
+}
+
 /// Stack distances as reported.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StackSummary {
@@ -175,34 +200,65 @@ pub struct StackSummary {
 /// different sequences share a fingerprint with probability about 2^-64, so for 10^8 windows
 /// the count is exact with probability above 99.9%.
 pub fn unique_sequences(ids: &[u32], max_len: usize) -> Vec<u64> {
+    let mut fingerprints: Vec<u64> = Vec::new();
+    (1..=max_len)
+        .map(|len| distinct_windows(ids, len, &mut fingerprints))
+        .collect()
+}
+
+/// The fingerprints of every window of `len` keys, in order.
+fn windows(ids: &[u32], len: usize) -> impl Iterator<Item = u64> + '_ {
     const BASE: u64 = 0x100_0000_01b3 | 1;
     let value = |id: u32| crate::mix64(id as u64 ^ 0x5851_f42d_4c95_7f2d);
-    let mut counts = Vec::with_capacity(max_len);
-    let mut fingerprints: Vec<u64> = Vec::with_capacity(ids.len());
-    for len in 1..=max_len {
-        fingerprints.clear();
-        if ids.len() < len {
-            counts.push(0);
-            continue;
-        }
-        let top = BASE.wrapping_pow(len as u32 - 1);
-        let mut h = 0u64;
-        for &id in &ids[..len] {
-            h = h.wrapping_mul(BASE).wrapping_add(value(id));
-        }
-        fingerprints.push(crate::mix64(h));
-        for i in len..ids.len() {
+    let top = BASE.wrapping_pow(len.max(1) as u32 - 1);
+    let mut h = 0u64;
+    for &id in ids.iter().take(len) {
+        h = h.wrapping_mul(BASE).wrapping_add(value(id));
+    }
+    let first = (ids.len() >= len).then(|| crate::mix64(h));
+    first
+        .into_iter()
+        .chain((len..ids.len().max(len)).map(move |i| {
             h = h
                 .wrapping_sub(value(ids[i - len]).wrapping_mul(top))
                 .wrapping_mul(BASE)
                 .wrapping_add(value(ids[i]));
-            fingerprints.push(crate::mix64(h));
-        }
-        fingerprints.sort_unstable();
-        fingerprints.dedup();
-        counts.push(fingerprints.len() as u64);
+            crate::mix64(h)
+        }))
+}
+
+/// Counts distinct windows of `len` keys: fingerprints are scattered by their top bits into
+/// buckets small enough to sort in cache (two passes over the keys, one buffer of 8 bytes per
+/// window), then each bucket is sorted and its distinct values counted.
+fn distinct_windows(ids: &[u32], len: usize, buffer: &mut Vec<u64>) -> u64 {
+    if len == 0 || ids.len() < len {
+        return 0;
     }
-    counts
+    let n = ids.len() - len + 1;
+    let bits = ((n / 4096).max(1).ilog2() + 1).min(16);
+    let bucket = |f: u64| (f >> (64 - bits)) as usize;
+    let mut starts = vec![0usize; (1 << bits) + 1];
+    for f in windows(ids, len) {
+        starts[bucket(f) + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    buffer.clear();
+    buffer.resize(n, 0);
+    let mut fill = starts.clone();
+    for f in windows(ids, len) {
+        let b = bucket(f);
+        buffer[fill[b]] = f;
+        fill[b] += 1;
+    }
+    let mut distinct = 0u64;
+    for w in starts.windows(2) {
+        let part = &mut buffer[w[0]..w[1]];
+        part.sort_unstable();
+        distinct += part.len() as u64 - part.windows(2).filter(|p| p[0] == p[1]).count() as u64;
+    }
+    distinct
 }
 
 #[cfg(test)]

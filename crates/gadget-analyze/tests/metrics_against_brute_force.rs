@@ -64,6 +64,21 @@ fn brute_lru_hits(ids: &[u32], size: usize) -> u64 {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    #[test]
+    fn stack_distances_stay_exact_across_renumbering(
+        ids in (1u32..40).prop_flat_map(|keys| prop::collection::vec(0..keys, 2000..6000))
+    ) {
+        // a tree of 1024 positions for under 512 keys is renumbered every few hundred accesses
+        let (ids, distinct) = dense(&ids);
+        let s = StackDistances::of(&ids, distinct);
+        let (counts, cold) = brute_stack(&ids);
+        prop_assert_eq!(&s.counts, &counts);
+        prop_assert_eq!(s.cold, cold);
+    }
+}
+
+proptest! {
     #[test]
     fn stack_distances_match_an_lru_list(ids in sequence()) {
         let (ids, distinct) = dense(&ids);
@@ -86,7 +101,10 @@ proptest! {
     }
 
     #[test]
-    fn unique_sequences_match_a_set_of_windows(ids in sequence(), max_len in 1usize..12) {
+    fn unique_sequences_match_a_set_of_windows(
+        ids in prop_oneof![sequence(), (1u32..6).prop_flat_map(|k| prop::collection::vec(0..k, 5000..20000))],
+        max_len in 1usize..12,
+    ) {
         let got = unique_sequences(&ids, max_len);
         let expected: Vec<u64> = (1..=max_len)
             .map(|len| ids.windows(len).collect::<HashSet<_>>().len() as u64)

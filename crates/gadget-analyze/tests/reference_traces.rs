@@ -22,7 +22,9 @@ fn counts_agree_with_flinks_summaries() {
             max_sequence_len: 2,
             ..AnalyzeOptions::default()
         };
-        let a = scan(&mut reader, &options, |_| {}).unwrap().analyze(&options);
+        let a = scan(&mut reader, &options, |_| {})
+            .unwrap()
+            .analyze(&options);
         assert_eq!(a.events, summary["events_in"], "{name}: events");
         assert_eq!(
             a.distinct_event_keys.unwrap(),
@@ -30,7 +32,9 @@ fn counts_agree_with_flinks_summaries() {
             "{name}: distinct event keys"
         );
         // Flink's iter_new + iter_seek are one seek request
-        let iterators = summary["ops"].get("iter_new").map_or(0, |v| v.as_u64().unwrap());
+        let iterators = summary["ops"]
+            .get("iter_new")
+            .map_or(0, |v| v.as_u64().unwrap());
         assert_eq!(
             a.requests,
             summary["total_ops"].as_u64().unwrap() - iterators,
@@ -38,12 +42,21 @@ fn counts_agree_with_flinks_summaries() {
         );
         let state_keys = summary["distinct_rocksdb_keys"].as_u64().unwrap();
         if iterators == 0 {
-            assert_eq!(a.distinct_state_keys, state_keys, "{name}: distinct state keys");
+            assert_eq!(
+                a.distinct_state_keys, state_keys,
+                "{name}: distinct state keys"
+            );
         } else {
             // Flink counts the keys it stored; a seek's target is a key prefix of its own
-            assert!(a.distinct_state_keys > state_keys, "{name}: distinct state keys");
+            assert!(
+                a.distinct_state_keys > state_keys,
+                "{name}: distinct state keys"
+            );
         }
-        assert_eq!(a.stack_distance.accesses, a.stack_distance_shuffled.accesses);
+        assert_eq!(
+            a.stack_distance.accesses,
+            a.stack_distance_shuffled.accesses
+        );
         assert_eq!(a.unique_sequences[0], a.distinct_state_keys);
     }
 }
