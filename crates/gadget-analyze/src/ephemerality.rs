@@ -10,9 +10,9 @@ use serde::Serialize;
 #[derive(Debug, Clone, Default)]
 pub struct Lifetimes {
     /// Position (in the keyed-request sequence) of each key's first access.
-    pub first: Vec<u64>,
+    pub first: Vec<u32>,
     /// Position of each key's last access.
-    pub last: Vec<u64>,
+    pub last: Vec<u32>,
     /// Event time (ms) in force at each key's first access.
     pub first_time: Vec<i64>,
     /// Event time in force at each key's last access.
@@ -23,7 +23,7 @@ impl Lifetimes {
     /// Records an access at `position` and event time `time` to key `id` (ids are dense and
     /// appear in increasing order the first time).
     #[inline]
-    pub fn touch(&mut self, id: u32, position: u64, time: i64) {
+    pub fn touch(&mut self, id: u32, position: u32, time: i64) {
         let id = id as usize;
         if id == self.first.len() {
             self.first.push(position);
@@ -52,8 +52,8 @@ impl Lifetimes {
         let mut born = vec![0u64; samples.len() + 1];
         let mut dead = vec![0u64; samples.len() + 1];
         for (&f, &l) in self.first.iter().zip(&self.last) {
-            born[bucket(f)] += 1;
-            dead[bucket(l + 1)] += 1;
+            born[bucket(f as u64)] += 1;
+            dead[bucket(l as u64 + 1)] += 1;
         }
         let (mut b, mut d) = (0u64, 0u64);
         samples
@@ -73,7 +73,7 @@ impl Lifetimes {
             .first
             .iter()
             .zip(&self.last)
-            .map(|(f, l)| l - f)
+            .map(|(f, l)| (l - f) as u64)
             .collect();
         let times: Vec<u64> = self
             .first_time
@@ -165,7 +165,7 @@ mod tests {
             .iter()
             .enumerate()
         {
-            l.touch(*id, pos as u64, *time);
+            l.touch(*id, pos as u32, *time);
         }
         assert_eq!(
             l.working_set(5, 1),

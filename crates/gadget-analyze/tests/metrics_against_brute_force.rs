@@ -117,7 +117,7 @@ proptest! {
         let (ids, distinct) = dense(&ids);
         let mut l = Lifetimes::default();
         for (pos, &id) in ids.iter().enumerate() {
-            l.touch(id, pos as u64, pos as i64 * 10);
+            l.touch(id, pos as u32, pos as i64 * 10);
         }
         let first = |k: u32| ids.iter().position(|&x| x == k).unwrap() as u64;
         let last = |k: u32| ids.iter().rposition(|&x| x == k).unwrap() as u64;
