@@ -103,11 +103,13 @@ fn parse_distribution(
     })
 }
 
-/// Reads the keys of the `I` lines of a KVBench workload file (`I <key> <value>`).
+/// Reads the keys of the `I` lines of a KVBench workload file (`I <key> <value>`), without
+/// repeats, in file order (KVBench's `--PL`).
 fn read_preload(path: &Path) -> Result<KeyArena, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut keys = KeyArena::new();
+    let mut seen = std::collections::HashSet::new();
     for (i, line) in text.lines().enumerate() {
         let mut fields = line.split_whitespace();
         if fields.next() != Some("I") {
@@ -120,7 +122,9 @@ fn read_preload(path: &Path) -> Result<KeyArena, String> {
                 i + 1
             ));
         };
-        keys.push(key.as_bytes());
+        if seen.insert(key) {
+            keys.push(key.as_bytes());
+        }
     }
     if keys.is_empty() {
         return Err(format!(
