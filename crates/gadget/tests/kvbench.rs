@@ -429,7 +429,8 @@ fn normal_index_mapping_fits_the_truncated_normal() {
 fn beta_index_mapping_fits_the_beta() {
     let (n, buckets) = (1000u64, 20u64);
     // Beta(a, 1) has CDF x^a; Beta(1, b) has CDF 1 − (1 − x)^b.
-    let cases: [(f64, f64, fn(f64) -> f64); 4] = [
+    type Cdf = fn(f64) -> f64;
+    let cases: [(f64, f64, Cdf); 4] = [
         (0.5, 1.0, |x| x.sqrt()),
         (1.0, 0.5, |x| 1.0 - (1.0 - x).sqrt()),
         (1.0, 1.0, |x| x),
