@@ -706,6 +706,14 @@ fn config_errors_name_the_file_line_and_fix() {
             "kv.toml:1: `kvbench.lambda`: 8000000 distinct keys need more than half of the 62^4 possible 4-byte keys",
         ),
         (
+            "[kvbench]\ninserts = 10\nupdate_distribution = \"normal\"\nupdate_normal_stddev = 5000\n",
+            "kv.toml:4: `kvbench.update_normal_stddev`: 5000 is out of range",
+        ),
+        (
+            "[kvbench]\ninserts = 10\nphase = \"load\"\n",
+            "kv.toml:3: `kvbench.phase`: \"load\" issues the preload's inserts, and there is no preload",
+        ),
+        (
             "[kvbench]\ninserts = 10\n[source]\nfile = \"x\"\n",
             "`source`: a [kvbench] workload has no source",
         ),

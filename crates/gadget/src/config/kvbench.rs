@@ -13,6 +13,10 @@ use crate::baseline::ycsb::Phase;
 /// Top-level keys of a streaming workload that a KVBench workload has no use for.
 const STREAMING_ONLY: &[&str] = &["max_parallelism", "source", "left", "right", "operator"];
 
+/// Largest normal standard deviation (a multiple of the candidates): wider normals are
+/// uniform for all purposes, and redrawing until a draw lands among the candidates gets slow.
+const MAX_NORMAL_STDDEV: f64 = 1000.0;
+
 /// Largest count of one operation kind.
 const MAX_COUNT: i64 = 1 << 40;
 
@@ -76,7 +80,7 @@ fn parse_distribution(
             IndexDistribution::Normal {
                 mean: s.float(keys.normal_mean, 0.0, 1.0)?.unwrap_or(m0),
                 stddev: s
-                    .float(keys.normal_stddev, f64::MIN_POSITIVE, f64::MAX)?
+                    .float(keys.normal_stddev, f64::MIN_POSITIVE, MAX_NORMAL_STDDEV)?
                     .unwrap_or(d0),
             }
         }
