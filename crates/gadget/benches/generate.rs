@@ -47,6 +47,17 @@ fn ycsb_a() -> Config {
     Config::load_with_overrides(&path, &overrides).expect("valid YCSB-A example")
 }
 
+/// KVBench-II as shipped in `examples/kvbench/`, a million operations (a million requests:
+/// inserts, updates, point deletes and empty point queries are one request each).
+fn kvbench_ii() -> Config {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/kvbench/kvbench-2.toml");
+    let text = std::fs::read_to_string(&path)
+        .expect("the KVBench-II example")
+        .replace("operations = 100000", "operations = 1000000");
+    Config::parse(&text, &path).expect("valid KVBench-II example")
+}
+
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("generate");
     group.throughput(Throughput::Elements(REQUESTS));
@@ -58,6 +69,7 @@ fn bench(c: &mut Criterion) {
         }
     }
     workloads.push(("ycsb-a".to_string(), ycsb_a()));
+    workloads.push(("kvbench-ii".to_string(), kvbench_ii()));
     for (id, cfg) in &workloads {
         let kind = cfg.operator_name.as_str();
         group.bench_function(BenchmarkId::new("count", id), |b| {

@@ -62,3 +62,8 @@ fn run_examples_generate() {
 fn ycsb_workloads_generate() {
     run_all("ycsb", false);
 }
+
+#[test]
+fn kvbench_presets_generate() {
+    run_all("kvbench", false);
+}

@@ -4,7 +4,12 @@
 //!
 //! - [`ycsb`]: YCSB's core workloads (A–F and any `CoreWorkload` properties), with YCSB's
 //!   [number generators](ycsb_generators) and its `.properties` [files](properties).
+//! - [`kvbench`]: KVBench's workloads (inserts, updates, point and range deletes, empty and
+//!   non-empty point queries, range queries, per-operation distributions, thresholds,
+//!   preloading, the five presets), with its [distributions and bookkeeping](kvbench_generators).
 
+pub mod kvbench;
+pub mod kvbench_generators;
 pub mod properties;
 pub mod ycsb;
 pub mod ycsb_generators;

@@ -450,14 +450,10 @@ impl YcsbSpec {
 
     /// The clock that drives the client: one event per operation, with watermarks.
     pub fn clock(&self) -> OperationClock {
-        OperationClock {
-            next: 0,
-            total: self.load_operations() + self.run_operations(),
-            ms_per_operation: 1000.0 / self.target.unwrap_or(1000.0),
-            since_watermark: 0,
-            last_time: i64::MIN,
-            finished: false,
-        }
+        OperationClock::new(
+            self.load_operations() + self.run_operations(),
+            1000.0 / self.target.unwrap_or(1000.0),
+        )
     }
 }
 
@@ -823,6 +819,21 @@ pub struct OperationClock {
     since_watermark: u64,
     last_time: i64,
     finished: bool,
+}
+
+impl OperationClock {
+    /// A clock of `total` operations, `ms_per_operation` apart in event time (shared by the
+    /// baseline clients: YCSB and KVBench).
+    pub fn new(total: u64, ms_per_operation: f64) -> Self {
+        OperationClock {
+            next: 0,
+            total,
+            ms_per_operation,
+            since_watermark: 0,
+            last_time: i64::MIN,
+            finished: false,
+        }
+    }
 }
 
 impl Iterator for OperationClock {

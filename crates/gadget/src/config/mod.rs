@@ -1,5 +1,6 @@
 //! Workload configuration: a TOML file (documented in `docs/config.md`), validated key by key.
 
+mod kvbench;
 mod legacy;
 mod reader;
 pub mod run;
@@ -53,6 +54,7 @@ fn open_stream(source: &SourceConfig, seed: u64) -> Result<ElementStream, Source
             }
         }
         SourceConfig::Ycsb(spec) => Box::new(spec.clock()),
+        SourceConfig::Kvbench(spec) => Box::new(spec.clock()),
         SourceConfig::Separate { .. } => {
             unreachable!("validated: separate sources only feed joins")
         }
@@ -61,6 +63,7 @@ fn open_stream(source: &SourceConfig, seed: u64) -> Result<ElementStream, Source
 
 /// Sub-stream of the seed that decides which synthetic left events close their key.
 const CLOSING_STREAM: u64 = 0x00c1_05e5;
+use crate::baseline::kvbench::{KvbenchClient, KvbenchSpec};
 use crate::baseline::properties::Properties;
 use crate::baseline::ycsb::{YcsbClient, YcsbSpec};
 use crate::source::{ElementStream, SourceError};
@@ -134,6 +137,8 @@ pub enum SourceConfig {
     },
     /// A YCSB core workload: one event per YCSB operation (see [`crate::baseline::ycsb`]).
     Ycsb(Box<YcsbSpec>),
+    /// A KVBench workload: one event per KVBench operation (see [`crate::baseline::kvbench`]).
+    Kvbench(Box<KvbenchSpec>),
 }
 
 /// The operator to simulate.
@@ -196,6 +201,8 @@ pub enum OperatorConfig {
     },
     /// A YCSB client issuing the core workload's operations to one state.
     Ycsb(Box<YcsbSpec>),
+    /// A KVBench generator issuing its operations to one state.
+    Kvbench(Box<KvbenchSpec>),
 }
 
 impl OperatorConfig {
@@ -297,6 +304,10 @@ impl Config {
         if let Some(y) = top.table("ycsb")? {
             return ycsb::from_section(&doc, top, y, seed, limit, overrides);
         }
+        if let Some(k) = top.table("kvbench")? {
+            no_overrides()?;
+            return kvbench::from_section(top, k, seed, limit);
+        }
         no_overrides()?;
         let max_parallelism = top.int("max_parallelism", 1, 32768)?.unwrap_or(128) as u32;
         let source_section = top.table("source")?;
@@ -307,7 +318,7 @@ impl Config {
             doc.error(
                 None,
                 "operator",
-                "missing; add an [operator] section, or a [ycsb] section for a YCSB workload (see docs/config.md)",
+                "missing; add an [operator] section, or a [ycsb] or [kvbench] section for a baseline workload (see docs/config.md)",
             )
         })?;
         top.finish()?;
@@ -460,6 +471,7 @@ impl Config {
                 p,
             )),
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
+            OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
         }
     }
 }
