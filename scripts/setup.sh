@@ -17,12 +17,53 @@ ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 [ -e /usr/include/leveldb/c.h ] || need_apt+=(libleveldb-dev)
 # Redis for --store redis; the tests start their own redis-server on a free loopback port
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+# FASTER for --store faster: the libfaster-sys crate builds FASTER's C++ core with CMake and
+# links libaio, libuuid and TBB; its CMake step git-clones googletest, which Debian ships as
+# sources (see the googletest mirror below)
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
+[ -e /usr/include/libaio.h ] || need_apt+=(libaio-dev)
+[ -e /usr/include/uuid/uuid.h ] || need_apt+=(uuid-dev)
+[ -e /usr/include/tbb/concurrent_queue.h ] || need_apt+=(libtbb-dev)
+[ -e /usr/src/googletest/CMakeLists.txt ] || need_apt+=(googletest)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   echo "setup: installing ${need_apt[*]} with apt-get" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
+
+# FASTER's CMake step clones https://github.com/google/googletest.git (branch master) at
+# configure time, and there may be no way to GitHub. Satisfy that clone from Debian's googletest
+# sources instead: a throw-away git repository made from /usr/src/googletest under .deps/ (not
+# committed), and a git config that rewrites the GitHub URL to it. .cargo/config.toml points
+# GIT_CONFIG_GLOBAL at that config for everything cargo runs, so plain `cargo build` works too.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+deps="$root/.deps"
+mirror="$deps/googletest.git"
+if [ ! -f "$mirror/HEAD" ]; then
+  echo "setup: making $mirror from Debian's googletest sources" >&2
+  mkdir -p "$deps"
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work" "$work.gitconfig" "$mirror.tmp"' EXIT
+  # no user or system git config while making it: no signing or hooks can interfere
+  : >"$work.gitconfig"
+  plain_git() { GIT_CONFIG_GLOBAL="$work.gitconfig" GIT_CONFIG_NOSYSTEM=1 git "$@"; }
+  cp -R /usr/src/googletest/. "$work"
+  plain_git -C "$work" init -q -b master
+  plain_git -C "$work" add -A
+  plain_git -C "$work" -c user.name=gadget-setup -c user.email=setup@localhost \
+    commit -q -m "googletest from Debian's googletest package (/usr/src/googletest)"
+  rm -rf "$mirror.tmp"
+  plain_git clone -q --bare "$work" "$mirror.tmp"
+  mv "$mirror.tmp" "$mirror"
+  rm -rf "$work" "$work.gitconfig"
+fi
+printf '%s\n' \
+  "# Written by scripts/setup.sh: FASTER's build clones googletest from Debian's sources." \
+  "[url \"$mirror\"]" \
+  "	insteadOf = https://github.com/google/googletest.git" \
+  "	insteadOf = https://github.com/google/googletest" >"$deps/faster.gitconfig.tmp"
+mv "$deps/faster.gitconfig.tmp" "$deps/faster.gitconfig"
 
 if ! command -v cargo >/dev/null 2>&1; then
   for c in "$HOME/.cargo/bin/cargo" /usr/local/cargo/bin/cargo; do
