@@ -75,6 +75,39 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# libfaster-sys 0.11.0 (2020, its last release) build-depends on bindgen 0.50 and so on
+# clang-sys 0.28; rocksdb's librocksdb-sys needs bindgen 0.64 and clang-sys 1. Both clang-sys
+# declare `links = "clang"`, which cargo allows once per dependency graph, so the two cannot be
+# in one workspace as published. The workspace Cargo.toml therefore patches libfaster-sys with a
+# copy made here from its crates.io release, changed in two lines of its Rust build only:
+# bindgen 0.64 (the one RocksDB builds anyway) and bindgen's later name `blocklist_type`.
+# Nothing of FASTER's C++ is changed, and none of it is committed.
+sys="$deps/libfaster-sys-0.11.0"
+if [ ! -f "$sys/.gadget-patched" ]; then
+  echo "setup: making $sys from the crates.io release, with bindgen 0.64" >&2
+  fetch="$(mktemp -d)"
+  trap 'rm -rf "$fetch" "$sys.tmp"' EXIT
+  mkdir -p "$fetch/src"
+  : >"$fetch/src/lib.rs"
+  printf '%s\n' '[package]' 'name = "fetch-libfaster-sys"' 'version = "0.0.0"' 'edition = "2021"' \
+    '[dependencies]' 'libfaster-sys = "=0.11.0"' >"$fetch/Cargo.toml"
+  (cd "$fetch" && cargo fetch -q)
+  crate="$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/libfaster-sys-0.11.0.crate | head -n 1)"
+  rm -rf "$sys.tmp"
+  mkdir -p "$sys.tmp"
+  tar -xzf "$crate" -C "$sys.tmp" --strip-components=1
+  sed -i '/^\[build-dependencies.bindgen\]$/,/^version/ s/^version = "0.50"$/version = "0.64"/' "$sys.tmp/Cargo.toml"
+  sed -i 's/\.blacklist_type(/.blocklist_type(/' "$sys.tmp/build.rs"
+  if ! grep -q '^version = "0.64"$' "$sys.tmp/Cargo.toml" || ! grep -q 'blocklist_type' "$sys.tmp/build.rs"; then
+    echo "setup: libfaster-sys is not as expected; cannot patch it" >&2
+    exit 1
+  fi
+  touch "$sys.tmp/.gadget-patched"
+  rm -rf "$sys"
+  mv "$sys.tmp" "$sys"
+  rm -rf "$fetch"
+fi
+
 if [ "$profile" = release ]; then
   cargo build --release --locked -p gadget-cli
 else
