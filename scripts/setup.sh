@@ -23,12 +23,53 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 if [ "$profile" = debug ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 fi
+# FASTER for --store faster: the libfaster-sys crate builds FASTER's C++ core with CMake and
+# links libaio, libuuid and TBB; its CMake step git-clones googletest, which Debian ships as
+# sources (see the googletest mirror below)
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
+[ -e /usr/include/libaio.h ] || need_apt+=(libaio-dev)
+[ -e /usr/include/uuid/uuid.h ] || need_apt+=(uuid-dev)
+[ -e /usr/include/tbb/concurrent_queue.h ] || need_apt+=(libtbb-dev)
+[ -e /usr/src/googletest/CMakeLists.txt ] || need_apt+=(googletest)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   echo "setup: installing ${need_apt[*]} with apt-get" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
+
+# FASTER's CMake step clones https://github.com/google/googletest.git (branch master) at
+# configure time, and there may be no way to GitHub. Satisfy that clone from Debian's googletest
+# sources instead: a throw-away git repository made from /usr/src/googletest under .deps/ (not
+# committed), and a git config that rewrites the GitHub URL to it. .cargo/config.toml points
+# GIT_CONFIG_GLOBAL at that config for everything cargo runs, so plain `cargo build` works too.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+deps="$root/.deps"
+mirror="$deps/googletest.git"
+if [ ! -f "$mirror/HEAD" ]; then
+  echo "setup: making $mirror from Debian's googletest sources" >&2
+  mkdir -p "$deps"
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work" "$work.gitconfig" "$mirror.tmp"' EXIT
+  # no user or system git config while making it: no signing or hooks can interfere
+  : >"$work.gitconfig"
+  plain_git() { GIT_CONFIG_GLOBAL="$work.gitconfig" GIT_CONFIG_NOSYSTEM=1 git "$@"; }
+  cp -R /usr/src/googletest/. "$work"
+  plain_git -C "$work" init -q -b master
+  plain_git -C "$work" add -A
+  plain_git -C "$work" -c user.name=gadget-setup -c user.email=setup@localhost \
+    commit -q -m "googletest from Debian's googletest package (/usr/src/googletest)"
+  rm -rf "$mirror.tmp"
+  plain_git clone -q --bare "$work" "$mirror.tmp"
+  mv "$mirror.tmp" "$mirror"
+  rm -rf "$work" "$work.gitconfig"
+fi
+printf '%s\n' \
+  "# Written by scripts/setup.sh: FASTER's build clones googletest from Debian's sources." \
+  "[url \"$mirror\"]" \
+  "	insteadOf = https://github.com/google/googletest.git" \
+  "	insteadOf = https://github.com/google/googletest" >"$deps/faster.gitconfig.tmp"
+mv "$deps/faster.gitconfig.tmp" "$deps/faster.gitconfig"
 
 if ! command -v cargo >/dev/null 2>&1; then
   for c in "$HOME/.cargo/bin/cargo" /usr/local/cargo/bin/cargo; do
@@ -38,6 +79,39 @@ fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: no Rust toolchain found. Install Rust 1.85 or newer (https://rustup.rs), then run this again." >&2
   exit 1
+fi
+
+# libfaster-sys 0.11.0 (2020, its last release) build-depends on bindgen 0.50 and so on
+# clang-sys 0.28; rocksdb's librocksdb-sys needs bindgen 0.64 and clang-sys 1. Both clang-sys
+# declare `links = "clang"`, which cargo allows once per dependency graph, so the two cannot be
+# in one workspace as published. The workspace Cargo.toml therefore patches libfaster-sys with a
+# copy made here from its crates.io release, changed in two lines of its Rust build only:
+# bindgen 0.64 (the one RocksDB builds anyway) and bindgen's later name `blocklist_type`.
+# Nothing of FASTER's C++ is changed, and none of it is committed.
+sys="$deps/libfaster-sys-0.11.0"
+if [ ! -f "$sys/.gadget-patched" ]; then
+  echo "setup: making $sys from the crates.io release, with bindgen 0.64" >&2
+  fetch="$(mktemp -d)"
+  trap 'rm -rf "$fetch" "$sys.tmp"' EXIT
+  mkdir -p "$fetch/src"
+  : >"$fetch/src/lib.rs"
+  printf '%s\n' '[package]' 'name = "fetch-libfaster-sys"' 'version = "0.0.0"' 'edition = "2021"' \
+    '[dependencies]' 'libfaster-sys = "=0.11.0"' >"$fetch/Cargo.toml"
+  (cd "$fetch" && cargo fetch -q)
+  crate="$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/libfaster-sys-0.11.0.crate | head -n 1)"
+  rm -rf "$sys.tmp"
+  mkdir -p "$sys.tmp"
+  tar -xzf "$crate" -C "$sys.tmp" --strip-components=1
+  sed -i '/^\[build-dependencies.bindgen\]$/,/^version/ s/^version = "0.50"$/version = "0.64"/' "$sys.tmp/Cargo.toml"
+  sed -i 's/\.blacklist_type(/.blocklist_type(/' "$sys.tmp/build.rs"
+  if ! grep -q '^version = "0.64"$' "$sys.tmp/Cargo.toml" || ! grep -q 'blocklist_type' "$sys.tmp/build.rs"; then
+    echo "setup: libfaster-sys is not as expected; cannot patch it" >&2
+    exit 1
+  fi
+  touch "$sys.tmp/.gadget-patched"
+  rm -rf "$sys"
+  mv "$sys.tmp" "$sys"
+  rm -rf "$fetch"
 fi
 
 if [ "$profile" = release ]; then

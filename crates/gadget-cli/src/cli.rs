@@ -167,7 +167,7 @@ pub enum Arrival {
 pub struct EvalArgs {
     /// The store to drive: rocksdb (embedded, as Flink uses it; the default), memory (the
     /// upper bound), leveldb, berkeleydb (B-tree), berkeleydb-hash, lmdb, redb, fjall, sqlite,
-    /// or redis (external, on --redis-url). docs/evaluation.md says how each is set up and
+    /// faster, or redis (external, on --redis-url). docs/evaluation.md says how each is set up and
     /// which ops it emulates.
     #[arg(long)]
     pub store: Option<String>,
@@ -240,6 +240,13 @@ pub struct EvalArgs {
     /// LMDB map size in GiB (default 16): the most an lmdb store can hold (sparse on disk).
     #[arg(long)]
     pub lmdb_map_gb: Option<usize>,
+    /// FASTER's in-memory log in MiB (default 256, as in the paper): a multiple of 32, at
+    /// least 192.
+    #[arg(long)]
+    pub faster_log_mb: Option<usize>,
+    /// FASTER's hash index in MiB (default 64, as in the paper): a power of two.
+    #[arg(long)]
+    pub faster_index_mb: Option<usize>,
     /// Print the results as JSON on standard output instead of the summary table.
     #[arg(long)]
     pub json: bool,

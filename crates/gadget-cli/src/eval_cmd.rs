@@ -158,6 +158,14 @@ impl Plan {
                 .lmdb_map_gb
                 .or(r.lmdb_map_gb)
                 .map_or(defaults.lmdb_map_size, |gb| gb.saturating_mul(1 << 30)),
+            faster_log_size: a
+                .faster_log_mb
+                .or(r.faster_log_mb)
+                .map_or(defaults.faster_log_size, |mb| mb.saturating_mul(1 << 20)),
+            faster_index_size: a
+                .faster_index_mb
+                .or(r.faster_index_mb)
+                .map_or(defaults.faster_index_size, |mb| mb.saturating_mul(1 << 20)),
         };
         let sharing = if a.shared_store || r.shared_store.unwrap_or(false) {
             Sharing::Shared

@@ -56,6 +56,7 @@ fn replay_on_every_store_prints_the_papers_table() {
         "redb",
         "fjall",
         "sqlite",
+        "faster",
     ] {
         gadget()
             .args(["replay", t.to_str().unwrap(), "--store", store])
@@ -153,7 +154,7 @@ fn bad_evaluation_options_say_what_is_allowed() {
         .assert()
         .failure()
         .stderr(predicate::str::contains(
-            "use one of: memory, rocksdb, redis, leveldb, berkeleydb, berkeleydb-hash, lmdb, redb, fjall, sqlite",
+            "use one of: memory, rocksdb, redis, leveldb, berkeleydb, berkeleydb-hash, lmdb, redb, fjall, sqlite, faster",
         ));
     gadget()
         .args(["replay", t, "--arrival", "poisson"])
@@ -381,6 +382,11 @@ fn run_section_errors_name_file_line_and_allowed_values() {
         ("[run]\narrival = \"poisson\"\n", "`run.rate`: missing", 1),
         ("[run]\nwarmup = \"soon\"\n", "not a time", 2),
         ("[run]\n[run.lmdb]\nmap_gb = 0\n", "`run.lmdb.map_gb`", 3),
+        (
+            "[run]\n[run.faster]\nlog_mb = 64\n",
+            "`run.faster.log_mb`",
+            3,
+        ),
     ] {
         std::fs::write(&cfg, format!("{base}{run}")).unwrap();
         let line = format!("workload.toml:{}", lines + line_offset);

@@ -12,6 +12,8 @@ use gadget::access::{Op, StateId};
 pub mod berkeleydb;
 #[cfg(any(feature = "lmdb", feature = "redb", feature = "fjall"))]
 mod cursor;
+#[cfg(feature = "faster")]
+pub mod faster;
 #[cfg(feature = "fjall")]
 pub mod fjall;
 #[cfg(feature = "leveldb")]
@@ -142,6 +144,9 @@ pub enum StoreKind {
     /// SQLite through rusqlite (see [`sqlite`]).
     #[cfg(feature = "sqlite")]
     Sqlite,
+    /// FASTER through faster-rs (see [`faster`]).
+    #[cfg(feature = "faster")]
+    Faster,
 }
 
 impl StoreKind {
@@ -167,6 +172,8 @@ impl StoreKind {
             StoreKind::Fjall,
             #[cfg(feature = "sqlite")]
             StoreKind::Sqlite,
+            #[cfg(feature = "faster")]
+            StoreKind::Faster,
         ]
     }
 
@@ -192,6 +199,8 @@ impl StoreKind {
             StoreKind::Fjall => "fjall",
             #[cfg(feature = "sqlite")]
             StoreKind::Sqlite => "sqlite",
+            #[cfg(feature = "faster")]
+            StoreKind::Faster => "faster",
         }
     }
 
@@ -230,6 +239,11 @@ pub struct StoreSettings {
     /// LMDB map size in bytes: the most the database can hold. The file is sparse, so a large
     /// map costs address space, not disk.
     pub lmdb_map_size: usize,
+    /// FASTER's in-memory log in bytes, a multiple of 32 MB; 256 MB in the paper.
+    pub faster_log_size: usize,
+    /// FASTER's hash index in bytes (64-byte buckets, a power of two of them); 64 MB in the
+    /// paper.
+    pub faster_index_size: usize,
 }
 
 impl Default for StoreSettings {
@@ -244,6 +258,8 @@ impl Default for StoreSettings {
                 .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string()),
             redis_pipeline: 1,
             lmdb_map_size: 16 << 30,
+            faster_log_size: 256 << 20,
+            faster_index_size: 64 << 20,
         }
     }
 }
@@ -294,6 +310,12 @@ pub fn open_store(
         StoreKind::Fjall => Ok(Box::new(fjall::FjallStore::open(dir, states, settings)?)),
         #[cfg(feature = "sqlite")]
         StoreKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::open(dir, states, settings)?)),
+        #[cfg(feature = "faster")]
+        StoreKind::Faster => Ok(Box::new(faster::FasterStore::open(
+            dir,
+            states.len(),
+            settings,
+        )?)),
     }
 }
 

@@ -16,6 +16,7 @@ pub const STORE_NAMES: &[&str] = &[
     "redb",
     "fjall",
     "sqlite",
+    "faster",
 ];
 
 /// Arrival processes a config may name.
@@ -69,6 +70,10 @@ pub struct RunSettings {
     pub redis_pipeline: Option<usize>,
     /// `[run.lmdb] map_gb`.
     pub lmdb_map_gb: Option<usize>,
+    /// `[run.faster] log_mb`.
+    pub faster_log_mb: Option<usize>,
+    /// `[run.faster] index_mb`.
+    pub faster_index_mb: Option<usize>,
 }
 
 /// A warm-up left out of the results.
@@ -155,6 +160,11 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
     if let Some(lmdb) = s.table("lmdb")? {
         r.lmdb_map_gb = lmdb.int("map_gb", 1, 1 << 20)?.map(|n| n as usize);
         lmdb.finish()?;
+    }
+    if let Some(faster) = s.table("faster")? {
+        r.faster_log_mb = faster.int("log_mb", 192, 1 << 20)?.map(|n| n as usize);
+        r.faster_index_mb = faster.int("index_mb", 1, 1 << 16)?.map(|n| n as usize);
+        faster.finish()?;
     }
     Ok(r)
 }

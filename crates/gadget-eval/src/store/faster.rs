@@ -1,0 +1,531 @@
+//! FASTER, Microsoft Research's hash store over a hybrid log (the paper's fastest store for
+//! incremental operators), through the `faster-rs` crate, which builds FASTER's C++ core and
+//! exposes read, upsert, read-modify-write (rmw) and delete.
+//!
+//! One FASTER instance holds every state; a key is the state's number (4 bytes, big-endian)
+//! before the trace's key. Sizes follow [`StoreSettings`]: the hash index has
+//! `faster_index_size / 64` buckets (64 MB by default, as in the paper) and the in-memory part
+//! of the log is `faster_log_size` (256 MB by default), flushed to files under the store
+//! directory as it becomes read-only. FASTER needs at least 4 read-only pages of 32 MB in
+//! memory, so the mutable region is the log less those 4 pages (128 MB of the default 256 MB).
+//! FASTER writes its log with `O_DIRECT`, which tmpfs does not support: the directory must be
+//! on a disk filesystem.
+//!
+//! **The store stays in memory.** faster-rs 0.11 (the last release) cannot read a record back
+//! from disk: its C glue (`faster-c.cc` in libfaster-sys) keeps a request's key inline behind
+//! its `Key` object, and when FASTER copies a request that must wait for disk (`PENDING`), that
+//! copy writes the key over the request's other fields, so the read answers "not found" (and
+//! longer keys overrun the copy). Fixing it means patching that C++. So this store refuses a
+//! request, with an error, once the log's tail reaches the address from which FASTER would
+//! start evicting records to disk (the log less 4 pages: 128 MB of the default 256 MB); until
+//! then no request can go to disk and every answer is FASTER's. Give a larger
+//! `--faster-log-mb` for larger state.
+//!
+//! - get, put, delete: FASTER's read, upsert and delete, each finished when it returns, as a
+//!   stream processor needs it; a request that answers `PENDING` (went to disk, which the
+//!   check above rules out) is completed and reported as an error, its answer not trusted;
+//! - merge: an rmw whose update appends `,` and the value (FASTER's rmw creates the value from
+//!   the operand when the key is absent), one request: native;
+//! - seek/next: FASTER is a hash store without key order or a range scan, so the store keeps
+//!   an ordered index of each state's keys beside it (updated by every write, as `redis` keeps
+//!   its sorted sets) and iteration walks that index, reading each value from FASTER: both are
+//!   reported as emulated;
+//! - write batches: FASTER has no batches or transactions; the batch is kept here and applied
+//!   at commit one write after another, not atomically: reported as emulated.
+//!
+//! `faster-rs` serializes keys and values with `bincode` and hands read results over a channel;
+//! that cost is part of what this store measures. FASTER's sessions are per thread, so a
+//! [`FasterStore`] stays on the thread that opened it (it is not `Send`).
+
+use std::collections::BTreeSet;
+use std::marker::PhantomData;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+
+use faster_rs::{status, FasterKv, FasterKvBuilder, FasterRmw};
+use gadget::access::{Op, StateId};
+use serde::{Deserialize, Serialize};
+
+use super::{Store, StoreError, StoreSettings, MERGE_DELIMITER};
+
+/// FASTER's log page: 32 MB.
+const PAGE: usize = 32 << 20;
+/// Read-only pages FASTER keeps in memory (`kNumHeadPages`).
+const HEAD_PAGES: usize = 4;
+/// A hash bucket: one cache line.
+const BUCKET: usize = 64;
+/// Requests between two epoch refreshes, as in FASTER's own benchmark.
+const REFRESH_EVERY: u64 = 64;
+/// Requests between two checks for finished I/O (log flushes), as in FASTER's own benchmark.
+const COMPLETE_EVERY: u64 = 1600;
+
+/// A merge operand: FASTER's rmw applies it to the stored value by appending `,` and it, and
+/// stores it as it is when the key is absent. Serialized like the `Vec<u8>` values.
+#[derive(Serialize, Deserialize)]
+struct Append(Vec<u8>);
+
+impl FasterRmw for Append {
+    fn rmw(&self, modification: Self) -> Self {
+        let mut v = Vec::with_capacity(self.0.len() + 1 + modification.0.len());
+        v.extend_from_slice(&self.0);
+        v.push(MERGE_DELIMITER);
+        v.extend_from_slice(&modification.0);
+        Append(v)
+    }
+}
+
+/// A pending write-batch entry: `None` for a delete.
+type BatchEntry = (StateId, Vec<u8>, Option<Vec<u8>>);
+
+/// One FASTER instance with every state in it, and an ordered key index per state.
+pub struct FasterStore {
+    kv: FasterKv,
+    /// Per state, its keys in order (FASTER has none).
+    index: Vec<BTreeSet<Vec<u8>>>,
+    /// Per state, the key the open iterator stands on.
+    cursors: Vec<Option<Vec<u8>>>,
+    batch: Vec<BatchEntry>,
+    /// The session's monotonic serial number.
+    serial: u64,
+    /// The FASTER key being built: state and key.
+    key: Vec<u8>,
+    /// The value being written.
+    value: Vec<u8>,
+    path: PathBuf,
+    /// The log address from which FASTER would evict records to disk.
+    in_memory: u64,
+    /// FASTER's session belongs to this thread.
+    _thread: PhantomData<*const ()>,
+}
+
+fn request_error(op: Op, message: String) -> StoreError {
+    StoreError::Request {
+        store: "faster",
+        op,
+        message,
+    }
+}
+
+/// FASTER's status codes by name.
+fn status_name(s: u8) -> &'static str {
+    match s {
+        status::OK => "ok",
+        status::PENDING => "pending",
+        status::NOT_FOUND => "not found",
+        status::OUT_OF_MEMORY => "out of memory",
+        status::IO_ERROR => "I/O error",
+        status::CORRUPTION => "corruption",
+        status::ABORTED => "aborted",
+        _ => "unknown status",
+    }
+}
+
+/// Checks the sizes before FASTER sees them: its C++ core throws (and so aborts the process)
+/// on sizes it cannot use. The hash buckets and the fraction of the log that is mutable.
+fn geometry(settings: &StoreSettings) -> Result<(u64, f64), String> {
+    let (log, index) = (settings.faster_log_size, settings.faster_index_size);
+    if log % PAGE != 0 || log / PAGE < HEAD_PAGES + 2 {
+        return Err(format!(
+            "FASTER's log must be a multiple of 32 MB and at least {} MB (4 read-only pages and \
+             2 mutable ones), not {log} bytes (--faster-log-mb)",
+            ((HEAD_PAGES + 2) * PAGE) >> 20
+        ));
+    }
+    let buckets = index / BUCKET;
+    if index % BUCKET != 0 || !buckets.is_power_of_two() || buckets >= i32::MAX as usize {
+        return Err(format!(
+            "FASTER's index must be a power of two of 64-byte buckets, below 128 GiB, not {index} \
+             bytes (--faster-index-mb)"
+        ));
+    }
+    let pages = log / PAGE;
+    let mutable = pages - HEAD_PAGES;
+    // FASTER truncates fraction * pages: aim between two page counts
+    Ok((buckets as u64, (mutable as f64 + 0.5) / pages as f64))
+}
+
+/// FASTER opens its log files with `O_DIRECT`; say so clearly where that fails (tmpfs)
+/// instead of letting the C++ core abort.
+fn check_direct_io(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = dir.join(".faster-direct-io-probe");
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&probe);
+    let _ = std::fs::remove_file(&probe);
+    opened.map(drop).map_err(|e| {
+        format!("FASTER writes its log with O_DIRECT, which fails in this directory ({e}); use a directory on a disk filesystem, not tmpfs")
+    })
+}
+
+impl FasterStore {
+    /// Opens a FASTER instance with its log files under `dir` for `states` keyspaces.
+    pub fn open(dir: &Path, states: usize, settings: &StoreSettings) -> Result<Self, StoreError> {
+        let open_error = |message: String| StoreError::Open {
+            store: "faster",
+            path: dir.to_path_buf(),
+            message,
+        };
+        let (buckets, mutable_fraction) = geometry(settings).map_err(open_error)?;
+        std::fs::create_dir_all(dir).map_err(|e| open_error(e.to_string()))?;
+        check_direct_io(dir).map_err(open_error)?;
+        let dir_str = dir
+            .to_str()
+            .ok_or_else(|| open_error("FASTER takes UTF-8 paths only".to_string()))?;
+        let kv = FasterKvBuilder::new(buckets, settings.faster_log_size as u64)
+            .with_disk(dir_str)
+            .with_log_mutable_fraction(mutable_fraction)
+            .build()
+            .map_err(|e| open_error(format!("{e:?}")))?;
+        kv.start_session();
+        Ok(FasterStore {
+            kv,
+            index: vec![BTreeSet::new(); states],
+            cursors: vec![None; states],
+            batch: Vec::new(),
+            serial: 0,
+            key: Vec::new(),
+            value: Vec::new(),
+            path: dir.to_path_buf(),
+            in_memory: ((settings.faster_log_size / PAGE - HEAD_PAGES) * PAGE) as u64,
+            _thread: PhantomData,
+        })
+    }
+
+    /// The store directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Checks the state, and that the request cannot reach a record on disk: while the log's
+    /// tail is below [`FasterStore::in_memory`] before a request, FASTER's head stays at the
+    /// log's start after it (one request appends at most one page), so nothing is evicted.
+    fn check(&self, op: Op, state: StateId) -> Result<(), StoreError> {
+        let states = self.index.len();
+        if (state as usize) >= states {
+            return Err(StoreError::UnknownState { state, states });
+        }
+        self.in_memory(op)
+    }
+
+    /// Refuses a request once FASTER could evict records to disk (see the module docs).
+    fn in_memory(&self, op: Op) -> Result<(), StoreError> {
+        let tail = self.kv.size();
+        if tail < self.in_memory {
+            return Ok(());
+        }
+        Err(request_error(
+            op,
+            format!(
+                "the state outgrew FASTER's in-memory log ({} MiB of log written; records beyond \
+                 {} MiB would go to disk, and faster-rs 0.11 cannot read them back: its C glue \
+                 loses the key of a request that waits for disk). Give a larger --faster-log-mb",
+                tail >> 20,
+                self.in_memory >> 20
+            ),
+        ))
+    }
+
+    /// The next serial number; refreshes the session's epoch now and then, as FASTER asks.
+    fn tick(&mut self) -> u64 {
+        self.serial += 1;
+        if self.serial % REFRESH_EVERY == 0 {
+            self.kv.refresh();
+        }
+        if self.serial % COMPLETE_EVERY == 0 {
+            self.kv.complete_pending(false);
+        }
+        self.serial
+    }
+
+    /// Builds the FASTER key of `key` in `state` in `self.key`.
+    fn full_key(&mut self, state: StateId, key: &[u8]) {
+        self.key.clear();
+        self.key.extend_from_slice(&state.to_be_bytes());
+        self.key.extend_from_slice(key);
+    }
+
+    /// Turns FASTER's answer into a result. `PENDING` (the request went to disk) completes
+    /// the request but is an error: faster-rs loses the key of such a request.
+    fn settle(&self, op: Op, s: u8, not_found_ok: bool) -> Result<(), StoreError> {
+        match s {
+            status::OK => Ok(()),
+            status::NOT_FOUND if not_found_ok => Ok(()),
+            status::PENDING => {
+                self.kv.complete_pending(true);
+                Err(request_error(
+                    op,
+                    "FASTER went to disk, where faster-rs 0.11 loses the request's key; \
+                     give a larger --faster-log-mb"
+                        .to_string(),
+                ))
+            }
+            s => Err(request_error(
+                op,
+                format!("FASTER answered {}", status_name(s)),
+            )),
+        }
+    }
+
+    /// Reads the value length of `key` in `state`.
+    fn read(&mut self, op: Op, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.full_key(state, key);
+        let serial = self.tick();
+        let (s, found) = self.kv.read::<Vec<u8>, Vec<u8>>(&self.key, serial);
+        match s {
+            status::NOT_FOUND => Ok(None),
+            s => {
+                self.settle(op, s, false)?;
+                // the callback sent the value, or dropped the sender: not found
+                Ok(found.try_recv().ok().map(|v| v.len()))
+            }
+        }
+    }
+
+    /// Upserts `value`, or deletes for `None`, and keeps the key index in step.
+    fn write(
+        &mut self,
+        op: Op,
+        state: StateId,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) -> Result<(), StoreError> {
+        self.full_key(state, key);
+        let serial = self.tick();
+        let keys = &mut self.index[state as usize];
+        let s = match value {
+            Some(v) => {
+                if !keys.contains(key) {
+                    keys.insert(key.to_vec());
+                }
+                self.value.clear();
+                self.value.extend_from_slice(v);
+                self.kv.upsert(&self.key, &self.value, serial)
+            }
+            None => {
+                keys.remove(key);
+                self.kv.delete(&self.key, serial)
+            }
+        };
+        self.settle(op, s, value.is_none())
+    }
+
+    /// Moves the cursor of `state` to its first indexed key in `from`; the value length there.
+    fn land(
+        &mut self,
+        op: Op,
+        state: StateId,
+        from: Bound<&[u8]>,
+    ) -> Result<Option<usize>, StoreError> {
+        let s = state as usize;
+        let Some(key) = self.index[s]
+            .range::<[u8], _>((from, Bound::Unbounded))
+            .next()
+            .cloned()
+        else {
+            self.cursors[s] = None;
+            return Ok(None);
+        };
+        let len = self.read(op, state, &key)?;
+        if len.is_none() {
+            return Err(request_error(
+                op,
+                "a key in the index is missing from FASTER".to_string(),
+            ));
+        }
+        self.cursors[s] = Some(key);
+        Ok(len)
+    }
+}
+
+impl Store for FasterStore {
+    fn name(&self) -> &'static str {
+        "faster"
+    }
+
+    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.check(Op::Get, state)?;
+        self.read(Op::Get, state, key)
+    }
+
+    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(Op::Put, state)?;
+        self.write(Op::Put, state, key, Some(value))
+    }
+
+    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(Op::Merge, state)?;
+        self.full_key(state, key);
+        let serial = self.tick();
+        let keys = &mut self.index[state as usize];
+        if !keys.contains(key) {
+            keys.insert(key.to_vec());
+        }
+        let s = self.kv.rmw(&self.key, &Append(value.to_vec()), serial);
+        self.settle(Op::Merge, s, false)
+    }
+
+    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.check(Op::Delete, state)?;
+        self.write(Op::Delete, state, key, None)
+    }
+
+    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        self.check(Op::Seek, state)?;
+        self.land(Op::Seek, state, Bound::Included(key))
+    }
+
+    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError> {
+        self.check(Op::Next, state)?;
+        match self.cursors[state as usize].take() {
+            None => Ok(None),
+            Some(at) => self.land(Op::Next, state, Bound::Excluded(&at)),
+        }
+    }
+
+    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.check(Op::BatchPut, state)?;
+        self.batch.push((state, key.to_vec(), Some(value.to_vec())));
+        Ok(())
+    }
+
+    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        self.check(Op::BatchDelete, state)?;
+        self.batch.push((state, key.to_vec(), None));
+        Ok(())
+    }
+
+    fn batch_commit(&mut self) -> Result<(), StoreError> {
+        let batch = std::mem::take(&mut self.batch);
+        for (state, key, value) in &batch {
+            self.in_memory(Op::BatchCommit)?;
+            self.write(Op::BatchCommit, *state, key, value.as_deref())?;
+        }
+        Ok(())
+    }
+
+    fn emulated(&self) -> &'static [Op] {
+        &[Op::Seek, Op::Next, Op::BatchCommit]
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        self.kv.complete_pending(true);
+        Ok(())
+    }
+}
+
+impl Drop for FasterStore {
+    fn drop(&mut self) {
+        self.kv.complete_pending(true);
+        self.kv.stop_session();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The smallest sizes FASTER takes: a 192 MB log (not allocated until written) and a
+    /// 64 KB index.
+    fn small() -> StoreSettings {
+        StoreSettings {
+            faster_log_size: 192 << 20,
+            faster_index_size: 64 << 10,
+            ..StoreSettings::default()
+        }
+    }
+
+    #[test]
+    fn merge_appends_with_flinks_delimiter_and_states_are_separate() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = FasterStore::open(dir.path(), 2, &small()).unwrap();
+        s.merge(0, b"k", b"abc").unwrap();
+        s.merge(0, b"k", b"de").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(6));
+        assert_eq!(s.get(1, b"k").unwrap(), None);
+        s.put(0, b"k", b"z").unwrap();
+        s.merge(0, b"k", b"").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(2));
+        s.delete(0, b"k").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), None);
+        s.merge(0, b"k", b"xy").unwrap();
+        assert_eq!(s.get(0, b"k").unwrap(), Some(2));
+        s.delete(1, b"never written").unwrap();
+        s.put(0, b"", b"").unwrap();
+        assert_eq!(s.get(0, b"").unwrap(), Some(0));
+        assert!(matches!(
+            s.get(2, b"k"),
+            Err(StoreError::UnknownState {
+                state: 2,
+                states: 2
+            })
+        ));
+        s.flush().unwrap();
+    }
+
+    #[test]
+    fn seek_and_next_walk_the_key_index_and_batches_apply_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = FasterStore::open(dir.path(), 2, &small()).unwrap();
+        s.batch_put(1, b"b", b"22").unwrap();
+        s.batch_put(1, b"a", b"1").unwrap();
+        s.batch_put(1, b"d", b"4444").unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), None);
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"b").unwrap(), Some(2));
+        s.put(1, b"c", b"333").unwrap();
+        assert_eq!(s.next(1).unwrap(), Some(3));
+        assert_eq!(s.next(1).unwrap(), Some(4));
+        assert_eq!(s.next(1).unwrap(), None);
+        assert_eq!(s.next(1).unwrap(), None);
+        s.batch_delete(1, b"a").unwrap();
+        s.batch_commit().unwrap();
+        assert_eq!(s.seek(1, b"").unwrap(), Some(2));
+        assert_eq!(s.seek(0, b"").unwrap(), None);
+        assert_eq!(s.emulated(), &[Op::Seek, Op::Next, Op::BatchCommit]);
+    }
+
+    #[test]
+    fn requests_are_refused_once_records_could_go_to_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = FasterStore::open(dir.path(), 1, &small()).unwrap();
+        // the 192 MB log keeps its first 64 MB in memory for sure: ~64 values of 1 MiB
+        let value = vec![7u8; 1 << 20];
+        let mut refused = None;
+        for i in 0..100u32 {
+            if i == 50 {
+                s.merge(0, &0u32.to_be_bytes(), b"x").unwrap();
+                assert_eq!(s.get(0, &0u32.to_be_bytes()).unwrap(), Some((1 << 20) + 2));
+            }
+            if let Err(e) = s.put(0, &i.to_be_bytes(), &value) {
+                refused = Some((i, e));
+                break;
+            }
+        }
+        let (i, e) = refused.expect("the log filled up");
+        assert!((60..70).contains(&i), "refused at put #{i}");
+        assert!(e.to_string().contains("--faster-log-mb"), "{e}");
+        assert!(s.get(0, &0u32.to_be_bytes()).is_err());
+    }
+
+    #[test]
+    fn sizes_faster_cannot_use_are_open_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        for (log, index) in [
+            (100 << 20, 64 << 20),
+            (160 << 20, 64 << 20),
+            (256 << 20, 3000),
+        ] {
+            let settings = StoreSettings {
+                faster_log_size: log,
+                faster_index_size: index,
+                ..StoreSettings::default()
+            };
+            let err = FasterStore::open(dir.path(), 1, &settings).err().unwrap();
+            assert!(err.to_string().contains("--faster-"), "{err}");
+        }
+    }
+}
