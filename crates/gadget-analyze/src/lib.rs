@@ -311,8 +311,7 @@ pub struct Analysis {
 }
 
 impl KeyTrace {
-    /// Runs every analysis (consumes the scan). The trace's and the shuffled baseline's stack
-    /// distances are computed on two threads.
+    /// Runs every analysis (consumes the scan), on two threads.
     pub fn analyze(mut self, options: &AnalyzeOptions) -> Analysis {
         let distinct = self.popularity.len();
         let keyed = self.ids.len() as u64;
@@ -321,18 +320,28 @@ impl KeyTrace {
             .working_set(keyed, keyed.div_ceil(options.working_set_samples.max(1)));
         let ttl = self.lifetimes.ttl();
         self.lifetimes = Lifetimes::default();
-        // one phase at a time, so at most two key sequences or one sequence and its
-        // fingerprints are in memory (12 bytes per keyed request)
-        let sequences = unique_sequences(&self.ids, options.max_sequence_len);
+        // Two threads, two phases: the trace's sequences beside the shuffled trace's stack
+        // distances, then the other way round. Only one sequence count (8 bytes per request)
+        // runs at a time, so memory stays at the two key sequences plus one fingerprint buffer.
         let mut shuffled = self.ids.clone();
         shuffle(&mut shuffled, options.shuffle_seed);
-        let (stack, stack_shuffled) = std::thread::scope(|scope| {
-            let other = scope.spawn(|| StackDistances::of(&shuffled, distinct));
-            let stack = StackDistances::of(&self.ids, distinct);
-            (stack, other.join().expect("the stack distance thread panicked"))
-        });
+        let (ids, max_len) = (&self.ids, options.max_sequence_len);
+        let ((sequences, stack_shuffled), (stack, sequences_shuffled)) =
+            std::thread::scope(|scope| {
+                let other = scope.spawn(|| StackDistances::of(&shuffled, distinct));
+                let sequences = unique_sequences(ids, max_len);
+                let first = (
+                    sequences,
+                    other.join().expect("stack distance thread panicked"),
+                );
+                let other = scope.spawn(|| unique_sequences(&shuffled, max_len));
+                let stack = StackDistances::of(ids, distinct);
+                (
+                    first,
+                    (stack, other.join().expect("sequence thread panicked")),
+                )
+            });
         self.ids = Vec::new();
-        let sequences_shuffled = unique_sequences(&shuffled, options.max_sequence_len);
         drop(shuffled);
         let requests = self.by_op.iter().sum::<u64>();
         let requests_by_state = self
@@ -391,7 +400,9 @@ pub fn fingerprint(state: u16, key: &[u8]) -> [u64; 2] {
     for c in &mut chunks {
         let w = u64::from_le_bytes(c.try_into().expect("8-byte chunk"));
         a = (a ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(31);
-        b = (b ^ w.rotate_left(17)).wrapping_mul(0xc2b2_ae3d_27d4_eb4f).rotate_left(27);
+        b = (b ^ w.rotate_left(17))
+            .wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+            .rotate_left(27);
     }
     let mut tail = 0u64;
     for (i, byte) in chunks.remainder().iter().enumerate() {

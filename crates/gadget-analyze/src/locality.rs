@@ -238,7 +238,13 @@ fn distinct_windows(ids: &[u32], len: usize, buffer: &mut Vec<u64>) -> u64 {
     // at most 1024 buckets: few enough output streams for the scatter to stay in cache, and
     // buckets of ~100K fingerprints for 10^8 windows, small enough to sort in cache
     let bits = (n / 65536).max(1).ilog2().min(10);
-    let bucket = |f: u64| if bits == 0 { 0 } else { (f >> (64 - bits)) as usize };
+    let bucket = |f: u64| {
+        if bits == 0 {
+            0
+        } else {
+            (f >> (64 - bits)) as usize
+        }
+    };
     let mut starts = vec![0usize; (1 << bits) + 1];
     for f in windows(ids, len) {
         starts[bucket(f) + 1] += 1;
