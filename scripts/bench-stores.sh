@@ -39,7 +39,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 a = [x for x in r["latency"] if x["op"] == "all"][0]
 p = " (partial)" if r.get("partial") else ""
-print(f"{r[\"throughput\"]/1000:.0f}K/s, {a[\"p999_ns\"]/1000:.1f} µs{p}")' "$json")"
+print("%.0fK/s, %.1f µs%s" % (r["throughput"] / 1000, a["p999_ns"] / 1000, p))' "$json")"
     else
       cell="error: $(head -c 80 "$out/$name.$s.err" | tr '\n|' '  ')"
     fi
