@@ -10,6 +10,7 @@
 //! writes it back inside one write transaction (LMDB has no merge operator). A write batch is
 //! one write transaction. Seek opens a read transaction and a cursor, which `next` steps.
 
+use super::batch::PendingBatch;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
@@ -34,23 +35,12 @@ self_cell!(
     }
 );
 
-/// A pending write-batch entry; key and value live in the batch's byte arena.
-#[derive(Debug, Clone, Copy)]
-struct BatchEntry {
-    state: StateId,
-    start: usize,
-    key_len: usize,
-    /// `None` for a delete.
-    value_len: Option<usize>,
-}
-
 /// An LMDB environment with one named database per state.
 pub struct LmdbStore {
     env: Env<WithoutTls>,
     dbs: Vec<Db>,
     cursors: Cursors<OpenRange>,
-    batch: Vec<BatchEntry>,
-    arena: Vec<u8>,
+    batch: PendingBatch,
     /// The merged value being built (LMDB values cannot be appended to in place).
     scratch: Vec<u8>,
     map_size: usize,
@@ -128,8 +118,7 @@ impl LmdbStore {
             env,
             cursors: Cursors::new(dbs.len()),
             dbs,
-            batch: Vec::new(),
-            arena: Vec::new(),
+            batch: PendingBatch::default(),
             scratch: Vec::new(),
             map_size,
             path: dir.to_path_buf(),
@@ -279,57 +268,33 @@ impl Store for LmdbStore {
 
     fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.check(state)?;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(key);
-        self.arena.extend_from_slice(value);
-        self.batch.push(BatchEntry {
-            state,
-            start,
-            key_len: key.len(),
-            value_len: Some(value.len()),
-        });
+        self.batch.put(state, key, value);
         Ok(())
     }
 
     fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
         self.check(state)?;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(key);
-        self.batch.push(BatchEntry {
-            state,
-            start,
-            key_len: key.len(),
-            value_len: None,
-        });
+        self.batch.delete(state, key);
         Ok(())
     }
 
     fn batch_commit(&mut self) -> Result<(), StoreError> {
-        let batch = std::mem::take(&mut self.batch);
-        let arena = std::mem::take(&mut self.arena);
         self.cursors.suspend_all();
-        let dbs = &self.dbs;
+        let (dbs, batch) = (&self.dbs, &self.batch);
         let result = write(&self.env, self.error(Op::BatchCommit), |txn| {
-            for e in &batch {
-                let key = &arena[e.start..e.start + e.key_len];
-                let db = dbs[e.state as usize];
-                match e.value_len {
-                    Some(n) => {
-                        let end = e.start + e.key_len + n;
-                        db.put(txn, key, &arena[e.start + e.key_len..end])?;
-                    }
+            for w in batch.writes() {
+                let db = dbs[w.state as usize];
+                match w.value {
+                    Some(value) => db.put(txn, w.key, value)?,
                     None => {
-                        db.delete(txn, key)?;
+                        db.delete(txn, w.key)?;
                     }
                 }
             }
             Ok(())
         });
-        // a failed batch is dropped as RocksDB drops it; the buffers are kept for reuse
-        self.batch = batch;
+        // a failed batch is dropped as RocksDB drops it
         self.batch.clear();
-        self.arena = arena;
-        self.arena.clear();
         result
     }
 

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use gadget::access::{Op, StateId};
 
+#[cfg(any(feature = "lmdb", feature = "redb", feature = "sqlite"))]
+mod batch;
 #[cfg(feature = "berkeleydb")]
 pub mod berkeleydb;
 #[cfg(any(feature = "lmdb", feature = "redb", feature = "fjall"))]

@@ -13,6 +13,7 @@
 // redb's own error type is 160 bytes; passing it up by value only costs on the failure path
 #![allow(clippy::result_large_err)]
 
+use super::batch::PendingBatch;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
@@ -33,24 +34,13 @@ pub const DURABLE_EVERY: u32 = 256;
 type Range = redb::Range<'static, &'static [u8], &'static [u8]>;
 type Def<'a> = TableDefinition<'a, &'static [u8], &'static [u8]>;
 
-/// A pending write-batch entry; key and value live in the batch's byte arena.
-#[derive(Debug, Clone, Copy)]
-struct BatchEntry {
-    state: StateId,
-    start: usize,
-    key_len: usize,
-    /// `None` for a delete.
-    value_len: Option<usize>,
-}
-
 /// A redb database with one table per state.
 pub struct RedbStore {
     db: Database,
     /// Table names, by state.
     tables: Vec<String>,
     cursors: Cursors<Range>,
-    batch: Vec<BatchEntry>,
-    arena: Vec<u8>,
+    batch: PendingBatch,
     /// The merged value being built.
     scratch: Vec<u8>,
     /// Commits since the last durable one.
@@ -152,8 +142,7 @@ impl RedbStore {
             db,
             cursors: Cursors::new(tables.len()),
             tables,
-            batch: Vec::new(),
-            arena: Vec::new(),
+            batch: PendingBatch::default(),
             scratch: Vec::new(),
             commits,
             path: file,
@@ -254,50 +243,33 @@ impl Store for RedbStore {
 
     fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         table(&self.tables, state)?;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(key);
-        self.arena.extend_from_slice(value);
-        self.batch.push(BatchEntry {
-            state,
-            start,
-            key_len: key.len(),
-            value_len: Some(value.len()),
-        });
+        self.batch.put(state, key, value);
         Ok(())
     }
 
     fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
         table(&self.tables, state)?;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(key);
-        self.batch.push(BatchEntry {
-            state,
-            start,
-            key_len: key.len(),
-            value_len: None,
-        });
+        self.batch.delete(state, key);
         Ok(())
     }
 
     fn batch_commit(&mut self) -> Result<(), StoreError> {
         self.cursors.suspend_all();
-        let (batch, arena, tables) = (&self.batch, &self.arena, &self.tables);
+        let (batch, tables) = (&self.batch, &self.tables);
         let result = write(&self.db, &mut self.commits, |txn| {
             // a table can be open once per transaction: open each state's when first needed
             let mut open: Vec<Option<Table<&[u8], &[u8]>>> = tables.iter().map(|_| None).collect();
-            for e in batch {
-                let table = match &mut open[e.state as usize] {
+            for w in batch.writes() {
+                let table = match &mut open[w.state as usize] {
                     Some(t) => t,
-                    slot => slot.insert(open_table(txn, &tables[e.state as usize])?),
+                    slot => slot.insert(open_table(txn, &tables[w.state as usize])?),
                 };
-                let key = &arena[e.start..e.start + e.key_len];
-                match e.value_len {
-                    Some(n) => {
-                        let end = e.start + e.key_len + n;
-                        table.insert(key, &arena[e.start + e.key_len..end])?;
+                match w.value {
+                    Some(value) => {
+                        table.insert(w.key, value)?;
                     }
                     None => {
-                        table.remove(key)?;
+                        table.remove(w.key)?;
                     }
                 }
             }
@@ -305,7 +277,6 @@ impl Store for RedbStore {
         });
         // a failed batch is dropped as RocksDB drops it
         self.batch.clear();
-        self.arena.clear();
         result.map_err(request_error(Op::BatchCommit))
     }
 

@@ -12,6 +12,7 @@
 //! statements cannot stay open across the writes in between, so `next` selects the first row
 //! past the last key returned: a fresh B-tree descent every time.
 
+use super::batch::PendingBatch;
 use std::path::{Path, PathBuf};
 
 use gadget::access::{Op, StateId};
@@ -43,16 +44,6 @@ impl Sql {
     }
 }
 
-/// A pending write-batch entry; key and value live in the batch's byte arena.
-#[derive(Debug, Clone, Copy)]
-struct BatchEntry {
-    state: StateId,
-    start: usize,
-    key_len: usize,
-    /// `None` for a delete.
-    value_len: Option<usize>,
-}
-
 /// A SQLite database with one table per state.
 pub struct SqliteStore {
     conn: Connection,
@@ -62,8 +53,7 @@ pub struct SqliteStore {
     last: Vec<Vec<u8>>,
     /// Where the next landing key is written before it becomes a state's `last`.
     spare: Vec<u8>,
-    batch: Vec<BatchEntry>,
-    arena: Vec<u8>,
+    batch: PendingBatch,
     /// The merged value being built.
     scratch: Vec<u8>,
     path: PathBuf,
@@ -179,8 +169,7 @@ impl SqliteStore {
             last: vec![Vec::new(); states.len()],
             sql,
             spare: Vec::new(),
-            batch: Vec::new(),
-            arena: Vec::new(),
+            batch: PendingBatch::default(),
             scratch: Vec::new(),
             path: file,
         })
@@ -276,50 +265,30 @@ impl Store for SqliteStore {
 
     fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.sql(state)?;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(key);
-        self.arena.extend_from_slice(value);
-        self.batch.push(BatchEntry {
-            state,
-            start,
-            key_len: key.len(),
-            value_len: Some(value.len()),
-        });
+        self.batch.put(state, key, value);
         Ok(())
     }
 
     fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
         self.sql(state)?;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(key);
-        self.batch.push(BatchEntry {
-            state,
-            start,
-            key_len: key.len(),
-            value_len: None,
-        });
+        self.batch.delete(state, key);
         Ok(())
     }
 
     fn batch_commit(&mut self) -> Result<(), StoreError> {
-        let (batch, arena, sql) = (&self.batch, &self.arena, &self.sql);
+        let (batch, sql) = (&self.batch, &self.sql);
         let result = in_transaction(&self.conn, |conn| {
-            for e in batch {
-                let key = &arena[e.start..e.start + e.key_len];
-                let sql = &sql[e.state as usize];
-                match e.value_len {
-                    Some(n) => {
-                        let end = e.start + e.key_len + n;
-                        put(conn, sql, key, &arena[e.start + e.key_len..end])?;
-                    }
-                    None => delete(conn, sql, key)?,
+            for w in batch.writes() {
+                let sql = &sql[w.state as usize];
+                match w.value {
+                    Some(value) => put(conn, sql, w.key, value)?,
+                    None => delete(conn, sql, w.key)?,
                 }
             }
             Ok(())
         });
         // a failed batch is dropped as RocksDB drops it
         self.batch.clear();
-        self.arena.clear();
         result.map_err(request_error(Op::BatchCommit))
     }
 
