@@ -23,4 +23,15 @@ for name in tumbling-incr sliding-hol session-hol; do
   mkdir -p "$out/compare-$name"
   cp "$tmp/compare-$name"/{stack-distance,unique-sequences}.png "$out/compare-$name/"
 done
+# docs/ycsb-vs-streaming.md: Flink's tumbling-incr against its closest YCSB workloads
+yvs=docs/ycsb-vs-streaming
+mkdir -p "$yvs"
+for d in latest hotspot sequential uniform; do
+  "$gadget" gen "examples/ycsb-vs-streaming/tumbling-incr-$d.toml" -o "$tmp/ycsb-$d.gtrace" > /dev/null
+done
+cp "$refs/tumbling-incr.tsv.gz" "$tmp/flink-tumbling-incr.tsv.gz"
+"$gadget" compare "$tmp/flink-tumbling-incr.tsv.gz" "$tmp"/ycsb-{latest,hotspot,sequential,uniform}.gtrace \
+  --plots "$tmp/yvs" > "$yvs/table.txt"
+cp "$tmp/yvs"/{stack-distance,unique-sequences,miss-ratio-curve}.png "$yvs/"
+echo "characterize: wrote $yvs" >&2
 echo "characterize: wrote $out" >&2
