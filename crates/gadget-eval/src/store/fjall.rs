@@ -261,6 +261,7 @@ impl Store for FjallStore {
 
 #[cfg(test)]
 mod tests {
+    use super::super::contract;
     use super::*;
 
     fn store(dir: &Path) -> FjallStore {
@@ -277,14 +278,7 @@ mod tests {
     fn merge_appends_with_flinks_delimiter() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
-        s.merge(0, b"k", b"abc").unwrap();
-        s.merge(0, b"k", b"de").unwrap();
-        assert_eq!(s.get(0, b"k").unwrap(), Some(6));
-        s.put(0, b"k", b"z").unwrap();
-        s.merge(0, b"k", b"").unwrap();
-        assert_eq!(s.get(0, b"k").unwrap(), Some(2));
-        s.delete(0, b"k").unwrap();
-        assert_eq!(s.get(0, b"k").unwrap(), None);
+        contract::merge_appends_with_flinks_delimiter(&mut s);
         assert_eq!(s.emulated(), &[Op::Merge]);
     }
 
@@ -292,15 +286,7 @@ mod tests {
     fn states_are_separate_partitions_and_bad_keys_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
-        s.put(0, b"k", b"1").unwrap();
-        assert_eq!(s.get(1, b"k").unwrap(), None);
-        assert!(matches!(
-            s.get(2, b"k"),
-            Err(StoreError::UnknownState {
-                state: 2,
-                states: 2
-            })
-        ));
+        contract::states_are_separate(&mut s);
         assert!(matches!(
             s.put(0, b"", b"v"),
             Err(StoreError::Request { op: Op::Put, .. })
@@ -315,33 +301,13 @@ mod tests {
     fn seek_and_next_walk_in_key_order_and_batches_apply_on_commit() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
-        s.batch_put(1, b"b", b"22").unwrap();
-        s.batch_put(1, b"a", b"1").unwrap();
-        s.batch_put(1, b"d", b"4444").unwrap();
-        assert_eq!(s.seek(1, b"").unwrap(), None);
-        s.batch_commit().unwrap();
-        assert_eq!(s.seek(1, b"b").unwrap(), Some(2));
-        assert_eq!(s.next(1).unwrap(), Some(4));
-        assert_eq!(s.next(1).unwrap(), None);
-        assert_eq!(s.next(1).unwrap(), None);
-        s.batch_delete(1, b"a").unwrap();
-        s.batch_commit().unwrap();
-        assert_eq!(s.seek(1, b"").unwrap(), Some(2));
-        s.flush().unwrap();
+        contract::seek_and_next_walk_in_key_order_and_batches_apply_on_commit(&mut s);
     }
 
     #[test]
     fn next_after_a_write_sees_the_write() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
-        for k in [b"a", b"c", b"e"] {
-            s.put(0, k, k).unwrap();
-        }
-        assert_eq!(s.seek(0, b"a").unwrap(), Some(1));
-        s.put(0, b"b", b"bb").unwrap();
-        s.delete(0, b"c").unwrap();
-        assert_eq!(s.next(0).unwrap(), Some(2));
-        assert_eq!(s.next(0).unwrap(), Some(1));
-        assert_eq!(s.next(0).unwrap(), None);
+        contract::next_after_a_write_sees_the_write(&mut s);
     }
 }

@@ -12,6 +12,8 @@ use gadget::access::{Op, StateId};
 mod batch;
 #[cfg(feature = "berkeleydb")]
 pub mod berkeleydb;
+#[cfg(test)]
+mod contract;
 #[cfg(any(feature = "lmdb", feature = "redb", feature = "fjall"))]
 mod cursor;
 #[cfg(feature = "faster")]

@@ -1,0 +1,60 @@
+//! Checks every store must pass, shared by the stores' unit tests: each store's test opens it
+//! with two states (0 and 1) and runs the checks on it.
+
+use super::{Store, StoreError};
+
+/// Merge appends with Flink's `,` delimiter (or sets a missing value); put replaces; delete
+/// removes.
+pub(crate) fn merge_appends_with_flinks_delimiter(s: &mut dyn Store) {
+    s.merge(0, b"k", b"abc").unwrap();
+    s.merge(0, b"k", b"de").unwrap();
+    assert_eq!(s.get(0, b"k").unwrap(), Some(6));
+    s.put(0, b"k", b"z").unwrap();
+    s.merge(0, b"k", b"").unwrap();
+    assert_eq!(s.get(0, b"k").unwrap(), Some(2));
+    s.delete(0, b"k").unwrap();
+    assert_eq!(s.get(0, b"k").unwrap(), None);
+}
+
+/// The same key in two states is two keys; a third state is an error.
+pub(crate) fn states_are_separate(s: &mut dyn Store) {
+    s.put(0, b"k", b"1").unwrap();
+    assert_eq!(s.get(1, b"k").unwrap(), None);
+    assert!(matches!(
+        s.get(2, b"k"),
+        Err(StoreError::UnknownState {
+            state: 2,
+            states: 2
+        })
+    ));
+}
+
+/// Batched writes apply on commit, and seek/next walk a state in key order.
+pub(crate) fn seek_and_next_walk_in_key_order_and_batches_apply_on_commit(s: &mut dyn Store) {
+    s.batch_put(1, b"b", b"22").unwrap();
+    s.batch_put(1, b"a", b"1").unwrap();
+    s.batch_put(1, b"d", b"4444").unwrap();
+    assert_eq!(s.seek(1, b"").unwrap(), None);
+    s.batch_commit().unwrap();
+    assert_eq!(s.seek(1, b"b").unwrap(), Some(2));
+    assert_eq!(s.next(1).unwrap(), Some(4));
+    assert_eq!(s.next(1).unwrap(), None);
+    assert_eq!(s.next(1).unwrap(), None);
+    s.batch_delete(1, b"a").unwrap();
+    s.batch_commit().unwrap();
+    assert_eq!(s.seek(1, b"").unwrap(), Some(2));
+    s.flush().unwrap();
+}
+
+/// A `next` after a write between it and its seek sees the write, as the memory store does.
+pub(crate) fn next_after_a_write_sees_the_write(s: &mut dyn Store) {
+    for k in [b"a", b"c", b"e"] {
+        s.put(0, k, k).unwrap();
+    }
+    assert_eq!(s.seek(0, b"a").unwrap(), Some(1));
+    s.put(0, b"b", b"bb").unwrap();
+    s.delete(0, b"c").unwrap();
+    assert_eq!(s.next(0).unwrap(), Some(2));
+    assert_eq!(s.next(0).unwrap(), Some(1));
+    assert_eq!(s.next(0).unwrap(), None);
+}
