@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
@@ -426,74 +428,60 @@ where
                 .draw()
                 .map_err(|e| e.to_string())?;
         }
-        (FigureKind::Lines, true) => {
-            let mut chart = builder
+        (FigureKind::Lines, true) => draw_lines(
+            builder
                 .build_cartesian_2d((x0.max(1e-9)..x1).log_scale(), y0..y1)
-                .map_err(|e| e.to_string())?;
-            chart
-                .configure_mesh()
-                .x_desc(&f.x_label)
-                .y_desc(&f.y_label)
-                .x_label_formatter(&|x| tick(*x))
-                .y_label_formatter(&|y| tick(*y))
-                .draw()
-                .map_err(|e| e.to_string())?;
-            for (i, s) in f.series.iter().enumerate() {
-                let color = style(i);
-                let width = if s.baseline { 1 } else { 2 };
-                chart
-                    .draw_series(LineSeries::new(
-                        s.points.iter().copied(),
-                        color.stroke_width(width),
-                    ))
-                    .map_err(|e| e.to_string())?
-                    .label(&s.label)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
-                    });
-            }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(|e| e.to_string())?;
-        }
-        (FigureKind::Lines, false) => {
-            let mut chart = builder
+                .map_err(|e| e.to_string())?,
+            f,
+        )?,
+        (FigureKind::Lines, false) => draw_lines(
+            builder
                 .build_cartesian_2d(x0..x1, y0..y1)
-                .map_err(|e| e.to_string())?;
-            chart
-                .configure_mesh()
-                .x_desc(&f.x_label)
-                .y_desc(&f.y_label)
-                .x_label_formatter(&|x| tick(*x))
-                .y_label_formatter(&|y| tick(*y))
-                .draw()
-                .map_err(|e| e.to_string())?;
-            for (i, s) in f.series.iter().enumerate() {
-                let color = style(i);
-                let width = if s.baseline { 1 } else { 2 };
-                chart
-                    .draw_series(LineSeries::new(
-                        s.points.iter().copied(),
-                        color.stroke_width(width),
-                    ))
-                    .map_err(|e| e.to_string())?
-                    .label(&s.label)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
-                    });
-            }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(|e| e.to_string())?;
-        }
+                .map_err(|e| e.to_string())?,
+            f,
+        )?,
     }
     root.present().map_err(|e| e.to_string())
+}
+
+/// Draws a line figure on a chart whose x axis is linear or logarithmic.
+fn draw_lines<'a, DB, X>(
+    mut chart: ChartContext<'a, DB, Cartesian2d<X, RangedCoordf64>>,
+    f: &Figure,
+) -> Result<(), String>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .configure_mesh()
+        .x_desc(&f.x_label)
+        .y_desc(&f.y_label)
+        .x_label_formatter(&|x| tick(*x))
+        .y_label_formatter(&|y| tick(*y))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (i, s) in f.series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let width = if s.baseline { 1 } else { 2 };
+        chart
+            .draw_series(LineSeries::new(
+                s.points.iter().copied(),
+                color.stroke_width(width),
+            ))
+            .map_err(|e| e.to_string())?
+            .label(&s.label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())
 }
 
 const SIZE: (u32, u32) = (900, 540);
