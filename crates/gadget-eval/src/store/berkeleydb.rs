@@ -10,6 +10,7 @@
 //!   order, so there seek and next scan the whole database for the next key in order, and
 //!   are reported as emulated.
 
+use super::batch::PendingBatch;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr, CString};
 use std::path::Path;
 
@@ -67,22 +68,12 @@ pub enum AccessMethod {
     Hash,
 }
 
-/// A pending write-batch entry; key and value live in the batch's byte arena.
-#[derive(Debug, Clone, Copy)]
-struct BatchEntry {
-    state: StateId,
-    start: usize,
-    key_len: usize,
-    value_len: Option<usize>,
-}
-
 /// A BerkeleyDB environment with a database per state.
 pub struct BerkeleyDbStore {
     handle: *mut c_void,
     method: AccessMethod,
     states: usize,
-    batch: Vec<BatchEntry>,
-    arena: Vec<u8>,
+    batch: PendingBatch,
     value: Vec<u8>,
 }
 
@@ -150,8 +141,7 @@ impl BerkeleyDbStore {
             handle,
             method,
             states,
-            batch: Vec::new(),
-            arena: Vec::new(),
+            batch: PendingBatch::default(),
             value: Vec::new(),
         })
     }
@@ -300,49 +290,27 @@ impl Store for BerkeleyDbStore {
 
     fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.check(state)?;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(key);
-        self.arena.extend_from_slice(value);
-        self.batch.push(BatchEntry {
-            state,
-            start,
-            key_len: key.len(),
-            value_len: Some(value.len()),
-        });
+        self.batch.put(state, key, value);
         Ok(())
     }
 
     fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
         self.check(state)?;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(key);
-        self.batch.push(BatchEntry {
-            state,
-            start,
-            key_len: key.len(),
-            value_len: None,
-        });
+        self.batch.delete(state, key);
         Ok(())
     }
 
     fn batch_commit(&mut self) -> Result<(), StoreError> {
-        let batch = std::mem::take(&mut self.batch);
-        let arena = std::mem::take(&mut self.arena);
+        let mut batch = std::mem::take(&mut self.batch);
         let mut result = Ok(());
-        for e in &batch {
-            let key = &arena[e.start..e.start + e.key_len];
-            let value = e
-                .value_len
-                .map(|n| &arena[e.start + e.key_len..e.start + e.key_len + n]);
-            result = self.write(Op::BatchCommit, e.state, key, value);
+        for w in batch.writes() {
+            result = self.write(Op::BatchCommit, w.state, w.key, w.value);
             if result.is_err() {
                 break;
             }
         }
+        batch.clear();
         self.batch = batch;
-        self.batch.clear();
-        self.arena = arena;
-        self.arena.clear();
         result
     }
 

@@ -1,6 +1,7 @@
 //! The in-memory store: an ordered map per state. No persistence, no serialization; the
 //! upper bound that real stores are compared against. Every op is native.
 
+use super::batch::PendingBatch;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
@@ -8,24 +9,13 @@ use gadget::access::{Op, StateId};
 
 use super::{Store, StoreError, MERGE_DELIMITER};
 
-/// A pending write-batch entry: the key and value live in the batch's byte arena.
-#[derive(Debug, Clone, Copy)]
-struct BatchEntry {
-    state: StateId,
-    start: usize,
-    key_len: usize,
-    /// `None` for a delete.
-    value_len: Option<usize>,
-}
-
 /// One ordered map per state.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     states: Vec<BTreeMap<Vec<u8>, Vec<u8>>>,
     /// Per state, the key the open iterator stands on (`None`: no iterator or past the end).
     cursors: Vec<Option<Vec<u8>>>,
-    batch: Vec<BatchEntry>,
-    arena: Vec<u8>,
+    batch: PendingBatch,
 }
 
 impl MemoryStore {
@@ -34,8 +24,7 @@ impl MemoryStore {
         MemoryStore {
             states: vec![BTreeMap::new(); states],
             cursors: vec![None; states],
-            batch: Vec::new(),
-            arena: Vec::new(),
+            batch: PendingBatch::default(),
         }
     }
 
@@ -123,51 +112,31 @@ impl Store for MemoryStore {
 
     fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.map(state)?;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(key);
-        self.arena.extend_from_slice(value);
-        self.batch.push(BatchEntry {
-            state,
-            start,
-            key_len: key.len(),
-            value_len: Some(value.len()),
-        });
+        self.batch.put(state, key, value);
         Ok(())
     }
 
     fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
         self.map(state)?;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(key);
-        self.batch.push(BatchEntry {
-            state,
-            start,
-            key_len: key.len(),
-            value_len: None,
-        });
+        self.batch.delete(state, key);
         Ok(())
     }
 
     fn batch_commit(&mut self) -> Result<(), StoreError> {
-        let batch = std::mem::take(&mut self.batch);
-        let arena = std::mem::take(&mut self.arena);
-        for e in &batch {
-            let key = &arena[e.start..e.start + e.key_len];
-            let map = &mut self.states[e.state as usize];
-            match e.value_len {
-                Some(n) => {
-                    let v = &arena[e.start + e.key_len..e.start + e.key_len + n];
-                    map.insert(key.to_vec(), v.to_vec());
+        let mut batch = std::mem::take(&mut self.batch);
+        for w in batch.writes() {
+            let map = &mut self.states[w.state as usize];
+            match w.value {
+                Some(v) => {
+                    map.insert(w.key.to_vec(), v.to_vec());
                 }
                 None => {
-                    map.remove(key);
+                    map.remove(w.key);
                 }
             }
         }
+        batch.clear();
         self.batch = batch;
-        self.batch.clear();
-        self.arena = arena;
-        self.arena.clear();
         Ok(())
     }
 

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use gadget::access::{Op, StateId};
 
-#[cfg(any(feature = "lmdb", feature = "redb", feature = "sqlite"))]
 mod batch;
 #[cfg(feature = "berkeleydb")]
 pub mod berkeleydb;
