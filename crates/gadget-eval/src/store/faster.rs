@@ -37,6 +37,7 @@
 //! that cost is part of what this store measures. FASTER's sessions are per thread, so a
 //! [`FasterStore`] stays on the thread that opened it (it is not `Send`).
 
+use super::batch::PendingBatch;
 use std::collections::BTreeSet;
 use std::marker::PhantomData;
 use std::ops::Bound;
@@ -74,9 +75,6 @@ impl FasterRmw for Append {
     }
 }
 
-/// A pending write-batch entry: `None` for a delete.
-type BatchEntry = (StateId, Vec<u8>, Option<Vec<u8>>);
-
 /// One FASTER instance with every state in it, and an ordered key index per state.
 pub struct FasterStore {
     kv: FasterKv,
@@ -84,7 +82,7 @@ pub struct FasterStore {
     index: Vec<BTreeSet<Vec<u8>>>,
     /// Per state, the key the open iterator stands on.
     cursors: Vec<Option<Vec<u8>>>,
-    batch: Vec<BatchEntry>,
+    batch: PendingBatch,
     /// The session's monotonic serial number.
     serial: u64,
     /// The FASTER key being built: state and key.
@@ -185,7 +183,7 @@ impl FasterStore {
             kv,
             index: vec![BTreeSet::new(); states],
             cursors: vec![None; states],
-            batch: Vec::new(),
+            batch: PendingBatch::default(),
             serial: 0,
             key: Vec::new(),
             value: Vec::new(),
@@ -388,23 +386,31 @@ impl Store for FasterStore {
 
     fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.check(Op::BatchPut, state)?;
-        self.batch.push((state, key.to_vec(), Some(value.to_vec())));
+        self.batch.put(state, key, value);
         Ok(())
     }
 
     fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
         self.check(Op::BatchDelete, state)?;
-        self.batch.push((state, key.to_vec(), None));
+        self.batch.delete(state, key);
         Ok(())
     }
 
     fn batch_commit(&mut self) -> Result<(), StoreError> {
-        let batch = std::mem::take(&mut self.batch);
-        for (state, key, value) in &batch {
-            self.in_memory(Op::BatchCommit)?;
-            self.write(Op::BatchCommit, *state, key, value.as_deref())?;
+        let mut batch = std::mem::take(&mut self.batch);
+        let mut result = Ok(());
+        for w in batch.writes() {
+            result = self
+                .in_memory(Op::BatchCommit)
+                .and_then(|()| self.write(Op::BatchCommit, w.state, w.key, w.value));
+            if result.is_err() {
+                break;
+            }
         }
-        Ok(())
+        // a failed batch is dropped as RocksDB drops it; the buffers are kept for reuse
+        batch.clear();
+        self.batch = batch;
+        result
     }
 
     fn emulated(&self) -> &'static [Op] {
