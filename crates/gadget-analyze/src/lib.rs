@@ -79,9 +79,9 @@ pub struct KeyTrace {
     /// True when the trace says it was cut short.
     pub truncated: bool,
     /// Requests by op.
-    pub by_op: [u64; 9],
+    pub by_op: [u64; Op::COUNT],
     /// Requests by state and op.
-    pub by_state: Vec<[u64; 9]>,
+    pub by_state: Vec<[u64; Op::COUNT]>,
     /// Input-event markers.
     pub events: u64,
     /// Watermark markers.
@@ -141,19 +141,21 @@ pub fn scan(
             RecordRef::Access(a) => {
                 let state = a.state as usize;
                 if state >= out.by_state.len() {
-                    out.by_state.resize(state + 1, [0; 9]);
+                    out.by_state.resize(state + 1, [0; Op::COUNT]);
                 }
                 out.by_op[a.op as usize] += 1;
                 out.by_state[state][a.op as usize] += 1;
                 if matches!(a.op, Op::Put | Op::Merge | Op::BatchPut) {
                     *out.value_sizes.entry(a.value_len).or_default() += 1;
                 }
-                if a.key.is_empty() {
+                // a range op is an access to its start bound, as a seek is to its target
+                let key = a.range().map_or(a.key, |(start, _)| start);
+                if key.is_empty() {
                     continue;
                 }
-                *out.key_sizes.entry(a.key.len() as u32).or_default() += 1;
+                *out.key_sizes.entry(key.len() as u32).or_default() += 1;
                 let next = out.popularity.len();
-                let id = match index.entry(fingerprint(a.state, a.key)) {
+                let id = match index.entry(fingerprint(a.state, key)) {
                     std::collections::hash_map::Entry::Occupied(e) => *e.get(),
                     std::collections::hash_map::Entry::Vacant(e) => {
                         let id = u32::try_from(next).map_err(|_| AnalyzeError::TooLarge {
@@ -177,8 +179,8 @@ pub fn scan(
                     if state >= prefixes.len() {
                         prefixes.resize_with(state + 1, FxHashSet::default);
                     }
-                    if a.key.len() >= n && !prefixes[state].contains(&a.key[..n]) {
-                        prefixes[state].insert(a.key[..n].into());
+                    if key.len() >= n && !prefixes[state].contains(&key[..n]) {
+                        prefixes[state].insert(key[..n].into());
                     }
                 }
             }
@@ -198,7 +200,7 @@ pub fn scan(
     }
     out.states = reader.state_names().to_vec();
     out.by_state
-        .resize(out.states.len().max(out.by_state.len()), [0; 9]);
+        .resize(out.states.len().max(out.by_state.len()), [0; Op::COUNT]);
     if let Some(footer) = reader.footer() {
         out.truncated = footer.truncated;
         if let Some(n) = footer
@@ -231,7 +233,7 @@ pub fn scan(
 }
 
 /// Requests by op name (ops that occur only).
-fn op_counts(counts: &[u64; 9]) -> BTreeMap<String, u64> {
+fn op_counts(counts: &[u64; Op::COUNT]) -> BTreeMap<String, u64> {
     Op::ALL
         .iter()
         .filter(|op| counts[**op as usize] > 0)

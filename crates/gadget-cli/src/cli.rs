@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Gadget simulates Apache Flink operators over an event stream and produces the exact
-/// sequence of state-store requests (get, put, merge, delete, seek, next, write batches)
+/// sequence of state-store requests (get, put, merge, delete, seek, next, write batches, range deletes and range queries)
 /// that Flink 1.20 would send to RocksDB.
 #[derive(Debug, Parser)]
 #[command(name = "gadget", version, about, long_about = None)]

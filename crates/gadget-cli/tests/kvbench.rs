@@ -31,8 +31,9 @@ fn small_preset(dir: &std::path::Path, n: u32) -> PathBuf {
 #[test]
 fn kvbench_presets_generate_deterministically_and_replay_on_memory_and_rocksdb() {
     let dir = tempfile::tempdir().unwrap();
-    // II interleaves inserts, deletes, queries and updates; IV range-deletes a preload.
-    for (preset, requests) in [(2, 2000), (4, 2000 + 2000 + 1000)] {
+    // II interleaves inserts, deletes, queries and updates; IV range-deletes a preload: 2000
+    // preloaded puts, then 1000 updates and 1000 range deletes of one request each.
+    for (preset, requests) in [(2, 2000), (4, 2000 + 1000 + 1000)] {
         let config = small_preset(dir.path(), preset);
         let t1 = dir.path().join(format!("{preset}a.gtrace"));
         let t2 = dir.path().join(format!("{preset}b.gtrace"));
@@ -92,4 +93,41 @@ fn a_kvbench_preset_runs_online() {
         .assert()
         .success()
         .stdout(predicate::str::contains("4000 requests"));
+}
+
+#[test]
+fn range_deletes_are_native_on_rocksdb_and_reported_emulated_on_leveldb() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = small_preset(dir.path(), 4);
+    let trace = dir.path().join("iv.gtrace");
+    gadget()
+        .args([
+            "gen",
+            config.to_str().unwrap(),
+            "-o",
+            trace.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    for (store, emulated) in [("rocksdb", false), ("leveldb", true)] {
+        let assert = gadget()
+            .args([
+                "replay",
+                trace.to_str().unwrap(),
+                "--store",
+                store,
+                "--json",
+            ])
+            .assert()
+            .success();
+        let json: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+        let ops: Vec<&str> = json["emulated_ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(ops.contains(&"range_delete"), emulated, "{store}: {ops:?}");
+        assert_eq!(json["requests"], 4000, "{json}");
+    }
 }

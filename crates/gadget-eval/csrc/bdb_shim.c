@@ -280,6 +280,65 @@ int gbdb_next(gbdb *h, int state, unsigned *vlen) {
     return 1;
 }
 
+/*
+ * Walks the keys k with start <= k < end of a state with a cursor of its own, deleting each
+ * when `del` is set; *count is how many it passed. A B-tree starts at DB_SET_RANGE and stops
+ * at the first key >= end; a hash database has no key order, so every key is looked at.
+ * Returns 0 or a BerkeleyDB error.
+ */
+int gbdb_range(gbdb *h, int state, const void *start, unsigned slen, const void *end,
+               unsigned elen, int del, unsigned long long *count) {
+    *count = 0;
+    DBC *c;
+    int ret = h->dbs[state]->cursor(h->dbs[state], NULL, &c, 0);
+    if (ret != 0) {
+        return ret;
+    }
+    DBT key, data;
+    memset(&key, 0, sizeof key);
+    memset(&data, 0, sizeof data);
+    void *copy = NULL;
+    if (h->hash) {
+        ret = c->get(c, &key, &data, DB_FIRST);
+    } else {
+        /* DB_SET_RANGE writes the key found into `key`: give it memory of its own */
+        copy = malloc(slen ? slen : 1);
+        if (!copy) {
+            c->close(c);
+            return ENOMEM;
+        }
+        memcpy(copy, start, slen);
+        key.flags = DB_DBT_REALLOC;
+        key.data = copy;
+        key.size = slen;
+        ret = c->get(c, &key, &data, DB_SET_RANGE);
+        copy = key.data;
+    }
+    while (ret == 0) {
+        int in_range = compare(key.data, key.size, start, slen) >= 0 &&
+                       compare(key.data, key.size, end, elen) < 0;
+        if (!in_range && !h->hash) {
+            break;
+        }
+        if (in_range) {
+            *count += 1;
+            if (del && (ret = c->del(c, 0)) != 0) {
+                break;
+            }
+        }
+        ret = c->get(c, &key, &data, DB_NEXT);
+        if (!h->hash) {
+            copy = key.data;
+        }
+    }
+    free(copy);
+    int closed = c->close(c);
+    if (ret == DB_NOTFOUND || ret == 0) {
+        ret = closed;
+    }
+    return ret;
+}
+
 const char *gbdb_strerror(int ret) {
     return db_strerror(ret);
 }

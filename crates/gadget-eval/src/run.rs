@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gadget::access::Op;
+use gadget::access::{range_bounds, Op};
 use serde::{Deserialize, Serialize};
 
 use crate::arrival::ArrivalProcess;
@@ -300,6 +300,25 @@ pub fn issue(
         Op::BatchCommit => {
             store.batch_commit()?;
             None
+        }
+        Op::RangeQuery | Op::RangeDelete => {
+            let Some((start, end)) = range_bounds(r.op, key, r.value_len) else {
+                return Err(StoreError::Request {
+                    store: store.name(),
+                    op: r.op,
+                    message: format!(
+                        "the request's start bound ({} bytes) is longer than its key ({} bytes)",
+                        r.value_len,
+                        key.len()
+                    ),
+                });
+            };
+            if r.op == Op::RangeQuery {
+                Some(Some(store.range_query(state, start, end)?))
+            } else {
+                store.range_delete(state, start, end)?;
+                None
+            }
         }
     })
 }

@@ -71,6 +71,19 @@ impl Store for StallingStore {
         self.tick();
         self.inner.batch_commit()
     }
+    fn range_query(
+        &mut self,
+        state: StateId,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<usize, StoreError> {
+        self.tick();
+        self.inner.range_query(state, start, end)
+    }
+    fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
+        self.tick();
+        self.inner.range_delete(state, start, end)
+    }
 }
 
 const WORKLOAD: &str = r#"

@@ -28,7 +28,10 @@ fn redis_merges_with_flinks_delimiter_iterates_in_order_and_cleans_up() {
     for pipeline in [1, 16] {
         let states = vec!["window-contents".to_string(), "timers".to_string()];
         let mut s = RedisStore::open(&states, &settings(&server.url, pipeline)).unwrap();
-        assert_eq!(s.emulated(), &[Op::Seek, Op::Next]);
+        assert_eq!(
+            s.emulated(),
+            &[Op::Seek, Op::Next, Op::RangeDelete, Op::RangeQuery]
+        );
         s.merge(0, b"k", b"abc").unwrap();
         s.merge(0, b"k", b"de").unwrap();
         assert_eq!(s.get(0, b"k").unwrap(), Some(6));
@@ -54,6 +57,23 @@ fn redis_merges_with_flinks_delimiter_iterates_in_order_and_cleans_up() {
         s.batch_delete(1, b"a").unwrap();
         s.batch_commit().unwrap();
         assert_eq!(s.seek(1, b"").unwrap(), Some(2));
+
+        for k in [&b"a"[..], b"b", b"bb", b"c"] {
+            s.put(0, k, k).unwrap();
+        }
+        assert_eq!(s.range_query(0, b"b", b"c").unwrap(), 2);
+        assert_eq!(s.range_query(0, b"c", b"b").unwrap(), 0);
+        assert_eq!(s.range_query(1, b"", &[0xff, 1]).unwrap(), 2);
+        s.range_delete(0, b"a", b"bb").unwrap();
+        assert_eq!(s.get(0, b"a").unwrap(), None);
+        assert_eq!(s.get(0, b"b").unwrap(), None);
+        assert_eq!(s.get(0, b"bb").unwrap(), Some(2));
+        assert_eq!(s.range_query(0, b"", b"z").unwrap(), 2);
+        assert_eq!(
+            s.get(1, b"b").unwrap(),
+            Some(2),
+            "other states are untouched"
+        );
         assert!(key_count(&server.url) > 0);
         drop(s);
         assert_eq!(key_count(&server.url), 0, "the run's keys are removed");

@@ -26,11 +26,17 @@ pub enum Op {
     BatchDelete = 7,
     /// Commit of a write batch; `value_len` is the number of entries it carries.
     BatchCommit = 8,
+    /// Delete of every key in `[start, end)` (RocksDB `DeleteRange`); see [`Access::range`] for
+    /// how the two bounds travel in one key.
+    RangeDelete = 9,
+    /// Read of every entry in `[start, end)` (an iterator with an upper bound); see
+    /// [`Access::range`].
+    RangeQuery = 10,
 }
 
 impl Op {
     /// Every op, in the order of its numeric value.
-    pub const ALL: [Op; 9] = [
+    pub const ALL: [Op; Op::COUNT] = [
         Op::Get,
         Op::Put,
         Op::Merge,
@@ -40,7 +46,12 @@ impl Op {
         Op::BatchPut,
         Op::BatchDelete,
         Op::BatchCommit,
+        Op::RangeDelete,
+        Op::RangeQuery,
     ];
+
+    /// How many ops there are.
+    pub const COUNT: usize = 11;
 
     /// The op's name in text traces and reports.
     pub fn name(self) -> &'static str {
@@ -54,7 +65,14 @@ impl Op {
             Op::BatchPut => "batch_put",
             Op::BatchDelete => "batch_delete",
             Op::BatchCommit => "batch_commit",
+            Op::RangeDelete => "range_delete",
+            Op::RangeQuery => "range_query",
         }
+    }
+
+    /// Whether the op covers a key range (its key carries two bounds, see [`Access::range`]).
+    pub fn is_range(self) -> bool {
+        matches!(self, Op::RangeDelete | Op::RangeQuery)
     }
 
     /// Parses an op name as written by [`Op::name`].
@@ -86,8 +104,37 @@ pub struct Access<'a> {
     pub state: StateId,
     /// The key bytes, laid out as Flink lays them out.
     pub key: &'a [u8],
-    /// Bytes written (put, merge, batch put), entries committed (batch commit), else 0.
+    /// Bytes written (put, merge, batch put), entries committed (batch commit), the length of
+    /// the start bound (range ops), else 0.
     pub value_len: u32,
+}
+
+impl<'a> Access<'a> {
+    /// The bounds `[start, end)` of a range op.
+    ///
+    /// A range op carries both bounds in its one key, `start ‖ end`, and the length of `start`
+    /// in `value_len` (range ops write no value), so traces, sinks and analyzers handle it as
+    /// any other request. `None` for other ops, or when `value_len` is longer than the key.
+    pub fn range(&self) -> Option<(&'a [u8], &'a [u8])> {
+        range_bounds(self.op, self.key, self.value_len)
+    }
+}
+
+/// Splits the key of a range op into its bounds (see [`Access::range`]).
+pub fn range_bounds(op: Op, key: &[u8], value_len: u32) -> Option<(&[u8], &[u8])> {
+    if !op.is_range() || value_len as usize > key.len() {
+        return None;
+    }
+    Some(key.split_at(value_len as usize))
+}
+
+/// Writes the key of a range op over `[start, end)` into `buf` (cleared first) and returns the
+/// `value_len` that goes with it.
+pub fn encode_range(buf: &mut Vec<u8>, start: &[u8], end: &[u8]) -> u32 {
+    buf.clear();
+    buf.extend_from_slice(start);
+    buf.extend_from_slice(end);
+    start.len() as u32
 }
 
 /// Where generated accesses go: a trace writer, a store driver, an analyzer, a counter.
@@ -158,9 +205,9 @@ impl AccessSink for VecSink {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct AccessCounts {
     /// Requests per op, indexed by the op's numeric value.
-    pub by_op: [u64; 9],
+    pub by_op: [u64; Op::COUNT],
     /// Requests per state and op: `by_state[state][op]`.
-    pub by_state: Vec<[u64; 9]>,
+    pub by_state: Vec<[u64; Op::COUNT]>,
     /// Input events seen.
     pub events: u64,
     /// Watermarks seen.
@@ -179,7 +226,7 @@ impl AccessCounts {
         self.by_op[op as usize] += 1;
         let s = state as usize;
         if s >= self.by_state.len() {
-            self.by_state.resize(s + 1, [0; 9]);
+            self.by_state.resize(s + 1, [0; Op::COUNT]);
         }
         self.by_state[s][op as usize] += 1;
     }
@@ -208,6 +255,22 @@ mod tests {
             assert_eq!(Op::from_code(op as u8), Some(op));
         }
         assert_eq!(Op::from_name("scan"), None);
-        assert_eq!(Op::from_code(9), None);
+        assert_eq!(Op::from_code(Op::COUNT as u8), None);
+    }
+
+    #[test]
+    fn a_range_travels_as_start_then_end_with_the_start_length() {
+        let mut buf = vec![9, 9];
+        let value_len = encode_range(&mut buf, b"ab", b"abz");
+        assert_eq!((buf.as_slice(), value_len), (&b"ababz"[..], 2));
+        let a = Access {
+            op: Op::RangeQuery,
+            state: 0,
+            key: &buf,
+            value_len,
+        };
+        assert_eq!(a.range(), Some((&b"ab"[..], &b"abz"[..])));
+        assert_eq!(Access { op: Op::Get, ..a }.range(), None);
+        assert_eq!(Access { value_len: 6, ..a }.range(), None);
     }
 }

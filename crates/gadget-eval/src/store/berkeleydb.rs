@@ -8,7 +8,10 @@
 //!   atomic): `batch_commit` is reported as emulated;
 //! - seek/next: a B-tree cursor (`DB_SET_RANGE`, `DB_NEXT`); a hash database has no key
 //!   order, so there seek and next scan the whole database for the next key in order, and
-//!   are reported as emulated.
+//!   are reported as emulated;
+//! - range query: a cursor from `DB_SET_RANGE` to the end bound (a hash database scans every
+//!   key: emulated); range delete: the same walk deleting through the cursor (emulated, as
+//!   BerkeleyDB has no range delete).
 
 use super::batch::PendingBatch;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr, CString};
@@ -16,7 +19,7 @@ use std::path::Path;
 
 use gadget::access::{Op, StateId};
 
-use super::{Store, StoreError, MERGE_DELIMITER};
+use super::{empty_range, Store, StoreError, MERGE_DELIMITER};
 
 /// The BerkeleyDB cache of the paper's setup.
 pub const CACHE_BYTES: u64 = 256 << 20;
@@ -56,6 +59,16 @@ extern "C" {
         vlen: *mut c_uint,
     ) -> c_int;
     fn gbdb_next(h: *mut c_void, state: c_int, vlen: *mut c_uint) -> c_int;
+    fn gbdb_range(
+        h: *mut c_void,
+        state: c_int,
+        start: *const c_void,
+        slen: c_uint,
+        end: *const c_void,
+        elen: c_uint,
+        del: c_int,
+        count: *mut c_ulonglong,
+    ) -> c_int;
     fn gbdb_strerror(ret: c_int) -> *const c_char;
 }
 
@@ -218,6 +231,40 @@ impl BerkeleyDbStore {
         }
     }
 
+    /// Walks `[start, end)` of `state`, deleting what it passes when `delete` is set; how
+    /// many entries it passed.
+    fn range(
+        &mut self,
+        op: Op,
+        state: StateId,
+        start: &[u8],
+        end: &[u8],
+        delete: bool,
+    ) -> Result<usize, StoreError> {
+        self.check(state)?;
+        if empty_range(start, end) {
+            return Ok(0);
+        }
+        let mut count = 0;
+        // SAFETY: the handle is live; both bounds are live slices for the call.
+        let ret = unsafe {
+            gbdb_range(
+                self.handle,
+                state as c_int,
+                start.as_ptr().cast(),
+                len32(op, start.len())?,
+                end.as_ptr().cast(),
+                len32(op, end.len())?,
+                c_int::from(delete),
+                &mut count,
+            )
+        };
+        match ret {
+            0 => Ok(count as usize),
+            e => Err(request_error(op, e)),
+        }
+    }
+
     fn found(op: Op, ret: c_int, vlen: c_uint) -> Result<Option<usize>, StoreError> {
         match ret {
             0 => Ok(None),
@@ -314,10 +361,31 @@ impl Store for BerkeleyDbStore {
         result
     }
 
+    fn range_query(
+        &mut self,
+        state: StateId,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<usize, StoreError> {
+        self.range(Op::RangeQuery, state, start, end, false)
+    }
+
+    fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
+        self.range(Op::RangeDelete, state, start, end, true)
+            .map(|_| ())
+    }
+
     fn emulated(&self) -> &'static [Op] {
         match self.method {
-            AccessMethod::BTree => &[Op::Merge, Op::BatchCommit],
-            AccessMethod::Hash => &[Op::Merge, Op::Seek, Op::Next, Op::BatchCommit],
+            AccessMethod::BTree => &[Op::Merge, Op::BatchCommit, Op::RangeDelete],
+            AccessMethod::Hash => &[
+                Op::Merge,
+                Op::Seek,
+                Op::Next,
+                Op::BatchCommit,
+                Op::RangeDelete,
+                Op::RangeQuery,
+            ],
         }
     }
 }
@@ -332,6 +400,16 @@ impl Drop for BerkeleyDbStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_access_methods_walk_key_ranges() {
+        for method in [AccessMethod::BTree, AccessMethod::Hash] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut s = BerkeleyDbStore::open(dir.path(), 2, method, 8 << 20).unwrap();
+            super::super::contract::range_ops_cover_start_up_to_end(&mut s);
+            assert!(s.emulated().contains(&Op::RangeDelete));
+        }
+    }
 
     #[test]
     fn both_access_methods_merge_iterate_in_order_and_batch() {

@@ -48,13 +48,45 @@ pub(crate) fn seek_and_next_walk_in_key_order_and_batches_apply_on_commit(s: &mu
 
 /// A `next` after a write between it and its seek sees the write, as the memory store does.
 pub(crate) fn next_after_a_write_sees_the_write(s: &mut dyn Store) {
-    for k in [b"a", b"c", b"e"] {
+    for k in [b"a", b"c", b"e", b"f"] {
         s.put(0, k, k).unwrap();
     }
     assert_eq!(s.seek(0, b"a").unwrap(), Some(1));
     s.put(0, b"b", b"bb").unwrap();
     s.delete(0, b"c").unwrap();
     assert_eq!(s.next(0).unwrap(), Some(2));
-    assert_eq!(s.next(0).unwrap(), Some(1));
+    s.range_delete(0, b"e", b"f").unwrap();
+    s.put(0, b"f", b"fff").unwrap();
+    assert_eq!(s.next(0).unwrap(), Some(3));
     assert_eq!(s.next(0).unwrap(), None);
+}
+
+/// Range ops cover `[start, end)` of one state, and nothing when `start >= end`; a range
+/// delete leaves the pending write batch alone.
+pub(crate) fn range_ops_cover_start_up_to_end(s: &mut dyn Store) {
+    for k in [&b"a"[..], b"b", b"bb", b"c", b"d"] {
+        s.put(0, k, k).unwrap();
+    }
+    s.put(1, b"b", b"other").unwrap();
+    assert_eq!(s.range_query(0, b"b", b"d").unwrap(), 3);
+    assert_eq!(s.range_query(0, b"", b"zz").unwrap(), 5);
+    assert_eq!(s.range_query(0, b"b", b"b").unwrap(), 0);
+    assert_eq!(s.range_query(0, b"d", b"b").unwrap(), 0);
+    assert_eq!(s.range_query(1, b"a", b"c").unwrap(), 1);
+
+    s.batch_put(0, b"bc", b"batched").unwrap();
+    s.range_delete(0, b"b", b"c").unwrap();
+    s.range_delete(0, b"d", b"a").unwrap();
+    assert_eq!(s.get(0, b"b").unwrap(), None);
+    assert_eq!(s.get(0, b"bb").unwrap(), None);
+    assert_eq!(s.get(0, b"a").unwrap(), Some(1));
+    assert_eq!(s.get(0, b"c").unwrap(), Some(1));
+    assert_eq!(s.get(0, b"d").unwrap(), Some(1));
+    assert_eq!(s.get(1, b"b").unwrap(), Some(5));
+    s.batch_commit().unwrap();
+    assert_eq!(s.get(0, b"bc").unwrap(), Some(7));
+    assert_eq!(s.range_query(0, b"", b"zz").unwrap(), 4);
+    s.range_delete(0, b"", b"zz").unwrap();
+    assert_eq!(s.range_query(0, b"", b"zz").unwrap(), 0);
+    s.flush().unwrap();
 }

@@ -13,7 +13,7 @@ use std::ptr;
 
 use gadget::access::{Op, StateId};
 
-use super::{Store, StoreError, StoreSettings, MERGE_DELIMITER};
+use super::{empty_range, Store, StoreError, StoreSettings, MERGE_DELIMITER};
 
 #[repr(C)]
 struct RawDb(c_void);
@@ -128,6 +128,10 @@ pub struct LevelDbStore {
     iterators: Vec<*mut RawIterator>,
     key: Vec<u8>,
     value: Vec<u8>,
+    /// The prefixed end bound of a range op.
+    end: Vec<u8>,
+    /// The deletes of a range delete, written as one batch.
+    range_batch: *mut RawBatch,
 }
 
 impl LevelDbStore {
@@ -164,6 +168,8 @@ impl LevelDbStore {
                 iterators: vec![ptr::null_mut(); states],
                 key: Vec::new(),
                 value: Vec::new(),
+                end: Vec::new(),
+                range_batch: leveldb_writebatch_create(),
             })
         }
     }
@@ -266,6 +272,64 @@ impl LevelDbStore {
             leveldb_iter_value(it, &mut vlen);
             Ok(Some(vlen))
         }
+    }
+}
+
+impl LevelDbStore {
+    /// Walks `[start, end)` of `state` with a fresh iterator; with `delete`, writes a delete
+    /// of every key it passes as one batch. How many entries it passed.
+    fn scan_range(
+        &mut self,
+        op: Op,
+        state: StateId,
+        start: &[u8],
+        end: &[u8],
+        delete: bool,
+    ) -> Result<usize, StoreError> {
+        self.check(state)?;
+        if empty_range(start, end) {
+            return Ok(0);
+        }
+        self.prefixed(state, end);
+        std::mem::swap(&mut self.key, &mut self.end);
+        self.prefixed(state, start);
+        let mut entries = 0;
+        let mut err = ptr::null_mut();
+        // SAFETY: the iterator is created, used and destroyed here, over the live database;
+        // the key slice is read before the iterator moves; the batch copies what it is given.
+        unsafe {
+            let it = leveldb_create_iterator(self.db, self.read);
+            leveldb_iter_seek(it, self.key.as_ptr().cast(), self.key.len());
+            while leveldb_iter_valid(it) != 0 {
+                let mut klen = 0;
+                let k = leveldb_iter_key(it, &mut klen);
+                let key = std::slice::from_raw_parts(k.cast::<u8>(), klen);
+                if key >= self.end.as_slice() {
+                    break;
+                }
+                let mut vlen = 0;
+                std::hint::black_box(leveldb_iter_value(it, &mut vlen));
+                if delete {
+                    leveldb_writebatch_delete(self.range_batch, k, klen);
+                }
+                entries += 1;
+                leveldb_iter_next(it);
+            }
+            leveldb_iter_get_error(it, &mut err);
+            leveldb_iter_destroy(it);
+            if let Some(message) = take_error(err) {
+                leveldb_writebatch_clear(self.range_batch);
+                return Err(request_error(op, message));
+            }
+            if delete {
+                leveldb_write(self.db, self.write, self.range_batch, &mut err);
+                leveldb_writebatch_clear(self.range_batch);
+                if let Some(message) = take_error(err) {
+                    return Err(request_error(op, message));
+                }
+            }
+        }
+        Ok(entries)
     }
 }
 
@@ -379,8 +443,22 @@ impl Store for LevelDbStore {
         }
     }
 
+    fn range_query(
+        &mut self,
+        state: StateId,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<usize, StoreError> {
+        self.scan_range(Op::RangeQuery, state, start, end, false)
+    }
+
+    fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
+        self.scan_range(Op::RangeDelete, state, start, end, true)
+            .map(|_| ())
+    }
+
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Merge]
+        &[Op::Merge, Op::RangeDelete]
     }
 }
 
@@ -395,6 +473,7 @@ impl Drop for LevelDbStore {
                 }
             }
             leveldb_writebatch_destroy(self.batch);
+            leveldb_writebatch_destroy(self.range_batch);
             leveldb_close(self.db);
             leveldb_readoptions_destroy(self.read);
             leveldb_writeoptions_destroy(self.write);
@@ -450,5 +529,13 @@ mod tests {
         assert_eq!(s.next(1).unwrap(), Some(2));
         assert_eq!(s.next(1).unwrap(), None);
         assert_eq!(s.next(1).unwrap(), None);
+    }
+
+    #[test]
+    fn range_delete_is_emulated_by_a_scan_and_one_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        super::super::contract::range_ops_cover_start_up_to_end(&mut s);
+        assert_eq!(s.emulated(), &[Op::Merge, Op::RangeDelete]);
     }
 }

@@ -1,8 +1,9 @@
 //! State stores behind one interface, one file per store.
 //!
 //! A [`Store`] receives the state-access stream request by request. Stores that lack an op
-//! emulate it the way a stream processor would have to (a merge becomes get + append + put),
-//! and say so through [`Store::emulated`], so results can report it.
+//! emulate it the way a stream processor would have to (a merge becomes get + append + put, a
+//! range delete a scan of the range and a delete of each key in it), and say so through
+//! [`Store::emulated`], so results can report it.
 
 use std::path::{Path, PathBuf};
 
@@ -103,6 +104,19 @@ pub trait Store {
 
     /// Writes the pending batch atomically.
     fn batch_commit(&mut self) -> Result<(), StoreError>;
+
+    /// Reads every entry of the state with `start <= key < end`; how many there were. An
+    /// empty or inverted range (`start >= end`) reads nothing.
+    fn range_query(
+        &mut self,
+        state: StateId,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<usize, StoreError>;
+
+    /// Deletes every entry of the state with `start <= key < end` (nothing when
+    /// `start >= end`). Entries in the pending write batch are not affected.
+    fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError>;
 
     /// Ops this store does not have natively and emulates.
     fn emulated(&self) -> &'static [Op] {
@@ -353,6 +367,12 @@ pub fn open_shared_store(
             })
         }
     }
+}
+
+/// Whether `[start, end)` holds no key at all.
+#[inline]
+pub(crate) fn empty_range(start: &[u8], end: &[u8]) -> bool {
+    start >= end
 }
 
 /// The merge operator's delimiter: Flink's `StringAppendOperator` joins list elements by `,`.

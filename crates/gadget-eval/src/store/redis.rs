@@ -9,6 +9,9 @@
 //! - seek/next: Redis keys have no order, so each state keeps a sorted-set index of its keys
 //!   (`ZADD`/`ZREM` pipelined with every write, one round trip) and iteration walks it with
 //!   `ZRANGE … BYLEX`, then reads the value: both are reported as emulated;
+//! - range query: `ZRANGE … BYLEX` over the index, then `MGET` of the keys found; range
+//!   delete: the same `ZRANGE`, then `DEL` and `ZREM` of those keys in one `MULTI`/`EXEC`:
+//!   two round trips each, reported as emulated;
 //! - write batches: `MULTI`/`EXEC` at commit;
 //! - pipelining: with a depth above 1, point writes are queued and sent together when the
 //!   depth is reached or before the next read (the request that sends them pays for all).
@@ -18,7 +21,7 @@ use std::path::Path;
 use gadget::access::{Op, StateId};
 use redis::{Connection, Pipeline};
 
-use super::{Store, StoreError, StoreSettings, MERGE_DELIMITER};
+use super::{empty_range, Store, StoreError, StoreSettings, MERGE_DELIMITER};
 
 const MERGE_SCRIPT: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -203,6 +206,41 @@ impl RedisStore {
     }
 }
 
+impl RedisStore {
+    /// The indexed keys of `state` in `[start, end)`, read with `ZRANGE … BYLEX` after the
+    /// queued writes are sent.
+    fn keys_in(
+        &mut self,
+        op: Op,
+        state: StateId,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<Vec<Vec<u8>>, StoreError> {
+        self.send_pending(op)?;
+        let bound = |mark: u8, key: &[u8]| {
+            let mut b = Vec::with_capacity(key.len() + 1);
+            b.push(mark);
+            b.extend_from_slice(key);
+            b
+        };
+        redis::cmd("ZRANGE")
+            .arg(&self.indexes[state as usize])
+            .arg(bound(b'[', start))
+            .arg(bound(b'(', end))
+            .arg("BYLEX")
+            .query(&mut self.con)
+            .map_err(|e| request_error(op, e))
+    }
+
+    /// The full keys (`g<run>:<state>:<key>`) of `keys`.
+    fn full_keys(&self, state: StateId, keys: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let prefix = &self.prefixes[state as usize];
+        keys.iter()
+            .map(|k| [prefix.as_slice(), k].concat())
+            .collect()
+    }
+}
+
 impl Store for RedisStore {
     fn name(&self) -> &'static str {
         "redis"
@@ -299,8 +337,51 @@ impl Store for RedisStore {
         Ok(())
     }
 
+    fn range_query(
+        &mut self,
+        state: StateId,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<usize, StoreError> {
+        self.check(state)?;
+        if empty_range(start, end) {
+            return Ok(0);
+        }
+        let keys = self.keys_in(Op::RangeQuery, state, start, end)?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let values: Vec<Option<Vec<u8>>> = redis::cmd("MGET")
+            .arg(self.full_keys(state, &keys))
+            .query(&mut self.con)
+            .map_err(|e| request_error(Op::RangeQuery, e))?;
+        Ok(values.iter().flatten().count())
+    }
+
+    fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
+        self.check(state)?;
+        if empty_range(start, end) {
+            return Ok(());
+        }
+        let keys = self.keys_in(Op::RangeDelete, state, start, end)?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        redis::pipe()
+            .atomic()
+            .cmd("DEL")
+            .arg(self.full_keys(state, &keys))
+            .ignore()
+            .cmd("ZREM")
+            .arg(&self.indexes[state as usize])
+            .arg(keys)
+            .ignore()
+            .query::<()>(&mut self.con)
+            .map_err(|e| request_error(Op::RangeDelete, e))
+    }
+
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Seek, Op::Next]
+        &[Op::Seek, Op::Next, Op::RangeDelete, Op::RangeQuery]
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {

@@ -10,7 +10,8 @@
 //! value, appends and writes it back inside one write transaction (SQLite has no merge
 //! operator). A write batch is one transaction. Seek selects the first row `>=` the key; SQLite
 //! statements cannot stay open across the writes in between, so `next` selects the first row
-//! past the last key returned: a fresh B-tree descent every time.
+//! past the last key returned: a fresh B-tree descent every time. Range queries and range
+//! deletes are single statements over `k >= start AND k < end`.
 
 use super::batch::PendingBatch;
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 use gadget::access::{Op, StateId};
 use rusqlite::{Connection, OptionalExtension};
 
-use super::{Store, StoreError, StoreSettings, MERGE_DELIMITER};
+use super::{empty_range, Store, StoreError, StoreSettings, MERGE_DELIMITER};
 
 /// The statements of one state's table.
 struct Sql {
@@ -27,6 +28,8 @@ struct Sql {
     delete: String,
     seek: String,
     next: String,
+    range_query: String,
+    range_delete: String,
 }
 
 impl Sql {
@@ -40,6 +43,8 @@ impl Sql {
             delete: format!("DELETE FROM {table} WHERE k = ?1"),
             seek: format!("{select} >= ?1 ORDER BY k LIMIT 1"),
             next: format!("{select} > ?1 ORDER BY k LIMIT 1"),
+            range_query: format!("SELECT v FROM {table} WHERE k >= ?1 AND k < ?2 ORDER BY k"),
+            range_delete: format!("DELETE FROM {table} WHERE k >= ?1 AND k < ?2"),
         }
     }
 }
@@ -292,6 +297,43 @@ impl Store for SqliteStore {
         result.map_err(request_error(Op::BatchCommit))
     }
 
+    fn range_query(
+        &mut self,
+        state: StateId,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<usize, StoreError> {
+        let sql = self.sql(state)?;
+        if empty_range(start, end) {
+            return Ok(0);
+        }
+        let query = || -> rusqlite::Result<usize> {
+            let mut stmt = self.conn.prepare_cached(&sql.range_query)?;
+            let mut rows = stmt.query([start, end])?;
+            let mut entries = 0;
+            while let Some(row) = rows.next()? {
+                std::hint::black_box(row.get_ref(0)?.as_bytes()?);
+                entries += 1;
+            }
+            Ok(entries)
+        };
+        query().map_err(request_error(Op::RangeQuery))
+    }
+
+    fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
+        let sql = self.sql(state)?;
+        if empty_range(start, end) {
+            return Ok(());
+        }
+        let delete = || -> rusqlite::Result<()> {
+            self.conn
+                .prepare_cached(&sql.range_delete)?
+                .execute([start, end])?;
+            Ok(())
+        };
+        delete().map_err(request_error(Op::RangeDelete))
+    }
+
     fn emulated(&self) -> &'static [Op] {
         &[Op::Merge, Op::Next]
     }
@@ -333,6 +375,13 @@ mod tests {
         let mut s = store(dir.path());
         contract::states_are_separate(&mut s);
         assert!(matches!(s.next(2), Err(StoreError::UnknownState { .. })));
+    }
+
+    #[test]
+    fn range_ops_cover_start_up_to_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        contract::range_ops_cover_start_up_to_end(&mut s);
     }
 
     #[test]

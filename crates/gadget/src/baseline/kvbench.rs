@@ -12,11 +12,12 @@
 //! | insert, update | `put` (value of `entry_size − key_size` bytes) |
 //! | point delete | `delete` |
 //! | point query (empty or not) | `get` |
-//! | range query over `m` keys | `seek` to the first key, then `m − 1` × `next` |
-//! | range delete over `m` keys | emulated: `seek` to the first key, `m − 1` × `next`, then a `delete` of each of the `m` keys |
+//! | range query over `m` keys | `range_query` from the first key to just past the `m`-th |
+//! | range delete over `m` keys | `range_delete` from the first key to just past the `m`-th |
 //!
-//! A range with no key in it (selectivity 0, or an empty store) is a `seek` to a key just
-//! after a random existing key, and deletes nothing. `docs/kvbench.md` has the details and
+//! A range with no key in it (selectivity 0, or an empty store) covers only a key just after
+//! a random existing key, which no key equals, so it reads and deletes nothing. Stores without
+//! native range ops emulate them (see `gadget-eval`'s stores). `docs/kvbench.md` has the details and
 //! where Gadget departs from KVBench's C++ generator.
 //!
 //! The key vector `V` of the paper is kept as a [`Fenwick`] tree over every key that can ever
@@ -34,7 +35,7 @@ use super::kvbench_generators::{
     shuffled, Fenwick, IndexDistribution, IndexSampler, KeyArena, Pick, ALPHABET, PREFIXES,
 };
 use super::ycsb::{OperationClock, Phase};
-use crate::access::{Access, AccessSink, Op};
+use crate::access::{encode_range, Access, AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 use crate::source::random::Rng;
@@ -527,7 +528,10 @@ pub struct KvbenchClient {
     range_query_selectivity: f64,
     value_size: u32,
     run: bool,
+    /// The key of the range op being built.
     scratch: Vec<u8>,
+    /// A range bound being built.
+    bound: Vec<u8>,
     counts: KvbenchCounts,
     last: Option<KvbenchOperation>,
 }
@@ -691,7 +695,8 @@ impl KvbenchClient {
             range_query_selectivity: spec.range_query_selectivity,
             value_size: spec.value_size(),
             run: spec.run_operations() > 0,
-            scratch: Vec::with_capacity(spec.key_size() as usize + 1),
+            scratch: Vec::with_capacity(2 * spec.key_size() as usize + 4),
+            bound: Vec::with_capacity(2 * spec.key_size() as usize + 4),
             counts: KvbenchCounts::default(),
             last: None,
         };
@@ -778,13 +783,12 @@ impl KvbenchClient {
             RANGE_DELETE => {
                 let m = range_len(self.range_delete_selectivity, self.live);
                 match self.range_start(m) {
-                    None => self.seek_gap(out),
+                    None => self.empty_range(Op::RangeDelete, out),
                     Some(start) => {
-                        self.scan(start, m, out);
+                        self.range(Op::RangeDelete, start, m, out);
                         for _ in 0..m {
                             // the keys after a deleted one move down to its rank
                             let pos = self.by_key.select(start);
-                            self.emit(Op::Delete, pos, 0, out);
                             self.unmark(pos);
                         }
                         self.counts.range_deleted_keys += m;
@@ -821,8 +825,8 @@ impl KvbenchClient {
             _ => {
                 let m = range_len(self.range_query_selectivity, self.live);
                 match self.range_start(m) {
-                    None => self.seek_gap(out),
-                    Some(start) => self.scan(start, m, out),
+                    None => self.empty_range(Op::RangeQuery, out),
+                    Some(start) => self.range(Op::RangeQuery, start, m, out),
                 }
                 KvbenchOperation::RangeQuery
             }
@@ -903,34 +907,42 @@ impl KvbenchClient {
         Some(start as u32)
     }
 
-    /// `seek` to the key of rank `start`, then `m − 1` × `next`.
-    fn scan(&mut self, start: u32, m: u64, out: &mut dyn AccessSink) {
-        let pos = self.by_key.select(start);
-        self.emit(Op::Seek, pos, 0, out);
-        for _ in 1..m {
-            out.access(Access {
-                op: Op::Next,
-                state: 0,
-                key: &[],
-                value_len: 0,
-            });
-        }
-    }
-
-    /// A range with no key in it: `seek` to a key just after a random existing key (`0` in an
-    /// empty store), which no key equals.
-    fn seek_gap(&mut self, out: &mut dyn AccessSink) {
-        self.scratch.clear();
-        if self.live > 0 {
-            let pos = self.by_key.select(self.rng.below(self.live) as u32);
-            self.scratch.extend_from_slice(self.keys.get(pos));
-        }
-        self.scratch.push(b'0');
+    /// A range op over the `m` keys from rank `start`: from that key up to just past the key
+    /// of rank `start + m − 1` (that key followed by a zero byte, its immediate successor).
+    fn range(&mut self, op: Op, start: u32, m: u64, out: &mut dyn AccessSink) {
+        let first = self.by_key.select(start);
+        let last = self.by_key.select(start + (m - 1) as u32);
+        self.bound.clear();
+        self.bound.extend_from_slice(self.keys.get(last));
+        self.bound.push(0);
+        let value_len = encode_range(&mut self.scratch, self.keys.get(first), &self.bound);
         out.access(Access {
-            op: Op::Seek,
+            op,
             state: 0,
             key: &self.scratch,
-            value_len: 0,
+            value_len,
+        });
+    }
+
+    /// A range op with no key in it: it covers only a key just after a random existing key
+    /// (`0` in an empty store), which no key equals.
+    fn empty_range(&mut self, op: Op, out: &mut dyn AccessSink) {
+        self.bound.clear();
+        if self.live > 0 {
+            let pos = self.by_key.select(self.rng.below(self.live) as u32);
+            self.bound.extend_from_slice(self.keys.get(pos));
+        }
+        self.bound.push(b'0');
+        let start_len = self.bound.len();
+        self.bound.extend_from_within(..start_len);
+        self.bound.push(0);
+        let (start, end) = self.bound.split_at(start_len);
+        let value_len = encode_range(&mut self.scratch, start, end);
+        out.access(Access {
+            op,
+            state: 0,
+            key: &self.scratch,
+            value_len,
         });
     }
 

@@ -1,16 +1,17 @@
 //! The binary trace format: checksummed blocks of prefix-compressed records.
 //!
 //! ```text
-//! file   = magic "GADGTRC1" (8 bytes) | version u16 LE (= 1) | header block | data block* | end block
+//! file   = magic "GADGTRC1" (8 bytes) | version u16 LE (= 2) | header block | data block* | end block
 //! block  = kind u8 | payload_len u32 LE | record_count u32 LE | crc32 u32 LE | payload
 //!          kind 'H' (header JSON), 'D' (records), 'E' (footer JSON)
 //!          crc32 covers kind, payload_len, record_count and the payload
-//! record = op code 0..=8 | state varint | shared varint | suffix_len varint | suffix | value_len varint
+//! record = op code 0..=10 | state varint | shared varint | suffix_len varint | suffix | value_len varint
 //!        | 0x10 input u8                       (event marker)
 //!        | 0x11 zigzag varint timestamp        (watermark marker)
 //! ```
 //!
-//! `shared` is the length of the prefix the key shares with the previous key of the same state
+//! Version 2 added the range ops (codes 9 and 10); version 1 traces, which cannot hold them,
+//! are still read. `shared` is the length of the prefix the key shares with the previous key of the same state
 //! in the same block (every block starts with empty previous keys, so blocks decode alone).
 //! Data blocks are closed once their payload reaches [`BLOCK_TARGET`] bytes. See
 //! `docs/trace-format.md` for the full description.
@@ -27,8 +28,11 @@ use super::{
 /// The first 8 bytes of every binary trace.
 pub const BINARY_MAGIC: [u8; 8] = *b"GADGTRC1";
 
-/// The binary format version this build writes and reads.
-pub const BINARY_VERSION: u16 = 1;
+/// The binary format version this build writes, and the newest it reads.
+pub const BINARY_VERSION: u16 = 2;
+
+/// Op codes up to this one exist in version 1 traces; the range ops came with version 2.
+const LAST_VERSION_1_OP: u8 = Op::BatchCommit as u8;
 
 /// A data block is closed once its payload reaches this many bytes (64 KiB).
 pub const BLOCK_TARGET: usize = 64 * 1024;
@@ -416,6 +420,8 @@ pub struct BinaryTraceReader<R: Read> {
     prev: Vec<Vec<u8>>,
     counts: Counter,
     status: Status,
+    /// The format version of the file.
+    version: u16,
 }
 
 impl<R: Read> BinaryTraceReader<R> {
@@ -443,7 +449,7 @@ impl<R: Read> BinaryTraceReader<R> {
             });
         }
         let version = u16::from_le_bytes([version[0], version[1]]);
-        if version != BINARY_VERSION {
+        if version == 0 || version > BINARY_VERSION {
             return Err(TraceError::UnsupportedVersion {
                 offset: 8,
                 version: u32::from(version),
@@ -463,6 +469,7 @@ impl<R: Read> BinaryTraceReader<R> {
             prev: Vec::new(),
             counts: Counter::default(),
             status: Status::Reading,
+            version,
         };
         let at = reader.offset;
         let (kind, _) = reader.read_block()?;
@@ -677,8 +684,14 @@ impl<R: Read> BinaryTraceReader<R> {
                 Decoded::Watermark(unzigzag(v))
             }
             code => {
-                let Some(op) = Op::from_code(code) else {
-                    return Err(corrupt(format!("unknown record tag 0x{code:02x}")));
+                let op = match Op::from_code(code) {
+                    Some(op) if self.version > 1 || code <= LAST_VERSION_1_OP => op,
+                    _ => {
+                        return Err(corrupt(format!(
+                            "unknown record tag 0x{code:02x} for a version {} trace",
+                            self.version
+                        )))
+                    }
                 };
                 let state = num(&mut pos)?;
                 let state = StateId::try_from(state)
@@ -710,6 +723,13 @@ impl<R: Read> BinaryTraceReader<R> {
                 let value_len = u32::try_from(value_len).map_err(|_| {
                     corrupt(format!("value length {value_len} does not fit in 32 bits"))
                 })?;
+                let key_len = shared + suffix_len;
+                if op.is_range() && u64::from(value_len) > key_len {
+                    return Err(corrupt(format!(
+                        "a {op} says its start bound has {value_len} bytes, but its key has only \
+                         {key_len}"
+                    )));
+                }
                 if s >= self.prev.len() {
                     self.prev.resize_with(s + 1, Vec::new);
                 }

@@ -51,15 +51,15 @@ pub enum TraceError {
     },
     /// The trace was written in a format version this build cannot read.
     #[error(
-        "unsupported trace format version {version} at byte {offset} (this Gadget reads version \
-         {supported}); convert it with a newer Gadget or regenerate it"
+        "unsupported trace format version {version} at byte {offset} (this Gadget reads versions \
+         1 to {supported}); convert it with a newer Gadget or regenerate it"
     )]
     UnsupportedVersion {
         /// Where the version number is.
         offset: u64,
         /// The version found in the file.
         version: u32,
-        /// The version this build reads.
+        /// The newest version this build reads.
         supported: u32,
     },
     /// A malformed line of a text trace.

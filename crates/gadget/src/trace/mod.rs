@@ -494,7 +494,7 @@ pub fn convert(
 pub(crate) struct Counter {
     events: u64,
     watermarks: u64,
-    by_op: [u64; 9],
+    by_op: [u64; Op::COUNT],
 }
 
 impl Counter {

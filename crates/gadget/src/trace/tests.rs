@@ -38,6 +38,8 @@ fn sample_records() -> Vec<TraceRecord> {
         access(Op::BatchPut, 2, b"\x7f\xff\x00", u32::MAX),
         access(Op::BatchDelete, 2, b"\x7f", 0),
         access(Op::BatchCommit, 0, b"", 2),
+        access(Op::RangeDelete, 1, b"\x00\x01\x00\x05", 2),
+        access(Op::RangeQuery, 0, b"\x00\x01", 0),
         TraceRecord::Event { input: 2 },
         TraceRecord::Watermark {
             timestamp: i64::MAX,
@@ -99,7 +101,7 @@ fn binary_round_trip() {
     let f = r.footer().unwrap();
     assert_eq!(f.events, 2);
     assert_eq!(f.watermarks, 3);
-    assert_eq!(f.requests, 10);
+    assert_eq!(f.requests, 12);
     assert!(f.truncated);
     assert_eq!(f.requests_by_op.get("get"), Some(&2));
     assert_eq!(f.extra.get("elapsed_ms"), Some(&serde_json::json!(12)));
@@ -117,13 +119,15 @@ fn text_round_trip() {
     assert!(text.contains("\n#ev\t\t\t2\n"));
     assert!(text.contains("\n#wm\t\t\t-9223372036854775808\n"));
     assert!(text.contains("\nnext\tdefault\t\t0\n"));
+    assert!(text.contains("\nrange_delete\twindow-timers\t0001..0005\t0\n"));
+    assert!(text.contains("\nrange_query\twindow-contents\t..0001\t0\n"));
     assert!(text.ends_with("}\n"));
 
     let (r, back) = read_all(&bytes).unwrap();
     assert_eq!(back, records);
     assert_eq!(r.header(), Some(&h));
     assert!(!r.is_flink_recording());
-    assert_eq!(r.footer().unwrap().requests, 10);
+    assert_eq!(r.footer().unwrap().requests, 12);
 }
 
 #[test]
@@ -152,7 +156,7 @@ fn replay_into_a_sink() {
     let bytes = write_binary(&h, &sample_records(), TraceFooter::default());
     let mut r = BinaryTraceReader::new(&bytes[..]).unwrap();
     let mut sink = VecSink::default();
-    assert_eq!(replay(&mut r, &mut sink).unwrap(), 15);
+    assert_eq!(replay(&mut r, &mut sink).unwrap(), 17);
     assert_eq!(sink.records, sample_records());
     // Done stays done.
     assert!(r.next_record().unwrap().is_none());
@@ -267,11 +271,11 @@ fn absurd_lengths_are_errors_not_allocations() {
 #[test]
 fn unsupported_version_and_foreign_files() {
     let mut bytes = write_binary(&header(STATES), &[], TraceFooter::default());
-    bytes[8] = 2;
+    bytes[8] = 3;
     let err = BinaryTraceReader::new(&bytes[..]).unwrap_err();
     assert!(
         err.to_string()
-            .contains("unsupported trace format version 2"),
+            .contains("unsupported trace format version 3"),
         "{err}"
     );
 
@@ -287,11 +291,11 @@ fn unsupported_version_and_foreign_files() {
 fn footer_counts_are_checked() {
     let bytes = write_text(&header(STATES), &sample_records(), TraceFooter::default());
     let text = String::from_utf8(bytes).unwrap();
-    let tampered = text.replace("\"requests\":10", "\"requests\":11");
+    let tampered = text.replace("\"requests\":12", "\"requests\":13");
     let err = read_text(tampered.as_bytes()).unwrap_err();
     assert!(
         err.to_string()
-            .contains("the footer says 11 requests but the trace holds 10"),
+            .contains("the footer says 13 requests but the trace holds 12"),
         "{err}"
     );
     // A dropped record line.
@@ -316,6 +320,15 @@ fn text_reader_errors_name_the_line() {
         ("get\tdefault\t00\n", "expected 4 tab-separated fields"),
         ("put\tdefault\t00\t-1\n", "not a number in range"),
         ("#ev\t\t\t300\n", "not a number in range"),
+        ("range_query\tdefault\t0001\t0\n", "start..end"),
+        (
+            "range_delete\tdefault\t00..01\t3\n",
+            "value column must be 0",
+        ),
+        (
+            "range_delete\tdefault\t00..0\t0\n",
+            "odd number of hex digits",
+        ),
     ];
     for (line, what) in cases {
         let input = format!("{head}{line}{footer}");
@@ -458,7 +471,7 @@ fn gzip_files_open_and_convert_atomically() {
         ] {
             let out = dir.path().join(out);
             let footer = convert(dir.path().join(name), &out, format).unwrap();
-            assert_eq!(footer.requests, 10);
+            assert_eq!(footer.requests, 12);
             assert!(footer.truncated);
             let mut r = open_trace(&out).unwrap();
             assert_eq!(r.format(), format);
@@ -633,13 +646,11 @@ fn record_strategy(states: u16) -> impl Strategy<Value = TraceRecord> {
         proptest::collection::vec(any::<u8>(), 0..40),
     ];
     prop_oneof![
-        6 => (0..9u8, 0..states, key, any::<u32>()).prop_map(|(op, state, key, value_len)| {
-            TraceRecord::Access {
-                op: Op::from_code(op).unwrap_or(Op::Get),
-                state,
-                key,
-                value_len,
-            }
+        6 => (0..Op::COUNT as u8, 0..states, key, any::<u32>()).prop_map(|(op, state, key, value_len)| {
+            let op = Op::from_code(op).unwrap_or(Op::Get);
+            // a range op's start bound lies within its key
+            let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else { value_len };
+            TraceRecord::Access { op, state, key, value_len }
         }),
         1 => any::<u8>().prop_map(|input| TraceRecord::Event { input }),
         1 => any::<i64>().prop_map(|timestamp| TraceRecord::Watermark { timestamp }),
@@ -772,4 +783,35 @@ fn truncated_or_damaged_gzip_is_an_error() {
             let _ = read_all(&b);
         }
     }
+}
+
+#[test]
+fn version_1_traces_are_read_but_hold_no_range_ops() {
+    let plain = vec![access(Op::Put, 0, b"k", 8), access(Op::Get, 0, b"k", 0)];
+    let mut bytes = write_binary(&header(STATES), &plain, TraceFooter::default());
+    bytes[8] = 1;
+    assert_eq!(read_binary(&bytes).unwrap(), plain);
+
+    let ranged = vec![access(Op::RangeQuery, 0, b"ab", 1)];
+    let mut bytes = write_binary(&header(STATES), &ranged, TraceFooter::default());
+    assert_eq!(read_binary(&bytes).unwrap(), ranged);
+    bytes[8] = 1;
+    let err = read_binary(&bytes).unwrap_err().to_string();
+    assert!(
+        err.contains("unknown record tag 0x0a for a version 1 trace"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_range_op_whose_start_outgrows_its_key_is_refused() {
+    let bad = vec![access(Op::RangeDelete, 0, b"ab", 3)];
+    let bytes = write_binary(&header(STATES), &bad, TraceFooter::default());
+    let err = read_binary(&bytes).unwrap_err().to_string();
+    assert!(err.contains("start bound has 3 bytes"), "{err}");
+
+    let mut w = TextTraceWriter::new(Vec::new(), &header(STATES)).unwrap();
+    RecordRef::from(&bad[0]).feed(&mut w);
+    let err = w.finish(TraceFooter::default()).unwrap_err().to_string();
+    assert!(err.contains("start bound of 3 bytes"), "{err}");
 }

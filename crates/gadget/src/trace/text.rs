@@ -6,6 +6,7 @@
 //! #ev<TAB><TAB><TAB>0
 //! get<TAB>window-contents<TAB>000000000175c0508d<TAB>0
 //! put<TAB>window-contents<TAB>000000000175c0508d<TAB>8
+//! range_delete<TAB>window-contents<TAB>0000..0001<TAB>0
 //! #wm<TAB><TAB><TAB>151132735
 //! #footer<TAB>{"events":1,"watermarks":1,"requests":2,"truncated":false,...}
 //! ```
@@ -158,18 +159,34 @@ impl<W: Write> TextTraceWriter<W> {
         out.write_all(b"\t")?;
         out.write_all(name.as_bytes())?;
         out.write_all(b"\t")?;
-        let mut hex = [0u8; 128];
-        for chunk in a.key.chunks(hex.len() / 2) {
-            for (pair, &b) in hex.chunks_exact_mut(2).zip(chunk) {
-                pair[0] = HEX[usize::from(b >> 4)];
-                pair[1] = HEX[usize::from(b & 0xf)];
+        match a.range() {
+            Some((start, end)) => {
+                write_hex(out, start)?;
+                out.write_all(b"..")?;
+                write_hex(out, end)?;
+                out.write_all(b"\t0\n")
             }
-            out.write_all(hex.get(..chunk.len() * 2).unwrap_or_default())?;
+            None => {
+                write_hex(out, a.key)?;
+                out.write_all(b"\t")?;
+                write_u64(out, u64::from(a.value_len))?;
+                out.write_all(b"\n")
+            }
         }
-        out.write_all(b"\t")?;
-        write_u64(out, u64::from(a.value_len))?;
-        out.write_all(b"\n")
     }
+}
+
+/// Writes `bytes` as lowercase hex.
+fn write_hex(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    let mut hex = [0u8; 128];
+    for chunk in bytes.chunks(hex.len() / 2) {
+        for (pair, &b) in hex.chunks_exact_mut(2).zip(chunk) {
+            pair[0] = HEX[usize::from(b >> 4)];
+            pair[1] = HEX[usize::from(b & 0xf)];
+        }
+        out.write_all(hex.get(..chunk.len() * 2).unwrap_or_default())?;
+    }
+    Ok(())
 }
 
 impl<W: Write> AccessSink for TextTraceWriter<W> {
@@ -190,6 +207,15 @@ impl<W: Write> AccessSink for TextTraceWriter<W> {
             let e = TraceError::InvalidInput(format!(
                 "a {} key of {} bytes is longer than the {MAX_KEY_LEN} allowed",
                 a.op,
+                a.key.len()
+            ));
+            return self.fail(e);
+        }
+        if a.op.is_range() && a.range().is_none() {
+            let e = TraceError::InvalidInput(format!(
+                "a {} with a start bound of {} bytes in a key of {} bytes",
+                a.op,
+                a.value_len,
                 a.key.len()
             ));
             return self.fail(e);
@@ -298,16 +324,36 @@ pub struct TextTraceReader<R: BufRead> {
 /// Decodes hex digits into `key` (cleared first).
 fn decode_hex(hex: &[u8], key: &mut Vec<u8>) -> Result<(), String> {
     key.clear();
+    append_hex(hex, key)
+}
+
+/// Decodes the key column of a range op, `starthex..endhex`, into `start ‖ end`; the length of
+/// `start`.
+fn decode_range(field: &[u8], key: &mut Vec<u8>) -> Result<u32, String> {
+    let Some(dots) = field.windows(2).position(|w| w == b"..") else {
+        return Err(format!(
+            "a range op needs its key column as start..end in hex, found {:?}",
+            preview(field)
+        ));
+    };
+    decode_hex(&field[..dots], key)?;
+    let start_len = key.len() as u32;
+    append_hex(&field[dots + 2..], key)?;
+    Ok(start_len)
+}
+
+/// Decodes hex digits onto the end of `key`.
+fn append_hex(hex: &[u8], key: &mut Vec<u8>) -> Result<(), String> {
     if hex.len() % 2 != 0 {
         return Err(format!(
             "the key has an odd number of hex digits ({})",
             hex.len()
         ));
     }
-    if hex.len() / 2 > MAX_KEY_LEN {
+    if key.len() + hex.len() / 2 > MAX_KEY_LEN {
         return Err(format!(
             "a key of {} bytes is longer than the {MAX_KEY_LEN} allowed",
-            hex.len() / 2
+            key.len() + hex.len() / 2
         ));
     }
     fn digit(c: u8) -> Option<u8> {
@@ -573,8 +619,18 @@ impl<R: BufRead> TextTraceReader<R> {
                     .and_then(Op::from_name)
                     .ok_or_else(|| format!("unknown op {:?}", preview(op)))?;
                 let state = self.state_id(state, false)?;
-                decode_hex(key, &mut self.key)?;
-                let value_len = parse_num(value, "value length")?;
+                let value_len = if op.is_range() {
+                    if value != b"0" {
+                        return Err(format!(
+                            "a {op} writes nothing: its value column must be 0, found {:?}",
+                            preview(value)
+                        ));
+                    }
+                    decode_range(key, &mut self.key)?
+                } else {
+                    decode_hex(key, &mut self.key)?;
+                    parse_num(value, "value length")?
+                };
                 Ok(Parsed::Access {
                     op,
                     state,
