@@ -1,0 +1,186 @@
+package gadget.recorder;
+
+import net.bytebuddy.asm.Advice;
+
+/**
+ * The advice woven into RocksDB's Java API and Flink's operators. Each method is inlined into
+ * the instrumented method, so it only calls {@link Recorder}; nothing here allocates.
+ *
+ * <p>Signatures name no RocksDB or Flink type: reading this class (which Byte Buddy does before
+ * the agent is installed) must not load the classes it instruments.
+ */
+public final class Advices {
+    private Advices() {}
+
+    /** {@code byte[] RocksDB.get(ColumnFamilyHandle, byte[])}. */
+    public static final class GetCfKey {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(1) byte[] key) {
+            Recorder.access(Ops.GET, cf, key, 0);
+        }
+    }
+
+    /** {@code byte[] RocksDB.get(ColumnFamilyHandle, ReadOptions, byte[])}. */
+    public static final class GetCfOptionsKey {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(2) byte[] key) {
+            Recorder.access(Ops.GET, cf, key, 0);
+        }
+    }
+
+    /** {@code RocksDB.put/merge(ColumnFamilyHandle, byte[], byte[])}. */
+    public static final class WriteCfKeyValue {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Origin("#m") String method, @Advice.Argument(0) Object cf,
+                @Advice.Argument(1) byte[] key, @Advice.Argument(2) byte[] value) {
+            Recorder.access(Ops.putOrMerge(method), cf, key, value.length);
+        }
+    }
+
+    /** {@code RocksDB.put/merge(ColumnFamilyHandle, WriteOptions, byte[], byte[])}. */
+    public static final class WriteCfOptionsKeyValue {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Origin("#m") String method, @Advice.Argument(0) Object cf,
+                @Advice.Argument(2) byte[] key, @Advice.Argument(3) byte[] value) {
+            Recorder.access(Ops.putOrMerge(method), cf, key, value.length);
+        }
+    }
+
+    /** {@code RocksDB.delete(ColumnFamilyHandle, byte[])}. */
+    public static final class DeleteCfKey {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(1) byte[] key) {
+            Recorder.access(Ops.DELETE, cf, key, 0);
+        }
+    }
+
+    /** {@code RocksDB.delete(ColumnFamilyHandle, WriteOptions, byte[])}. */
+    public static final class DeleteCfOptionsKey {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(2) byte[] key) {
+            Recorder.access(Ops.DELETE, cf, key, 0);
+        }
+    }
+
+    /** {@code RocksDB.deleteRange(ColumnFamilyHandle, byte[], byte[])}. */
+    public static final class DeleteRangeCf {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(1) byte[] begin,
+                @Advice.Argument(2) byte[] end) {
+            Recorder.range(Ops.RANGE_DELETE, cf, begin, end);
+        }
+    }
+
+    /** {@code RocksDB.deleteRange(ColumnFamilyHandle, WriteOptions, byte[], byte[])}. */
+    public static final class DeleteRangeCfOptions {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(2) byte[] begin,
+                @Advice.Argument(3) byte[] end) {
+            Recorder.range(Ops.RANGE_DELETE, cf, begin, end);
+        }
+    }
+
+    /** {@code RocksDB.write(WriteOptions, WriteBatch)}: a batch commit of {@code count()} entries. */
+    public static final class Write {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(1) Object batch) {
+            Recorder.commit(batch);
+        }
+    }
+
+    /** {@code RocksDB.newIterator(ColumnFamilyHandle, ...)}: remembers the iterator's state. */
+    public static final class NewIterator {
+        @Advice.OnMethodExit
+        static void exit(@Advice.Argument(0) Object cf, @Advice.Return Object iterator) {
+            Recorder.iteratorOpened(iterator, cf);
+        }
+    }
+
+    /** {@code AbstractRocksIterator.seek(byte[])}. */
+    public static final class Seek {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object iterator, @Advice.Argument(0) byte[] target) {
+            Recorder.seek(iterator, target);
+        }
+    }
+
+    /** {@code AbstractRocksIterator.seekToFirst()}: a seek to the empty key. */
+    public static final class SeekToFirst {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object iterator) {
+            Recorder.seek(iterator, Recorder.EMPTY);
+        }
+    }
+
+    /** {@code AbstractRocksIterator.next()}: recorded with the key it lands on. */
+    public static final class Next {
+        @Advice.OnMethodExit
+        static void exit(@Advice.This Object iterator) {
+            Recorder.next(iterator);
+        }
+    }
+
+    /** {@code AbstractWriteBatch.put(ColumnFamilyHandle, byte[], byte[])}. */
+    public static final class BatchPut {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(1) byte[] key,
+                @Advice.Argument(2) byte[] value) {
+            Recorder.access(Ops.BATCH_PUT, cf, key, value.length);
+        }
+    }
+
+    /** {@code AbstractWriteBatch.delete(ColumnFamilyHandle, byte[])}. */
+    public static final class BatchDelete {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(1) byte[] key) {
+            Recorder.access(Ops.BATCH_DELETE, cf, key, 0);
+        }
+    }
+
+    /** {@code processElement(StreamRecord)} of a keyed operator: an event marker (input 0). */
+    public static final class Element {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object operator) {
+            Recorder.elementEnter(operator, 0);
+        }
+
+        @Advice.OnMethodExit(onThrowable = Throwable.class)
+        static void exit() {
+            Recorder.elementExit();
+        }
+    }
+
+    /** {@code processElement1(StreamRecord)}: an event marker for input 1. */
+    public static final class Element1 {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object operator) {
+            Recorder.elementEnter(operator, 1);
+        }
+
+        @Advice.OnMethodExit(onThrowable = Throwable.class)
+        static void exit() {
+            Recorder.elementExit();
+        }
+    }
+
+    /** {@code processElement2(StreamRecord)}: an event marker for input 2. */
+    public static final class Element2 {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object operator) {
+            Recorder.elementEnter(operator, 2);
+        }
+
+        @Advice.OnMethodExit(onThrowable = Throwable.class)
+        static void exit() {
+            Recorder.elementExit();
+        }
+    }
+
+    /** {@code AbstractStreamOperator.processWatermark(Watermark)} of a keyed operator. */
+    public static final class WatermarkArrived {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object operator, @Advice.Argument(0) Object mark) {
+            Recorder.watermark(operator, mark);
+        }
+    }
+}

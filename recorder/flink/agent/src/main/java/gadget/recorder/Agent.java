@@ -1,0 +1,138 @@
+package gadget.recorder;
+
+import static net.bytebuddy.matcher.ElementMatchers.hasSuperType;
+import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
+import static net.bytebuddy.matcher.ElementMatchers.isPublic;
+import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
+import static net.bytebuddy.matcher.ElementMatchers.not;
+import static net.bytebuddy.matcher.ElementMatchers.returns;
+import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+
+import java.lang.instrument.Instrumentation;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.matcher.ElementMatcher;
+
+/**
+ * The Java agent: {@code -javaagent:gadget-recorder-flink.jar=out=DIR}. It weaves
+ * {@link Advice} into the RocksDB Java API that Flink's RocksDB state backend calls, and into
+ * the element and watermark handlers of Flink's stream operators, and records every request,
+ * per task thread, as a Gadget trace under {@code DIR}.
+ *
+ * <p>Arguments, comma-separated: {@code out=DIR} (default {@code gadget-traces}),
+ * {@code buffers=N} (64 KiB record buffers in flight to the writer thread, default 256:
+ * when all are in flight, records are dropped and counted instead of blocking Flink).
+ */
+public final class Agent {
+    private Agent() {}
+
+    /** Entry point of {@code -javaagent:}. */
+    public static void premain(String args, Instrumentation inst) {
+        Path out = Paths.get("gadget-traces");
+        int buffers = 256;
+        if (args != null && !args.isEmpty()) {
+            for (String arg : args.split(",")) {
+                int eq = arg.indexOf('=');
+                String key = eq < 0 ? arg : arg.substring(0, eq);
+                String value = eq < 0 ? "" : arg.substring(eq + 1);
+                switch (key) {
+                    case "out":
+                        out = Paths.get(value);
+                        break;
+                    case "buffers":
+                        buffers = Integer.parseInt(value);
+                        break;
+                    default:
+                        throw new IllegalArgumentException(
+                                "gadget recorder: unknown agent argument '" + key
+                                        + "'; the arguments are out=DIR and buffers=N");
+                }
+            }
+        }
+        Recorder.start(out, buffers);
+        install(inst);
+    }
+
+    /** Entry point when attached to a running JVM. */
+    public static void agentmain(String args, Instrumentation inst) {
+        premain(args, inst);
+    }
+
+    private static ElementMatcher.Junction<MethodDescription> arg(int i, String type) {
+        return takesArgument(i, named(type));
+    }
+
+    private static void install(Instrumentation inst) {
+        String cf = "org.rocksdb.ColumnFamilyHandle";
+        String readOptions = "org.rocksdb.ReadOptions";
+        String writeOptions = "org.rocksdb.WriteOptions";
+        String operator = "org.apache.flink.streaming.api.operators.AbstractStreamOperator";
+        String streamRecord = "org.apache.flink.streaming.runtime.streamrecord.StreamRecord";
+        new AgentBuilder.Default()
+                .disableClassFormatChanges()
+                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
+                .with(AgentBuilder.Listener.StreamWriting.toSystemError().withErrorsOnly())
+                .ignore(nameStartsWith("gadget.recorder.").or(nameStartsWith("net.bytebuddy.")))
+                .type(named("org.rocksdb.RocksDB"))
+                .transform((builder, type, loader, module, domain) -> builder
+                        .visit(Advice.to(Advices.GetCfKey.class).on(named("get")
+                                .and(takesArguments(2)).and(arg(0, cf)).and(takesArgument(1, byte[].class))
+                                .and(returns(byte[].class))))
+                        .visit(Advice.to(Advices.GetCfOptionsKey.class).on(named("get")
+                                .and(takesArguments(3)).and(arg(0, cf)).and(arg(1, readOptions))
+                                .and(takesArgument(2, byte[].class)).and(returns(byte[].class))))
+                        .visit(Advice.to(Advices.WriteCfKeyValue.class).on(named("put").or(named("merge"))
+                                .and(takesArguments(3)).and(arg(0, cf))
+                                .and(takesArgument(1, byte[].class)).and(takesArgument(2, byte[].class))))
+                        .visit(Advice.to(Advices.WriteCfOptionsKeyValue.class).on(named("put").or(named("merge"))
+                                .and(takesArguments(4)).and(arg(0, cf)).and(arg(1, writeOptions))
+                                .and(takesArgument(2, byte[].class)).and(takesArgument(3, byte[].class))))
+                        .visit(Advice.to(Advices.DeleteCfKey.class).on(named("delete")
+                                .and(takesArguments(2)).and(arg(0, cf)).and(takesArgument(1, byte[].class))))
+                        .visit(Advice.to(Advices.DeleteCfOptionsKey.class).on(named("delete")
+                                .and(takesArguments(3)).and(arg(0, cf)).and(arg(1, writeOptions))
+                                .and(takesArgument(2, byte[].class))))
+                        .visit(Advice.to(Advices.DeleteRangeCf.class).on(named("deleteRange")
+                                .and(takesArguments(3)).and(arg(0, cf))))
+                        .visit(Advice.to(Advices.DeleteRangeCfOptions.class).on(named("deleteRange")
+                                .and(takesArguments(4)).and(arg(0, cf)).and(arg(1, writeOptions))))
+                        .visit(Advice.to(Advices.Write.class).on(named("write")
+                                .and(takesArguments(2)).and(arg(1, "org.rocksdb.WriteBatch"))))
+                        .visit(Advice.to(Advices.NewIterator.class).on(named("newIterator")
+                                .and(isPublic()).and(arg(0, cf)))))
+                .type(named("org.rocksdb.AbstractRocksIterator"))
+                .transform((builder, type, loader, module, domain) -> builder
+                        .visit(Advice.to(Advices.Seek.class).on(named("seek")
+                                .and(takesArguments(1)).and(takesArgument(0, byte[].class))))
+                        .visit(Advice.to(Advices.SeekToFirst.class).on(named("seekToFirst")
+                                .and(takesArguments(0))))
+                        .visit(Advice.to(Advices.Next.class).on(named("next").and(takesArguments(0)))))
+                .type(named("org.rocksdb.AbstractWriteBatch"))
+                .transform((builder, type, loader, module, domain) -> builder
+                        .visit(Advice.to(Advices.BatchPut.class).on(named("put")
+                                .and(takesArguments(3)).and(arg(0, cf))
+                                .and(takesArgument(1, byte[].class)).and(takesArgument(2, byte[].class))))
+                        .visit(Advice.to(Advices.BatchDelete.class).on(named("delete")
+                                .and(takesArguments(2)).and(arg(0, cf)).and(takesArgument(1, byte[].class)))))
+                .type(hasSuperType(named(operator)).and(not(isAbstract())))
+                .transform((builder, type, loader, module, domain) -> builder
+                        .visit(Advice.to(Advices.Element.class).on(named("processElement")
+                                .and(takesArguments(1)).and(arg(0, streamRecord))))
+                        .visit(Advice.to(Advices.Element1.class).on(named("processElement1")
+                                .and(takesArguments(1)).and(arg(0, streamRecord))))
+                        .visit(Advice.to(Advices.Element2.class).on(named("processElement2")
+                                .and(takesArguments(1)).and(arg(0, streamRecord)))))
+                .type(named(operator))
+                .transform((builder, type, loader, module, domain) -> builder
+                        .visit(Advice.to(Advices.WatermarkArrived.class).on(named("processWatermark")
+                                .and(takesArguments(1))
+                                .and(arg(0, "org.apache.flink.streaming.api.watermark.Watermark")))))
+                .installOn(inst);
+    }
+}

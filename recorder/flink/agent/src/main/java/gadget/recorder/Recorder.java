@@ -1,0 +1,115 @@
+package gadget.recorder;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What the advice calls: routes every request and marker to the calling thread's
+ * {@link ThreadTrace}. Does nothing until {@link #start} ran (the agent's premain).
+ */
+public final class Recorder {
+    private Recorder() {}
+
+    /** The empty key (a seek to the first entry). */
+    public static final byte[] EMPTY = new byte[0];
+
+    private static volatile TraceWriter writer;
+    private static final List<ThreadTrace> TRACES = new ArrayList<>();
+    private static final ThreadLocal<ThreadTrace> CURRENT = ThreadLocal.withInitial(() -> {
+        synchronized (TRACES) {
+            ThreadTrace t = new ThreadTrace(Thread.currentThread().getName(), TRACES.size(), writer);
+            TRACES.add(t);
+            return t;
+        }
+    });
+
+    static void start(Path out, int buffers) {
+        TraceWriter w = new TraceWriter(out, buffers);
+        writer = w;
+        w.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(Recorder::finish, "gadget-recorder-flush"));
+    }
+
+    /** Flushes every thread's records and writes the trace files (at JVM shutdown). */
+    static void finish() {
+        TraceWriter w = writer;
+        if (w == null) {
+            return;
+        }
+        writer = null;
+        List<ThreadTrace> all;
+        synchronized (TRACES) {
+            all = new ArrayList<>(TRACES);
+        }
+        w.finish(all);
+    }
+
+    /** A point request on column family {@code cf}. */
+    public static void access(int op, Object cf, byte[] key, int valueLen) {
+        if (writer != null) {
+            CURRENT.get().access(op, cf, key, valueLen);
+        }
+    }
+
+    /** A range request over {@code [begin, end)} on column family {@code cf}. */
+    public static void range(int op, Object cf, byte[] begin, byte[] end) {
+        if (writer != null) {
+            CURRENT.get().range(op, cf, begin, end);
+        }
+    }
+
+    /** A commit of write batch {@code batch}. */
+    public static void commit(Object batch) {
+        if (writer != null) {
+            CURRENT.get().commit(Native.entries(batch));
+        }
+    }
+
+    /** A new iterator over column family {@code cf}. */
+    public static void iteratorOpened(Object iterator, Object cf) {
+        if (writer != null) {
+            CURRENT.get().iteratorOpened(iterator, cf);
+        }
+    }
+
+    /** A seek of {@code iterator} to {@code target}. */
+    public static void seek(Object iterator, byte[] target) {
+        if (writer != null) {
+            CURRENT.get().seek(iterator, target);
+        }
+    }
+
+    /** A step of {@code iterator}, recorded with the key it landed on (empty past the end). */
+    public static void next(Object iterator) {
+        if (writer != null) {
+            CURRENT.get().next(iterator, Native.landedKey(iterator));
+        }
+    }
+
+    /** An element handler of {@code operator} was entered (a marker if it has keyed state). */
+    public static void elementEnter(Object operator, int input) {
+        if (writer != null) {
+            ThreadTrace t = CURRENT.get();
+            if (t.elementEnter()) {
+                if (Native.keyed(operator)) {
+                    t.event(input);
+                }
+            }
+        }
+    }
+
+    /** An element handler returned. */
+    public static void elementExit() {
+        if (writer != null) {
+            CURRENT.get().elementExit();
+        }
+    }
+
+    /** Watermark {@code mark} reached {@code operator} (a marker if it has keyed state). */
+    public static void watermark(Object operator, Object mark) {
+        if (writer != null && Native.keyed(operator)) {
+            CURRENT.get().watermark(Native.timestamp(mark));
+        }
+    }
+}
