@@ -2,11 +2,12 @@
 #   make run    builds Gadget and drives embedded RocksDB with the bundled example workload
 #   make gen    builds Gadget and writes the bundled example's trace
 #   make test   installs what is missing, checks formatting and lints, runs every test
+#   make recorder  builds the Flink recorder agent and the reference job (docs/recorder.md)
 SHELL := /bin/bash
 EXAMPLE ?= examples/flink-reference/tumbling-incr.toml
 OUT ?= out/tumbling-incr.gtrace
 
-.PHONY: run gen test build bench
+.PHONY: run gen test build bench recorder
 
 build:
 	scripts/setup.sh release
@@ -26,3 +27,6 @@ test:
 
 bench: build
 	cargo bench --locked -p gadget
+
+recorder:
+	mvn -B -q -Dstyle.color=never package -f recorder/flink/pom.xml

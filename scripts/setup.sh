@@ -23,6 +23,10 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 if [ "$profile" = debug ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 fi
+# The Flink recorder (recorder/flink): a JDK (11 or newer) and Maven, which fetches Flink and
+# Byte Buddy from Maven Central
+command -v javac >/dev/null 2>&1 || need_apt+=(default-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 # FASTER for --store faster: the libfaster-sys crate builds FASTER's C++ core with CMake and
 # links libaio, libuuid and TBB; its CMake step git-clones googletest, which Debian ships as
 # sources (see the googletest mirror below)

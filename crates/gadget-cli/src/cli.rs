@@ -43,6 +43,54 @@ pub enum Command {
     ///
     /// Example: gadget compare flink.tsv.gz gadget.gtrace
     Compare(CompareArgs),
+    /// Record the state accesses of a real stream processor job as Gadget traces.
+    Record(RecordArgs),
+}
+
+/// `gadget record`: which engine.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    #[command(subcommand)]
+    pub engine: RecordEngine,
+}
+
+/// The engines `gadget record` can attach to.
+#[derive(Debug, Subcommand)]
+pub enum RecordEngine {
+    /// Run a Flink job with Gadget's recorder agent attached and collect one trace per task
+    /// (subtask) thread: every RocksDB request of the job's RocksDB state backend, with event
+    /// and watermark markers. The command is any command that starts the JVM running the job
+    /// (the agent is passed through JAVA_TOOL_OPTIONS, so every JVM it starts records). To
+    /// record a standalone cluster's task managers instead, see docs/recorder.md.
+    ///
+    /// Example: gadget record flink --out traces -- java -cp job.jar my.Job
+    Flink(RecordFlinkArgs),
+}
+
+/// Options of `gadget record flink`.
+#[derive(Debug, Args)]
+pub struct RecordFlinkArgs {
+    /// Directory for the traces: one `<task name>_<subtask>_<attempt>.gtrace` per task thread.
+    #[arg(short, long, default_value = "gadget-traces")]
+    pub out: PathBuf,
+    /// The recorder agent jar (`make recorder` builds
+    /// recorder/flink/agent/target/gadget-recorder-flink.jar, the default when it exists).
+    #[arg(long, env = "GADGET_RECORDER_JAR")]
+    pub agent: Option<PathBuf>,
+    /// Format of the traces: binary (converted from the agent's text when the job ends) or
+    /// the agent's text as written.
+    #[arg(long, value_enum, default_value = "bin")]
+    pub format: Format,
+    /// Record buffers (64 KiB each) in flight to the agent's writer thread; when all are in
+    /// flight, records are dropped and counted, never blocking Flink.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(2..))]
+    pub buffers: u32,
+    /// Print the list of traces as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The command that runs the Flink job, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// Options of the trace analysis.

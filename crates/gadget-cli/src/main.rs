@@ -5,6 +5,7 @@ mod cli;
 mod eval_cmd;
 mod gen;
 mod progress;
+mod record_cmd;
 mod trace_cmd;
 
 use clap::Parser;
@@ -33,5 +34,8 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
         },
         cli::Command::Analyze(a) => analyze_cmd::analyze(a).map(|()| 0),
         cli::Command::Compare(a) => analyze_cmd::compare(a).map(|()| 0),
+        cli::Command::Record(r) => match r.engine {
+            cli::RecordEngine::Flink(a) => record_cmd::flink(a),
+        },
     }
 }

@@ -13,8 +13,10 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPInputStream;
 
+import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.eventtime.WatermarkGenerator;
 import org.apache.flink.api.common.eventtime.WatermarkOutput;
@@ -59,7 +61,8 @@ import org.apache.flink.util.Collector;
  * microseconds, divided by 1000 (integer division) into milliseconds, event type = column 2.
  * Events are sorted stably by time unless {@code --order file}. Watermarks are punctuated:
  * after every {@code --watermark-every} events, the largest event time seen less the
- * out-of-orderness bound less 1 ms (Flink's bounded-out-of-orderness rule). Parallelism 1,
+ * out-of-orderness bound less 1 ms (Flink's bounded-out-of-orderness rule). {@code --repeat N}
+ * plays the input N times, each copy later in event time (for throughput). Parallelism 1,
  * max parallelism 128, RocksDB state backend, timers on the heap or in RocksDB.
  *
  * <p>Operators: {@code tumbling-incr tumbling-hol sliding-incr sliding-hol session-incr
@@ -112,6 +115,7 @@ public final class ReferenceJob {
         String timers = "heap";
         String order = "by-time";
         int limit = Integer.MAX_VALUE;
+        int repeat = 1;
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -135,10 +139,11 @@ public final class ReferenceJob {
                     case "--timers": s.timers = v; break;
                     case "--order": s.order = v; break;
                     case "--limit": s.limit = Integer.parseInt(v); break;
+                    case "--repeat": s.repeat = Integer.parseInt(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --window --slide --gap --watermark-every "
-                                + "--out-of-orderness --lateness --lower --upper --timers --order --limit");
+                                + "--out-of-orderness --lateness --lower --upper --timers --order --limit --repeat");
                 }
             }
             if (s.input == null) {
@@ -157,7 +162,7 @@ public final class ReferenceJob {
     /** Runs the job. */
     public static void main(String[] args) throws Exception {
         Settings s = Settings.parse(args);
-        List<Event> events = read(s.input, s.limit);
+        List<Event> events = repeat(read(s.input, s.limit), s.repeat);
         if (s.order.equals("by-time")) {
             events.sort(Comparator.comparingLong(e -> e.f1));
         }
@@ -215,7 +220,11 @@ public final class ReferenceJob {
             }
             counted.name(s.operator).sinkTo(new DiscardingSink<>());
         }
-        env.execute("gadget reference job: " + s.operator);
+        JobExecutionResult result = env.execute("gadget reference job: " + s.operator);
+        long ms = Math.max(1, result.getNetRuntime(TimeUnit.MILLISECONDS));
+        // on stderr: stdout belongs to whoever runs the job (gadget record --json)
+        System.err.printf("%s: %d events in %d ms of job runtime (%.0f events/s)%n",
+                s.operator, events.size(), ms, events.size() * 1000.0 / ms);
     }
 
     private static DataStream<Event> source(StreamExecutionEnvironment env, List<Event> events,
@@ -254,6 +263,30 @@ public final class ReferenceJob {
             }
         }
         return events;
+    }
+
+    /**
+     * The events {@code times} times over, each copy shifted in time past the previous one (a
+     * longer input for throughput measurements).
+     */
+    static List<Event> repeat(List<Event> events, int times) {
+        if (times <= 1 || events.isEmpty()) {
+            return events;
+        }
+        long min = Long.MAX_VALUE;
+        long max = Long.MIN_VALUE;
+        for (Event e : events) {
+            min = Math.min(min, e.f1);
+            max = Math.max(max, e.f1);
+        }
+        long span = max - min + 1;
+        List<Event> all = new ArrayList<>(events.size() * times);
+        for (int r = 0; r < times; r++) {
+            for (Event e : events) {
+                all.add(new Event(e.f0, e.f1 + r * span, e.f2));
+            }
+        }
+        return all;
     }
 
     /** Punctuated watermarks after every {@code every} events: max time − bound − 1. */
