@@ -116,6 +116,7 @@ public final class ReferenceJob {
         String order = "by-time";
         int limit = Integer.MAX_VALUE;
         int repeat = 1;
+        long bufferTimeout = 100;
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -140,10 +141,11 @@ public final class ReferenceJob {
                     case "--order": s.order = v; break;
                     case "--limit": s.limit = Integer.parseInt(v); break;
                     case "--repeat": s.repeat = Integer.parseInt(v); break;
+                    case "--buffer-timeout": s.bufferTimeout = Long.parseLong(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --window --slide --gap --watermark-every "
-                                + "--out-of-orderness --lateness --lower --upper --timers --order --limit --repeat");
+                                + "--out-of-orderness --lateness --lower --upper --timers --order --limit --repeat --buffer-timeout");
                 }
             }
             if (s.input == null) {
@@ -175,6 +177,7 @@ public final class ReferenceJob {
         env.setParallelism(1);
         env.setMaxParallelism(128);
         env.getConfig().setAutoWatermarkInterval(0);
+        env.setBufferTimeout(s.bufferTimeout);
 
         KeySelector<Event, Long> byKey = e -> e.f0;
         if (s.operator.equals("interval-join")) {
