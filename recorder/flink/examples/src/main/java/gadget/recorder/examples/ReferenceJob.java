@@ -38,7 +38,7 @@ import org.apache.flink.streaming.api.datastream.WindowedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.co.ProcessJoinFunction;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.streaming.api.functions.sink.DiscardingSink;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
 import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
@@ -190,7 +190,7 @@ public final class ReferenceJob {
                     .between(Time.milliseconds(s.lower), Time.milliseconds(s.upper))
                     .process(new CountPairs())
                     .name(s.operator)
-                    .sinkTo(new DiscardingSink<>());
+                    .addSink(new DiscardingSink<>()).name("discard");
         } else {
             KeyedStream<Event, Long> keyed = source(env, events, s).keyBy(byKey);
             SingleOutputStreamOperator<Long> counted;
@@ -221,7 +221,7 @@ public final class ReferenceJob {
                         ? windowed.aggregate(new Count())
                         : windowed.process(new CountAll());
             }
-            counted.name(s.operator).sinkTo(new DiscardingSink<>());
+            counted.name(s.operator).addSink(new DiscardingSink<>()).name("discard");
         }
         JobExecutionResult result = env.execute("gadget reference job: " + s.operator);
         long ms = Math.max(1, result.getNetRuntime(TimeUnit.MILLISECONDS));
