@@ -77,8 +77,7 @@ pub struct RecordFlinkArgs {
     /// recorder/flink/agent/target/gadget-recorder-flink.jar, the default when it exists).
     #[arg(long, env = "GADGET_RECORDER_JAR")]
     pub agent: Option<PathBuf>,
-    /// Format of the traces: binary (converted from the agent's text when the job ends) or
-    /// the agent's text as written.
+    /// Format of the traces the agent writes: Gadget's binary format or its text format.
     #[arg(long, value_enum, default_value = "bin")]
     pub format: Format,
     /// Record buffers (64 KiB each) in flight to the agent's writer thread; when all are in

@@ -1,19 +1,25 @@
-//! `gadget record flink`: runs a command with the recorder agent attached, then turns the
-//! agent's per-thread text traces into the requested format.
+//! `gadget record flink`: runs a command with the recorder agent attached, then lists the
+//! per-thread traces the agent wrote.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context};
-use gadget::trace::{open_trace, TraceFormat};
+use gadget::trace::open_trace;
 
 use crate::cli::{Format, RecordFlinkArgs};
 
 /// Where `make recorder` puts the agent, relative to the project root.
 const DEFAULT_AGENT: &str = "recorder/flink/agent/target/gadget-recorder-flink.jar";
 
-/// The agent writes one `<thread>.trace.txt` per task thread.
-const AGENT_SUFFIX: &str = ".trace.txt";
+/// The agent writes one `<thread>.gtrace` (binary) or `<thread>.trace.txt` (text) per task
+/// thread.
+fn trace_suffix(format: Format) -> &'static str {
+    match format {
+        Format::Bin => ".gtrace",
+        Format::Text => ".trace.txt",
+    }
+}
 
 pub fn flink(args: RecordFlinkArgs) -> anyhow::Result<i32> {
     let agent = match &args.agent {
@@ -40,10 +46,14 @@ pub fn flink(args: RecordFlinkArgs) -> anyhow::Result<i32> {
         }
     }
     let option = format!(
-        "-javaagent:{}=out={},buffers={}",
+        "-javaagent:{}=out={},buffers={},format={}",
         agent.display(),
         out.display(),
-        args.buffers
+        args.buffers,
+        match args.format {
+            Format::Bin => "binary",
+            Format::Text => "text",
+        }
     );
     let tool_options = match std::env::var("JAVA_TOOL_OPTIONS") {
         Ok(existing) if !existing.trim().is_empty() => format!("{existing} {option}"),
@@ -113,29 +123,16 @@ struct Recorded {
     dropped: u64,
 }
 
-/// Converts (for `bin`) and lists the agent's traces in `out`, in name order.
+/// The traces in `out` of the given format, in name order.
 fn finish_traces(out: &Path, format: Format) -> anyhow::Result<Vec<Recorded>> {
-    let mut texts: Vec<PathBuf> = std::fs::read_dir(out)?
+    let suffix = trace_suffix(format);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(AGENT_SUFFIX))
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
         .collect();
-    texts.sort();
-    let mut recorded = Vec::with_capacity(texts.len());
-    for text in texts {
-        let file = match format {
-            Format::Text => text.clone(),
-            Format::Bin => {
-                let name = text.to_string_lossy();
-                let binary = PathBuf::from(format!(
-                    "{}.gtrace",
-                    name.strip_suffix(AGENT_SUFFIX).unwrap_or(&name)
-                ));
-                gadget::trace::convert(&text, &binary, TraceFormat::Binary)
-                    .with_context(|| format!("converting {}", text.display()))?;
-                std::fs::remove_file(&text)?;
-                binary
-            }
-        };
+    files.sort();
+    let mut recorded = Vec::with_capacity(files.len());
+    for file in files {
         let mut reader = open_trace(&file)?;
         while reader.next_record()?.is_some() {}
         let footer = reader

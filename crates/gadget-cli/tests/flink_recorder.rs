@@ -59,11 +59,28 @@ fn maven_build() -> (PathBuf, String) {
     (agent, classpath)
 }
 
+/// The trace format asked of the agent: text for the aggregation (so both formats are
+/// exercised), binary for the rest.
+fn format_for(operator: &str) -> &'static str {
+    if operator == "aggregation" {
+        "text"
+    } else {
+        "bin"
+    }
+}
+
 /// Records the reference job with `args` into `out`; the one trace of the operator's task.
 fn record(agent: &Path, classpath: &str, out: &Path, operator: &str, args: &[&str]) -> PathBuf {
     let output = Command::cargo_bin("gadget")
         .unwrap()
-        .args(["record", "flink", "--json", "--agent"])
+        .args([
+            "record",
+            "flink",
+            "--json",
+            "--format",
+            format_for(operator),
+            "--agent",
+        ])
         .arg(agent)
         .arg("--out")
         .arg(out)
@@ -96,7 +113,11 @@ fn record(agent: &Path, classpath: &str, out: &Path, operator: &str, args: &[&st
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.starts_with(operator), "{name}: named after the task");
     assert!(
-        name.ends_with("_1_1_0.gtrace"),
+        name.ends_with(if format_for(operator) == "text" {
+            "_1_1_0.trace.txt"
+        } else {
+            "_1_1_0.gtrace"
+        }),
         "{name}: subtask 1 of 1, attempt 0"
     );
     file

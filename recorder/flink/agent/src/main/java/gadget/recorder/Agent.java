@@ -26,6 +26,7 @@ import net.bytebuddy.matcher.ElementMatcher;
  * per task thread, as a Gadget trace under {@code DIR}.
  *
  * <p>Arguments, comma-separated: {@code out=DIR} (default {@code gadget-traces}),
+ * {@code format=binary|text} (Gadget's binary trace format, the default, or its text format),
  * {@code buffers=N} (64 KiB record buffers in flight to the writer thread, default 256:
  * when all are in flight, records are dropped and counted instead of blocking Flink).
  */
@@ -36,6 +37,7 @@ public final class Agent {
     public static void premain(String args, Instrumentation inst) {
         Path out = Paths.get("gadget-traces");
         int buffers = 256;
+        boolean binary = true;
         if (args != null && !args.isEmpty()) {
             for (String arg : args.split(",")) {
                 int eq = arg.indexOf('=');
@@ -48,14 +50,21 @@ public final class Agent {
                     case "buffers":
                         buffers = Integer.parseInt(value);
                         break;
+                    case "format":
+                        if (!value.equals("binary") && !value.equals("text")) {
+                            throw new IllegalArgumentException(
+                                    "gadget recorder: format is binary or text, not '" + value + "'");
+                        }
+                        binary = value.equals("binary");
+                        break;
                     default:
                         throw new IllegalArgumentException(
                                 "gadget recorder: unknown agent argument '" + key
-                                        + "'; the arguments are out=DIR and buffers=N");
+                                        + "'; the arguments are out=DIR, format=binary|text and buffers=N");
                 }
             }
         }
-        Recorder.start(out, buffers);
+        Recorder.start(out, buffers, binary);
         install(inst);
     }
 

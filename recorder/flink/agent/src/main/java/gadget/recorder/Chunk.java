@@ -1,6 +1,6 @@
 package gadget.recorder;
 
-/** A buffer of text-trace records on its way to the writer thread, with their counts. */
+/** A buffer of trace records on its way to the writer thread, with their counts. */
 final class Chunk {
     /** Bytes of one buffer. */
     static final int SIZE = 64 * 1024;

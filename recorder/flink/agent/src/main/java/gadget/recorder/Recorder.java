@@ -24,8 +24,8 @@ public final class Recorder {
         }
     });
 
-    static void start(Path out, int buffers) {
-        TraceWriter w = new TraceWriter(out, buffers);
+    static void start(Path out, int buffers, boolean binary) {
+        TraceWriter w = new TraceWriter(out, buffers, binary);
         writer = w;
         w.start();
         Runtime.getRuntime().addShutdownHook(new Thread(Recorder::finish, "gadget-recorder-flush"));
