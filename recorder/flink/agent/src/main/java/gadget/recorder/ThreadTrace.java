@@ -143,8 +143,11 @@ final class ThreadTrace {
         return at;
     }
 
-    /** A binary record: op, state, the key prefix-compressed against the state's last key. */
-    private synchronized void record(int op, int state, byte[] key, int keyLen, long value) {
+    /**
+     * A binary record: op, state, the key prefix-compressed against the state's last key.
+     * Called by {@link #line}, which holds the lock.
+     */
+    private void record(int op, int state, byte[] key, int keyLen, long value) {
         Chunk c = room(keyLen + 32);
         if (c.length == 0) {
             // every block starts with empty previous keys, so blocks decode alone

@@ -21,7 +21,8 @@ import java.util.zip.CRC32;
  * body becomes a complete Gadget trace (header with the thread's state table, the records, a
  * footer with the counts), written to a temporary file and renamed into place.
  *
- * <p>Memory is bounded: at most {@code buffers} chunks exist. A thread whose chunk is full
+ * <p>Memory is bounded: at most {@code buffers} chunks are shared, plus the first chunk of
+ * each recording thread (a task thread; their number is fixed by the job). A thread whose chunk is full
  * takes a free one; when none is free and none may be created, the full chunk's records are
  * dropped and counted (the trace's footer and stderr say how many), so Flink never waits on the
  * recorder.
@@ -56,10 +57,15 @@ final class TraceWriter extends Thread {
     /** A free chunk, or a new one while fewer than the limit exist, else {@code null}. */
     private Chunk available() {
         Chunk c = free.poll();
-        if (c == null && chunks.incrementAndGet() <= maxChunks) {
-            c = new Chunk(Chunk.SIZE);
+        if (c != null) {
+            return c;
         }
-        return c;
+        for (int n = chunks.get(); n < maxChunks; n = chunks.get()) {
+            if (chunks.compareAndSet(n, n + 1)) {
+                return new Chunk(Chunk.SIZE);
+            }
+        }
+        return null;
     }
 
     /** A chunk for a thread that has none yet (one is always given: at worst a new one). */
