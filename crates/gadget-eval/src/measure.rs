@@ -50,10 +50,19 @@ struct LoggedInterval {
 }
 
 /// Records every measured request.
+///
+/// A request costs one histogram record (two in open loop): its latency goes into the current
+/// interval's histogram of its op, which is added to the op's total when the interval closes;
+/// its service time goes straight into the op's total, except in a closed loop, where a
+/// request starts when it is issued and its service time is its latency.
 #[derive(Debug)]
 pub struct Recorder {
-    /// Per op, indexed by the op's code; allocated on first use.
-    pub ops: Vec<Option<OpHistograms>>,
+    /// Latency per op of the closed intervals, indexed by the op's code; allocated on first use.
+    latency: Vec<Option<Histogram<u64>>>,
+    /// Service time per op (unused in a closed loop).
+    service: Vec<Option<Histogram<u64>>>,
+    /// True in a closed loop: service time is latency.
+    service_is_latency: bool,
     /// The current interval's latencies per op.
     interval: Vec<Option<Histogram<u64>>>,
     interval_start_ns: u64,
@@ -66,13 +75,21 @@ pub struct Recorder {
     hdr_log: Option<Vec<LoggedInterval>>,
 }
 
+/// One empty slot per op.
+fn per_op<T>() -> Vec<Option<T>> {
+    (0..Op::ALL.len()).map(|_| None).collect()
+}
+
 impl Recorder {
     /// A recorder with a time-series interval of `interval_ns`; `keep_intervals` keeps every
-    /// interval histogram for an HDR interval log.
-    pub fn new(interval_ns: u64, keep_intervals: bool) -> Self {
+    /// interval histogram for an HDR interval log; `closed_loop` when every request starts at
+    /// its intended start (its service time is then its latency, recorded once).
+    pub fn new(interval_ns: u64, keep_intervals: bool, closed_loop: bool) -> Self {
         Recorder {
-            ops: (0..Op::ALL.len()).map(|_| None).collect(),
-            interval: (0..Op::ALL.len()).map(|_| None).collect(),
+            latency: per_op(),
+            service: per_op(),
+            service_is_latency: closed_loop,
+            interval: per_op(),
             interval_start_ns: 0,
             interval_end_ns: interval_ns.max(1),
             interval_ns: interval_ns.max(1),
@@ -87,18 +104,44 @@ impl Recorder {
         self.interval_end_ns = (now_ns / self.interval_ns + 1) * self.interval_ns;
     }
 
-    /// Records one request; `now_ns` is its completion.
+    /// Records one request; `now_ns` is its completion. In a closed loop `service_ns` is not
+    /// recorded (it equals `latency_ns`).
     #[inline]
     pub fn record(&mut self, op: Op, latency_ns: u64, service_ns: u64, now_ns: u64) {
         if now_ns >= self.interval_end_ns {
             self.close_interval(now_ns);
         }
-        let h = self.ops[op as usize].get_or_insert_with(OpHistograms::new);
-        h.latency.saturating_record(latency_ns.max(1));
-        h.service.saturating_record(service_ns.max(1));
         self.interval[op as usize]
             .get_or_insert_with(histogram)
             .saturating_record(latency_ns.max(1));
+        if !self.service_is_latency {
+            self.service[op as usize]
+                .get_or_insert_with(histogram)
+                .saturating_record(service_ns.max(1));
+        }
+    }
+
+    /// The histograms of `op` over everything recorded so far, `None` when it never occurred.
+    pub fn op_histograms(&self, op: Op) -> Option<OpHistograms> {
+        let i = op as usize;
+        if self.latency[i].is_none() && self.interval[i].is_none() {
+            return None;
+        }
+        let mut h = OpHistograms::new();
+        for part in [&self.latency[i], &self.interval[i]].into_iter().flatten() {
+            h.latency.add(part).expect("same bounds");
+        }
+        if self.service_is_latency {
+            h.service = h.latency.clone();
+        } else if let Some(s) = &self.service[i] {
+            h.service = s.clone();
+        }
+        Some(h)
+    }
+
+    /// True when `op` was recorded.
+    pub fn occurred(&self, op: Op) -> bool {
+        self.latency[op as usize].is_some() || self.interval[op as usize].is_some()
     }
 
     /// Ends the interval that contains `now_ns`'s predecessor; empty intervals are recorded too.
@@ -120,6 +163,10 @@ impl Recorder {
                 }
                 ops.push(IntervalOp::from_histogram(op.name(), h, seconds));
                 all.add(&*h).expect("same bounds");
+                self.latency[op as usize]
+                    .get_or_insert_with(histogram)
+                    .add(&*h)
+                    .expect("same bounds");
                 if let Some(log) = self.hdr_log.as_mut() {
                     log.push(LoggedInterval {
                         start_ns: start,
@@ -153,11 +200,20 @@ impl Recorder {
     /// Adds the measurements of a concurrent instance: histograms op by op, and the time series
     /// interval by interval (intervals end on the same boundaries from the shared start).
     pub fn merge(&mut self, other: &Recorder) {
-        for (mine, theirs) in self.ops.iter_mut().zip(&other.ops) {
-            if let Some(t) = theirs {
-                let m = mine.get_or_insert_with(OpHistograms::new);
-                m.latency.add(&t.latency).expect("same bounds");
-                m.service.add(&t.service).expect("same bounds");
+        for op in Op::ALL {
+            let Some(theirs) = other.op_histograms(op) else {
+                continue;
+            };
+            let i = op as usize;
+            self.latency[i]
+                .get_or_insert_with(histogram)
+                .add(&theirs.latency)
+                .expect("same bounds");
+            if !self.service_is_latency {
+                self.service[i]
+                    .get_or_insert_with(histogram)
+                    .add(&theirs.service)
+                    .expect("same bounds");
             }
         }
         for theirs in &other.series {
@@ -184,7 +240,7 @@ impl Recorder {
         let mut service = Vec::new();
         let mut all = OpHistograms::new();
         for op in Op::ALL {
-            if let Some(h) = &self.ops[op as usize] {
+            if let Some(h) = self.op_histograms(op) {
                 latency.push(OpSummary::from_histogram(op.name(), &h.latency, seconds));
                 service.push(OpSummary::from_histogram(op.name(), &h.service, seconds));
                 all.latency.add(&h.latency).expect("same bounds");
@@ -392,7 +448,7 @@ mod tests {
 
     #[test]
     fn intervals_split_the_run_and_empty_ones_are_kept() {
-        let mut r = Recorder::new(1_000, true);
+        let mut r = Recorder::new(1_000, true, false);
         r.start(0);
         r.record(Op::Get, 10, 5, 100);
         r.record(Op::Put, 20, 20, 900);
@@ -413,16 +469,16 @@ mod tests {
 
     #[test]
     fn merging_instances_adds_histograms_and_lines_up_intervals() {
-        let mut a = Recorder::new(1_000, false);
+        let mut a = Recorder::new(1_000, false, false);
         a.start(100);
         a.record(Op::Get, 10, 10, 500);
         a.record(Op::Get, 20, 20, 1_500);
         a.finish(1_600);
-        let mut b = Recorder::new(1_000, false);
+        let mut b = Recorder::new(1_000, false, false);
         b.start(300);
         b.record(Op::Put, 30, 30, 900);
         b.finish(1_000);
-        let mut all = Recorder::new(1_000, false);
+        let mut all = Recorder::new(1_000, false, false);
         all.merge(&a);
         all.merge(&b);
         let ends: Vec<f64> = all.series.iter().map(|s| s.end_s * 1e9).collect();
@@ -435,8 +491,53 @@ mod tests {
     }
 
     #[test]
+    fn a_closed_loop_records_once_and_reports_service_time_as_latency() {
+        let mut r = Recorder::new(1_000, false, true);
+        r.start(0);
+        r.record(Op::Get, 40, 40, 100);
+        r.record(Op::Get, 60, 60, 1_200);
+        r.record(Op::Put, 70, 70, 1_300);
+        // before the run ends, the open interval counts too
+        let get = r.op_histograms(Op::Get).unwrap();
+        assert_eq!((get.latency.len(), get.latency.max()), (2, 60));
+        assert_eq!(get.service.len(), 2);
+        assert!(r.occurred(Op::Put) && !r.occurred(Op::Merge));
+        r.finish(1_400);
+        let (latency, service) = r.summary(1.0);
+        assert_eq!(latency, service);
+        assert_eq!(latency.last().unwrap().ops, 3);
+        assert_eq!(latency.last().unwrap().min_ns, 40);
+    }
+
+    #[test]
+    fn totals_equal_every_recorded_value_across_intervals() {
+        let mut r = Recorder::new(100, false, false);
+        r.start(0);
+        let mut latencies = Vec::new();
+        for i in 0..1_000u64 {
+            let latency = 1 + (i * 7919) % 1_000;
+            latencies.push(latency);
+            r.record(Op::Merge, latency, latency / 2, i * 3);
+        }
+        r.finish(3_000);
+        let h = r.op_histograms(Op::Merge).unwrap();
+        assert_eq!(h.latency.len(), 1_000);
+        assert_eq!(h.latency.max(), *latencies.iter().max().unwrap());
+        assert_eq!(h.latency.min(), *latencies.iter().min().unwrap());
+        let mean = latencies.iter().sum::<u64>() as f64 / 1_000.0;
+        assert!(
+            (h.latency.mean() - mean).abs() < 1.0,
+            "{} vs {mean}",
+            h.latency.mean()
+        );
+        assert_eq!(h.service.max(), 500);
+        let per_interval: u64 = r.series.iter().map(|s| s.all.ops).sum();
+        assert_eq!(per_interval, 1_000);
+    }
+
+    #[test]
     fn table_has_the_papers_columns() {
-        let mut r = Recorder::new(1_000_000_000, false);
+        let mut r = Recorder::new(1_000_000_000, false, false);
         r.record(Op::Merge, 1_500, 1_000, 10);
         let (latency, _) = r.summary(1.0);
         let t = render_table(&latency);

@@ -142,7 +142,7 @@ fn a_stall_shows_in_the_latency_of_the_backlog_but_once_in_service_time() {
     let mut latency_over = 0;
     let mut service_over = 0;
     for op in Op::ALL {
-        if let Some(h) = &measured.recorder.ops[op as usize] {
+        if let Some(h) = measured.recorder.op_histograms(op) {
             latency_over += h.latency.count_between(50_000_000, 3_600_000_000_000);
             service_over += h.service.count_between(50_000_000, 3_600_000_000_000);
         }
