@@ -1,5 +1,6 @@
 package gadget.recorder;
 
+import static net.bytebuddy.matcher.ElementMatchers.failSafe;
 import static net.bytebuddy.matcher.ElementMatchers.hasSuperType;
 import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
 import static net.bytebuddy.matcher.ElementMatchers.isPublic;
@@ -129,7 +130,9 @@ public final class Agent {
                                 .and(takesArgument(1, byte[].class)).and(takesArgument(2, byte[].class))))
                         .visit(Advice.to(Advices.BatchDelete.class).on(named("delete")
                                 .and(takesArguments(2)).and(arg(0, cf)).and(takesArgument(1, byte[].class)))))
-                .type(hasSuperType(named(operator)).and(not(isAbstract())))
+                // fail-safe: a class whose superclass is missing from the class path (an
+                // optional logging binding, say) is no operator, not an error to report
+                .type(failSafe(hasSuperType(named(operator)).and(not(isAbstract()))))
                 .transform((builder, type, loader, module, domain) -> builder
                         .visit(Advice.to(Advices.Element.class).on(named("processElement")
                                 .and(takesArguments(1)).and(arg(0, streamRecord))))
