@@ -59,6 +59,34 @@ fn maven_build() -> (PathBuf, String) {
     (agent, classpath)
 }
 
+/// Builds the reference job against Flink `version` (the agent is the same jar for every
+/// version) into its own build folder; the job's class path.
+fn build_job_for(version: &str) -> String {
+    let examples = common::project_root().join("recorder/flink/examples");
+    let target = examples.join(format!("target/flink-{version}"));
+    let status = Command::new("mvn")
+        .args(["-B", "-q", "-Dstyle.color=never", "package", "-f"])
+        .arg(examples.join("pom.xml"))
+        .arg(format!("-Dflink.version={version}"))
+        .arg(format!("-Dexamples.build.dir={}", target.display()))
+        .status()
+        .expect("running mvn");
+    assert!(
+        status.success(),
+        "building the reference job against Flink {version} failed"
+    );
+    let deps = std::fs::read_to_string(target.join("classpath.txt")).unwrap();
+    assert!(
+        deps.contains(&format!("flink-runtime-{version}.jar")),
+        "the class path is Flink {version}'s: {deps}"
+    );
+    format!(
+        "{}:{}",
+        target.join("gadget-recorder-flink-examples.jar").display(),
+        deps.trim()
+    )
+}
+
 /// The trace format asked of the agent: text for the aggregation (so both formats are
 /// exercised), binary for the rest.
 fn format_for(operator: &str) -> &'static str {
@@ -472,4 +500,156 @@ fn recordings_of_non_default_settings_match_gadget_request_for_request() {
     }
     let failed: Vec<_> = results.iter().filter(|r| !r.1).collect();
     assert!(failed.is_empty(), "recording and gen differ: {failed:#?}");
+}
+
+/// Flink 1.18's `RocksDBListState.update` as 1.19 and 1.20 issue it: 1.18 writes a new list
+/// as a `delete` of the key and a `merge` per element, the later versions as one `put` of the
+/// serialized list (the elements joined by the one-byte delimiter of the merge operator).
+/// Rewrites each such run on `state` of a text trace into the `put`, and the footer's request
+/// counts to match.
+fn list_update_as_put(text: &str, state: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let (mut deletes, mut merges) = (0u64, 0u64);
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() == 4 && f[0] == "delete" && f[1] == state {
+            let mut elements: Vec<u64> = Vec::new();
+            while let Some(next) = lines.peek() {
+                let g: Vec<&str> = next.split('\t').collect();
+                if g.len() == 4 && g[0] == "merge" && g[1] == state && g[2] == f[2] {
+                    elements.push(g[3].parse().unwrap());
+                    lines.next();
+                } else {
+                    break;
+                }
+            }
+            if !elements.is_empty() {
+                let len = elements.iter().sum::<u64>() + elements.len() as u64 - 1;
+                out.push(format!("put\t{}\t{}\t{len}", f[1], f[2]));
+                deletes += 1;
+                merges += elements.len() as u64;
+                continue;
+            }
+        }
+        match line.strip_prefix("#footer\t") {
+            Some(json) => {
+                let mut footer: serde_json::Value = serde_json::from_str(json).unwrap();
+                let count = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+                let puts = deletes;
+                footer["requests"] = (count(&footer["requests"]) + puts - deletes - merges).into();
+                let by_op = &mut footer["requests_by_op"];
+                by_op["delete"] = (count(&by_op["delete"]) - deletes).into();
+                by_op["merge"] = (count(&by_op["merge"]) - merges).into();
+                by_op["put"] = (count(&by_op["put"]) + puts).into();
+                out.push(format!("#footer\t{footer}"));
+            }
+            None => out.push(line.to_string()),
+        }
+    }
+    out.join("\n") + "\n"
+}
+
+#[test]
+fn the_agent_records_flink_1_18_and_1_19_as_their_state_backends_differ() {
+    let test = "flink recorder on 1.18 and 1.19";
+    let Some(shared) = common::shared_dir(test) else {
+        return;
+    };
+    if !have("java", test) || !have("mvn", test) {
+        return;
+    }
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (agent, _) = build_recorder();
+    let input = shared.join("data/borg-jobs.csv.gz");
+    let input = input.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "tumbling-incr",
+        "tumbling-incr.rocksdb-timers",
+        "sliding-hol",
+        "session-hol",
+        "aggregation",
+    ];
+    for version in ["1.19.2", "1.18.1"] {
+        let classpath = build_job_for(version);
+        std::thread::scope(|scope| {
+            for half in names.chunks(names.len().div_ceil(2)) {
+                let (agent, classpath, dir, shared) = (&agent, &classpath, dir.path(), &shared);
+                scope.spawn(move || {
+                    for name in half {
+                        let (operator, timers) = match name.strip_suffix(".rocksdb-timers") {
+                            Some(op) => (op, "rocksdb"),
+                            None => (*name, "heap"),
+                        };
+                        let out = dir.join(format!("{version}-{name}"));
+                        let args = ["--input", input, "--timers", timers];
+                        let reference =
+                            shared.join(format!("reference-traces/flink-1.20/{name}.tsv.gz"));
+                        let mut recorded = record(agent, classpath, &out, operator, &args);
+                        if version == "1.18.1" && *name == "session-hol" {
+                            let text = out.join("recorded.trace.txt");
+                            let convert = Command::cargo_bin("gadget")
+                                .unwrap()
+                                .args(["trace", "convert", "--format", "text", "-o"])
+                                .arg(&text)
+                                .arg(&recorded)
+                                .output()
+                                .unwrap();
+                            assert!(convert.status.success(), "{convert:?}");
+                            let as_1_20 = list_update_as_put(
+                                &std::fs::read_to_string(&text).unwrap(),
+                                "merging-window-set",
+                            );
+                            recorded = out.join("list-update-as-put.trace.txt");
+                            std::fs::write(&recorded, as_1_20).unwrap();
+                        }
+                        let diff = Command::cargo_bin("gadget")
+                            .unwrap()
+                            .args(["trace", "diff"])
+                            .arg(&reference)
+                            .arg(&recorded)
+                            .output()
+                            .unwrap();
+                        let report = String::from_utf8_lossy(&diff.stdout);
+                        assert!(
+                            diff.status.success(),
+                            "Flink {version}, {name}: the recording differs from 1.20's:\n{report}{}",
+                            String::from_utf8_lossy(&diff.stderr)
+                        );
+                        eprintln!(
+                            "Flink {version}, {name}: {}",
+                            report.lines().nth(2).unwrap_or_default()
+                        );
+                    }
+                });
+            }
+        });
+    }
+}
+
+#[test]
+fn a_flink_1_18_list_update_becomes_the_put_of_later_versions() {
+    let recorded = "get\tmws\t00\t0\n\
+                    delete\tmws\t00\t0\n\
+                    merge\tmws\t00\t32\n\
+                    delete\tmws\t01\t0\n\
+                    merge\tmws\t02\t8\n\
+                    delete\tlist\t03\t0\n\
+                    merge\tlist\t03\t8\n\
+                    delete\tmws\t04\t0\n\
+                    merge\tmws\t04\t32\n\
+                    merge\tmws\t04\t32\n\
+                    #footer\t{\"requests\":10,\"requests_by_op\":{\"delete\":4,\"get\":1,\"merge\":5}}\n";
+    assert_eq!(
+        list_update_as_put(recorded, "mws"),
+        "get\tmws\t00\t0\n\
+         put\tmws\t00\t32\n\
+         delete\tmws\t01\t0\n\
+         merge\tmws\t02\t8\n\
+         delete\tlist\t03\t0\n\
+         merge\tlist\t03\t8\n\
+         put\tmws\t04\t65\n\
+         #footer\t{\"requests\":7,\"requests_by_op\":{\"delete\":2,\"get\":1,\"merge\":2,\"put\":2}}\n"
+    );
 }
