@@ -98,6 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             every: 100,
             out_of_orderness: 0,
         },
+        repeat: 1,
     })?;
     let mut op = Dedup::new(60_000);
     let mut counts = gadget::AccessCounts::default();

@@ -176,6 +176,10 @@ pub struct RunArgs {
     /// Stop after this many requests (default: the config's `limit`, else the whole workload).
     #[arg(long)]
     pub limit: Option<u64>,
+    /// Play the workload's event file N times, each copy later in event time (overrides the
+    /// file source's `repeat`; lengthens a short input such as the Borg trace).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
     #[command(flatten)]
     pub eval: EvalArgs,
 }
@@ -338,6 +342,10 @@ pub struct GenArgs {
     /// Stop after this many requests (the trace is marked truncated; open windows do not fire).
     #[arg(long)]
     pub limit: Option<u64>,
+    /// Play the workload's event file N times, each copy later in event time (overrides the
+    /// file source's `repeat`; lengthens a short input such as the Borg trace).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
     /// Print the summary as JSON on standard output instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -24,7 +24,10 @@ const INTERRUPTED: i32 = 130;
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut configs = Vec::new();
     for path in &args.config {
-        let config = Config::load_with_overrides(path, &args.property)?;
+        let mut config = Config::load_with_overrides(path, &args.property)?;
+        if let Some(times) = args.repeat {
+            config.set_repeat(times)?;
+        }
         for w in &config.warnings {
             eprintln!("warning: {w}");
         }

@@ -14,6 +14,9 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         eprintln!("warning: {w}");
     }
     let limit = args.limit.or(config.limit);
+    if let Some(times) = args.repeat {
+        config.set_repeat(times)?;
+    }
     if let Some(seed) = args.seed {
         config.seed = seed;
         config.json["seed"] = seed.into();

@@ -176,6 +176,85 @@ fn limit_truncates_and_says_so() {
 }
 
 #[test]
+fn repeat_plays_the_event_file_again_later_and_the_header_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), TUMBLING);
+    let gen = |extra: &[&str], name: &str| {
+        let out = dir.path().join(name);
+        let summary = gadget()
+            .args(["gen", cfg.to_str().unwrap(), "--json", "-o"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(summary.status.success(), "{summary:?}");
+        let json: serde_json::Value = serde_json::from_slice(&summary.stdout).unwrap();
+        (
+            json,
+            String::from_utf8_lossy(&std::fs::read(out).unwrap()).into_owned(),
+        )
+    };
+    let (once, _) = gen(&["--format", "text"], "once.txt");
+    let (thrice, text) = gen(&["--format", "text", "--repeat", "3"], "thrice.txt");
+    assert_eq!(once["events"].as_u64().unwrap(), 300);
+    assert_eq!(thrice["events"].as_u64().unwrap(), 900);
+    // about three times the requests: the copies share only the windows across their seams
+    let (one, three) = (
+        once["requests"].as_u64().unwrap() as f64,
+        thrice["requests"].as_u64().unwrap() as f64,
+    );
+    assert!((three / one - 3.0).abs() < 0.03, "{one} -> {three}");
+    assert_ne!(three, 3.0 * one, "copies 2 and 3 are later in event time");
+    assert!(
+        text.contains("\"repeat\":3"),
+        "the trace's config records it"
+    );
+    // the config key does the same
+    let body = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("[source]\n", "[source]\nrepeat = 3\n");
+    std::fs::write(&cfg, body).unwrap();
+    let (keyed, _) = gen(&[], "keyed.gtrace");
+    assert_eq!(keyed["requests"], thrice["requests"]);
+}
+
+#[test]
+fn repeat_rejects_zero_and_sources_without_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), TUMBLING);
+    gadget()
+        .args(["gen", cfg.to_str().unwrap(), "-o", "-", "--repeat", "0"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "--repeat: 0 is out of range; allowed: 1 to",
+        ));
+    let synthetic = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/synthetic/session-out-of-order.toml");
+    gadget()
+        .args([
+            "gen",
+            synthetic.to_str().unwrap(),
+            "-o",
+            "-",
+            "--repeat",
+            "2",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "only a file source can be repeated",
+        ));
+    let err = config_error(&format!(
+        "{SOURCE}repeat = 0\n\n[operator]\ntype = \"tumbling\"\nsize = 5\n"
+    ));
+    assert!(
+        err.contains("bad.toml:6") && err.contains("`source.repeat`"),
+        "{err}"
+    );
+}
+
+#[test]
 fn text_traces_have_one_request_per_line() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), TUMBLING);

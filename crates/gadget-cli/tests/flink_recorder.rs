@@ -353,6 +353,20 @@ const SETTINGS: &[Setting] = &[
         edits: &[("gap", "30000"), ("allowed_lateness", "60000")],
     },
     Setting {
+        name: "tumbling-incr, input played 3 times",
+        base: "tumbling-incr",
+        disordered: false,
+        flags: &["--repeat", "3"],
+        edits: &[("source.repeat", "3")],
+    },
+    Setting {
+        name: "session-incr, input played twice",
+        base: "session-incr",
+        disordered: false,
+        flags: &["--repeat", "2"],
+        edits: &[("source.repeat", "2")],
+    },
+    Setting {
         name: "aggregation, late input",
         base: "aggregation",
         disordered: true,
@@ -409,7 +423,10 @@ fn edited_config(base: &str, input: &Path, file_order: bool, edits: &[(&str, &st
         .lines()
         .map(str::to_string)
         .collect();
+    // `key` replaces its line; a new key goes into `[operator]`, or into `[section]` when
+    // named `section.key`
     let mut set = |key: &str, value: &str| {
+        let (section, key) = key.rsplit_once('.').unwrap_or(("operator", key));
         let line = format!("{key} = {value}");
         match lines
             .iter()
@@ -417,7 +434,8 @@ fn edited_config(base: &str, input: &Path, file_order: bool, edits: &[(&str, &st
         {
             Some(i) => lines[i] = line,
             None => {
-                let at = lines.iter().position(|l| l == "[operator]").unwrap();
+                let header = format!("[{section}]");
+                let at = lines.iter().position(|l| *l == header).unwrap();
                 lines.insert(at + 1, line);
             }
         }

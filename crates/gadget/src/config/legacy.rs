@@ -227,6 +227,7 @@ fn parse_generator(e: &mut Entries<'_>, p: &str, dir: &Path) -> Result<SourceCon
             routing: TypeRouting::All,
             order: FileOrder::AsIs,
             watermarks,
+            repeat: 1,
         }));
     }
     let key_space = e.require_number(

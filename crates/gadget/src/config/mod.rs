@@ -103,6 +103,14 @@ pub enum ConfigError {
         /// What is wrong and what is allowed.
         message: String,
     },
+    /// A command-line option that changes the config (such as `--repeat`) does not apply.
+    #[error("{flag}: {message}")]
+    Option {
+        /// The option.
+        flag: String,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
     /// A `-p key=value` command-line override is malformed or invalid.
     #[error("-p {key}: {message}")]
     Override {
@@ -243,6 +251,8 @@ pub struct Config {
 }
 
 const MS_MAX: i64 = i64::MAX / 4;
+/// Most times a file source can be played (`repeat`).
+pub const MAX_REPEAT: i64 = 100_000;
 
 impl Config {
     /// Reads and validates a config file.
@@ -407,6 +417,44 @@ impl Config {
             }
             (source, None) => open_stream(source, self.seed)?,
         })
+    }
+
+    /// Plays every file source `times` times (`gadget gen/run --repeat`), as the key `repeat`
+    /// of a file source does; an error when the workload reads no file.
+    pub fn set_repeat(&mut self, times: u32) -> Result<(), ConfigError> {
+        fn set(source: &mut SourceConfig, times: u32) -> bool {
+            match source {
+                SourceConfig::File(spec) => {
+                    spec.repeat = times;
+                    true
+                }
+                SourceConfig::Separate { left, right } => {
+                    let l = set(left, times);
+                    set(right, times) || l
+                }
+                _ => false,
+            }
+        }
+        if !(1..=MAX_REPEAT).contains(&i64::from(times)) {
+            return Err(ConfigError::Option {
+                flag: "--repeat".into(),
+                message: format!("{times} is out of range; allowed: 1 to {MAX_REPEAT}"),
+            });
+        }
+        if !set(&mut self.source, times) {
+            return Err(ConfigError::Option {
+                flag: "--repeat".into(),
+                message: "only a file source can be repeated; this workload reads no file".into(),
+            });
+        }
+        for section in ["source", "left", "right"] {
+            if let Some(table) = self.json.get_mut(section).and_then(|v| v.as_object_mut()) {
+                if table.get("type").and_then(|t| t.as_str()) == Some("file") {
+                    table.insert("repeat".into(), times.into());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Builds the operator.
@@ -968,6 +1016,7 @@ fn parse_source(
         routing,
         order,
         watermarks: parse_watermarks(s.table("watermarks")?)?,
+        repeat: s.int("repeat", 1, MAX_REPEAT)?.unwrap_or(1) as u32,
     };
     Ok(SourceConfig::File(spec))
 }

@@ -92,6 +92,10 @@ pub struct FileSpec {
     /// Watermarks, assigned on every row before the type filter (as a Flink job that assigns
     /// timestamps at the source and filters afterwards).
     pub watermarks: WatermarkPolicy,
+    /// Times the file is played (`repeat`, at least 1): copy *r* comes after copy *r* − 1,
+    /// its event times shifted by *r* × the file's time span (latest − earliest + 1 ms), as the
+    /// bundled Flink job's `--repeat` does.
+    pub repeat: u32,
 }
 
 /// One parsed row: key, event time (ms), input (255 = filtered out), closes.
@@ -242,11 +246,13 @@ impl RowParser {
 }
 
 impl FileSource {
-    /// Opens the file; with [`FileOrder::SortByTime`] the whole file is read and sorted first.
+    /// Opens the file; with [`FileOrder::SortByTime`] or a `repeat` above 1 the whole file is
+    /// read first (and sorted).
     pub fn open(spec: FileSpec) -> Result<Self, SourceError> {
         let reader = open_reader(&spec.path)?;
         let watermarks = WatermarkGenerator::new(spec.watermarks);
         let order = spec.order;
+        let repeat = spec.repeat.max(1);
         let mut parser = RowParser {
             spec,
             reader,
@@ -254,15 +260,17 @@ impl FileSource {
             line_no: 0,
             strings: Default::default(),
         };
-        let rows: Box<dyn Iterator<Item = Result<Row, SourceError>>> = match order {
-            FileOrder::AsIs => Box::new(std::iter::from_fn(move || parser.next_row())),
-            FileOrder::SortByTime => {
+        let rows: Box<dyn Iterator<Item = Result<Row, SourceError>>> = match (order, repeat) {
+            (FileOrder::AsIs, 1) => Box::new(std::iter::from_fn(move || parser.next_row())),
+            _ => {
                 let mut all = Vec::new();
                 while let Some(row) = parser.next_row() {
                     all.push(row?);
                 }
-                all.sort_by_key(|r| r.1); // stable
-                Box::new(all.into_iter().map(Ok))
+                if order == FileOrder::SortByTime {
+                    all.sort_by_key(|r| r.1); // stable
+                }
+                Box::new(repeated(all, repeat).map(Ok))
             }
         };
         Ok(FileSource {
@@ -272,6 +280,19 @@ impl FileSource {
             done: false,
         })
     }
+}
+
+/// `rows` played `times` times, each copy's event times shifted past the previous copy's.
+fn repeated(rows: Vec<Row>, times: u32) -> impl Iterator<Item = Row> {
+    let earliest = rows.iter().map(|r| r.1).min().unwrap_or(0);
+    let latest = rows.iter().map(|r| r.1).max().unwrap_or(0);
+    let span = latest.saturating_sub(earliest).saturating_add(1);
+    (0..i64::from(times)).flat_map(move |copy| {
+        let shift = copy.saturating_mul(span);
+        rows.clone()
+            .into_iter()
+            .map(move |(key, time, input, closes)| (key, time.saturating_add(shift), input, closes))
+    })
 }
 
 impl Iterator for FileSource {
@@ -312,5 +333,91 @@ impl Iterator for FileSource {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(path: PathBuf, order: FileOrder, repeat: u32) -> FileSpec {
+        FileSpec {
+            path,
+            delimiter: b',',
+            header: false,
+            key_column: 0,
+            key_type: KeyType::Long,
+            time_column: 1,
+            time_unit: TimeUnit::Milliseconds,
+            type_column: None,
+            routing: TypeRouting::All,
+            order,
+            watermarks: WatermarkPolicy::Punctuated {
+                every: 2,
+                out_of_orderness: 0,
+            },
+            repeat,
+        }
+    }
+
+    /// The source's elements as `k@t` for events and `w@t` for watermarks.
+    fn elements(spec: FileSpec) -> Vec<String> {
+        FileSource::open(spec)
+            .unwrap()
+            .map(|e| match e.unwrap() {
+                StreamElement::Event(e) => match e.key {
+                    Key::Long(k) => format!("{k}@{}", e.timestamp),
+                    other => panic!("{other:?}"),
+                },
+                StreamElement::Watermark(w) => format!("w@{w}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_repeated_file_plays_each_copy_after_the_last_shifted_by_its_span() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.csv");
+        // span: 30 - 10 + 1 = 21 ms
+        std::fs::write(&path, "1,20\n2,10\n3,30\n").unwrap();
+        assert_eq!(
+            elements(spec(path.clone(), FileOrder::AsIs, 2)),
+            [
+                "1@20",
+                "2@10",
+                "w@19",
+                "3@30",
+                "1@41",
+                "w@40",
+                "2@31",
+                "3@51",
+                "w@50",
+                "w@9223372036854775807"
+            ]
+        );
+        assert_eq!(
+            elements(spec(path.clone(), FileOrder::SortByTime, 3)),
+            [
+                "2@10",
+                "1@20",
+                "w@19",
+                "3@30",
+                "2@31",
+                "w@30",
+                "1@41",
+                "3@51",
+                "w@50",
+                "2@52",
+                "1@62",
+                "w@61",
+                "3@72",
+                "w@9223372036854775807"
+            ]
+        );
+        assert_eq!(
+            elements(spec(path.clone(), FileOrder::AsIs, 1)),
+            elements(spec(path, FileOrder::AsIs, 0)),
+            "0 and 1 both play the file once"
+        );
     }
 }
