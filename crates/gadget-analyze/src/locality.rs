@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::fenwick::Fenwick;
+use crate::fenwick::PositionSet;
 
 /// Stack distances of a key sequence: an exact histogram.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,14 +21,14 @@ pub struct StackDistances {
 
 impl StackDistances {
     /// Computes the stack distance of every access in `ids` (dense key ids below `distinct`),
-    /// in O(n log d): a Fenwick tree marks the position of each key's last access, and the
-    /// distance is the number of marks after it. Positions are renumbered whenever they reach
+    /// in O(n log d): a set marks the position of each key's last access (a bitmap with a
+    /// Fenwick tree over its words), and the distance is the number of marks after it. Positions are renumbered whenever they reach
     /// twice the number of keys, so the tree stays small (and in cache) however long the trace.
     pub fn of(ids: &[u32], distinct: usize) -> StackDistances {
         const NONE: u32 = u32::MAX;
         let capacity = (2 * distinct).max(1024);
         let mut last = vec![NONE; distinct];
-        let mut marks = Fenwick::new(capacity);
+        let mut marks = PositionSet::new(capacity);
         let mut marked = 0u64;
         let mut next = 0usize;
         let mut out = StackDistances::default();
@@ -41,14 +41,14 @@ impl StackDistances {
                 out.cold += 1;
                 marked += 1;
             } else {
-                let d = (marked - marks.prefix(prev as usize)) as usize;
+                let d = (marked - marks.rank(prev as usize)) as usize;
                 if d >= out.counts.len() {
                     out.counts.resize(d + 1, 0);
                 }
                 out.counts[d] += 1;
-                marks.add(prev as usize, -1);
+                marks.remove(prev as usize);
             }
-            marks.add(next, 1);
+            marks.insert(next);
             last[id as usize] = next as u32;
             next += 1;
         }
@@ -155,7 +155,7 @@ impl StackDistances {
 
 /// Renumbers the live marks (each seen key's last position) to `0..k` in order, rebuilds the
 /// tree with them, and returns `k`, the next free position.
-fn compact(last: &mut [u32], marks: &mut Fenwick, capacity: usize) -> usize {
+fn compact(last: &mut [u32], marks: &mut PositionSet, capacity: usize) -> usize {
     let mut live: Vec<(u32, u32)> = last
         .iter()
         .enumerate()
@@ -166,7 +166,7 @@ fn compact(last: &mut [u32], marks: &mut Fenwick, capacity: usize) -> usize {
     for (rank, &(_, id)) in live.iter().enumerate() {
         last[id as usize] = rank as u32;
     }
-    *marks = Fenwick::ones(capacity, live.len());
+    *marks = PositionSet::first(capacity, live.len());
     live.len()
 }
 
