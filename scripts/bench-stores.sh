@@ -36,7 +36,7 @@ for cfg in examples/paper/*.toml; do
   for s in "${stores[@]}"; do
     json="$out/$name.$s.json"
     set +e
-    timeout -s INT "$timeout_s" "$gadget" replay "$trace" --store "$s" -o "$json" >/dev/null 2>"$out/$name.$s.err"
+    timeout --foreground -s INT "$timeout_s" "$gadget" replay "$trace" --store "$s" -o "$json" >/dev/null 2>"$out/$name.$s.err"
     rc=$?
     set -e
     if [ -s "$json" ] && [ $rc -eq 0 -o $rc -eq 130 -o $rc -eq 124 ]; then

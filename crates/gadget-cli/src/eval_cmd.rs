@@ -296,10 +296,19 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::
 
     let stop = Arc::new(AtomicBool::new(false));
     let handler_stop = stop.clone();
-    // the first Ctrl-C stops cleanly and keeps partial results; a second one exits at once
+    // The first Ctrl-C stops cleanly and keeps partial results; a second one exits at once.
+    // One interrupt can arrive twice (`timeout -s INT` signals the command and then its whole
+    // process group), so a repeat within half a second counts as the same one.
+    let mut first: Option<std::time::Instant> = None;
     let _ = ctrlc::set_handler(move || {
-        if handler_stop.swap(true, Ordering::SeqCst) {
-            std::process::exit(INTERRUPTED);
+        let now = std::time::Instant::now();
+        match first {
+            None => {
+                first = Some(now);
+                handler_stop.store(true, Ordering::SeqCst);
+            }
+            Some(t) if now.duration_since(t) < std::time::Duration::from_millis(500) => {}
+            Some(_) => std::process::exit(INTERRUPTED),
         }
     });
     let options = RunOptions {

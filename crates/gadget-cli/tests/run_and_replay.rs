@@ -232,17 +232,23 @@ fn ctrl_c_stops_cleanly_and_keeps_partial_results() {
     let cfg = workload(dir.path(), None); // endless
     let results = dir.path().join("results.json");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
-        .args(["run", cfg.to_str().unwrap(), "--store", "memory"])
+        .args(["run", cfg.to_str().unwrap(), "--store", "rocksdb"])
         .args(["--arrival", "constant", "--rate", "5000", "-o"])
         .arg(&results)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // wait until it is running, then interrupt it
+    // wait until it is running, then interrupt it the way `timeout -s INT` does: the command,
+    // then its process group again, while RocksDB is still closing (a second signal half a
+    // second after the first would exit at once, without results)
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+    let pid = child.id().to_string();
+    let status = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!("kill -INT {pid}; sleep 0.01; kill -INT {pid}"),
+        ])
         .status()
         .unwrap();
     assert!(status.success());
