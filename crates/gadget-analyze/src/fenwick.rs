@@ -105,6 +105,28 @@ impl PositionSet {
         self.counts.add(w, -1);
     }
 
+    /// The positions' new numbers if the members were renumbered `0..k` in order: for each
+    /// word of 64 positions, the members before it. With [`PositionSet::packed_rank`], O(1) per
+    /// member.
+    pub fn members_before_words(&self) -> Vec<u32> {
+        let mut before = Vec::with_capacity(self.words.len());
+        let mut n = 0u32;
+        for w in &self.words {
+            before.push(n);
+            n += w.count_ones();
+        }
+        before
+    }
+
+    /// The number of members before `pos` (a member), given
+    /// [`PositionSet::members_before_words`] of this set: its number among the members.
+    #[inline]
+    pub fn packed_rank(&self, pos: usize, before_words: &[u32]) -> u32 {
+        let w = pos / 64;
+        let below = (1u64 << (pos % 64)) - 1;
+        before_words[w] + (self.words[w] & below).count_ones()
+    }
+
     /// Members at positions `0..=pos`.
     #[inline]
     pub fn rank(&self, pos: usize) -> u64 {
@@ -164,6 +186,14 @@ mod tests {
             let probe = (x >> 13) as usize % len;
             let expected = plain[..=probe].iter().filter(|m| **m).count() as u64;
             assert_eq!(set.rank(probe), expected, "rank({probe})");
+        }
+        let before = set.members_before_words();
+        let mut n = 0;
+        for (pos, member) in plain.iter().enumerate() {
+            if *member {
+                assert_eq!(set.packed_rank(pos, &before), n, "packed rank of {pos}");
+                n += 1;
+            }
         }
         assert_eq!(PositionSet::new(len).rank(len - 1), 0);
         assert_eq!(PositionSet::first(128, 128).rank(127), 128);

@@ -28,7 +28,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use ephemerality::{Lifetimes, Percentiles, TtlSummary};
-use locality::{unique_sequences, StackDistances, StackSummary};
+use locality::{unique_sequences_of_length, StackDistances, StackSummary};
 
 /// What can go wrong analysing a trace.
 #[derive(Debug, thiserror::Error)]
@@ -322,27 +322,51 @@ impl KeyTrace {
             .working_set(keyed, keyed.div_ceil(options.working_set_samples.max(1)));
         let ttl = self.lifetimes.ttl();
         self.lifetimes = Lifetimes::default();
-        // Two threads, two phases: the trace's sequences beside the shuffled trace's stack
-        // distances, then the other way round. Only one sequence count (8 bytes per request)
-        // runs at a time, so memory stays at the two key sequences plus one fingerprint buffer.
+        // Two threads: one counts sequences, length by length, for the trace and then for its
+        // shuffled copy, the other computes both stack distances. A sequence count is
+        // bandwidth-bound and a stack distance latency-bound, so the two run side by side well
+        // (two sequence counts at once slow each other down, and would need a second buffer of
+        // 8 bytes per request).
         let mut shuffled = self.ids.clone();
         shuffle(&mut shuffled, options.shuffle_seed);
         let (ids, max_len) = (&self.ids, options.max_sequence_len);
-        let ((sequences, stack_shuffled), (stack, sequences_shuffled)) =
-            std::thread::scope(|scope| {
-                let other = scope.spawn(|| StackDistances::of(&shuffled, distinct));
-                let sequences = unique_sequences(ids, max_len);
-                let first = (
-                    sequences,
-                    other.join().expect("stack distance thread panicked"),
-                );
-                let other = scope.spawn(|| unique_sequences(&shuffled, max_len));
-                let stack = StackDistances::of(ids, distinct);
-                (
-                    first,
-                    (stack, other.join().expect("sequence thread panicked")),
-                )
+        // sequences of length 1 are the distinct keys, in both orders
+        let counts: Vec<(bool, usize)> = [false, true]
+            .into_iter()
+            .flat_map(|s| (2..=max_len).map(move |len| (s, len)))
+            .collect();
+        let (stack, stack_shuffled, found) = std::thread::scope(|scope| {
+            let stacks = scope.spawn(|| {
+                let shuffled_stack = StackDistances::of(&shuffled, distinct);
+                (StackDistances::of(ids, distinct), shuffled_stack)
             });
+            let mut buffer = Vec::new();
+            let found: Vec<(bool, usize, u64)> = counts
+                .iter()
+                .map(|&(shuffled_copy, len)| {
+                    let keys = if shuffled_copy { &shuffled } else { ids };
+                    let n = unique_sequences_of_length(keys, len, &mut buffer);
+                    (shuffled_copy, len, n)
+                })
+                .collect();
+            let (stack, shuffled_stack) = stack_thread_result(stacks.join());
+            (stack, shuffled_stack, found)
+        });
+        let first = |keys: &[u32]| u64::from(!keys.is_empty()) * distinct as u64;
+        let mut sequences = vec![0u64; max_len];
+        let mut sequences_shuffled = vec![0u64; max_len];
+        if max_len > 0 {
+            sequences[0] = first(ids);
+            sequences_shuffled[0] = first(&shuffled);
+        }
+        for (shuffled_copy, len, n) in found {
+            let into = if shuffled_copy {
+                &mut sequences_shuffled
+            } else {
+                &mut sequences
+            };
+            into[len - 1] = n;
+        }
         self.ids = Vec::new();
         drop(shuffled);
         let requests = self.by_op.iter().sum::<u64>();
@@ -380,6 +404,14 @@ impl KeyTrace {
             ttl,
             popularity: self.popularity,
         }
+    }
+}
+
+/// The stack-distance thread's result; its panic goes on.
+fn stack_thread_result<T>(joined: std::thread::Result<T>) -> T {
+    match joined {
+        Ok(t) => t,
+        Err(panic) => std::panic::resume_unwind(panic),
     }
 }
 

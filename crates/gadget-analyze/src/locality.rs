@@ -24,14 +24,22 @@ impl StackDistances {
     /// in O(n log d): a set marks the position of each key's last access (a bitmap with a
     /// Fenwick tree over its words), and the distance is the number of marks after it. Positions are renumbered whenever they reach
     /// twice the number of keys, so the tree stays small (and in cache) however long the trace.
+    ///
+    /// Panics with 2^32 or more accesses (the trace scan refuses those before).
     pub fn of(ids: &[u32], distinct: usize) -> StackDistances {
         const NONE: u32 = u32::MAX;
+        assert!(
+            ids.len() < u32::MAX as usize,
+            "stack distances count in 32 bits: at most 2^32 - 1 accesses"
+        );
         let capacity = (2 * distinct).max(1024);
         let mut last = vec![NONE; distinct];
         let mut marks = PositionSet::new(capacity);
         let mut marked = 0u64;
         let mut next = 0usize;
         let mut out = StackDistances::default();
+        // counts fit 32 bits (positions do) and half the size misses the cache less
+        let mut counts: Vec<u32> = Vec::new();
         for &id in ids {
             if next == capacity {
                 next = compact(&mut last, &mut marks, capacity);
@@ -42,16 +50,17 @@ impl StackDistances {
                 marked += 1;
             } else {
                 let d = (marked - marks.rank(prev as usize)) as usize;
-                if d >= out.counts.len() {
-                    out.counts.resize(d + 1, 0);
+                if d >= counts.len() {
+                    counts.resize(d + 1, 0);
                 }
-                out.counts[d] += 1;
+                counts[d] += 1;
                 marks.remove(prev as usize);
             }
             marks.insert(next);
             last[id as usize] = next as u32;
             next += 1;
         }
+        out.counts = counts.into_iter().map(u64::from).collect();
         out
     }
 
@@ -154,20 +163,17 @@ impl StackDistances {
 }
 
 /// Renumbers the live marks (each seen key's last position) to `0..k` in order, rebuilds the
-/// tree with them, and returns `k`, the next free position.
+/// set with them, and returns `k`, the next free position. Linear: a key's new position is the
+/// number of marks before its old one.
 fn compact(last: &mut [u32], marks: &mut PositionSet, capacity: usize) -> usize {
-    let mut live: Vec<(u32, u32)> = last
-        .iter()
-        .enumerate()
-        .filter(|(_, &p)| p != u32::MAX)
-        .map(|(id, &p)| (p, id as u32))
-        .collect();
-    live.sort_unstable();
-    for (rank, &(_, id)) in live.iter().enumerate() {
-        last[id as usize] = rank as u32;
+    let before = marks.members_before_words();
+    let mut live = 0usize;
+    for p in last.iter_mut().filter(|p| **p != u32::MAX) {
+        *p = marks.packed_rank(*p as usize, &before);
+        live += 1;
     }
-    *marks = PositionSet::first(capacity, live.len());
-    live.len()
+    *marks = PositionSet::first(capacity, live);
+    live
 }
 
 /// Stack distances as reported.
@@ -202,8 +208,14 @@ pub struct StackSummary {
 pub fn unique_sequences(ids: &[u32], max_len: usize) -> Vec<u64> {
     let mut fingerprints: Vec<u64> = Vec::new();
     (1..=max_len)
-        .map(|len| distinct_windows(ids, len, &mut fingerprints))
+        .map(|len| unique_sequences_of_length(ids, len, &mut fingerprints))
         .collect()
+}
+
+/// Number of distinct key sequences of length `len` in `ids` (as [`unique_sequences`]);
+/// `buffer` holds the windows' fingerprints (8 bytes per window) and can be reused.
+pub fn unique_sequences_of_length(ids: &[u32], len: usize, buffer: &mut Vec<u64>) -> u64 {
+    distinct_windows(ids, len, buffer)
 }
 
 /// The fingerprints of every window of `len` keys, in order.
