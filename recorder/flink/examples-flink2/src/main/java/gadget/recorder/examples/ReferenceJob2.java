@@ -64,8 +64,11 @@ import org.apache.flink.util.Collector;
  * are {@link Duration}s (2.x removed {@code Time}); the sink is the legacy
  * {@code DiscardingSink} from its 2.x package; the RocksDB options moved to
  * {@code org.apache.flink.state.rocksdb}; rich functions open with an {@link OpenContext}.
- * The job uses Flink's synchronous state API (the DataStream operators' default), so ForSt
- * serves it from its synchronous keyed backend.
+ * By default the job uses Flink's synchronous state API (the DataStream operators' default),
+ * which ForSt serves from its synchronous keyed backend; {@code --async-state true} (ForSt
+ * only) calls {@code enableAsyncState()} on the keyed streams, so Flink runs its asynchronous
+ * operators and ForSt its asynchronous backend (requests executed in batches on ForSt's
+ * own threads).
  *
  * <p>Input: CSV (optionally gzip), key = column 0 (a long), event time = column 1 in
  * microseconds, divided by 1000 (integer division) into milliseconds, event type = column 2.
@@ -128,6 +131,7 @@ public final class ReferenceJob2 {
         int repeat = 1;
         long bufferTimeout = 100;
         String backend = "rocksdb";
+        boolean asyncState;
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -154,11 +158,12 @@ public final class ReferenceJob2 {
                     case "--repeat": s.repeat = Integer.parseInt(v); break;
                     case "--buffer-timeout": s.bufferTimeout = Long.parseLong(v); break;
                     case "--backend": s.backend = v; break;
+                    case "--async-state": s.asyncState = Boolean.parseBoolean(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --window --slide --gap --watermark-every "
                                 + "--out-of-orderness --lateness --lower --upper --timers --order --limit --repeat --buffer-timeout "
-                                + "--backend");
+                                + "--backend --async-state");
                 }
             }
             if (s.input == null) {
@@ -169,6 +174,10 @@ public final class ReferenceJob2 {
             }
             if (!s.backend.equals("rocksdb") && !s.backend.equals("forst")) {
                 throw new IllegalArgumentException("--backend is rocksdb or forst, not " + s.backend);
+            }
+            if (s.asyncState && !s.backend.equals("forst")) {
+                throw new IllegalArgumentException("--async-state true needs --backend forst "
+                        + "(the only state backend with an asynchronous keyed backend)");
             }
             if (!s.order.equals("by-time") && !s.order.equals("file")) {
                 throw new IllegalArgumentException("--order is by-time or file, not " + s.order);
@@ -210,17 +219,28 @@ public final class ReferenceJob2 {
             DataStream<Event> all = source(env, events, s);
             DataStream<Event> left = all.filter(e -> e.f2 == SUBMIT).name("submits");
             DataStream<Event> right = all.filter(e -> e.f2 == FINISH).name("finishes");
-            left.keyBy(byKey)
-                    .intervalJoin(right.keyBy(byKey))
+            KeyedStream<Event, Long> leftKeyed = left.keyBy(byKey);
+            KeyedStream<Event, Long> rightKeyed = right.keyBy(byKey);
+            if (s.asyncState) {
+                leftKeyed = leftKeyed.enableAsyncState();
+                rightKeyed = rightKeyed.enableAsyncState();
+            }
+            leftKeyed
+                    .intervalJoin(rightKeyed)
                     .between(Duration.ofMillis(s.lower), Duration.ofMillis(s.upper))
                     .process(new CountPairs())
                     .name(s.operator)
                     .addSink(new DiscardingSink<>()).name("discard");
         } else {
             KeyedStream<Event, Long> keyed = source(env, events, s).keyBy(byKey);
+            if (s.asyncState) {
+                // Flink 2.x's asynchronous state operators (AsyncWindowOperator,
+                // AsyncKeyedProcessOperator): ForSt serves them from its asynchronous backend
+                keyed = keyed.enableAsyncState();
+            }
             SingleOutputStreamOperator<Long> counted;
             if (s.operator.equals("aggregation")) {
-                counted = keyed.process(new RunningSum());
+                counted = keyed.process(s.asyncState ? new AsyncRunningSum() : new RunningSum());
             } else {
                 WindowAssigner<Object, TimeWindow> assigner;
                 String kind = s.operator.replaceAll("-(incr|hol)$", "");
@@ -396,6 +416,29 @@ public final class ReferenceJob2 {
             long next = (current == null ? 0 : current) + 1;
             sum.update(next);
             out.collect(next);
+        }
+    }
+
+    /**
+     * {@link RunningSum} on the asynchronous state API (State V2), for {@code --async-state
+     * true}: read, then write, through state futures.
+     */
+    static final class AsyncRunningSum extends KeyedProcessFunction<Long, Event, Long> {
+        private static final long serialVersionUID = 1L;
+        private transient org.apache.flink.api.common.state.v2.ValueState<Long> sum;
+
+        @Override
+        public void open(OpenContext context) {
+            sum = getRuntimeContext().getState(
+                    new org.apache.flink.api.common.state.v2.ValueStateDescriptor<>("running-sum", Long.class));
+        }
+
+        @Override
+        public void processElement(Event e, Context ctx, Collector<Long> out) {
+            sum.asyncValue().thenAccept(current -> {
+                long next = (current == null ? 0 : current) + 1;
+                sum.asyncUpdate(next).thenAccept(ignored -> out.collect(next));
+            });
         }
     }
 
