@@ -149,7 +149,11 @@ public final class Agent {
                 .disableClassFormatChanges()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
                 .with(AgentBuilder.Listener.StreamWriting.toSystemError().withErrorsOnly())
-                .ignore(nameStartsWith("gadget.recorder.").or(nameStartsWith("net.bytebuddy.")));
+                // Flink's shaded libraries hold no operator; skipping them also spares the
+                // operator matcher netty's optional log4j classes, whose super types Flink 2.x
+                // does not ship (Byte Buddy would print each as an error)
+                .ignore(nameStartsWith("gadget.recorder.").or(nameStartsWith("net.bytebuddy."))
+                        .or(nameStartsWith("org.apache.flink.shaded.")));
         for (String pkg : ROCKS_JAVA) {
             builder = rocksJava(builder, pkg);
         }
