@@ -3,11 +3,12 @@ package gadget.recorder;
 import net.bytebuddy.asm.Advice;
 
 /**
- * The advice woven into RocksDB's Java API and Flink's operators. Each method is inlined into
+ * The advice woven into RocksDB's Java API (in {@code org.rocksdb} and in ForSt's
+ * {@code org.forstdb}: the same advice for both) and Flink's operators. Each method is inlined into
  * the instrumented method, so it only calls {@link Recorder}; nothing here allocates.
  *
- * <p>Signatures name no RocksDB or Flink type: reading this class (which Byte Buddy does before
- * the agent is installed) must not load the classes it instruments.
+ * <p>Signatures name no RocksDB, ForSt or Flink type: reading this class (which Byte Buddy does
+ * before the agent is installed) must not load the classes it instruments.
  */
 public final class Advices {
     private Advices() {}
@@ -25,6 +26,25 @@ public final class Advices {
         @Advice.OnMethodEnter
         static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(2) byte[] key) {
             Recorder.access(Ops.GET, cf, key, 0);
+        }
+    }
+
+    /**
+     * {@code List<byte[]> RocksDB.multiGetAsList(List<ColumnFamilyHandle>, List<byte[]>)}: one
+     * {@code get} per key (ForSt's asynchronous backend reads in such batches).
+     */
+    public static final class MultiGet {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(0) Object cfs, @Advice.Argument(1) Object keys) {
+            Recorder.multiGet(cfs, keys);
+        }
+    }
+
+    /** {@code List<byte[]> RocksDB.multiGetAsList(ReadOptions, List<ColumnFamilyHandle>, List<byte[]>)}. */
+    public static final class MultiGetOptions {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Argument(1) Object cfs, @Advice.Argument(2) Object keys) {
+            Recorder.multiGet(cfs, keys);
         }
     }
 

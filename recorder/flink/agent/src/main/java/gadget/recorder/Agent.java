@@ -14,6 +14,7 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 import java.lang.instrument.Instrumentation;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.List;
 
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
@@ -22,7 +23,8 @@ import net.bytebuddy.matcher.ElementMatcher;
 
 /**
  * The Java agent: {@code -javaagent:gadget-recorder-flink.jar=out=DIR}. It weaves
- * {@link Advice} into the RocksDB Java API that Flink's RocksDB state backend calls, and into
+ * {@link Advice} into the RocksDB Java API that Flink's RocksDB state backend calls (and into
+ * its ForSt fork, {@code org.forstdb}, that Flink 2.x's ForSt state backend calls), and into
  * the element and watermark handlers of Flink's stream operators, and records every request,
  * per task thread, as a Gadget trace under {@code DIR}.
  *
@@ -78,25 +80,34 @@ public final class Agent {
         return takesArgument(i, named(type));
     }
 
-    private static void install(Instrumentation inst) {
-        String cf = "org.rocksdb.ColumnFamilyHandle";
-        String readOptions = "org.rocksdb.ReadOptions";
-        String writeOptions = "org.rocksdb.WriteOptions";
-        String operator = "org.apache.flink.streaming.api.operators.AbstractStreamOperator";
-        String streamRecord = "org.apache.flink.streaming.runtime.streamrecord.StreamRecord";
-        new AgentBuilder.Default()
-                .disableClassFormatChanges()
-                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
-                .with(AgentBuilder.Listener.StreamWriting.toSystemError().withErrorsOnly())
-                .ignore(nameStartsWith("gadget.recorder.").or(nameStartsWith("net.bytebuddy.")))
-                .type(named("org.rocksdb.RocksDB"))
-                .transform((builder, type, loader, module, domain) -> builder
+    /**
+     * The packages of the RocksJava APIs instrumented, all by name with the same matchers:
+     * RocksDB's own ({@code frocksdbjni}, Flink's RocksDB state backend) and ForSt's fork of it
+     * ({@code forstjni}, Flink 2.x's ForSt state backend), which mirrors RocksJava class for
+     * class and method for method under another package.
+     */
+    static final String[] ROCKS_JAVA = {"org.rocksdb.", "org.forstdb."};
+
+    /** The RocksJava API under package {@code pkg} ({@code "org.rocksdb."} or {@code "org.forstdb."}). */
+    private static AgentBuilder rocksJava(AgentBuilder builder, String pkg) {
+        String cf = pkg + "ColumnFamilyHandle";
+        String readOptions = pkg + "ReadOptions";
+        String writeOptions = pkg + "WriteOptions";
+        return builder
+                .type(named(pkg + "RocksDB"))
+                .transform((b, type, loader, module, domain) -> b
                         .visit(Advice.to(Advices.GetCfKey.class).on(named("get")
                                 .and(takesArguments(2)).and(arg(0, cf)).and(takesArgument(1, byte[].class))
                                 .and(returns(byte[].class))))
                         .visit(Advice.to(Advices.GetCfOptionsKey.class).on(named("get")
                                 .and(takesArguments(3)).and(arg(0, cf)).and(arg(1, readOptions))
                                 .and(takesArgument(2, byte[].class)).and(returns(byte[].class))))
+                        .visit(Advice.to(Advices.MultiGet.class).on(named("multiGetAsList")
+                                .and(takesArguments(2)).and(takesArgument(0, List.class))
+                                .and(takesArgument(1, List.class))))
+                        .visit(Advice.to(Advices.MultiGetOptions.class).on(named("multiGetAsList")
+                                .and(takesArguments(3)).and(arg(0, readOptions))
+                                .and(takesArgument(1, List.class)).and(takesArgument(2, List.class))))
                         .visit(Advice.to(Advices.WriteCfKeyValue.class).on(named("put").or(named("merge"))
                                 .and(takesArguments(3)).and(arg(0, cf))
                                 .and(takesArgument(1, byte[].class)).and(takesArgument(2, byte[].class))))
@@ -113,27 +124,45 @@ public final class Agent {
                         .visit(Advice.to(Advices.DeleteRangeCfOptions.class).on(named("deleteRange")
                                 .and(takesArguments(4)).and(arg(0, cf)).and(arg(1, writeOptions))))
                         .visit(Advice.to(Advices.Write.class).on(named("write")
-                                .and(takesArguments(2)).and(arg(1, "org.rocksdb.WriteBatch"))))
+                                .and(takesArguments(2)).and(arg(1, pkg + "WriteBatch"))))
                         .visit(Advice.to(Advices.NewIterator.class).on(named("newIterator")
                                 .and(isPublic()).and(arg(0, cf)))))
-                .type(named("org.rocksdb.AbstractRocksIterator"))
-                .transform((builder, type, loader, module, domain) -> builder
+                .type(named(pkg + "AbstractRocksIterator"))
+                .transform((b, type, loader, module, domain) -> b
                         .visit(Advice.to(Advices.Seek.class).on(named("seek")
                                 .and(takesArguments(1)).and(takesArgument(0, byte[].class))))
                         .visit(Advice.to(Advices.SeekToFirst.class).on(named("seekToFirst")
                                 .and(takesArguments(0))))
                         .visit(Advice.to(Advices.Next.class).on(named("next").and(takesArguments(0)))))
-                .type(named("org.rocksdb.AbstractWriteBatch"))
-                .transform((builder, type, loader, module, domain) -> builder
+                .type(named(pkg + "AbstractWriteBatch"))
+                .transform((b, type, loader, module, domain) -> b
                         .visit(Advice.to(Advices.BatchPut.class).on(named("put")
                                 .and(takesArguments(3)).and(arg(0, cf))
                                 .and(takesArgument(1, byte[].class)).and(takesArgument(2, byte[].class))))
                         .visit(Advice.to(Advices.BatchDelete.class).on(named("delete")
-                                .and(takesArguments(2)).and(arg(0, cf)).and(takesArgument(1, byte[].class)))))
+                                .and(takesArguments(2)).and(arg(0, cf)).and(takesArgument(1, byte[].class)))));
+    }
+
+    private static void install(Instrumentation inst) {
+        String operator = "org.apache.flink.streaming.api.operators.AbstractStreamOperator";
+        String streamRecord = "org.apache.flink.streaming.runtime.streamrecord.StreamRecord";
+        AgentBuilder builder = new AgentBuilder.Default()
+                .disableClassFormatChanges()
+                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
+                .with(AgentBuilder.Listener.StreamWriting.toSystemError().withErrorsOnly())
+                // Flink's shaded libraries hold no operator; skipping them also spares the
+                // operator matcher netty's optional log4j classes, whose super types Flink 2.x
+                // does not ship (Byte Buddy would print each as an error)
+                .ignore(nameStartsWith("gadget.recorder.").or(nameStartsWith("net.bytebuddy."))
+                        .or(nameStartsWith("org.apache.flink.shaded.")));
+        for (String pkg : ROCKS_JAVA) {
+            builder = rocksJava(builder, pkg);
+        }
+        builder
                 // fail-safe: a class whose superclass is missing from the class path (an
                 // optional logging binding, say) is no operator, not an error to report
                 .type(failSafe(hasSuperType(named(operator)).and(not(isAbstract()))))
-                .transform((builder, type, loader, module, domain) -> builder
+                .transform((b, type, loader, module, domain) -> b
                         .visit(Advice.to(Advices.Element.class).on(named("processElement")
                                 .and(takesArguments(1)).and(arg(0, streamRecord))))
                         .visit(Advice.to(Advices.Element1.class).on(named("processElement1")
@@ -141,7 +170,7 @@ public final class Agent {
                         .visit(Advice.to(Advices.Element2.class).on(named("processElement2")
                                 .and(takesArguments(1)).and(arg(0, streamRecord)))))
                 .type(named(operator))
-                .transform((builder, type, loader, module, domain) -> builder
+                .transform((b, type, loader, module, domain) -> b
                         .visit(Advice.to(Advices.WatermarkArrived.class).on(named("processWatermark")
                                 .and(takesArguments(1))
                                 .and(arg(0, "org.apache.flink.streaming.api.watermark.Watermark")))))

@@ -52,6 +52,22 @@ public final class Recorder {
         }
     }
 
+    /**
+     * A multi-get: one {@code get} per key, on the column family at the same index ({@code cfs}
+     * and {@code keys} are {@code List}s of equal length).
+     */
+    public static void multiGet(Object cfs, Object keys) {
+        if (writer != null) {
+            List<?> families = (List<?>) cfs;
+            List<?> keyList = (List<?>) keys;
+            ThreadTrace t = CURRENT.get();
+            int n = Math.min(families.size(), keyList.size());
+            for (int i = 0; i < n; i++) {
+                t.access(Ops.GET, families.get(i), (byte[]) keyList.get(i), 0);
+            }
+        }
+    }
+
     /** A range request over {@code [begin, end)} on column family {@code cf}. */
     public static void range(int op, Object cf, byte[] begin, byte[] end) {
         if (writer != null) {
