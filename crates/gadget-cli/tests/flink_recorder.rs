@@ -31,14 +31,33 @@ fn have(tool: &str, test: &str) -> bool {
 /// The tests of this file run one at a time (each runs two JVMs, one per core), and build
 /// the recorder once.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-static BUILT: std::sync::OnceLock<(PathBuf, String)> = std::sync::OnceLock::new();
+static BUILT: std::sync::OnceLock<(PathBuf, Job)> = std::sync::OnceLock::new();
 
-/// Builds the agent and the reference job (once); the agent jar and the job's class path.
-fn build_recorder() -> (PathBuf, String) {
+/// How to start a reference job: `java -cp CLASSPATH MAIN FLAGS...`, then the test's flags.
+#[derive(Debug, Clone)]
+struct Job {
+    classpath: String,
+    main: &'static str,
+    flags: Vec<&'static str>,
+}
+
+impl Job {
+    /// The bundled job for Flink 1.x, with the class path of a build.
+    fn flink1(classpath: String) -> Job {
+        Job {
+            classpath,
+            main: "gadget.recorder.examples.ReferenceJob",
+            flags: Vec::new(),
+        }
+    }
+}
+
+/// Builds the agent and the reference job (once); the agent jar and the job.
+fn build_recorder() -> (PathBuf, Job) {
     BUILT.get_or_init(maven_build).clone()
 }
 
-fn maven_build() -> (PathBuf, String) {
+fn maven_build() -> (PathBuf, Job) {
     let dir = common::project_root().join("recorder/flink");
     let status = Command::new("mvn")
         .args(["-B", "-q", "-Dstyle.color=never", "package", "-f"])
@@ -56,12 +75,12 @@ fn maven_build() -> (PathBuf, String) {
             .display(),
         deps.trim()
     );
-    (agent, classpath)
+    (agent, Job::flink1(classpath))
 }
 
 /// Builds the reference job against Flink `version` (the agent is the same jar for every
-/// version) into its own build folder; the job's class path.
-fn build_job_for(version: &str) -> String {
+/// version) into its own build folder.
+fn build_job_for(version: &str) -> Job {
     let examples = common::project_root().join("recorder/flink/examples");
     let target = examples.join(format!("target/flink-{version}"));
     let status = Command::new("mvn")
@@ -80,11 +99,11 @@ fn build_job_for(version: &str) -> String {
         deps.contains(&format!("flink-runtime-{version}.jar")),
         "the class path is Flink {version}'s: {deps}"
     );
-    format!(
+    Job::flink1(format!(
         "{}:{}",
         target.join("gadget-recorder-flink-examples.jar").display(),
         deps.trim()
-    )
+    ))
 }
 
 /// The trace format asked of the agent: text for the aggregation (so both formats are
@@ -98,7 +117,7 @@ fn format_for(operator: &str) -> &'static str {
 }
 
 /// Records the reference job with `args` into `out`; the one trace of the operator's task.
-fn record(agent: &Path, classpath: &str, out: &Path, operator: &str, args: &[&str]) -> PathBuf {
+fn record(agent: &Path, job: &Job, out: &Path, operator: &str, args: &[&str]) -> PathBuf {
     let output = Command::cargo_bin("gadget")
         .unwrap()
         .args([
@@ -112,13 +131,8 @@ fn record(agent: &Path, classpath: &str, out: &Path, operator: &str, args: &[&st
         .arg(agent)
         .arg("--out")
         .arg(out)
-        .args([
-            "--",
-            "java",
-            "-cp",
-            classpath,
-            "gadget.recorder.examples.ReferenceJob",
-        ])
+        .args(["--", "java", "-cp", &job.classpath, job.main])
+        .args(&job.flags)
         .args(["--operator", operator])
         .args(args)
         .output()
@@ -169,7 +183,7 @@ fn as_recorded(_: &Path, recorded: PathBuf) -> PathBuf {
 /// `expected` through `gadget trace diff`; whether it matched, and the diff's report.
 fn record_and_compare(
     agent: &Path,
-    classpath: &str,
+    job: &Job,
     out: &Path,
     operator: &str,
     args: &[&str],
@@ -184,7 +198,7 @@ fn record_and_compare(
     let mut report = String::new();
     for attempt in 1..=attempts {
         let work = out.join(format!("attempt-{attempt}"));
-        let recorded = adjust(&work, record(agent, classpath, &work, operator, args));
+        let recorded = adjust(&work, record(agent, job, &work, operator, args));
         let diff = Command::cargo_bin("gadget")
             .unwrap()
             .args(["trace", "diff"])
@@ -215,10 +229,10 @@ fn recording_the_reference_job_reproduces_every_flink_reference_trace() {
         return;
     }
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let (agent, classpath) = build_recorder();
+    let (agent, job) = build_recorder();
     record_reference_settings(
         &agent,
-        &classpath,
+        &job,
         &shared,
         common::REFERENCE_TRACES,
         "Flink 1.20.3",
@@ -231,7 +245,7 @@ fn recording_the_reference_job_reproduces_every_flink_reference_trace() {
 /// checks that each recording, after `adjust`, is Flink 1.20's reference trace.
 fn record_reference_settings(
     agent: &Path,
-    classpath: &str,
+    job: &Job,
     shared: &Path,
     names: &[&str],
     label: &str,
@@ -254,7 +268,7 @@ fn record_reference_settings(
                         shared.join(format!("reference-traces/flink-1.20/{name}.tsv.gz"));
                     let (same, report) = record_and_compare(
                         agent,
-                        classpath,
+                        job,
                         &dir.join(name),
                         operator,
                         &args,
@@ -492,7 +506,7 @@ fn recordings_of_non_default_settings_match_gadget_request_for_request() {
         return;
     }
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let (agent, classpath) = build_recorder();
+    let (agent, job) = build_recorder();
     let dir = tempfile::tempdir().unwrap();
     let borg = shared.join("data/borg-jobs.csv.gz");
     let late = dir.path().join("borg-late.csv");
@@ -501,7 +515,7 @@ fn recordings_of_non_default_settings_match_gadget_request_for_request() {
     let results = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for half in SETTINGS.chunks(SETTINGS.len().div_ceil(2)) {
-            let (agent, classpath, dir, results) = (&agent, &classpath, dir.path(), &results);
+            let (agent, job, dir, results) = (&agent, &job, dir.path(), &results);
             let (borg, late) = (&borg, &late);
             scope.spawn(move || {
                 for (i, s) in half.iter().enumerate() {
@@ -533,7 +547,7 @@ fn recordings_of_non_default_settings_match_gadget_request_for_request() {
                     );
                     let (same, report) = record_and_compare(
                         agent,
-                        classpath,
+                        job,
                         &work.join("flink"),
                         s.base,
                         &flags,
@@ -645,9 +659,60 @@ fn the_agent_records_flink_1_18_and_1_19_as_their_state_backends_differ() {
         ("1.19.2", &as_recorded as Adjust<'_>),
         ("1.18.1", &as_1_20 as Adjust<'_>),
     ] {
-        let classpath = build_job_for(version);
+        let job = build_job_for(version);
         let label = format!("Flink {version}");
-        record_reference_settings(&agent, &classpath, &shared, &names, &label, adjust);
+        record_reference_settings(&agent, &job, &shared, &names, &label, adjust);
+    }
+}
+
+/// Builds the reference job for Flink 2.x (`examples-flink2`, Flink 2.3) with the state
+/// backend `backend` (`rocksdb` or `forst`).
+fn build_flink2_job(backend: &'static str) -> Job {
+    let module = common::project_root().join("recorder/flink/examples-flink2");
+    let status = Command::new("mvn")
+        .args(["-B", "-q", "-Dstyle.color=never", "package", "-f"])
+        .arg(module.join("pom.xml"))
+        .status()
+        .expect("running mvn");
+    assert!(
+        status.success(),
+        "building the Flink 2.x reference job failed"
+    );
+    let target = module.join("target");
+    let deps = std::fs::read_to_string(target.join("classpath.txt")).unwrap();
+    Job {
+        classpath: format!(
+            "{}:{}",
+            target.join("gadget-recorder-flink2-examples.jar").display(),
+            deps.trim()
+        ),
+        main: "gadget.recorder.examples.ReferenceJob2",
+        flags: vec!["--backend", backend],
+    }
+}
+
+#[test]
+fn the_agent_records_flink_2_on_rocksdb_and_on_forst() {
+    let test = "flink recorder on Flink 2.x";
+    let Some(shared) = common::shared_dir(test) else {
+        return;
+    };
+    if !have("java", test) || !have("mvn", test) {
+        return;
+    }
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (agent, _) = build_recorder();
+    let names = [
+        "tumbling-incr",
+        "tumbling-incr.rocksdb-timers",
+        "sliding-hol",
+        "session-hol",
+        "aggregation",
+    ];
+    for backend in ["rocksdb", "forst"] {
+        let job = build_flink2_job(backend);
+        let label = format!("Flink 2.3 on {backend}");
+        record_reference_settings(&agent, &job, &shared, &names, &label, &as_recorded);
     }
 }
 
