@@ -615,24 +615,33 @@ fn list_update_as_put(text: &str, state: &str) -> String {
     out.join("\n") + "\n"
 }
 
+/// The reference settings recorded on other Flink versions and backends.
+const OTHER_FLINK_SETTINGS: &[&str] = &[
+    "tumbling-incr",
+    "tumbling-incr.rocksdb-timers",
+    "sliding-hol",
+    "session-hol",
+    "aggregation",
+];
+
+/// What a test of another Flink version needs: the shared folder, its turn (the tests run one
+/// at a time) and the agent; `None` when it is skipped.
+fn other_flink_setup(test: &str) -> Option<(PathBuf, std::sync::MutexGuard<'static, ()>, PathBuf)> {
+    let shared = common::shared_dir(test)?;
+    if !have("java", test) || !have("mvn", test) {
+        return None;
+    }
+    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (agent, _) = build_recorder();
+    Some((shared, turn, agent))
+}
+
 #[test]
 fn the_agent_records_flink_1_18_and_1_19_as_their_state_backends_differ() {
-    let test = "flink recorder on 1.18 and 1.19";
-    let Some(shared) = common::shared_dir(test) else {
+    let Some((shared, _turn, agent)) = other_flink_setup("flink recorder on 1.18 and 1.19") else {
         return;
     };
-    if !have("java", test) || !have("mvn", test) {
-        return;
-    }
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let (agent, _) = build_recorder();
-    let names = [
-        "tumbling-incr",
-        "tumbling-incr.rocksdb-timers",
-        "sliding-hol",
-        "session-hol",
-        "aggregation",
-    ];
+    let names = OTHER_FLINK_SETTINGS;
     // 1.18's session windows, read as 1.20 writes list state
     let as_1_20 = |work: &Path, recorded: PathBuf| {
         if !recorded.to_string_lossy().contains("session-hol") {
@@ -661,7 +670,7 @@ fn the_agent_records_flink_1_18_and_1_19_as_their_state_backends_differ() {
     ] {
         let job = build_job_for(version);
         let label = format!("Flink {version}");
-        record_reference_settings(&agent, &job, &shared, &names, &label, adjust);
+        record_reference_settings(&agent, &job, &shared, names, &label, adjust);
     }
 }
 
@@ -693,26 +702,14 @@ fn build_flink2_job(backend: &'static str) -> Job {
 
 #[test]
 fn the_agent_records_flink_2_on_rocksdb_and_on_forst() {
-    let test = "flink recorder on Flink 2.x";
-    let Some(shared) = common::shared_dir(test) else {
+    let Some((shared, _turn, agent)) = other_flink_setup("flink recorder on Flink 2.x") else {
         return;
     };
-    if !have("java", test) || !have("mvn", test) {
-        return;
-    }
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let (agent, _) = build_recorder();
-    let names = [
-        "tumbling-incr",
-        "tumbling-incr.rocksdb-timers",
-        "sliding-hol",
-        "session-hol",
-        "aggregation",
-    ];
+    let names = OTHER_FLINK_SETTINGS;
     for backend in ["rocksdb", "forst"] {
         let job = build_flink2_job(backend);
         let label = format!("Flink 2.3 on {backend}");
-        record_reference_settings(&agent, &job, &shared, &names, &label, &as_recorded);
+        record_reference_settings(&agent, &job, &shared, names, &label, &as_recorded);
     }
 }
 
