@@ -127,6 +127,13 @@ impl PositionSet {
         before_words[w] + (self.words[w] & below).count_ones()
     }
 
+    /// Asks the CPU to bring the bitmap word holding `pos` into cache (a hint; `pos` may be out
+    /// of range).
+    #[inline]
+    pub fn prefetch(&self, pos: usize) {
+        crate::prefetch(self.words.as_ptr().wrapping_add(pos / 64));
+    }
+
     /// Members at positions `0..=pos`.
     #[inline]
     pub fn rank(&self, pos: usize) -> u64 {

@@ -13,6 +13,7 @@ pub mod ephemerality;
 pub mod events;
 pub mod fenwick;
 pub mod html;
+pub mod intern;
 pub mod locality;
 pub mod plot;
 pub mod report;
@@ -24,10 +25,11 @@ use std::collections::BTreeMap;
 use gadget::access::Op;
 use gadget::source::random::Rng;
 use gadget::trace::{RecordRef, TraceError, TraceReader};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use ephemerality::{Lifetimes, Percentiles, TtlSummary};
+use intern::KeyInterner;
 use locality::{unique_sequences_of_length, StackDistances, StackSummary};
 
 /// What can go wrong analysing a trace.
@@ -115,8 +117,8 @@ pub fn scan(
             .map_or_else(|| "flink recording".to_string(), |h| h.operator.clone()),
         ..KeyTrace::default()
     };
-    // keys by 128-bit fingerprint: a fifth of the memory of the key bytes, no allocation per key
-    let mut index: FxHashMap<[u64; 2], u32> = FxHashMap::default();
+    // keys by fingerprint: a fraction of the memory of the key bytes, no allocation per key
+    let mut keys = KeyInterner::default();
     // distinct event-key prefixes per state; timer states are left out at the end
     let mut prefixes: Vec<FxHashSet<Box<[u8]>>> = Vec::new();
     let mut records = 0u64;
@@ -154,27 +156,7 @@ pub fn scan(
                     continue;
                 }
                 *out.key_sizes.entry(key.len() as u32).or_default() += 1;
-                let next = out.popularity.len();
-                let id = match index.entry(fingerprint(a.state, key)) {
-                    std::collections::hash_map::Entry::Occupied(e) => *e.get(),
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        let id = u32::try_from(next).map_err(|_| AnalyzeError::TooLarge {
-                            what: "distinct keys",
-                        })?;
-                        e.insert(id);
-                        out.popularity.push(0);
-                        id
-                    }
-                };
-                out.popularity[id as usize] += 1;
-                let position = out.ids.len() as u64;
-                if position >= u32::MAX as u64 {
-                    return Err(AnalyzeError::TooLarge {
-                        what: "keyed requests",
-                    });
-                }
-                out.ids.push(id);
-                out.lifetimes.touch(id, position as u32, now);
+                keys.access(fingerprint(a.state, key), now)?;
                 if let Some(n) = event_key_bytes {
                     if state >= prefixes.len() {
                         prefixes.resize_with(state + 1, FxHashSet::default);
@@ -187,6 +169,10 @@ pub fn scan(
         }
     }
     progress(records);
+    keys.finish()?;
+    out.ids = keys.ids;
+    out.popularity = keys.popularity;
+    out.lifetimes = keys.lifetimes;
     let first = first_watermark.unwrap_or(0);
     for t in out
         .lifetimes
@@ -323,50 +309,49 @@ impl KeyTrace {
         let ttl = self.lifetimes.ttl();
         self.lifetimes = Lifetimes::default();
         // Two threads: one counts sequences, length by length, for the trace and then for its
-        // shuffled copy, the other computes both stack distances. A sequence count is
+        // shuffled copy; the other shuffles the copy and computes both stack distances,
+        // handing the copy over as soon as it is shuffled. A sequence count is
         // bandwidth-bound and a stack distance latency-bound, so the two run side by side well
         // (two sequence counts at once slow each other down, and would need a second buffer of
         // 8 bytes per request).
-        let mut shuffled = self.ids.clone();
-        shuffle(&mut shuffled, options.shuffle_seed);
         let (ids, max_len) = (&self.ids, options.max_sequence_len);
-        // sequences of length 1 are the distinct keys, in both orders
-        let counts: Vec<(bool, usize)> = [false, true]
-            .into_iter()
-            .flat_map(|s| (2..=max_len).map(move |len| (s, len)))
-            .collect();
-        let (stack, stack_shuffled, found) = std::thread::scope(|scope| {
-            let stacks = scope.spawn(|| {
+        let (stack, stack_shuffled, found, shuffled) = std::thread::scope(|scope| {
+            let (hand_over, shuffled_copy) = std::sync::mpsc::sync_channel(1);
+            let stacks = scope.spawn(move || {
+                let mut shuffled = ids.clone();
+                shuffle(&mut shuffled, options.shuffle_seed);
+                let shuffled = std::sync::Arc::new(shuffled);
+                // the receiver lives until it has received, unless its thread panicked
+                let _ = hand_over.send(std::sync::Arc::clone(&shuffled));
                 let shuffled_stack = StackDistances::of(&shuffled, distinct);
                 (StackDistances::of(ids, distinct), shuffled_stack)
             });
             let mut buffer = Vec::new();
-            let found: Vec<(bool, usize, u64)> = counts
-                .iter()
-                .map(|&(shuffled_copy, len)| {
-                    let keys = if shuffled_copy { &shuffled } else { ids };
-                    let n = unique_sequences_of_length(keys, len, &mut buffer);
-                    (shuffled_copy, len, n)
-                })
-                .collect();
+            // sequences of length 1 are the distinct keys, in both orders
+            let mut count = |keys: &[u32]| -> Vec<u64> {
+                (2..=max_len)
+                    .map(|len| unique_sequences_of_length(keys, len, &mut buffer))
+                    .collect()
+            };
+            let found = count(ids);
+            let shuffled = shuffled_copy.recv();
+            let found_shuffled = shuffled.as_ref().map(|s| count(s)).unwrap_or_default();
             let (stack, shuffled_stack) = stack_thread_result(stacks.join());
-            (stack, shuffled_stack, found)
+            let shuffled =
+                shuffled.expect("the stack-distance thread hands over the shuffled copy");
+            (stack, shuffled_stack, [found, found_shuffled], shuffled)
         });
         let first = |keys: &[u32]| u64::from(!keys.is_empty()) * distinct as u64;
-        let mut sequences = vec![0u64; max_len];
-        let mut sequences_shuffled = vec![0u64; max_len];
-        if max_len > 0 {
-            sequences[0] = first(ids);
-            sequences_shuffled[0] = first(&shuffled);
-        }
-        for (shuffled_copy, len, n) in found {
-            let into = if shuffled_copy {
-                &mut sequences_shuffled
-            } else {
-                &mut sequences
-            };
-            into[len - 1] = n;
-        }
+        let [found, found_shuffled] = found;
+        let with_first = |keys: &[u32], longer: Vec<u64>| -> Vec<u64> {
+            (max_len > 0)
+                .then(|| first(keys))
+                .into_iter()
+                .chain(longer)
+                .collect()
+        };
+        let sequences = with_first(ids, found);
+        let sequences_shuffled = with_first(&shuffled, found_shuffled);
         self.ids = Vec::new();
         drop(shuffled);
         let requests = self.by_op.iter().sum::<u64>();
@@ -425,7 +410,8 @@ pub fn shuffle(ids: &mut [u32], seed: u64) {
 }
 
 /// A 128-bit fingerprint of a state's key: two independent 64-bit hashes. Two of `d` distinct
-/// keys share one with probability about d²/2^129 (10^-24 for 10^8 keys).
+/// keys share one with probability about d²/2^129 (10^-24 for 10^8 keys); the scan's key index
+/// keeps 96 of its bits (see [`intern::KeyIndex`]).
 #[inline]
 pub fn fingerprint(state: u16, key: &[u8]) -> [u64; 2] {
     let mut a = 0x243f_6a88_85a3_08d3u64 ^ ((state as u64) << 32) ^ key.len() as u64;
@@ -445,6 +431,19 @@ pub fn fingerprint(state: u16, key: &[u8]) -> [u64; 2] {
     a = (a ^ tail).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     b = (b ^ tail.rotate_left(17)).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
     [mix64(a), mix64(b ^ 0x5bd1_e995)]
+}
+
+/// Asks the CPU to bring the cache line at `p` closer (a hint: `p` need not be valid, and no
+/// memory is read).
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and reads nothing; SSE is part of x86-64.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// MurmurHash3's 64-bit finalizer: spreads every input bit over the output.

@@ -40,7 +40,19 @@ impl StackDistances {
         let mut out = StackDistances::default();
         // counts fit 32 bits (positions do) and half the size misses the cache less
         let mut counts: Vec<u32> = Vec::new();
-        for &id in ids {
+        // The loads that miss the cache are prefetched ahead: a key's last position
+        // `AHEAD` accesses before its turn, that position's bitmap word half as far ahead, and
+        // the count of a distance is incremented `DELAYED` accesses after it is known.
+        const AHEAD: usize = 16;
+        const DELAYED: usize = 8;
+        let mut delayed = [u32::MAX; DELAYED];
+        for (i, &id) in ids.iter().enumerate() {
+            if let Some(&ahead) = ids.get(i + AHEAD) {
+                crate::prefetch(last.as_ptr().wrapping_add(ahead as usize));
+            }
+            if let Some(&near) = ids.get(i + AHEAD / 2) {
+                marks.prefetch(last[near as usize] as usize);
+            }
             if next == capacity {
                 next = compact(&mut last, &mut marks, capacity);
             }
@@ -53,12 +65,19 @@ impl StackDistances {
                 if d >= counts.len() {
                     counts.resize(d + 1, 0);
                 }
-                counts[d] += 1;
+                crate::prefetch(counts.as_ptr().wrapping_add(d));
+                let due = std::mem::replace(&mut delayed[i % DELAYED], d as u32);
+                if due != u32::MAX {
+                    counts[due as usize] += 1;
+                }
                 marks.remove(prev as usize);
             }
             marks.insert(next);
             last[id as usize] = next as u32;
             next += 1;
+        }
+        for due in delayed.into_iter().filter(|&d| d != u32::MAX) {
+            counts[due as usize] += 1;
         }
         out.counts = counts.into_iter().map(u64::from).collect();
         out
@@ -240,15 +259,15 @@ fn windows(ids: &[u32], len: usize) -> impl Iterator<Item = u64> + '_ {
 }
 
 /// Counts distinct windows of `len` keys: fingerprints are scattered by their top bits into
-/// buckets small enough to sort in cache (two passes over the keys, one buffer of 8 bytes per
-/// window), then each bucket is sorted and its distinct values counted.
+/// buckets small enough to count in cache (two passes over the keys, one buffer of 8 bytes per
+/// window), then each bucket's distinct values are counted in a hash set.
 fn distinct_windows(ids: &[u32], len: usize, buffer: &mut Vec<u64>) -> u64 {
     if len == 0 || ids.len() < len {
         return 0;
     }
     let n = ids.len() - len + 1;
     // at most 1024 buckets: few enough output streams for the scatter to stay in cache, and
-    // buckets of ~100K fingerprints for 10^8 windows, small enough to sort in cache
+    // buckets of ~100K fingerprints for 10^8 windows, whose hash set stays in cache
     let bits = (n / 65536).max(1).ilog2().min(10);
     let bucket = |f: u64| {
         if bits == 0 {
@@ -257,7 +276,8 @@ fn distinct_windows(ids: &[u32], len: usize, buffer: &mut Vec<u64>) -> u64 {
             (f >> (64 - bits)) as usize
         }
     };
-    let mut starts = vec![0usize; (1 << bits) + 1];
+    let buckets = 1usize << bits;
+    let mut starts = vec![0usize; buckets + 1];
     for f in windows(ids, len) {
         starts[bucket(f) + 1] += 1;
     }
@@ -266,19 +286,94 @@ fn distinct_windows(ids: &[u32], len: usize, buffer: &mut Vec<u64>) -> u64 {
     }
     buffer.clear();
     buffer.resize(n, 0);
-    let mut fill = starts.clone();
-    for f in windows(ids, len) {
+    scatter(windows(ids, len), &starts, bucket, buffer);
+    let largest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    let mut set = BucketSet::new(largest, bits);
+    starts
+        .windows(2)
+        .enumerate()
+        .map(|(b, w)| set.count_distinct(&buffer[w[0]..w[1]], b as u64))
+        .sum()
+}
+
+/// Writes each fingerprint into its bucket's part of `buffer` (bucket `b` fills
+/// `starts[b]..starts[b + 1]`). Fingerprints are staged a cache line per bucket and written a
+/// line at a time, so the scatter's writes to a thousand places do not each wait for memory.
+fn scatter(
+    fingerprints: impl Iterator<Item = u64>,
+    starts: &[usize],
+    bucket: impl Fn(u64) -> usize,
+    buffer: &mut [u64],
+) {
+    const LINE: usize = 8;
+    let buckets = starts.len() - 1;
+    let mut staged = vec![[0u64; LINE]; buckets];
+    let mut staged_len = vec![0u8; buckets];
+    let mut fill = starts[..buckets].to_vec();
+    for f in fingerprints {
         let b = bucket(f);
-        buffer[fill[b]] = f;
-        fill[b] += 1;
+        let k = staged_len[b] as usize;
+        staged[b][k] = f;
+        if k + 1 == LINE {
+            buffer[fill[b]..fill[b] + LINE].copy_from_slice(&staged[b]);
+            fill[b] += LINE;
+            staged_len[b] = 0;
+        } else {
+            staged_len[b] = k as u8 + 1;
+        }
     }
-    let mut distinct = 0u64;
-    for w in starts.windows(2) {
-        let part = &mut buffer[w[0]..w[1]];
-        part.sort_unstable();
-        distinct += part.len() as u64 - part.windows(2).filter(|p| p[0] == p[1]).count() as u64;
+    for b in 0..buckets {
+        let k = staged_len[b] as usize;
+        buffer[fill[b]..fill[b] + k].copy_from_slice(&staged[b][..k]);
     }
-    distinct
+}
+
+/// A hash set of one bucket's fingerprints at a time (linear probing, at most a third full),
+/// never cleared: a slot belongs to the current bucket only if it holds a value with that
+/// bucket's top bits, so the previous buckets' values read as empty slots.
+struct BucketSet {
+    slots: Vec<u64>,
+    bits: u32,
+}
+
+impl BucketSet {
+    /// A set for buckets of up to `largest` values, bucketed by their top `bits` bits.
+    fn new(largest: usize, bits: u32) -> Self {
+        BucketSet {
+            slots: vec![0; (3 * largest).next_power_of_two().max(16)],
+            bits,
+        }
+    }
+
+    /// Distinct values in `values`, all in bucket `b`; buckets must come in increasing order.
+    fn count_distinct(&mut self, values: &[u64], b: u64) -> u64 {
+        let bits = self.bits;
+        let mask = self.slots.len() - 1;
+        // 0 marks an empty slot: a zero value is counted apart
+        let in_bucket = |v: u64| v != 0 && (bits == 0 || v >> (64 - bits) == b);
+        let mut zero = false;
+        let mut distinct = 0u64;
+        for &v in values {
+            if v == 0 {
+                zero = true;
+                continue;
+            }
+            let mut i = v as usize & mask;
+            loop {
+                let slot = self.slots[i];
+                if slot == v {
+                    break;
+                }
+                if !in_bucket(slot) {
+                    self.slots[i] = v;
+                    distinct += 1;
+                    break;
+                }
+                i = (i + 1) & mask;
+            }
+        }
+        distinct + u64::from(zero)
+    }
 }
 
 #[cfg(test)]
@@ -299,6 +394,29 @@ mod tests {
         assert_eq!(s.hit_ratio(3), 3.0 / 8.0);
         assert_eq!(s.hit_ratio(4), 4.0 / 8.0);
         assert_eq!(s.log2_buckets(), vec![(0, 1), (1, 0), (2, 3)]);
+    }
+
+    #[test]
+    fn sequences_spread_over_many_buckets_are_counted_exactly() {
+        // 300K windows: the count scatters them into four buckets and reuses one hash set
+        let mut x = 7u64;
+        let ids: Vec<u32> = (0..300_000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((x >> 33) % 60) as u32
+            })
+            .collect();
+        for len in 1..=4 {
+            let brute: std::collections::HashSet<&[u32]> = ids.windows(len).collect();
+            let mut buffer = Vec::new();
+            assert_eq!(
+                unique_sequences_of_length(&ids, len, &mut buffer),
+                brute.len() as u64,
+                "length {len}"
+            );
+        }
     }
 
     #[test]
