@@ -59,23 +59,31 @@ fn build_recorder() -> (PathBuf, Job) {
 
 fn maven_build() -> (PathBuf, Job) {
     let dir = common::project_root().join("recorder/flink");
-    let status = Command::new("mvn")
-        .args(["-B", "-q", "-Dstyle.color=never", "package", "-f"])
-        .arg(dir.join("pom.xml"))
-        .status()
-        .expect("running mvn");
-    assert!(status.success(), "building the recorder with Maven failed");
+    mvn_package(&dir.join("pom.xml"), &[], "the recorder");
     let agent = dir.join("agent/target/gadget-recorder-flink.jar");
-    let examples = dir.join("examples/target");
-    let deps = std::fs::read_to_string(examples.join("classpath.txt")).unwrap();
-    let classpath = format!(
-        "{}:{}",
-        examples
-            .join("gadget-recorder-flink-examples.jar")
-            .display(),
-        deps.trim()
+    let classpath = built_classpath(
+        &dir.join("examples/target"),
+        "gadget-recorder-flink-examples.jar",
     );
     (agent, Job::flink1(classpath))
+}
+
+/// Runs `mvn package` on `pom` with `defines` (`-Dname=value`); `what` names the build.
+fn mvn_package(pom: &Path, defines: &[String], what: &str) {
+    let status = Command::new("mvn")
+        .args(["-B", "-q", "-Dstyle.color=never", "package", "-f"])
+        .arg(pom)
+        .args(defines)
+        .status()
+        .expect("running mvn");
+    assert!(status.success(), "building {what} with Maven failed");
+}
+
+/// The class path of a job built into `target`: its `jar`, then the dependencies that the
+/// build listed in `classpath.txt`.
+fn built_classpath(target: &Path, jar: &str) -> String {
+    let deps = std::fs::read_to_string(target.join("classpath.txt")).unwrap();
+    format!("{}:{}", target.join(jar).display(), deps.trim())
 }
 
 /// Builds the reference job against Flink `version` (the agent is the same jar for every
@@ -83,27 +91,18 @@ fn maven_build() -> (PathBuf, Job) {
 fn build_job_for(version: &str) -> Job {
     let examples = common::project_root().join("recorder/flink/examples");
     let target = examples.join(format!("target/flink-{version}"));
-    let status = Command::new("mvn")
-        .args(["-B", "-q", "-Dstyle.color=never", "package", "-f"])
-        .arg(examples.join("pom.xml"))
-        .arg(format!("-Dflink.version={version}"))
-        .arg(format!("-Dexamples.build.dir={}", target.display()))
-        .status()
-        .expect("running mvn");
+    let defines = [
+        format!("-Dflink.version={version}"),
+        format!("-Dexamples.build.dir={}", target.display()),
+    ];
+    let what = format!("the reference job against Flink {version}");
+    mvn_package(&examples.join("pom.xml"), &defines, &what);
+    let classpath = built_classpath(&target, "gadget-recorder-flink-examples.jar");
     assert!(
-        status.success(),
-        "building the reference job against Flink {version} failed"
+        classpath.contains(&format!("flink-runtime-{version}.jar")),
+        "the class path is Flink {version}'s: {classpath}"
     );
-    let deps = std::fs::read_to_string(target.join("classpath.txt")).unwrap();
-    assert!(
-        deps.contains(&format!("flink-runtime-{version}.jar")),
-        "the class path is Flink {version}'s: {deps}"
-    );
-    Job::flink1(format!(
-        "{}:{}",
-        target.join("gadget-recorder-flink-examples.jar").display(),
-        deps.trim()
-    ))
+    Job::flink1(classpath)
 }
 
 /// The trace format asked of the agent: text for the aggregation (so both formats are
@@ -678,22 +677,11 @@ fn the_agent_records_flink_1_18_and_1_19_as_their_state_backends_differ() {
 /// backend `backend` (`rocksdb` or `forst`).
 fn build_flink2_job(backend: &'static str) -> Job {
     let module = common::project_root().join("recorder/flink/examples-flink2");
-    let status = Command::new("mvn")
-        .args(["-B", "-q", "-Dstyle.color=never", "package", "-f"])
-        .arg(module.join("pom.xml"))
-        .status()
-        .expect("running mvn");
-    assert!(
-        status.success(),
-        "building the Flink 2.x reference job failed"
-    );
-    let target = module.join("target");
-    let deps = std::fs::read_to_string(target.join("classpath.txt")).unwrap();
+    mvn_package(&module.join("pom.xml"), &[], "the Flink 2.x reference job");
     Job {
-        classpath: format!(
-            "{}:{}",
-            target.join("gadget-recorder-flink2-examples.jar").display(),
-            deps.trim()
+        classpath: built_classpath(
+            &module.join("target"),
+            "gadget-recorder-flink2-examples.jar",
         ),
         main: "gadget.recorder.examples.ReferenceJob2",
         flags: vec!["--backend", backend],
