@@ -89,12 +89,13 @@ fi
 # clang-sys 0.28; rocksdb's librocksdb-sys needs bindgen 0.64 and clang-sys 1. Both clang-sys
 # declare `links = "clang"`, which cargo allows once per dependency graph, so the two cannot be
 # in one workspace as published. The workspace Cargo.toml therefore patches libfaster-sys with a
-# copy made here from its crates.io release, changed in two lines of its Rust build only:
-# bindgen 0.64 (the one RocksDB builds anyway) and bindgen's later name `blocklist_type`.
-# Nothing of FASTER's C++ is changed, and none of it is committed.
+# copy made here from its crates.io release, changed in two lines of its Rust build (bindgen
+# 0.64, the one RocksDB builds anyway, and bindgen's later name `blocklist_type`) and in three
+# places of its C++, without which no record can be read back from disk (see below). None of
+# it is committed: the edits are made here, to the downloaded release, and checked.
 sys="$deps/libfaster-sys-0.11.0"
-if [ ! -f "$sys/.gadget-patched" ]; then
-  echo "setup: making $sys from the crates.io release, with bindgen 0.64" >&2
+if [ ! -f "$sys/.gadget-patched-2" ]; then
+  echo "setup: making $sys from the crates.io release, with bindgen 0.64 and fixes for disk reads" >&2
   fetch="$(mktemp -d)"
   trap 'rm -rf "$fetch" "$sys.tmp"' EXIT
   mkdir -p "$fetch/src"
@@ -112,7 +113,37 @@ if [ ! -f "$sys/.gadget-patched" ]; then
     echo "setup: libfaster-sys is not as expected; cannot patch it" >&2
     exit 1
   fi
-  touch "$sys.tmp/.gadget-patched"
+  # The C glue (faster-c.cc) keeps a request's key bytes inline right behind its `Key` member,
+  # and when a request must wait for disk (PENDING) FASTER copies it to the heap at the size of
+  # the request object alone, so the copy's key bytes overwrote the request's other members (a
+  # read from disk answered "not found", a merge was lost). 1: `key_` becomes each request's
+  # last member; 2: the heap copy gets room for the key bytes behind it; 3: a pending upsert's
+  # copy is freed after its callback. 4 (FASTER's core, faster.h): a merge whose key's latest
+  # record on disk is a delete sized its new record by running the merge over the delete's
+  # never-written value, which aborted the process; it now starts from the operand alone.
+  glue="$sys.tmp/FASTER/cc/src/core/faster-c.cc"
+  core="$sys.tmp/FASTER/cc/src/core/faster.h"
+  perl -0pi -e 's/(    Key key_;\n)(    read_callback cb_;\n    void\* target_;\n)/$2$1/' "$glue"
+  perl -0pi -e 's/(    key_t key_;\n)(    uint8_t\* input_;\n    uint64_t length_;\n)/$2$1/' "$glue"
+  perl -0pi -e 's/(    Key key_;\n)(    uint8_t\* modification_;\n    uint64_t length_;\n    rmw_callback cb_;\n    uint64_t new_length_;\n)/$2$1/' "$glue"
+  perl -0pi -e 's~(class (\w+Context) : public IAsyncContext \{.*?)return IAsyncContext::DeepCopy_Internal\(\*this, context_copy\);~$1context_copy = nullptr;
+      auto ctxt = alloc_context<$2>(sizeof($2) + key_.size());
+      if(!ctxt.get()) return Status::OutOfMemory;
+      new(ctxt.get()) $2 { *this };
+      context_copy = ctxt.release();
+      return Status::Ok;~gs' "$glue"
+  perl -0pi -e 's/(faster_upsert\(.*?auto callback = \[\]\(IAsyncContext\* ctxt, Status result\) \{\n)/$1      CallbackContext<UpsertContext> context { ctxt };\n/s' "$glue"
+  sed -i 's/pending_context->value_size(disk_record));/is_tombstone ? pending_context->value_size() : pending_context->value_size(disk_record));/' "$core"
+  last_members="$(perl -0ne 'print scalar(() = /(?:void\* target_;|uint64_t length_;|uint64_t new_length_;)\n    (?:Key|key_t) key_;\n  \};/g)' "$glue")"
+  if [ "$last_members" != 3 ] ||
+    [ "$(grep -c 'alloc_context<[A-Za-z]*Context>(sizeof([A-Za-z]*Context) + key_.size())' "$glue")" != 4 ] ||
+    grep -q 'IAsyncContext::DeepCopy_Internal(\*this, context_copy)' "$glue" ||
+    ! grep -q 'CallbackContext<UpsertContext> context { ctxt };' "$glue" ||
+    ! grep -q 'is_tombstone ? pending_context->value_size()' "$core"; then
+    echo "setup: FASTER's sources are not as expected; cannot fix its disk reads" >&2
+    exit 1
+  fi
+  touch "$sys.tmp/.gadget-patched-2"
   rm -rf "$sys"
   mv "$sys.tmp" "$sys"
   rm -rf "$fetch"

@@ -292,7 +292,7 @@ pub struct EvalArgs {
     #[arg(long)]
     pub lmdb_map_gb: Option<usize>,
     /// FASTER's in-memory log in MiB (default 256, as in the paper): a multiple of 32, at
-    /// least 192.
+    /// least 192; records beyond it go to files in the store directory and are read back.
     #[arg(long)]
     pub faster_log_mb: Option<usize>,
     /// FASTER's hash index in MiB (default 64, as in the paper): a power of two.
