@@ -252,8 +252,8 @@ pub struct EvalArgs {
     /// with its own seeds (the paper's concurrent operators; default 1).
     #[arg(long)]
     pub instances: Option<usize>,
-    /// Let all instances share one store (each over its own column families) instead of
-    /// giving each its own.
+    /// Let all instances share one store (each over its own keyspaces) instead of giving
+    /// each its own: rocksdb, fjall or lmdb.
     #[arg(long)]
     pub shared_store: bool,
     /// Warm-up left out of the results: a request count (10000) or a time (5s, 500ms).

@@ -285,9 +285,16 @@ fn concurrent_instances_report_each_and_combined_on_a_shared_or_own_store() {
     )
     .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    for shared in [false, true] {
+    let setups = [
+        (false, "rocksdb"),
+        (true, "rocksdb"),
+        (true, "fjall"),
+        (true, "lmdb"),
+    ];
+    for (shared, store) in setups {
         let mut cmd = gadget();
         cmd.args(["run", cfg.to_str().unwrap(), "--instances", "3", "--json"]);
+        cmd.args(["--store", store]);
         if shared {
             cmd.arg("--shared-store");
         }
@@ -332,7 +339,20 @@ fn concurrent_instances_report_each_and_combined_on_a_shared_or_own_store() {
             "{}",
             r["arrival"]
         );
+        assert_eq!(r["store"], store);
     }
+}
+
+#[test]
+fn a_store_that_cannot_be_shared_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path(), Some(100));
+    gadget()
+        .args(["run", cfg.to_str().unwrap(), "--instances", "2"])
+        .args(["--store", "memory", "--shared-store"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("cannot be shared"));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Checks every store must pass, shared by the stores' unit tests: each store's test opens it
 //! with two states (0 and 1) and runs the checks on it.
 
-use super::{Store, StoreError};
+use super::{SharedStore, Store, StoreError};
 
 /// Merge appends with Flink's `,` delimiter (or sets a missing value); put replaces; delete
 /// removes.
@@ -89,4 +89,29 @@ pub(crate) fn range_ops_cover_start_up_to_end(s: &mut dyn Store) {
     s.range_delete(0, b"", b"zz").unwrap();
     assert_eq!(s.range_query(0, b"", b"zz").unwrap(), 0);
     s.flush().unwrap();
+}
+
+/// Instances of a shared store (opened for three instances of two states each) write and read
+/// at once, on their own threads, each in its own keyspaces; an instance beyond those opened
+/// is an error.
+pub(crate) fn shared_instances_are_separate(shared: &dyn SharedStore) {
+    std::thread::scope(|scope| {
+        for instance in 0..3usize {
+            scope.spawn(move || {
+                let mut s = shared.attach(instance).unwrap();
+                for i in 0..500u32 {
+                    let value = vec![b'v'; instance + 1];
+                    s.put(0, &i.to_be_bytes(), &value).unwrap();
+                    s.merge(1, b"list", b"x").unwrap();
+                }
+                for i in 0..500u32 {
+                    assert_eq!(s.get(0, &i.to_be_bytes()).unwrap(), Some(instance + 1));
+                }
+                assert_eq!(s.get(1, b"list").unwrap(), Some(2 * 500 - 1));
+                assert_eq!(s.seek(0, b"").unwrap(), Some(instance + 1));
+                s.flush().unwrap();
+            });
+        }
+    });
+    assert!(shared.attach(3).is_err());
 }

@@ -92,11 +92,22 @@ fn step_range(range: &mut Range, last: &mut Vec<u8>, op: Op) -> Result<Option<us
     }
 }
 
-impl FjallStore {
-    /// Creates (or opens) a keyspace under `dir` with a partition per state.
+/// One fjall keyspace that several operator instances share (the paper's §6.4), each through
+/// its own [`FjallStore`] over its own partitions: they share one journal, one block cache,
+/// one write-buffer budget and one set of background flushes and compactions.
+pub struct SharedFjall {
+    keyspace: Keyspace,
+    /// Partitions per instance.
+    partitions: Vec<Vec<PartitionHandle>>,
+    path: PathBuf,
+}
+
+impl SharedFjall {
+    /// Creates (or opens) a keyspace under `dir` with a partition per state of every instance
+    /// (`instances[i]` lists instance `i`'s states).
     pub fn open(
         dir: &Path,
-        states: &[String],
+        instances: &[Vec<String>],
         settings: &StoreSettings,
     ) -> Result<Self, StoreError> {
         let open_error = |e: fjall::Error| StoreError::Open {
@@ -104,11 +115,12 @@ impl FjallStore {
             path: dir.to_path_buf(),
             message: message(e),
         };
+        let states: usize = instances.iter().map(Vec::len).sum();
         let memtable = u32::try_from(settings.write_buffer_size).unwrap_or(u32::MAX);
         let buffers = u64::try_from(settings.max_write_buffers.max(1)).unwrap_or(1);
         let all_memtables = u64::from(memtable)
             .saturating_mul(buffers)
-            .saturating_mul(states.len().max(1) as u64)
+            .saturating_mul(states.max(1) as u64)
             .max(1 << 20);
         let keyspace = Config::new(dir)
             .cache_size(settings.block_cache as u64)
@@ -117,24 +129,73 @@ impl FjallStore {
             .fsync_ms(None)
             .open()
             .map_err(open_error)?;
-        let partitions = (0..states.len())
-            .map(|i| {
-                // partition names allow few characters: number them
-                let options = PartitionCreateOptions::default()
-                    .max_memtable_size(memtable)
-                    .manual_journal_persist(true);
-                keyspace.open_partition(&format!("s{i}"), options)
+        let partitions = instances
+            .iter()
+            .enumerate()
+            .map(|(i, states)| {
+                (0..states.len())
+                    .map(|s| {
+                        // partition names allow few characters: number them
+                        let name = if instances.len() == 1 {
+                            format!("s{s}")
+                        } else {
+                            format!("i{i}s{s}")
+                        };
+                        let options = PartitionCreateOptions::default()
+                            .max_memtable_size(memtable)
+                            .manual_journal_persist(true);
+                        keyspace.open_partition(&name, options)
+                    })
+                    .collect::<Result<Vec<_>, _>>()
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(open_error)?;
-        Ok(FjallStore {
+        Ok(SharedFjall {
             keyspace,
+            partitions,
+            path: dir.to_path_buf(),
+        })
+    }
+
+    /// The store of instance `instance`: its own partitions, iterators and write batch.
+    pub fn attach(&self, instance: usize) -> Result<FjallStore, StoreError> {
+        let partitions = self
+            .partitions
+            .get(instance)
+            .ok_or_else(|| StoreError::Open {
+                store: "fjall",
+                path: self.path.clone(),
+                message: format!(
+                    "instance {instance} does not exist; the keyspace was opened for {}",
+                    self.partitions.len()
+                ),
+            })?
+            .clone();
+        Ok(FjallStore {
+            keyspace: self.keyspace.clone(),
             cursors: Cursors::new(partitions.len()),
             partitions,
             batch: None,
             scratch: Vec::new(),
-            path: dir.to_path_buf(),
+            path: self.path.clone(),
         })
+    }
+}
+
+impl super::SharedStore for SharedFjall {
+    fn attach(&self, instance: usize) -> Result<Box<dyn super::Store>, StoreError> {
+        Ok(Box::new(SharedFjall::attach(self, instance)?))
+    }
+}
+
+impl FjallStore {
+    /// Creates (or opens) a keyspace under `dir` with a partition per state.
+    pub fn open(
+        dir: &Path,
+        states: &[String],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        SharedFjall::open(dir, &[states.to_vec()], settings)?.attach(0)
     }
 
     /// The keyspace directory.
@@ -308,6 +369,20 @@ mod tests {
             ..StoreSettings::default()
         };
         FjallStore::open(dir, &states, &settings).unwrap()
+    }
+
+    #[test]
+    fn instances_of_a_shared_store_are_separate() {
+        let dir = tempfile::tempdir().unwrap();
+        let states = vec!["window-contents".to_string(), "timers".to_string()];
+        let settings = StoreSettings {
+            write_buffer_size: 1 << 20,
+            block_cache: 1 << 20,
+            lmdb_map_size: 64 << 20,
+            ..StoreSettings::default()
+        };
+        let shared = SharedFjall::open(dir.path(), &vec![states; 3], &settings).unwrap();
+        contract::shared_instances_are_separate(&shared);
     }
 
     #[test]

@@ -64,11 +64,23 @@ fn message(e: heed::Error, map_size: usize) -> String {
     }
 }
 
-impl LmdbStore {
-    /// Creates (or opens) an environment under `dir` with a database per state.
+/// One LMDB environment that several operator instances share (the paper's §6.4), each
+/// through its own [`LmdbStore`] over its own databases: they share one memory map and take
+/// turns at LMDB's single writer.
+pub struct SharedLmdb {
+    env: Env<WithoutTls>,
+    /// Databases per instance.
+    dbs: Vec<Vec<Db>>,
+    map_size: usize,
+    path: PathBuf,
+}
+
+impl SharedLmdb {
+    /// Creates (or opens) an environment under `dir` with a database per state of every
+    /// instance (`instances[i]` lists instance `i`'s states).
     pub fn open(
         dir: &Path,
-        states: &[String],
+        instances: &[Vec<String>],
         settings: &StoreSettings,
     ) -> Result<Self, StoreError> {
         let map_size = settings.lmdb_map_size;
@@ -85,13 +97,11 @@ impl LmdbStore {
                 message: format!("map size {map_size} bytes is below one page"),
             });
         }
-        let max_dbs = u32::try_from(states.len()).map_err(|_| StoreError::Open {
+        let states: usize = instances.iter().map(Vec::len).sum();
+        let max_dbs = u32::try_from(states).map_err(|_| StoreError::Open {
             store: "lmdb",
             path: dir.to_path_buf(),
-            message: format!(
-                "{} states are more databases than LMDB allows",
-                states.len()
-            ),
+            message: format!("{states} states are more databases than LMDB allows"),
         })?;
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options.map_size(map_size / page * page).max_dbs(max_dbs);
@@ -102,30 +112,77 @@ impl LmdbStore {
             options.open(dir)
         }
         .map_err(open_error)?;
-        let mut dbs = Vec::with_capacity(states.len());
-        for (i, name) in states.iter().enumerate() {
-            // database names must be unique; a trace's state names are, but be safe
-            let name = format!("{i}:{name}");
-            let wtxn = env.write_txn().map_err(open_error)?;
-            let db: Db = env
-                .create_databases_and_commit(wtxn, |opener, wtxn| {
-                    opener
-                        .create_database::<Bytes, Bytes>(wtxn, Some(&name))
-                        .map(CommitOrAbort::<_, ()>::Commit)
-                })
-                .map_err(open_error)?
-                .unwrap_commit();
-            dbs.push(db);
+        let mut dbs = Vec::with_capacity(instances.len());
+        for (instance, states) in instances.iter().enumerate() {
+            let mut own = Vec::with_capacity(states.len());
+            for (i, name) in states.iter().enumerate() {
+                // database names must be unique; a trace's state names are, but be safe
+                let name = if instances.len() == 1 {
+                    format!("{i}:{name}")
+                } else {
+                    format!("{instance}:{i}:{name}")
+                };
+                let wtxn = env.write_txn().map_err(open_error)?;
+                let db: Db = env
+                    .create_databases_and_commit(wtxn, |opener, wtxn| {
+                        opener
+                            .create_database::<Bytes, Bytes>(wtxn, Some(&name))
+                            .map(CommitOrAbort::<_, ()>::Commit)
+                    })
+                    .map_err(open_error)?
+                    .unwrap_commit();
+                own.push(db);
+            }
+            dbs.push(own);
         }
-        Ok(LmdbStore {
+        Ok(SharedLmdb {
             env,
+            dbs,
+            map_size,
+            path: dir.to_path_buf(),
+        })
+    }
+
+    /// The store of instance `instance`: its own databases, cursors and write batch.
+    pub fn attach(&self, instance: usize) -> Result<LmdbStore, StoreError> {
+        let dbs = self
+            .dbs
+            .get(instance)
+            .ok_or_else(|| StoreError::Open {
+                store: "lmdb",
+                path: self.path.clone(),
+                message: format!(
+                    "instance {instance} does not exist; the environment was opened for {}",
+                    self.dbs.len()
+                ),
+            })?
+            .clone();
+        Ok(LmdbStore {
+            env: self.env.clone(),
             cursors: Cursors::new(dbs.len()),
             dbs,
             batch: PendingBatch::default(),
             scratch: Vec::new(),
-            map_size,
-            path: dir.to_path_buf(),
+            map_size: self.map_size,
+            path: self.path.clone(),
         })
+    }
+}
+
+impl super::SharedStore for SharedLmdb {
+    fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError> {
+        Ok(Box::new(SharedLmdb::attach(self, instance)?))
+    }
+}
+
+impl LmdbStore {
+    /// Creates (or opens) an environment under `dir` with a database per state.
+    pub fn open(
+        dir: &Path,
+        states: &[String],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        SharedLmdb::open(dir, &[states.to_vec()], settings)?.attach(0)
     }
 
     /// The environment directory.
@@ -367,6 +424,20 @@ mod tests {
             ..StoreSettings::default()
         };
         LmdbStore::open(dir, &states, &settings).unwrap()
+    }
+
+    #[test]
+    fn instances_of_a_shared_store_are_separate() {
+        let dir = tempfile::tempdir().unwrap();
+        let states = vec!["window-contents".to_string(), "timers".to_string()];
+        let settings = StoreSettings {
+            write_buffer_size: 1 << 20,
+            block_cache: 1 << 20,
+            lmdb_map_size: 64 << 20,
+            ..StoreSettings::default()
+        };
+        let shared = SharedLmdb::open(dir.path(), &vec![states; 3], &settings).unwrap();
+        contract::shared_instances_are_separate(&shared);
     }
 
     #[test]

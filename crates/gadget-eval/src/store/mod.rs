@@ -358,6 +358,14 @@ pub fn open_shared_store(
         StoreKind::RocksDb => Ok(std::sync::Arc::new(rocksdb::SharedRocksDb::open(
             dir, instances, settings,
         )?)),
+        #[cfg(feature = "lmdb")]
+        StoreKind::Lmdb => Ok(std::sync::Arc::new(lmdb::SharedLmdb::open(
+            dir, instances, settings,
+        )?)),
+        #[cfg(feature = "fjall")]
+        StoreKind::Fjall => Ok(std::sync::Arc::new(fjall::SharedFjall::open(
+            dir, instances, settings,
+        )?)),
         other => {
             let _ = (instances, settings);
             Err(StoreError::Open {
