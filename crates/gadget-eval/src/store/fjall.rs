@@ -159,18 +159,7 @@ impl SharedFjall {
 
     /// The store of instance `instance`: its own partitions, iterators and write batch.
     pub fn attach(&self, instance: usize) -> Result<FjallStore, StoreError> {
-        let partitions = self
-            .partitions
-            .get(instance)
-            .ok_or_else(|| StoreError::Open {
-                store: "fjall",
-                path: self.path.clone(),
-                message: format!(
-                    "instance {instance} does not exist; the keyspace was opened for {}",
-                    self.partitions.len()
-                ),
-            })?
-            .clone();
+        let partitions = super::instance_part("fjall", &self.path, &self.partitions, instance)?;
         Ok(FjallStore {
             keyspace: self.keyspace.clone(),
             cursors: Cursors::new(partitions.len()),

@@ -145,18 +145,7 @@ impl SharedLmdb {
 
     /// The store of instance `instance`: its own databases, cursors and write batch.
     pub fn attach(&self, instance: usize) -> Result<LmdbStore, StoreError> {
-        let dbs = self
-            .dbs
-            .get(instance)
-            .ok_or_else(|| StoreError::Open {
-                store: "lmdb",
-                path: self.path.clone(),
-                message: format!(
-                    "instance {instance} does not exist; the environment was opened for {}",
-                    self.dbs.len()
-                ),
-            })?
-            .clone();
+        let dbs = super::instance_part("lmdb", &self.path, &self.dbs, instance)?;
         Ok(LmdbStore {
             env: self.env.clone(),
             cursors: Cursors::new(dbs.len()),

@@ -345,6 +345,27 @@ pub trait SharedStore: Send + Sync {
     fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError>;
 }
 
+/// Instance `instance`'s part of a shared store's per-instance `parts` (its column families,
+/// partitions or databases), or an error naming how many instances the store was opened for.
+pub(crate) fn instance_part<T: Clone>(
+    store: &'static str,
+    path: &Path,
+    parts: &[T],
+    instance: usize,
+) -> Result<T, StoreError> {
+    parts
+        .get(instance)
+        .cloned()
+        .ok_or_else(|| StoreError::Open {
+            store,
+            path: path.to_path_buf(),
+            message: format!(
+                "instance {instance} does not exist; the store was opened for {}",
+                parts.len()
+            ),
+        })
+}
+
 /// Opens one `kind` store under `dir` for several operator instances (`instances[i]` lists
 /// instance `i`'s states).
 pub fn open_shared_store(

@@ -154,17 +154,7 @@ impl SharedRocksDb {
 
     /// The store of instance `instance`: its own column families, iterators and write batch.
     pub fn attach(&self, instance: usize) -> Result<RocksDbStore, StoreError> {
-        let names = self
-            .families
-            .get(instance)
-            .ok_or_else(|| StoreError::Open {
-                store: "rocksdb",
-                path: self.path.clone(),
-                message: format!(
-                    "instance {instance} does not exist; the database was opened for {}",
-                    self.families.len()
-                ),
-            })?;
+        let names = super::instance_part("rocksdb", &self.path, &self.families, instance)?;
         let db = OpenDb::try_new(self.db.clone(), |db| {
             let families = names
                 .iter()
