@@ -221,9 +221,9 @@ pub struct StackSummary {
 /// Number of distinct key sequences of each length `1..=max_len` in `ids`.
 ///
 /// Each window is reduced to a 64-bit fingerprint (a polynomial hash over random per-key
-/// values, rolled in O(1) per step); equal fingerprints are counted once after sorting. Two
-/// different sequences share a fingerprint with probability about 2^-64, so for 10^8 windows
-/// the count is exact with probability above 99.9%.
+/// values, rolled in O(1) per step); equal fingerprints are counted once (in a hash set per
+/// bucket). Two different sequences share a fingerprint with probability about 2^-64, so for
+/// 10^8 windows the count is exact with probability above 99.9%.
 pub fn unique_sequences(ids: &[u32], max_len: usize) -> Vec<u64> {
     let mut fingerprints: Vec<u64> = Vec::new();
     (1..=max_len)
