@@ -315,7 +315,7 @@ impl KeyTrace {
         // (two sequence counts at once slow each other down, and would need a second buffer of
         // 8 bytes per request).
         let (ids, max_len) = (&self.ids, options.max_sequence_len);
-        let (stack, stack_shuffled, found, shuffled) = std::thread::scope(|scope| {
+        let (stack, stack_shuffled, found, found_shuffled) = std::thread::scope(|scope| {
             let (hand_over, shuffled_copy) = std::sync::mpsc::sync_channel(1);
             let stacks = scope.spawn(move || {
                 let mut shuffled = ids.clone();
@@ -327,33 +327,29 @@ impl KeyTrace {
                 (StackDistances::of(ids, distinct), shuffled_stack)
             });
             let mut buffer = Vec::new();
-            // sequences of length 1 are the distinct keys, in both orders
             let mut count = |keys: &[u32]| -> Vec<u64> {
                 (2..=max_len)
                     .map(|len| unique_sequences_of_length(keys, len, &mut buffer))
                     .collect()
             };
             let found = count(ids);
-            let shuffled = shuffled_copy.recv();
-            let found_shuffled = shuffled.as_ref().map(|s| count(s)).unwrap_or_default();
+            // no copy only if the other thread panicked, which its join passes on
+            let found_shuffled = shuffled_copy.recv().map(|s| count(&s)).unwrap_or_default();
             let (stack, shuffled_stack) = stack_thread_result(stacks.join());
-            let shuffled =
-                shuffled.expect("the stack-distance thread hands over the shuffled copy");
-            (stack, shuffled_stack, [found, found_shuffled], shuffled)
+            (stack, shuffled_stack, found, found_shuffled)
         });
-        let first = |keys: &[u32]| u64::from(!keys.is_empty()) * distinct as u64;
-        let [found, found_shuffled] = found;
-        let with_first = |keys: &[u32], longer: Vec<u64>| -> Vec<u64> {
+        // sequences of length 1 are the distinct keys, in both orders
+        let distinct_keys = u64::from(!ids.is_empty()) * distinct as u64;
+        let with_first = |longer: Vec<u64>| -> Vec<u64> {
             (max_len > 0)
-                .then(|| first(keys))
+                .then_some(distinct_keys)
                 .into_iter()
                 .chain(longer)
                 .collect()
         };
-        let sequences = with_first(ids, found);
-        let sequences_shuffled = with_first(&shuffled, found_shuffled);
+        let sequences = with_first(found);
+        let sequences_shuffled = with_first(found_shuffled);
         self.ids = Vec::new();
-        drop(shuffled);
         let requests = self.by_op.iter().sum::<u64>();
         let requests_by_state = self
             .states

@@ -1,7 +1,7 @@
 //! Checks every store must pass, shared by the stores' unit tests: each store's test opens it
 //! with two states (0 and 1) and runs the checks on it.
 
-use super::{SharedStore, Store, StoreError};
+use super::{open_shared_store, SharedStore, Store, StoreError, StoreKind, StoreSettings};
 
 /// Merge appends with Flink's `,` delimiter (or sets a missing value); put replaces; delete
 /// removes.
@@ -91,10 +91,36 @@ pub(crate) fn range_ops_cover_start_up_to_end(s: &mut dyn Store) {
     s.flush().unwrap();
 }
 
+/// Every store that can be shared passes [`shared_instances_are_separate`].
+#[test]
+fn instances_of_every_shared_store_are_separate() {
+    let kinds = [
+        #[cfg(feature = "rocksdb")]
+        StoreKind::RocksDb,
+        #[cfg(feature = "fjall")]
+        StoreKind::Fjall,
+        #[cfg(feature = "lmdb")]
+        StoreKind::Lmdb,
+    ];
+    let settings = StoreSettings {
+        write_buffer_size: 1 << 20,
+        block_cache: 1 << 20,
+        lmdb_map_size: 64 << 20,
+        ..StoreSettings::default()
+    };
+    let states = vec!["window-contents".to_string(), "timers".to_string()];
+    for kind in kinds {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = open_shared_store(kind, dir.path(), &vec![states.clone(); 3], &settings)
+            .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+        shared_instances_are_separate(shared.as_ref());
+    }
+}
+
 /// Instances of a shared store (opened for three instances of two states each) write and read
 /// at once, on their own threads, each in its own keyspaces; an instance beyond those opened
 /// is an error.
-pub(crate) fn shared_instances_are_separate(shared: &dyn SharedStore) {
+fn shared_instances_are_separate(shared: &dyn SharedStore) {
     std::thread::scope(|scope| {
         for instance in 0..3usize {
             scope.spawn(move || {

@@ -361,20 +361,6 @@ mod tests {
     }
 
     #[test]
-    fn instances_of_a_shared_store_are_separate() {
-        let dir = tempfile::tempdir().unwrap();
-        let states = vec!["window-contents".to_string(), "timers".to_string()];
-        let settings = StoreSettings {
-            write_buffer_size: 1 << 20,
-            block_cache: 1 << 20,
-            lmdb_map_size: 64 << 20,
-            ..StoreSettings::default()
-        };
-        let shared = SharedFjall::open(dir.path(), &vec![states; 3], &settings).unwrap();
-        contract::shared_instances_are_separate(&shared);
-    }
-
-    #[test]
     fn merge_appends_with_flinks_delimiter() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
