@@ -54,7 +54,7 @@ struct LoggedInterval {
 /// A request costs one histogram record (two in open loop): its latency goes into the current
 /// interval's histogram of its op, which is added to the op's total when the interval closes;
 /// its service time goes straight into the op's total, except in a closed loop, where a
-/// request starts when it is issued and its service time is its latency.
+/// request starts when the previous one completes and its service time is its latency.
 #[derive(Debug)]
 pub struct Recorder {
     /// Latency per op of the closed intervals, indexed by the op's code; allocated on first use.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::arrival::ArrivalProcess;
 use crate::measure::{IntervalStats, OpSummary, Recorder};
 use crate::store::{Store, StoreError};
-use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
+use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError, BLOCK_REQUESTS};
 
 /// What is left out of the results at the start of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,7 +254,19 @@ impl RunClock {
     /// Nanoseconds since the epoch.
     #[inline]
     fn now_ns(&self) -> u64 {
-        self.base_ns + self.clock.delta_as_nanos(self.base_raw, self.clock.raw())
+        self.ns_of(self.clock.raw())
+    }
+
+    /// The clock's raw reading now; [`RunClock::ns_of`] converts it.
+    #[inline]
+    fn raw(&self) -> u64 {
+        self.clock.raw()
+    }
+
+    /// Nanoseconds since the epoch at the raw reading `raw`.
+    #[inline]
+    fn ns_of(&self, raw: u64) -> u64 {
+        self.base_ns + self.clock.delta_as_nanos(self.base_raw, raw)
     }
 
     /// Waits until `target_ns` after the epoch (sleeps while far, spins the last stretch) and
@@ -346,6 +358,124 @@ pub fn issue(
     })
 }
 
+/// Requests between two progress reports.
+const PROGRESS_EVERY: u64 = 65_536;
+
+/// True once the warm-up is over: `issued` requests done, the last at `done_ns`.
+fn warmup_over(warmup: Warmup, issued: u64, done_ns: u64) -> bool {
+    match warmup {
+        Warmup::None => true,
+        Warmup::Requests(n) => issued > n,
+        Warmup::Duration(ns) => done_ns >= ns,
+    }
+}
+
+impl Measured {
+    /// Nothing measured yet.
+    fn new(closed_loop: bool) -> Self {
+        Measured {
+            recorder: Recorder::new(1, false, closed_loop),
+            partial: false,
+            warmup_requests: 0,
+            requests: 0,
+            measure_start_ns: 0,
+            end_ns: 0,
+            max_start_lag_ns: 0,
+            producer_stalls: 0,
+            producer_stall_ns: 0,
+            reads_found: 0,
+            reads_empty: 0,
+            bytes_read: 0,
+        }
+    }
+
+    /// Counts a measured request and what it read.
+    #[inline]
+    fn count(&mut self, read: Option<Option<usize>>) {
+        self.requests += 1;
+        match read {
+            Some(Some(n)) => {
+                self.reads_found += 1;
+                self.bytes_read += n as u64;
+            }
+            Some(None) => self.reads_empty += 1,
+            None => {}
+        }
+    }
+
+    /// The next block of `stream`, counting the wait as a producer stall once requests are
+    /// under way; `None` at its end.
+    fn next_block(
+        &mut self,
+        stream: &mut RequestStream,
+        clock: &RunClock,
+        issued: u64,
+    ) -> Option<RequestBlock> {
+        if let Some(block) = stream.try_next_block() {
+            return Some(block);
+        }
+        let waited_from = clock.now_ns();
+        let block = stream.next_block()?;
+        // the very first block is not a stall: nothing was due yet
+        if issued > 0 {
+            self.producer_stalls += 1;
+            self.producer_stall_ns += clock.now_ns() - waited_from;
+        }
+        Some(block)
+    }
+}
+
+/// One request of a closed loop as it completed: its op, the clock's raw reading then, and
+/// what it read.
+#[derive(Debug, Clone, Copy)]
+struct Completion {
+    op: Op,
+    ticks: u64,
+    read: Option<Option<u32>>,
+}
+
+/// A block's requests as they completed, and the raw reading just before the first started.
+#[derive(Debug)]
+struct CompletedBlock {
+    start: u64,
+    completions: Vec<Completion>,
+}
+
+/// What a closed loop keeps of its requests' completions.
+struct CompletionRecorder<'a> {
+    clock: &'a RunClock,
+    warmup: Warmup,
+    m: Measured,
+    recorder: Recorder,
+    measuring: bool,
+    issued: u64,
+}
+
+impl CompletionRecorder<'_> {
+    /// Records a block: each request's latency runs from the previous one's completion (the
+    /// first's from the block's start) to its own.
+    fn record(&mut self, block: &CompletedBlock) {
+        let mut start_ns = self.clock.ns_of(block.start);
+        for c in &block.completions {
+            let done = self.clock.ns_of(c.ticks);
+            self.issued += 1;
+            if !self.measuring && warmup_over(self.warmup, self.issued, done) {
+                self.measuring = true;
+                self.m.measure_start_ns = start_ns;
+                self.recorder.start(start_ns);
+            } else if !self.measuring {
+                self.m.warmup_requests += 1;
+            }
+            if self.measuring {
+                self.recorder
+                    .record(c.op, done - start_ns, done - start_ns, done);
+                self.m.count(c.read.map(|found| found.map(|n| n as usize)));
+            }
+            start_ns = done;
+        }
+    }
+}
+
 /// Drives `store` with every request of `stream` on the schedule of `options`, the schedule
 /// counting from `epoch` (the same for concurrent instances, so their intervals line up).
 ///
@@ -357,101 +487,130 @@ pub fn drive(
     epoch: Instant,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Measured, RunError> {
-    let closed = options.arrival.is_closed_loop();
+    let clock = RunClock::new(epoch);
+    if options.arrival.is_closed_loop() {
+        drive_closed_loop(store, stream, options, &clock, progress)
+    } else {
+        drive_open_loop(store, stream, options, &clock, progress)
+    }
+}
+
+/// A closed loop: a request starts as soon as the previous one completes. The clock is read
+/// once per request, at its completion, which is also the next request's start; between two
+/// requests the driver only notes that reading. A block's readings are recorded after the
+/// block, and the next block's first request is timed from a fresh reading, so recording is
+/// outside every request's time.
+fn drive_closed_loop(
+    store: &mut dyn Store,
+    stream: &mut RequestStream,
+    options: &RunOptions,
+    clock: &RunClock,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Measured, RunError> {
+    let mut recording = CompletionRecorder {
+        clock,
+        warmup: options.warmup,
+        m: Measured::new(true),
+        recorder: Recorder::new(options.interval_ns, options.keep_intervals, true),
+        measuring: options.warmup == Warmup::None,
+        issued: 0,
+    };
+    let mut done = CompletedBlock {
+        start: 0,
+        completions: Vec::with_capacity(BLOCK_REQUESTS),
+    };
+    let mut value = Vec::new();
+    while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
+        done.completions.clear();
+        done.start = clock.raw();
+        for r in &block.requests {
+            if options.stop.load(Ordering::Relaxed) {
+                recording.m.partial = true;
+                break;
+            }
+            let read = issue(store, &block, r, &mut value)?;
+            done.completions.push(Completion {
+                op: r.op,
+                ticks: clock.raw(),
+                read: read.map(|found| found.map(|n| n as u32)),
+            });
+        }
+        stream.recycle(block);
+        let before = recording.issued;
+        recording.record(&done);
+        if recording.issued / PROGRESS_EVERY > before / PROGRESS_EVERY {
+            let last = done.completions.last().map_or(done.start, |c| c.ticks);
+            progress(Progress {
+                requests: recording.issued,
+                elapsed: Duration::from_nanos(clock.ns_of(last)),
+            });
+        }
+        if recording.m.partial {
+            break;
+        }
+    }
+    let mut m = recording.m;
+    m.end_ns = clock.now_ns();
+    recording.recorder.finish(m.end_ns);
+    m.recorder = recording.recorder;
+    progress(Progress {
+        requests: recording.issued,
+        elapsed: Duration::from_nanos(m.end_ns),
+    });
+    Ok(m)
+}
+
+/// An open loop: each request waits for its intended start from the schedule (or from its
+/// event time); the clock is read when it starts and when it completes.
+fn drive_open_loop(
+    store: &mut dyn Store,
+    stream: &mut RequestStream,
+    options: &RunOptions,
+    clock: &RunClock,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Measured, RunError> {
     let event_time_speed = match options.arrival {
         crate::arrival::ArrivalProcess::EventTime { speed } => Some(speed),
         _ => None,
     };
     let mut first_event_time_us: Option<i64> = None;
     let mut schedule = options.arrival.schedule(options.seed);
-    let mut recorder = Recorder::new(options.interval_ns, options.keep_intervals, closed);
+    let mut recorder = Recorder::new(options.interval_ns, options.keep_intervals, false);
     let mut value = Vec::new();
-    let mut m = Measured {
-        recorder: Recorder::new(1, false, closed),
-        partial: false,
-        warmup_requests: 0,
-        requests: 0,
-        measure_start_ns: 0,
-        end_ns: 0,
-        max_start_lag_ns: 0,
-        producer_stalls: 0,
-        producer_stall_ns: 0,
-        reads_found: 0,
-        reads_empty: 0,
-        bytes_read: 0,
-    };
+    let mut m = Measured::new(false);
     let mut measuring = options.warmup == Warmup::None;
     let mut issued: u64 = 0;
-    let clock = RunClock::new(epoch);
-    'blocks: loop {
-        let block = match stream.try_next_block() {
-            Some(b) => b,
-            None => {
-                let waited_from = clock.now_ns();
-                match stream.next_block() {
-                    Some(b) => {
-                        // the very first block is not a stall: nothing was due yet
-                        if issued > 0 {
-                            m.producer_stalls += 1;
-                            m.producer_stall_ns += clock.now_ns() - waited_from;
-                        }
-                        b
-                    }
-                    None => break,
-                }
-            }
-        };
+    'blocks: while let Some(block) = m.next_block(stream, clock, issued) {
         for r in &block.requests {
             if options.stop.load(Ordering::Relaxed) {
                 m.partial = true;
                 stream.recycle(block);
                 break 'blocks;
             }
-            // in a closed loop a request is meant to start when the driver gets to it
-            let (intended, actual) = if closed {
-                let now = clock.now_ns();
-                (now, now)
-            } else {
-                let t = match event_time_speed {
-                    Some(speed) => {
-                        let first = *first_event_time_us.get_or_insert(r.event_time_us);
-                        ((r.event_time_us - first).max(0) as f64 * 1e3 / speed) as u64
-                    }
-                    None => schedule.next_start(),
-                };
-                (t, clock.wait_until(t))
+            let intended = match event_time_speed {
+                Some(speed) => {
+                    let first = *first_event_time_us.get_or_insert(r.event_time_us);
+                    ((r.event_time_us - first).max(0) as f64 * 1e3 / speed) as u64
+                }
+                None => schedule.next_start(),
             };
+            let actual = clock.wait_until(intended);
             let read = issue(store, &block, r, &mut value)?;
             let done = clock.now_ns();
             issued += 1;
-            if !measuring {
-                let over = match options.warmup {
-                    Warmup::None => true,
-                    Warmup::Requests(n) => issued > n,
-                    Warmup::Duration(ns) => done >= ns,
-                };
-                if over {
-                    measuring = true;
-                    m.measure_start_ns = actual;
-                    recorder.start(actual);
-                } else {
-                    m.warmup_requests += 1;
-                }
+            if !measuring && warmup_over(options.warmup, issued, done) {
+                measuring = true;
+                m.measure_start_ns = actual;
+                recorder.start(actual);
+            } else if !measuring {
+                m.warmup_requests += 1;
             }
             if measuring {
                 recorder.record(r.op, done - intended, done - actual, done);
-                m.requests += 1;
                 m.max_start_lag_ns = m.max_start_lag_ns.max(actual - intended);
-                match read {
-                    Some(Some(n)) => {
-                        m.reads_found += 1;
-                        m.bytes_read += n as u64;
-                    }
-                    Some(None) => m.reads_empty += 1,
-                    None => {}
-                }
+                m.count(read);
             }
-            if issued % 65_536 == 0 {
+            if issued % PROGRESS_EVERY == 0 {
                 progress(Progress {
                     requests: issued,
                     elapsed: Duration::from_nanos(done),

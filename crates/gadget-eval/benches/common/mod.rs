@@ -1,0 +1,150 @@
+//! The three paths the harness-overhead benches hold against each other, over one workload.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use gadget::access::{Access, AccessSink};
+use gadget::config::Config;
+use gadget::trace::{BinaryTraceWriter, TraceFooter, TraceHeader};
+use gadget_eval::arrival::ArrivalProcess;
+use gadget_eval::run::{drive, issue, Measured, RunOptions, Warmup};
+use gadget_eval::store::memory::MemoryStore;
+use gadget_eval::store::Store;
+use gadget_eval::workload::{RequestBlock, RequestStream, WorkloadSource};
+
+/// Requests of the benchmark workload.
+pub const REQUESTS: u64 = 2_000_000;
+
+/// The requests in blocks as the driver receives them, and as a binary trace.
+struct Recording {
+    blocks: Vec<RequestBlock>,
+    trace: BinaryTraceWriter<std::fs::File>,
+}
+
+impl AccessSink for Recording {
+    fn access(&mut self, a: Access<'_>) {
+        if self.blocks.last().is_none_or(|b| b.is_full()) {
+            self.blocks.push(RequestBlock::default());
+        }
+        self.blocks.last_mut().expect("a block").push(&a);
+        self.trace.access(a);
+    }
+}
+
+/// The benchmark workload: `examples/bench/tumbling-incr-zipf.toml` cut at [`REQUESTS`].
+pub struct Workload {
+    /// The requests in memory, in blocks.
+    pub blocks: Vec<RequestBlock>,
+    /// The same requests as a binary trace file.
+    pub trace: std::path::PathBuf,
+    /// How many states the requests address.
+    pub states: usize,
+}
+
+impl Workload {
+    /// Generates the workload, writing its trace to `trace`.
+    pub fn generate(trace: &Path) -> Workload {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/bench/tumbling-incr-zipf.toml");
+        let config = Config::load(&path).expect("the bench config loads");
+        let mut operator = config.build_operator();
+        let states = operator.states();
+        let header = TraceHeader::new(
+            config.operator_name.clone(),
+            states.clone(),
+            Some(config.seed),
+            serde_json::Value::Null,
+        );
+        let file = std::fs::File::create(trace).expect("the trace file is created");
+        let mut sink = Recording {
+            blocks: Vec::new(),
+            trace: BinaryTraceWriter::new(file, &header).expect("the trace header is written"),
+        };
+        let generated = gadget::generate::generate(
+            config.open_source().expect("the source opens"),
+            operator.as_mut(),
+            &mut sink,
+            Some(REQUESTS),
+            &mut |_| {},
+        )
+        .expect("generation succeeds");
+        sink.trace
+            .finish(TraceFooter::new(generated.truncated))
+            .expect("the trace is written");
+        Workload {
+            blocks: sink.blocks,
+            trace: trace.to_path_buf(),
+            states: states.len(),
+        }
+    }
+
+    /// Requests in the workload.
+    pub fn requests(&self) -> u64 {
+        self.blocks.iter().map(|b| b.requests.len() as u64).sum()
+    }
+
+    /// The floor: requests already in memory, no producer thread, no clock reads, no
+    /// histograms. Returns the reads that found a value.
+    pub fn tight_loop(&self) -> u64 {
+        let mut store = MemoryStore::new(self.states);
+        let mut value = Vec::new();
+        let mut found = 0u64;
+        for block in &self.blocks {
+            for r in &block.requests {
+                if let Ok(Some(Some(_))) = issue(&mut store, block, r, &mut value) {
+                    found += 1;
+                }
+            }
+        }
+        store.flush().expect("flush");
+        found
+    }
+
+    /// From the trace through the producer thread and its queue, as `gadget replay` reads it,
+    /// but nothing measured. Returns the reads that found a value.
+    pub fn stream_unmeasured(&self) -> u64 {
+        let mut store = MemoryStore::new(self.states);
+        let mut stream =
+            RequestStream::start(WorkloadSource::Trace(self.trace.clone())).expect("trace opens");
+        let mut value = Vec::new();
+        let mut found = 0u64;
+        while let Some(block) = stream.next_block() {
+            for r in &block.requests {
+                if let Ok(Some(Some(_))) = issue(&mut store, &block, r, &mut value) {
+                    found += 1;
+                }
+            }
+            stream.recycle(block);
+        }
+        stream.finish().expect("the trace reads");
+        store.flush().expect("flush");
+        found
+    }
+
+    /// `gadget replay`'s driver itself: closed loop, every request timed and recorded.
+    pub fn driver(&self) -> Measured {
+        let options = RunOptions {
+            arrival: ArrivalProcess::ClosedLoop,
+            seed: 1,
+            warmup: Warmup::None,
+            interval_ns: 1_000_000_000,
+            keep_intervals: false,
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        let mut store = MemoryStore::new(self.states);
+        let mut stream =
+            RequestStream::start(WorkloadSource::Trace(self.trace.clone())).expect("trace opens");
+        let measured = drive(
+            &mut store,
+            &mut stream,
+            &options,
+            Instant::now(),
+            &mut |_| {},
+        )
+        .expect("the run succeeds");
+        stream.finish().expect("the trace reads");
+        measured
+    }
+}

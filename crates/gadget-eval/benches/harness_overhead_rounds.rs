@@ -1,0 +1,80 @@
+//! The harness overhead as a ratio, on a host whose speed drifts: the three paths of the
+//! `harness_overhead` bench run in alternation, round after round, so that each round's
+//! ratio compares runs made within a second of each other. Prints each path's median
+//! throughput with the median of the rounds' ratios to the tight loop, and each path's best
+//! throughput with its ratio to the tight loop's best (noise here only ever slows a run down,
+//! so the best run is the closest to each path's own cost).
+//!
+//! `cargo bench -p gadget-eval --bench harness_overhead_rounds` (`GADGET_BENCH_ROUNDS`, default
+//! 15, sets the rounds).
+
+mod common;
+
+use std::time::Instant;
+
+use common::Workload;
+
+/// The median of `values` (sorted in place).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    let rounds: usize = std::env::var("GADGET_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(15)
+        .max(1);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let workload = Workload::generate(&dir.path().join("bench.gtrace"));
+    let requests = workload.requests() as f64;
+    let rate = |f: &dyn Fn()| {
+        let started = Instant::now();
+        f();
+        requests / started.elapsed().as_secs_f64()
+    };
+    let (mut tight, mut stream, mut driver) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 1..=rounds {
+        tight.push(rate(&|| {
+            std::hint::black_box(workload.tight_loop());
+        }));
+        stream.push(rate(&|| {
+            std::hint::black_box(workload.stream_unmeasured());
+        }));
+        driver.push(rate(&|| {
+            std::hint::black_box(workload.driver());
+        }));
+        eprintln!(
+            "round {round}/{rounds}: tight loop {:.2} M/s, stream {:.2} M/s, driver {:.2} M/s",
+            tight[round - 1] / 1e6,
+            stream[round - 1] / 1e6,
+            driver[round - 1] / 1e6
+        );
+    }
+    let mut stream_ratio: Vec<f64> = stream.iter().zip(&tight).map(|(s, t)| s / t).collect();
+    let mut driver_ratio: Vec<f64> = driver.iter().zip(&tight).map(|(d, t)| d / t).collect();
+    let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let (best_tight, best_stream, best_driver) = (best(&tight), best(&stream), best(&driver));
+    println!("harness overhead, {rounds} rounds of {requests} requests into the memory store:");
+    println!("  path                median        (ratio)   best         (ratio)");
+    println!(
+        "  tight loop          {:>6.2} M/s              {:>6.2} M/s",
+        median(&mut tight) / 1e6,
+        best_tight / 1e6
+    );
+    println!(
+        "  stream, unmeasured  {:>6.2} M/s   ({:>5.1}%)   {:>6.2} M/s   ({:>5.1}%)",
+        median(&mut stream) / 1e6,
+        100.0 * median(&mut stream_ratio),
+        best_stream / 1e6,
+        100.0 * best_stream / best_tight
+    );
+    println!(
+        "  driver              {:>6.2} M/s   ({:>5.1}%)   {:>6.2} M/s   ({:>5.1}%)",
+        median(&mut driver) / 1e6,
+        100.0 * median(&mut driver_ratio),
+        best_driver / 1e6,
+        100.0 * best_driver / best_tight
+    );
+}
