@@ -290,6 +290,7 @@ fn concurrent_instances_report_each_and_combined_on_a_shared_or_own_store() {
         (true, "rocksdb"),
         (true, "fjall"),
         (true, "lmdb"),
+        (true, "leveldb"),
     ];
     for (shared, store) in setups {
         let mut cmd = gadget();

@@ -101,6 +101,8 @@ fn instances_of_every_shared_store_are_separate() {
         StoreKind::Fjall,
         #[cfg(feature = "lmdb")]
         StoreKind::Lmdb,
+        #[cfg(feature = "leveldb")]
+        StoreKind::LevelDb,
     ];
     let settings = StoreSettings {
         write_buffer_size: 1 << 20,
@@ -135,6 +137,9 @@ fn shared_instances_are_separate(shared: &dyn SharedStore) {
                 }
                 assert_eq!(s.get(1, b"list").unwrap(), Some(2 * 500 - 1));
                 assert_eq!(s.seek(0, b"").unwrap(), Some(instance + 1));
+                // an iterator stops at the end of its instance's state, before the next one's
+                assert_eq!(s.seek(1, b"").unwrap(), Some(2 * 500 - 1));
+                assert_eq!(s.next(1).unwrap(), None);
                 s.flush().unwrap();
             });
         }

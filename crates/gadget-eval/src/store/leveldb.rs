@@ -2,14 +2,16 @@
 //! `leveldb` crate builds its own copy, which fails with GCC 12).
 //!
 //! LevelDB has no column families: each state's keys carry a two-byte state prefix in one
-//! database, and iterators stop at the end of their state. It has no merge operator either:
+//! database, and iterators stop at the end of their state. Operator instances sharing one
+//! database ([`SharedLevelDb`]) each get their own run of state prefixes. It has no merge operator either:
 //! a merge is emulated as get + append `,` + put. Write batches are LevelDB write batches.
 //! Writes do not sync (as Flink's RocksDB runs with its write-ahead log off, LevelDB's log
 //! cannot be turned off, but it is not synced).
 
 use std::ffi::{c_char, c_void, CStr, CString};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::ptr;
+use std::sync::Arc;
 
 use gadget::access::{Op, StateId};
 
@@ -114,13 +116,131 @@ unsafe fn take_error(err: *mut c_char) -> Option<String> {
     Some(message)
 }
 
-/// A LevelDB database holding every state under a two-byte state prefix.
-///
-/// All raw pointers are owned by this value and released in `Drop`; none is shared.
-pub struct LevelDbStore {
+/// An open LevelDB database, closed when the last store handle on it is dropped.
+struct Database {
     db: *mut RawDb,
     options: *mut RawOptions,
     cache: *mut RawCache,
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        // SAFETY: created in `SharedLevelDb::open`, owned by this value alone and released
+        // once; every handle's iterators are gone, since each handle holds an `Arc` to this.
+        unsafe {
+            leveldb_close(self.db);
+            leveldb_options_destroy(self.options);
+            leveldb_cache_destroy(self.cache);
+        }
+    }
+}
+
+// SAFETY: a LevelDB database may be used from several threads at once (its documentation:
+// "a single leveldb::DB object ... is thread-safe"); the options and cache are only read.
+unsafe impl Send for Database {}
+// SAFETY: as above.
+unsafe impl Sync for Database {}
+
+/// One LevelDB database that several operator instances share (the paper's §6.4), each
+/// through its own [`LevelDbStore`] whose states have their own prefixes: they share one
+/// memtable, log and cache.
+pub struct SharedLevelDb {
+    database: Arc<Database>,
+    /// Per instance: its first state prefix and its number of states.
+    prefixes: Vec<(u16, usize)>,
+    path: PathBuf,
+}
+
+impl SharedLevelDb {
+    /// Creates (or opens) a database under `dir` for several instances (`instances[i]` is
+    /// instance `i`'s number of states).
+    pub fn open(
+        dir: &Path,
+        instances: &[usize],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        let open_error = |message: String| StoreError::Open {
+            store: "leveldb",
+            path: dir.to_path_buf(),
+            message,
+        };
+        let mut prefixes = Vec::with_capacity(instances.len());
+        let mut next = 0usize;
+        for &states in instances {
+            let first = u16::try_from(next)
+                .ok()
+                .filter(|_| next + states <= 1 << 16);
+            let first = first.ok_or_else(|| {
+                open_error(format!(
+                    "{} states in all are more than the 65,536 two-byte state prefixes",
+                    instances.iter().sum::<usize>()
+                ))
+            })?;
+            prefixes.push((first, states));
+            next += states;
+        }
+        let name = CString::new(dir.as_os_str().as_encoded_bytes())
+            .map_err(|_| open_error("the path contains a NUL byte".into()))?;
+        // SAFETY: plain constructor calls; the objects are destroyed by `Database`'s Drop (or
+        // below on error).
+        let database = unsafe {
+            let options = leveldb_options_create();
+            leveldb_options_set_create_if_missing(options, 1);
+            leveldb_options_set_write_buffer_size(options, settings.write_buffer_size);
+            let cache = leveldb_cache_create_lru(settings.block_cache.max(1 << 20));
+            leveldb_options_set_cache(options, cache);
+            let mut err = ptr::null_mut();
+            let db = leveldb_open(options, name.as_ptr(), &mut err);
+            if let Some(message) = take_error(err) {
+                leveldb_options_destroy(options);
+                leveldb_cache_destroy(cache);
+                return Err(open_error(message));
+            }
+            Database { db, options, cache }
+        };
+        Ok(SharedLevelDb {
+            database: Arc::new(database),
+            prefixes,
+            path: dir.to_path_buf(),
+        })
+    }
+
+    /// The store of instance `instance`: its own state prefixes, iterators and write batch.
+    pub fn attach(&self, instance: usize) -> Result<LevelDbStore, StoreError> {
+        let (first_prefix, states) =
+            super::instance_part("leveldb", &self.path, &self.prefixes, instance)?;
+        // SAFETY: plain constructor calls; the objects are destroyed in the store's Drop.
+        unsafe {
+            Ok(LevelDbStore {
+                database: Arc::clone(&self.database),
+                first_prefix,
+                read: leveldb_readoptions_create(),
+                write: leveldb_writeoptions_create(),
+                batch: leveldb_writebatch_create(),
+                iterators: vec![ptr::null_mut(); states],
+                key: Vec::new(),
+                value: Vec::new(),
+                end: Vec::new(),
+                range_batch: leveldb_writebatch_create(),
+            })
+        }
+    }
+}
+
+impl super::SharedStore for SharedLevelDb {
+    fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError> {
+        Ok(Box::new(SharedLevelDb::attach(self, instance)?))
+    }
+}
+
+/// A handle on a LevelDB database holding every state under a two-byte state prefix.
+///
+/// The database is shared through `database`; every other raw pointer is owned by this value
+/// and released in `Drop`.
+pub struct LevelDbStore {
+    database: Arc<Database>,
+    /// The prefix of this handle's state 0; state `s` has prefix `first_prefix + s`.
+    first_prefix: u16,
     read: *mut RawReadOptions,
     write: *mut RawWriteOptions,
     batch: *mut RawBatch,
@@ -137,41 +257,12 @@ pub struct LevelDbStore {
 impl LevelDbStore {
     /// Creates (or opens) a database under `dir` for `states` states.
     pub fn open(dir: &Path, states: usize, settings: &StoreSettings) -> Result<Self, StoreError> {
-        let open_error = |message: String| StoreError::Open {
-            store: "leveldb",
-            path: dir.to_path_buf(),
-            message,
-        };
-        let name = CString::new(dir.as_os_str().as_encoded_bytes())
-            .map_err(|_| open_error("the path contains a NUL byte".into()))?;
-        // SAFETY: plain constructor calls; every object is destroyed in Drop (or below on error).
-        unsafe {
-            let options = leveldb_options_create();
-            leveldb_options_set_create_if_missing(options, 1);
-            leveldb_options_set_write_buffer_size(options, settings.write_buffer_size);
-            let cache = leveldb_cache_create_lru(settings.block_cache.max(1 << 20));
-            leveldb_options_set_cache(options, cache);
-            let mut err = ptr::null_mut();
-            let db = leveldb_open(options, name.as_ptr(), &mut err);
-            if let Some(message) = take_error(err) {
-                leveldb_options_destroy(options);
-                leveldb_cache_destroy(cache);
-                return Err(open_error(message));
-            }
-            Ok(LevelDbStore {
-                db,
-                options,
-                cache,
-                read: leveldb_readoptions_create(),
-                write: leveldb_writeoptions_create(),
-                batch: leveldb_writebatch_create(),
-                iterators: vec![ptr::null_mut(); states],
-                key: Vec::new(),
-                value: Vec::new(),
-                end: Vec::new(),
-                range_batch: leveldb_writebatch_create(),
-            })
-        }
+        SharedLevelDb::open(dir, &[states], settings)?.attach(0)
+    }
+
+    /// The two-byte key prefix of `state` (checked to be one of this handle's).
+    fn prefix(&self, state: StateId) -> [u8; 2] {
+        (self.first_prefix + state).to_be_bytes()
     }
 
     fn check(&self, state: StateId) -> Result<(), StoreError> {
@@ -185,8 +276,9 @@ impl LevelDbStore {
 
     /// `state`'s prefix and `key` into `self.key`.
     fn prefixed(&mut self, state: StateId, key: &[u8]) {
+        let prefix = self.prefix(state);
         self.key.clear();
-        self.key.extend_from_slice(&state.to_be_bytes());
+        self.key.extend_from_slice(&prefix);
         self.key.extend_from_slice(key);
     }
 
@@ -198,7 +290,7 @@ impl LevelDbStore {
         // buffer is copied and freed with leveldb_free.
         unsafe {
             let v = leveldb_get(
-                self.db,
+                self.database.db,
                 self.read,
                 self.key.as_ptr().cast(),
                 self.key.len(),
@@ -225,7 +317,7 @@ impl LevelDbStore {
         unsafe {
             match value {
                 Some(v) => leveldb_put(
-                    self.db,
+                    self.database.db,
                     self.write,
                     self.key.as_ptr().cast(),
                     self.key.len(),
@@ -234,7 +326,7 @@ impl LevelDbStore {
                     &mut err,
                 ),
                 None => leveldb_delete(
-                    self.db,
+                    self.database.db,
                     self.write,
                     self.key.as_ptr().cast(),
                     self.key.len(),
@@ -265,7 +357,7 @@ impl LevelDbStore {
             let mut klen = 0;
             let k = leveldb_iter_key(it, &mut klen);
             let key = std::slice::from_raw_parts(k.cast::<u8>(), klen);
-            if !key.starts_with(&state.to_be_bytes()) {
+            if !key.starts_with(&self.prefix(state)) {
                 return Ok(None);
             }
             let mut vlen = 0;
@@ -298,7 +390,7 @@ impl LevelDbStore {
         // SAFETY: the iterator is created, used and destroyed here, over the live database;
         // the key slice is read before the iterator moves; the batch copies what it is given.
         unsafe {
-            let it = leveldb_create_iterator(self.db, self.read);
+            let it = leveldb_create_iterator(self.database.db, self.read);
             leveldb_iter_seek(it, self.key.as_ptr().cast(), self.key.len());
             while leveldb_iter_valid(it) != 0 {
                 let mut klen = 0;
@@ -322,7 +414,7 @@ impl LevelDbStore {
                 return Err(request_error(op, message));
             }
             if delete {
-                leveldb_write(self.db, self.write, self.range_batch, &mut err);
+                leveldb_write(self.database.db, self.write, self.range_batch, &mut err);
                 leveldb_writebatch_clear(self.range_batch);
                 if let Some(message) = take_error(err) {
                     return Err(request_error(op, message));
@@ -389,7 +481,7 @@ impl Store for LevelDbStore {
             if !self.iterators[s].is_null() {
                 leveldb_iter_destroy(self.iterators[s]);
             }
-            self.iterators[s] = leveldb_create_iterator(self.db, self.read);
+            self.iterators[s] = leveldb_create_iterator(self.database.db, self.read);
             leveldb_iter_seek(self.iterators[s], self.key.as_ptr().cast(), self.key.len());
         }
         self.current(state, Op::Seek)
@@ -434,7 +526,7 @@ impl Store for LevelDbStore {
         let mut err = ptr::null_mut();
         // SAFETY: db, write options and batch are live.
         unsafe {
-            leveldb_write(self.db, self.write, self.batch, &mut err);
+            leveldb_write(self.database.db, self.write, self.batch, &mut err);
             leveldb_writebatch_clear(self.batch);
             match take_error(err) {
                 Some(message) => Err(request_error(Op::BatchCommit, message)),
@@ -464,8 +556,9 @@ impl Store for LevelDbStore {
 
 impl Drop for LevelDbStore {
     fn drop(&mut self) {
-        // SAFETY: every pointer was created in `open`/`seek`, is owned by this value alone,
-        // and is released exactly once, iterators before the database they read.
+        // SAFETY: every pointer was created in `attach`/`seek`, is owned by this value alone,
+        // and is released exactly once; the database outlives them (`self.database` is dropped
+        // after this).
         unsafe {
             for it in self.iterators.drain(..) {
                 if !it.is_null() {
@@ -474,17 +567,15 @@ impl Drop for LevelDbStore {
             }
             leveldb_writebatch_destroy(self.batch);
             leveldb_writebatch_destroy(self.range_batch);
-            leveldb_close(self.db);
             leveldb_readoptions_destroy(self.read);
             leveldb_writeoptions_destroy(self.write);
-            leveldb_options_destroy(self.options);
-            leveldb_cache_destroy(self.cache);
         }
     }
 }
 
-// SAFETY: the handles are owned exclusively by this value and LevelDB's objects may be used
-// from any thread, one at a time; `Store` takes `&mut self` for every call.
+// SAFETY: the handles are owned exclusively by this value (the database is thread-safe, see
+// `Database`) and LevelDB's objects may be used from any thread, one at a time; `Store` takes
+// `&mut self` for every call.
 unsafe impl Send for LevelDbStore {}
 
 #[cfg(test)]
@@ -537,5 +628,20 @@ mod tests {
         let mut s = store(dir.path());
         super::super::contract::range_ops_cover_start_up_to_end(&mut s);
         assert_eq!(s.emulated(), &[Op::Merge, Op::RangeDelete]);
+    }
+
+    #[test]
+    fn a_shared_database_has_room_for_65536_states_in_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = StoreSettings::default();
+        let error = SharedLevelDb::open(dir.path(), &[40_000, 30_000], &settings)
+            .err()
+            .expect("70,000 states do not fit two-byte prefixes");
+        assert!(error.to_string().contains("65,536"), "{error}");
+        let shared = SharedLevelDb::open(dir.path(), &[40_000, 25_536], &settings).unwrap();
+        let mut last = shared.attach(1).unwrap();
+        last.put(25_535, b"k", b"v").unwrap();
+        assert_eq!(last.get(25_535, b"k").unwrap(), Some(1));
+        assert!(shared.attach(2).is_err());
     }
 }

@@ -387,6 +387,12 @@ pub fn open_shared_store(
         StoreKind::Fjall => Ok(std::sync::Arc::new(fjall::SharedFjall::open(
             dir, instances, settings,
         )?)),
+        #[cfg(feature = "leveldb")]
+        StoreKind::LevelDb => Ok(std::sync::Arc::new(leveldb::SharedLevelDb::open(
+            dir,
+            &instances.iter().map(Vec::len).collect::<Vec<_>>(),
+            settings,
+        )?)),
         other => {
             let _ = (instances, settings);
             Err(StoreError::Open {
