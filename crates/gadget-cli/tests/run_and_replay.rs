@@ -291,6 +291,9 @@ fn concurrent_instances_report_each_and_combined_on_a_shared_or_own_store() {
         (true, "fjall"),
         (true, "lmdb"),
         (true, "leveldb"),
+        (true, "redb"),
+        (true, "sqlite"),
+        (true, "faster"),
     ];
     for (shared, store) in setups {
         let mut cmd = gadget();

@@ -103,6 +103,12 @@ fn instances_of_every_shared_store_are_separate() {
         StoreKind::Lmdb,
         #[cfg(feature = "leveldb")]
         StoreKind::LevelDb,
+        #[cfg(feature = "redb")]
+        StoreKind::Redb,
+        #[cfg(feature = "sqlite")]
+        StoreKind::Sqlite,
+        #[cfg(feature = "faster")]
+        StoreKind::Faster,
     ];
     let settings = StoreSettings {
         write_buffer_size: 1 << 20,

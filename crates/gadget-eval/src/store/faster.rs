@@ -37,12 +37,17 @@
 //! `faster-rs` serializes keys and values with `bincode` and hands read results over a channel;
 //! that cost is part of what this store measures. FASTER's sessions are per thread, so a
 //! [`FasterStore`] stays on the thread that opened it (it is not `Send`).
+//!
+//! Operator instances sharing one FASTER instance ([`SharedFaster`]) each attach a session of
+//! their own on their own thread, and their states get their own numbers: they share one hash
+//! index and one log, as FASTER's own multi-threaded benchmarks do.
 
 use super::batch::PendingBatch;
 use std::collections::BTreeSet;
 use std::marker::PhantomData;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use faster_rs::{status, FasterKv, FasterKvBuilder, FasterRmw};
 use gadget::access::{Op, StateId};
@@ -81,7 +86,9 @@ impl FasterRmw for Append {
 
 /// One FASTER instance with every state in it, and an ordered key index per state.
 pub struct FasterStore {
-    kv: FasterKv,
+    kv: Arc<FasterKv>,
+    /// The number of this handle's state 0 in FASTER's keys; state `s` is `first_state + s`.
+    first_state: u32,
     /// Per state, its keys in order (FASTER has none).
     index: Vec<BTreeSet<Vec<u8>>>,
     /// Per state, the key the open iterator stands on.
@@ -163,9 +170,23 @@ fn check_direct_io(dir: &Path) -> Result<(), String> {
     })
 }
 
-impl FasterStore {
-    /// Opens a FASTER instance with its log files under `dir` for `states` keyspaces.
-    pub fn open(dir: &Path, states: usize, settings: &StoreSettings) -> Result<Self, StoreError> {
+/// One FASTER instance that several operator instances share (the paper's §6.4), each
+/// through its own [`FasterStore`] with a session of its own and its own state numbers.
+pub struct SharedFaster {
+    kv: Arc<FasterKv>,
+    /// Per instance: the number of its first state and its number of states.
+    states: Vec<(u32, usize)>,
+    path: PathBuf,
+}
+
+impl SharedFaster {
+    /// Opens a FASTER instance with its log files under `dir` for several operator instances
+    /// (`instances[i]` is instance `i`'s number of states).
+    pub fn open(
+        dir: &Path,
+        instances: &[usize],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
         let open_error = |message: String| StoreError::Open {
             store: "faster",
             path: dir.to_path_buf(),
@@ -177,24 +198,59 @@ impl FasterStore {
         let dir_str = dir
             .to_str()
             .ok_or_else(|| open_error("FASTER takes UTF-8 paths only".to_string()))?;
+        let mut states = Vec::with_capacity(instances.len());
+        let mut next = 0u32;
+        for &n in instances {
+            states.push((next, n));
+            next = u32::try_from(n)
+                .ok()
+                .and_then(|n| next.checked_add(n))
+                .ok_or_else(|| open_error("more states than 2^32".to_string()))?;
+        }
         let kv = FasterKvBuilder::new(buckets, settings.faster_log_size as u64)
             .with_disk(dir_str)
             .with_log_mutable_fraction(mutable_fraction)
             .build()
             .map_err(|e| open_error(format!("{e:?}")))?;
-        kv.start_session();
+        Ok(SharedFaster {
+            kv: Arc::new(kv),
+            states,
+            path: dir.to_path_buf(),
+        })
+    }
+
+    /// The store of instance `instance`, with a FASTER session on the calling thread (the
+    /// store stays on that thread).
+    pub fn attach(&self, instance: usize) -> Result<FasterStore, StoreError> {
+        let (first_state, states) =
+            super::instance_part("faster", &self.path, &self.states, instance)?;
+        self.kv.start_session();
         Ok(FasterStore {
-            kv,
+            kv: Arc::clone(&self.kv),
+            first_state,
             index: vec![BTreeSet::new(); states],
             cursors: vec![None; states],
             batch: PendingBatch::default(),
             serial: 0,
             key: Vec::new(),
             value: Vec::new(),
-            path: dir.to_path_buf(),
+            path: self.path.clone(),
             disk_requests: 0,
             _thread: PhantomData,
         })
+    }
+}
+
+impl super::SharedStore for SharedFaster {
+    fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError> {
+        Ok(Box::new(SharedFaster::attach(self, instance)?))
+    }
+}
+
+impl FasterStore {
+    /// Opens a FASTER instance with its log files under `dir` for `states` keyspaces.
+    pub fn open(dir: &Path, states: usize, settings: &StoreSettings) -> Result<Self, StoreError> {
+        SharedFaster::open(dir, &[states], settings)?.attach(0)
     }
 
     /// The store directory.
@@ -241,7 +297,8 @@ impl FasterStore {
             ));
         }
         self.key.clear();
-        self.key.extend_from_slice(&state.to_be_bytes());
+        self.key
+            .extend_from_slice(&(self.first_state + u32::from(state)).to_be_bytes());
         self.key.extend_from_slice(key);
         Ok(())
     }

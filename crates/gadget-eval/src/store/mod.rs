@@ -387,6 +387,20 @@ pub fn open_shared_store(
         StoreKind::Fjall => Ok(std::sync::Arc::new(fjall::SharedFjall::open(
             dir, instances, settings,
         )?)),
+        #[cfg(feature = "redb")]
+        StoreKind::Redb => Ok(std::sync::Arc::new(redb::SharedRedb::open(
+            dir, instances, settings,
+        )?)),
+        #[cfg(feature = "sqlite")]
+        StoreKind::Sqlite => Ok(std::sync::Arc::new(sqlite::SharedSqlite::open(
+            dir, instances, settings,
+        )?)),
+        #[cfg(feature = "faster")]
+        StoreKind::Faster => Ok(std::sync::Arc::new(faster::SharedFaster::open(
+            dir,
+            &instances.iter().map(Vec::len).collect::<Vec<_>>(),
+            settings,
+        )?)),
         #[cfg(feature = "leveldb")]
         StoreKind::LevelDb => Ok(std::sync::Arc::new(leveldb::SharedLevelDb::open(
             dir,

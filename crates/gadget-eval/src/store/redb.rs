@@ -1,4 +1,6 @@
 //! redb: one table per state in one database file (`redb` under the store directory).
+//! Operator instances sharing one database ([`SharedRedb`]) each get their own tables and take
+//! turns at redb's single write transaction.
 //!
 //! Commits are non-durable (`Durability::None`: no fsync), matching Flink's RocksDB with the
 //! write-ahead log off, except every [`DURABLE_EVERY`]th commit, which is durable: redb frees
@@ -17,6 +19,7 @@
 use super::batch::PendingBatch;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use gadget::access::{Op, StateId};
 use redb::{
@@ -35,9 +38,9 @@ pub const DURABLE_EVERY: u32 = 256;
 type Range = redb::Range<'static, &'static [u8], &'static [u8]>;
 type Def<'a> = TableDefinition<'a, &'static [u8], &'static [u8]>;
 
-/// A redb database with one table per state.
+/// A handle on a redb database with one table per state.
 pub struct RedbStore {
-    db: Database,
+    db: Arc<Database>,
     /// Table names, by state.
     tables: Vec<String>,
     cursors: Cursors<Range>,
@@ -104,11 +107,22 @@ fn step_range(range: &mut Range, last: &mut Vec<u8>) -> Result<Option<usize>, re
     }
 }
 
-impl RedbStore {
-    /// Creates (or opens) the database file under `dir` with a table per state.
+/// One redb database that several operator instances share (the paper's §6.4), each through
+/// its own [`RedbStore`] over its own tables: they share one file and cache and take turns at
+/// redb's single write transaction.
+pub struct SharedRedb {
+    db: Arc<Database>,
+    /// Table names per instance, by state.
+    tables: Vec<Vec<String>>,
+    path: PathBuf,
+}
+
+impl SharedRedb {
+    /// Creates (or opens) the database file under `dir` with a table per state of every
+    /// instance (`instances[i]` lists instance `i`'s states).
     pub fn open(
         dir: &Path,
-        states: &[String],
+        instances: &[Vec<String>],
         settings: &StoreSettings,
     ) -> Result<Self, StoreError> {
         let file = dir.join("redb");
@@ -126,28 +140,64 @@ impl RedbStore {
             .create(&file)
             .map_err(|e| open_error(e.into()))?;
         // table names must be unique; a trace's state names are, but be safe
-        let tables: Vec<String> = states
+        let tables: Vec<Vec<String>> = instances
             .iter()
             .enumerate()
-            .map(|(i, n)| format!("{i}:{n}"))
+            .map(|(instance, states)| {
+                states
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| match instances.len() {
+                        1 => format!("{i}:{n}"),
+                        _ => format!("{instance}/{i}:{n}"),
+                    })
+                    .collect()
+            })
             .collect();
         let mut commits = 0;
         write(&db, &mut commits, |txn| {
-            for name in &tables {
+            for name in tables.iter().flatten() {
                 open_table(txn, name)?;
             }
             Ok(())
         })
         .map_err(open_error)?;
+        Ok(SharedRedb {
+            db: Arc::new(db),
+            tables,
+            path: file,
+        })
+    }
+
+    /// The store of instance `instance`: its own tables, cursors and write batch.
+    pub fn attach(&self, instance: usize) -> Result<RedbStore, StoreError> {
+        let tables = super::instance_part("redb", &self.path, &self.tables, instance)?;
         Ok(RedbStore {
-            db,
+            db: Arc::clone(&self.db),
             cursors: Cursors::new(tables.len()),
             tables,
             batch: PendingBatch::default(),
             scratch: Vec::new(),
-            commits,
-            path: file,
+            commits: 0,
+            path: self.path.clone(),
         })
+    }
+}
+
+impl super::SharedStore for SharedRedb {
+    fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError> {
+        Ok(Box::new(SharedRedb::attach(self, instance)?))
+    }
+}
+
+impl RedbStore {
+    /// Creates (or opens) the database file under `dir` with a table per state.
+    pub fn open(
+        dir: &Path,
+        states: &[String],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        SharedRedb::open(dir, &[states.to_vec()], settings)?.attach(0)
     }
 
     /// The database file.

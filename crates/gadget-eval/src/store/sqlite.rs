@@ -12,9 +12,14 @@
 //! statements cannot stay open across the writes in between, so `next` selects the first row
 //! past the last key returned: a fresh B-tree descent every time. Range queries and range
 //! deletes are single statements over `k >= start AND k < end`.
+//!
+//! Operator instances sharing one database ([`SharedSqlite`]) each get their own tables and
+//! their own connection, with an equal share of the page-cache budget; they take turns at
+//! SQLite's single writer (a writer waits for the lock instead of failing).
 
 use super::batch::PendingBatch;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use gadget::access::{Op, StateId};
 use rusqlite::{Connection, OptionalExtension};
@@ -123,11 +128,26 @@ fn sql(sql: &[Sql], state: StateId) -> Result<&Sql, StoreError> {
     })
 }
 
-impl SqliteStore {
-    /// Creates (or opens) the database file under `dir` with a table per state.
+/// How long a shared database's writer waits for another instance's write to finish.
+const SHARED_WRITER_WAIT: Duration = Duration::from_secs(600);
+
+/// One SQLite database file that several operator instances share (the paper's §6.4), each
+/// through its own [`SqliteStore`]: its own connection and tables in one file and one
+/// write-ahead log.
+pub struct SharedSqlite {
+    file: PathBuf,
+    /// Table names per instance, by state.
+    tables: Vec<Vec<String>>,
+    /// Each connection's page cache, KiB.
+    cache_kib: i64,
+}
+
+impl SharedSqlite {
+    /// Creates (or opens) the database file under `dir` with a table per state of every
+    /// instance (`instances[i]` lists instance `i`'s states).
     pub fn open(
         dir: &Path,
-        states: &[String],
+        instances: &[Vec<String>],
         settings: &StoreSettings,
     ) -> Result<Self, StoreError> {
         let file = dir.join("sqlite.db");
@@ -137,6 +157,7 @@ impl SqliteStore {
             message: e.to_string(),
         };
         let conn = Connection::open(&file).map_err(open_error)?;
+        // WAL mode is a property of the file: every later connection finds it
         let mode: String = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
             .map_err(open_error)?;
@@ -147,37 +168,82 @@ impl SqliteStore {
                 message: format!("the file system does not allow WAL mode (got {mode})"),
             });
         }
-        conn.pragma_update(None, "synchronous", "OFF")
-            .map_err(open_error)?;
-        let write_buffers = usize::try_from(settings.max_write_buffers.max(0)).unwrap_or(0);
-        let cache = settings
-            .block_cache
-            .saturating_add(settings.write_buffer_size.saturating_mul(write_buffers));
-        // a negative cache size is in KiB
-        let cache_kib = i64::try_from(cache >> 10).unwrap_or(i64::MAX);
-        conn.pragma_update(None, "cache_size", -cache_kib)
-            .map_err(open_error)?;
-        let sql: Vec<Sql> = (0..states.len())
-            .map(|i| Sql::new(&format!("s{i}")))
+        let tables: Vec<Vec<String>> = instances
+            .iter()
+            .enumerate()
+            .map(|(instance, states)| {
+                (0..states.len())
+                    .map(|i| match instances.len() {
+                        1 => format!("s{i}"),
+                        _ => format!("i{instance}_s{i}"),
+                    })
+                    .collect()
+            })
             .collect();
-        for i in 0..states.len() {
+        for table in tables.iter().flatten() {
             conn.execute_batch(&format!(
-                "CREATE TABLE IF NOT EXISTS s{i} (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID"
+                "CREATE TABLE IF NOT EXISTS {table} (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID"
             ))
             .map_err(open_error)?;
         }
+        let write_buffers = usize::try_from(settings.max_write_buffers.max(0)).unwrap_or(0);
+        let cache = settings
+            .block_cache
+            .saturating_add(settings.write_buffer_size.saturating_mul(write_buffers))
+            / instances.len().max(1);
+        Ok(SharedSqlite {
+            file,
+            tables,
+            cache_kib: i64::try_from(cache >> 10).unwrap_or(i64::MAX),
+        })
+    }
+
+    /// The store of instance `instance`: a connection of its own over its own tables.
+    pub fn attach(&self, instance: usize) -> Result<SqliteStore, StoreError> {
+        let tables = super::instance_part("sqlite", &self.file, &self.tables, instance)?;
+        let open_error = |e: rusqlite::Error| StoreError::Open {
+            store: "sqlite",
+            path: self.file.clone(),
+            message: e.to_string(),
+        };
+        let conn = Connection::open(&self.file).map_err(open_error)?;
+        conn.pragma_update(None, "synchronous", "OFF")
+            .map_err(open_error)?;
+        // a negative cache size is in KiB
+        conn.pragma_update(None, "cache_size", -self.cache_kib)
+            .map_err(open_error)?;
+        if self.tables.len() > 1 {
+            conn.busy_timeout(SHARED_WRITER_WAIT).map_err(open_error)?;
+        }
         // begin, commit, rollback and five statements per state stay prepared
-        conn.set_prepared_statement_cache_capacity(3 + 5 * states.len());
+        conn.set_prepared_statement_cache_capacity(3 + 5 * tables.len());
         Ok(SqliteStore {
             conn,
-            open: vec![false; states.len()],
-            last: vec![Vec::new(); states.len()],
-            sql,
+            open: vec![false; tables.len()],
+            last: vec![Vec::new(); tables.len()],
+            sql: tables.iter().map(|t| Sql::new(t)).collect(),
             spare: Vec::new(),
             batch: PendingBatch::default(),
             scratch: Vec::new(),
-            path: file,
+            path: self.file.clone(),
         })
+    }
+}
+
+impl super::SharedStore for SharedSqlite {
+    fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError> {
+        Ok(Box::new(SharedSqlite::attach(self, instance)?))
+    }
+}
+
+impl SqliteStore {
+    /// Creates (or opens) the database file under `dir` with a table per state.
+    pub fn open(
+        dir: &Path,
+        states: &[String],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        SharedSqlite::open(dir, &[states.to_vec()], settings)?.attach(0)
     }
 
     /// The database file.
