@@ -253,7 +253,7 @@ pub struct EvalArgs {
     #[arg(long)]
     pub instances: Option<usize>,
     /// Let all instances share one store (each over its own keyspaces) instead of giving
-    /// each its own: rocksdb, fjall, lmdb, leveldb, redb, sqlite or faster.
+    /// each its own (every store but memory; redis instances always share the server).
     #[arg(long)]
     pub shared_store: bool,
     /// Warm-up left out of the results: a request count (10000) or a time (5s, 500ms).

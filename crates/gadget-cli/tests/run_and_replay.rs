@@ -294,6 +294,8 @@ fn concurrent_instances_report_each_and_combined_on_a_shared_or_own_store() {
         (true, "redb"),
         (true, "sqlite"),
         (true, "faster"),
+        (true, "berkeleydb"),
+        (true, "berkeleydb-hash"),
     ];
     for (shared, store) in setups {
         let mut cmd = gadget();

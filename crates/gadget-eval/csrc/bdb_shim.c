@@ -1,8 +1,10 @@
 /*
  * A small C shim over BerkeleyDB 5.3 (Debian's libdb5.3-dev) for Gadget's `berkeleydb`
  * store: BerkeleyDB's API is structs of function pointers, which Rust cannot call directly.
- * One environment (the cache), one database per state (B-tree or hash), one open cursor per
- * state. No transactions and no locking: a handle is used by one thread at a time.
+ * One environment (the cache), shared by one or more handles; each handle has one database
+ * per state (B-tree or hash) and one open cursor per state. No transactions and no locking:
+ * a handle is used by one thread at a time and no two handles open the same database file;
+ * the environment is free-threaded (DB_THREAD), so handles on several threads share its cache.
  */
 #include <db.h>
 #include <errno.h>
@@ -11,7 +13,6 @@
 #include <stdio.h>
 
 typedef struct {
-    DB_ENV *env;
     DB **dbs;
     DBC **cursors;
     int states;
@@ -32,8 +33,33 @@ static void say(char *err, int errlen, const char *what, int ret) {
 
 void gbdb_close(gbdb *h);
 
-gbdb *gbdb_open(const char *home, int states, int hash, unsigned long long cache_bytes,
-                char *err, int errlen) {
+DB_ENV *gbdb_env_open(const char *home, unsigned long long cache_bytes, char *err, int errlen) {
+    DB_ENV *env = NULL;
+    int ret = db_env_create(&env, 0);
+    if (ret != 0) {
+        say(err, errlen, "db_env_create", ret);
+        return NULL;
+    }
+    ret = env->set_cachesize(env, (u_int32_t)(cache_bytes >> 30),
+                             (u_int32_t)(cache_bytes & ((1ULL << 30) - 1)), 1);
+    if (ret == 0) {
+        ret = env->open(env, home, DB_CREATE | DB_INIT_MPOOL | DB_PRIVATE | DB_THREAD, 0);
+    }
+    if (ret != 0) {
+        say(err, errlen, "opening the environment", ret);
+        env->close(env, 0);
+        return NULL;
+    }
+    return env;
+}
+
+void gbdb_env_close(DB_ENV *env) {
+    if (env) {
+        env->close(env, 0);
+    }
+}
+
+gbdb *gbdb_attach(DB_ENV *env, int first_file, int states, int hash, char *err, int errlen) {
     gbdb *h = calloc(1, sizeof(gbdb));
     if (!h) {
         say(err, errlen, "out of memory", ENOMEM);
@@ -45,27 +71,15 @@ gbdb *gbdb_open(const char *home, int states, int hash, unsigned long long cache
     h->cursors = calloc((size_t)states, sizeof(DBC *));
     h->at = calloc((size_t)states, sizeof(void *));
     h->at_len = calloc((size_t)states, sizeof(u_int32_t));
-    int ret = db_env_create(&h->env, 0);
-    if (ret != 0) {
-        say(err, errlen, "db_env_create", ret);
-        h->env = NULL;
-        gbdb_close(h);
-        return NULL;
-    }
-    ret = h->env->set_cachesize(h->env, (u_int32_t)(cache_bytes >> 30),
-                                (u_int32_t)(cache_bytes & ((1ULL << 30) - 1)), 1);
-    if (ret == 0) {
-        ret = h->env->open(h->env, home, DB_CREATE | DB_INIT_MPOOL | DB_PRIVATE, 0);
-    }
-    if (ret != 0) {
-        say(err, errlen, "opening the environment", ret);
+    if (!h->dbs || !h->cursors || !h->at || !h->at_len) {
+        say(err, errlen, "out of memory", ENOMEM);
         gbdb_close(h);
         return NULL;
     }
     for (int i = 0; i < states; i++) {
         char file[32];
-        snprintf(file, sizeof file, "state-%d.db", i);
-        ret = db_create(&h->dbs[i], h->env, 0);
+        snprintf(file, sizeof file, "state-%d.db", first_file + i);
+        int ret = db_create(&h->dbs[i], env, 0);
         if (ret == 0) {
             ret = h->dbs[i]->open(h->dbs[i], NULL, file, NULL, hash ? DB_HASH : DB_BTREE,
                                   DB_CREATE, 0644);
@@ -93,9 +107,6 @@ void gbdb_close(gbdb *h) {
         if (h->at) {
             free(h->at[i]);
         }
-    }
-    if (h->env) {
-        h->env->close(h->env, 0);
     }
     free(h->dbs);
     free(h->cursors);

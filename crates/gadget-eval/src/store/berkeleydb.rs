@@ -1,7 +1,8 @@
 //! BerkeleyDB 5.3 (Debian's `libdb5.3-dev`) through a small C shim of our own
 //! (`csrc/bdb_shim.c`; the `libdb` crate lacks delete and seek): one environment with the
 //! paper's 256 MB cache, one database per state, B-tree or hash access method, no
-//! transactions or locking (one thread per handle).
+//! transactions or locking (one thread per handle). Operator instances sharing one
+//! environment ([`SharedBerkeleyDb`]) each get databases of their own and share its cache.
 //!
 //! - merge: get + append `,` + put (BerkeleyDB has no merge operator);
 //! - write batches: buffered and applied one by one at commit (no transactions, so not
@@ -15,7 +16,8 @@
 
 use super::batch::PendingBatch;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr, CString};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use gadget::access::{Op, StateId};
 
@@ -25,11 +27,18 @@ use super::{empty_range, Store, StoreError, MERGE_DELIMITER};
 pub const CACHE_BYTES: u64 = 256 << 20;
 
 extern "C" {
-    fn gbdb_open(
+    fn gbdb_env_open(
         home: *const c_char,
+        cache_bytes: c_ulonglong,
+        err: *mut c_char,
+        errlen: c_int,
+    ) -> *mut c_void;
+    fn gbdb_env_close(env: *mut c_void);
+    fn gbdb_attach(
+        env: *mut c_void,
+        first_file: c_int,
         states: c_int,
         hash: c_int,
-        cache_bytes: c_ulonglong,
         err: *mut c_char,
         errlen: c_int,
     ) -> *mut c_void;
@@ -81,9 +90,21 @@ pub enum AccessMethod {
     Hash,
 }
 
-/// A BerkeleyDB environment with a database per state.
+impl AccessMethod {
+    /// The access method of a `berkeleydb` (B-tree) or `berkeleydb-hash` store.
+    pub fn of(kind: super::StoreKind) -> AccessMethod {
+        match kind {
+            super::StoreKind::BerkeleyDbHash => AccessMethod::Hash,
+            _ => AccessMethod::BTree,
+        }
+    }
+}
+
+/// A handle on a BerkeleyDB environment with a database per state.
 pub struct BerkeleyDbStore {
     handle: *mut c_void,
+    /// Closed after `handle` (fields drop after `Drop::drop` runs).
+    _environment: Arc<Environment>,
     method: AccessMethod,
     states: usize,
     batch: PendingBatch,
@@ -116,6 +137,133 @@ fn len32(op: Op, n: usize) -> Result<c_uint, StoreError> {
     })
 }
 
+/// An open BerkeleyDB environment (its cache), closed when the last handle on it is dropped.
+struct Environment(*mut c_void);
+
+impl Drop for Environment {
+    fn drop(&mut self) {
+        // SAFETY: the environment came from gbdb_env_open, is closed exactly once, and every
+        // handle on it is closed first (each holds an `Arc` to this).
+        unsafe { gbdb_env_close(self.0) };
+    }
+}
+
+// SAFETY: the environment is opened free-threaded (DB_THREAD): handles on several threads may
+// use it at once.
+unsafe impl Send for Environment {}
+// SAFETY: as above.
+unsafe impl Sync for Environment {}
+
+/// Reads the shim's NUL-terminated error message.
+fn shim_error(err: &[c_char]) -> String {
+    // SAFETY: the shim wrote a NUL-terminated message into `err` (zeroed, so terminated).
+    unsafe { CStr::from_ptr(err.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// One BerkeleyDB environment that several operator instances share (the paper's §6.4), each
+/// through its own [`BerkeleyDbStore`] over databases of its own: they share one cache.
+pub struct SharedBerkeleyDb {
+    environment: Arc<Environment>,
+    method: AccessMethod,
+    /// Per instance: the number of its first database file and its number of states.
+    files: Vec<(usize, usize)>,
+    path: PathBuf,
+}
+
+impl SharedBerkeleyDb {
+    /// Creates (or opens) an environment under `dir` for several operator instances
+    /// (`instances[i]` is instance `i`'s number of states).
+    pub fn open(
+        dir: &Path,
+        instances: &[usize],
+        method: AccessMethod,
+        cache_bytes: u64,
+    ) -> Result<Self, StoreError> {
+        let home =
+            CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| StoreError::Open {
+                store: "berkeleydb",
+                path: dir.to_path_buf(),
+                message: "the path contains a NUL byte".into(),
+            })?;
+        let mut err = vec![0 as c_char; 512];
+        // SAFETY: `home` and `err` are live for the call; the environment is owned below.
+        let env = unsafe {
+            gbdb_env_open(
+                home.as_ptr(),
+                cache_bytes,
+                err.as_mut_ptr(),
+                err.len() as c_int,
+            )
+        };
+        if env.is_null() {
+            return Err(StoreError::Open {
+                store: "berkeleydb",
+                path: dir.to_path_buf(),
+                message: shim_error(&err),
+            });
+        }
+        let mut files = Vec::with_capacity(instances.len());
+        let mut next = 0;
+        for &states in instances {
+            files.push((next, states));
+            next += states;
+        }
+        Ok(SharedBerkeleyDb {
+            environment: Arc::new(Environment(env)),
+            method,
+            files,
+            path: dir.to_path_buf(),
+        })
+    }
+
+    /// The store of instance `instance`: its own databases and cursors.
+    pub fn attach(&self, instance: usize) -> Result<BerkeleyDbStore, StoreError> {
+        let (first_file, states) =
+            super::instance_part("berkeleydb", &self.path, &self.files, instance)?;
+        let open_error = |message: String| StoreError::Open {
+            store: "berkeleydb",
+            path: self.path.clone(),
+            message,
+        };
+        let to_int = |n: usize| {
+            c_int::try_from(n).map_err(|_| open_error(format!("{n} databases are too many")))
+        };
+        let (first, count) = (to_int(first_file)?, to_int(first_file + states)?);
+        let mut err = vec![0 as c_char; 512];
+        // SAFETY: the environment is live (held by `self`); `err` is live for the call; the
+        // handle is owned by the store.
+        let handle = unsafe {
+            gbdb_attach(
+                self.environment.0,
+                first,
+                count - first,
+                (self.method == AccessMethod::Hash) as c_int,
+                err.as_mut_ptr(),
+                err.len() as c_int,
+            )
+        };
+        if handle.is_null() {
+            return Err(open_error(shim_error(&err)));
+        }
+        Ok(BerkeleyDbStore {
+            handle,
+            _environment: Arc::clone(&self.environment),
+            method: self.method,
+            states,
+            batch: PendingBatch::default(),
+            value: Vec::new(),
+        })
+    }
+}
+
+impl super::SharedStore for SharedBerkeleyDb {
+    fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError> {
+        Ok(Box::new(SharedBerkeleyDb::attach(self, instance)?))
+    }
+}
+
 impl BerkeleyDbStore {
     /// Creates (or opens) an environment under `dir` with a database per state.
     pub fn open(
@@ -124,39 +272,7 @@ impl BerkeleyDbStore {
         method: AccessMethod,
         cache_bytes: u64,
     ) -> Result<Self, StoreError> {
-        let open_error = |message: String| StoreError::Open {
-            store: "berkeleydb",
-            path: dir.to_path_buf(),
-            message,
-        };
-        let home = CString::new(dir.as_os_str().as_encoded_bytes())
-            .map_err(|_| open_error("the path contains a NUL byte".into()))?;
-        let mut err = vec![0 as c_char; 512];
-        // SAFETY: `home` and `err` are live for the call; the handle is owned by the store.
-        let handle = unsafe {
-            gbdb_open(
-                home.as_ptr(),
-                states as c_int,
-                (method == AccessMethod::Hash) as c_int,
-                cache_bytes,
-                err.as_mut_ptr(),
-                err.len() as c_int,
-            )
-        };
-        if handle.is_null() {
-            // SAFETY: the shim wrote a NUL-terminated message into `err`.
-            let text = unsafe { CStr::from_ptr(err.as_ptr()) }
-                .to_string_lossy()
-                .into_owned();
-            return Err(open_error(text));
-        }
-        Ok(BerkeleyDbStore {
-            handle,
-            method,
-            states,
-            batch: PendingBatch::default(),
-            value: Vec::new(),
-        })
+        SharedBerkeleyDb::open(dir, &[states], method, cache_bytes)?.attach(0)
     }
 
     fn check(&self, state: StateId) -> Result<(), StoreError> {
@@ -392,7 +508,8 @@ impl Store for BerkeleyDbStore {
 
 impl Drop for BerkeleyDbStore {
     fn drop(&mut self) {
-        // SAFETY: the handle came from gbdb_open and is closed exactly once.
+        // SAFETY: the handle came from gbdb_attach and is closed exactly once, before its
+        // environment (held by `_environment`, dropped after this).
         unsafe { gbdb_close(self.handle) };
     }
 }

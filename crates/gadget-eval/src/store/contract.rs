@@ -109,6 +109,10 @@ fn instances_of_every_shared_store_are_separate() {
         StoreKind::Sqlite,
         #[cfg(feature = "faster")]
         StoreKind::Faster,
+        #[cfg(feature = "berkeleydb")]
+        StoreKind::BerkeleyDbBTree,
+        #[cfg(feature = "berkeleydb")]
+        StoreKind::BerkeleyDbHash,
     ];
     let settings = StoreSettings {
         write_buffer_size: 1 << 20,

@@ -307,15 +307,10 @@ pub fn open_store(
         )?)),
         #[cfg(feature = "berkeleydb")]
         StoreKind::BerkeleyDbBTree | StoreKind::BerkeleyDbHash => {
-            let method = if kind == StoreKind::BerkeleyDbHash {
-                berkeleydb::AccessMethod::Hash
-            } else {
-                berkeleydb::AccessMethod::BTree
-            };
             Ok(Box::new(berkeleydb::BerkeleyDbStore::open(
                 dir,
                 states.len(),
-                method,
+                berkeleydb::AccessMethod::of(kind),
                 settings.bdb_cache as u64,
             )?))
         }
@@ -401,6 +396,15 @@ pub fn open_shared_store(
             &instances.iter().map(Vec::len).collect::<Vec<_>>(),
             settings,
         )?)),
+        #[cfg(feature = "berkeleydb")]
+        StoreKind::BerkeleyDbBTree | StoreKind::BerkeleyDbHash => {
+            Ok(std::sync::Arc::new(berkeleydb::SharedBerkeleyDb::open(
+                dir,
+                &instances.iter().map(Vec::len).collect::<Vec<_>>(),
+                berkeleydb::AccessMethod::of(kind),
+                settings.bdb_cache as u64,
+            )?))
+        }
         #[cfg(feature = "leveldb")]
         StoreKind::LevelDb => Ok(std::sync::Arc::new(leveldb::SharedLevelDb::open(
             dir,
