@@ -130,13 +130,16 @@ pub fn run_instances(
         return Ok(InstancesOutcome { report, measured });
     }
     let combined = Measured::combine(&measured, options.interval_ns, options.keep_intervals);
-    let emulated: Vec<gadget::access::Op> = reports
-        .iter()
-        .flat_map(|r| r.emulated_ops.iter())
-        .filter_map(|o| gadget::access::Op::from_name(o))
+    // each op once, in op order, if any instance emulated it
+    let emulated: Vec<gadget::access::Op> = gadget::access::Op::ALL
+        .into_iter()
+        .filter(|op| {
+            reports
+                .iter()
+                .any(|r| r.emulated_ops.iter().any(|o| o == op.name()))
+        })
         .collect();
     let mut report = combined.report(&reports[0].store, &emulated, options);
-    report.emulated_ops.dedup();
     report.arrival = format!(
         "{n} instances ({}), each {}",
         match sharing {
