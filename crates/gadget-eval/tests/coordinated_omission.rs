@@ -9,7 +9,7 @@ use std::time::Duration;
 use gadget::access::{Op, StateId};
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
-use gadget_eval::run::{drive, RunOptions, Warmup};
+use gadget_eval::run::{drive, Measured, RunOptions, Warmup};
 use gadget_eval::store::memory::MemoryStore;
 use gadget_eval::store::{Store, StoreError};
 use gadget_eval::workload::{RequestStream, WorkloadSource};
@@ -105,8 +105,13 @@ size = 1000
 timers = "heap"
 "#;
 
-#[test]
-fn a_stall_shows_in_the_latency_of_the_backlog_but_once_in_service_time() {
+/// Drives 10,000 requests of [`WORKLOAD`] into a memory store that stalls once for 100 ms at
+/// request `stall_at`.
+fn drive_stalling(
+    arrival: ArrivalProcess,
+    warmup: Warmup,
+    stall_at: u64,
+) -> (Measured, RunOptions) {
     let config = Config::parse(WORKLOAD, Path::new("stall.toml")).unwrap();
     let mut stream = RequestStream::start(WorkloadSource::Generate {
         config: Box::new(config),
@@ -116,13 +121,13 @@ fn a_stall_shows_in_the_latency_of_the_backlog_but_once_in_service_time() {
     let mut store = StallingStore {
         inner: MemoryStore::new(stream.state_names.len()),
         requests: 0,
-        at: 2_000,
+        at: stall_at,
         stall: Duration::from_millis(100),
     };
     let options = RunOptions {
-        arrival: ArrivalProcess::Constant { rate: 20_000.0 },
+        arrival,
         seed: 1,
-        warmup: Warmup::None,
+        warmup,
         interval_ns: 100_000_000,
         keep_intervals: false,
         stop: Arc::new(AtomicBool::new(false)),
@@ -136,6 +141,16 @@ fn a_stall_shows_in_the_latency_of_the_backlog_but_once_in_service_time() {
     )
     .unwrap();
     stream.finish().unwrap();
+    (measured, options)
+}
+
+#[test]
+fn a_stall_shows_in_the_latency_of_the_backlog_but_once_in_service_time() {
+    let (measured, options) = drive_stalling(
+        ArrivalProcess::Constant { rate: 20_000.0 },
+        Warmup::None,
+        2_000,
+    );
     let report = measured.report("stalling-memory", &[], &options);
     assert_eq!(report.requests, 10_000);
 
@@ -164,35 +179,8 @@ fn a_stall_shows_in_the_latency_of_the_backlog_but_once_in_service_time() {
 
 #[test]
 fn in_a_closed_loop_each_request_is_timed_from_the_previous_completion() {
-    let config = Config::parse(WORKLOAD, Path::new("stall.toml")).unwrap();
-    let mut stream = RequestStream::start(WorkloadSource::Generate {
-        config: Box::new(config),
-        limit: Some(10_000),
-    })
-    .unwrap();
-    let mut store = StallingStore {
-        inner: MemoryStore::new(stream.state_names.len()),
-        requests: 0,
-        at: 6_000,
-        stall: Duration::from_millis(100),
-    };
-    let options = RunOptions {
-        arrival: ArrivalProcess::ClosedLoop,
-        seed: 1,
-        warmup: Warmup::Requests(1_000),
-        interval_ns: 100_000_000,
-        keep_intervals: false,
-        stop: Arc::new(AtomicBool::new(false)),
-    };
-    let measured = drive(
-        &mut store,
-        &mut stream,
-        &options,
-        std::time::Instant::now(),
-        &mut |_| {},
-    )
-    .unwrap();
-    stream.finish().unwrap();
+    let (measured, options) =
+        drive_stalling(ArrivalProcess::ClosedLoop, Warmup::Requests(1_000), 6_000);
     let report = measured.report("stalling-memory", &[], &options);
     assert_eq!(report.warmup_requests, 1_000);
     assert_eq!(report.requests, 9_000);
