@@ -82,6 +82,25 @@ fn string_append(
     Some(out)
 }
 
+/// What `Cache::new_lru_cache` returns: a `Result` in the `rocksdb` 0.20 line (Debian's
+/// RocksDB), the cache itself in later ones (`bundled-rocksdb/`, RocksDB built from source).
+trait NewCache {
+    /// The cache, or why it could not be made.
+    fn into_cache(self) -> Result<Cache, String>;
+}
+
+impl NewCache for Cache {
+    fn into_cache(self) -> Result<Cache, String> {
+        Ok(self)
+    }
+}
+
+impl NewCache for Result<Cache, rocksdb::Error> {
+    fn into_cache(self) -> Result<Cache, String> {
+        self.map_err(rocksdb::Error::into_string)
+    }
+}
+
 fn request_error(op: Op, e: rocksdb::Error) -> StoreError {
     StoreError::Request {
         store: "rocksdb",
@@ -103,8 +122,9 @@ impl SharedRocksDb {
             path: dir.to_path_buf(),
             message,
         };
-        let cache =
-            Cache::new_lru_cache(settings.block_cache).map_err(|e| open_error(e.into_string()))?;
+        let cache = Cache::new_lru_cache(settings.block_cache)
+            .into_cache()
+            .map_err(open_error)?;
         let family_options = || {
             let mut o = Options::default();
             o.set_write_buffer_size(settings.write_buffer_size);
