@@ -426,7 +426,7 @@ impl Measured {
 }
 
 /// One request of a closed loop as it completed: its op, the clock's raw reading then, and
-/// what it read.
+/// what it read (a length beyond 4 GiB saturates).
 #[derive(Debug, Clone, Copy)]
 struct Completion {
     op: Op,
@@ -532,7 +532,7 @@ fn drive_closed_loop(
             done.completions.push(Completion {
                 op: r.op,
                 ticks: clock.raw(),
-                read: read.map(|found| found.map(|n| n as u32)),
+                read: read.map(|found| found.map(|n| u32::try_from(n).unwrap_or(u32::MAX))),
             });
         }
         stream.recycle(block);
