@@ -3,7 +3,7 @@
 use anyhow::Context;
 use gadget::config::Config;
 use gadget::summary::{KeyStats, Summary};
-use gadget::trace::{TraceFileWriter, TraceFooter, TraceFormat, TraceHeader};
+use gadget::trace::{TraceFileWriter, TraceFooter, TraceFormat};
 
 use crate::cli::{Format, GenArgs};
 use crate::progress;
@@ -23,12 +23,7 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     }
     let mut operator = config.build_operator();
     let states = operator.states();
-    let header = TraceHeader::new(
-        config.operator_name.clone(),
-        states.clone(),
-        Some(config.seed),
-        config.json.clone(),
-    );
+    let header = config.trace_header(states.clone());
     let format = match args.format {
         Format::Bin => TraceFormat::Binary,
         Format::Text => TraceFormat::Text,

@@ -52,8 +52,8 @@ fn main() {
             driver[round - 1] / 1e6
         );
     }
-    let mut stream_ratio: Vec<f64> = stream.iter().zip(&tight).map(|(s, t)| s / t).collect();
-    let mut driver_ratio: Vec<f64> = driver.iter().zip(&tight).map(|(d, t)| d / t).collect();
+    let stream_ratio: Vec<f64> = stream.iter().zip(&tight).map(|(s, t)| s / t).collect();
+    let driver_ratio: Vec<f64> = driver.iter().zip(&tight).map(|(d, t)| d / t).collect();
     let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
     let (best_tight, best_stream, best_driver) = (best(&tight), best(&stream), best(&driver));
     println!("harness overhead, {rounds} rounds of {requests} requests into the memory store:");
@@ -63,18 +63,16 @@ fn main() {
         median(&mut tight) / 1e6,
         best_tight / 1e6
     );
-    println!(
-        "  stream, unmeasured  {:>6.2} M/s   ({:>5.1}%)   {:>6.2} M/s   ({:>5.1}%)",
-        median(&mut stream) / 1e6,
-        100.0 * median(&mut stream_ratio),
-        best_stream / 1e6,
-        100.0 * best_stream / best_tight
-    );
-    println!(
-        "  driver              {:>6.2} M/s   ({:>5.1}%)   {:>6.2} M/s   ({:>5.1}%)",
-        median(&mut driver) / 1e6,
-        100.0 * median(&mut driver_ratio),
-        best_driver / 1e6,
-        100.0 * best_driver / best_tight
-    );
+    for (path, mut rates, mut ratios, best_rate) in [
+        ("stream, unmeasured", stream, stream_ratio, best_stream),
+        ("driver", driver, driver_ratio, best_driver),
+    ] {
+        println!(
+            "  {path:<18}  {:>6.2} M/s   ({:>5.1}%)   {:>6.2} M/s   ({:>5.1}%)",
+            median(&mut rates) / 1e6,
+            100.0 * median(&mut ratios),
+            best_rate / 1e6,
+            100.0 * best_rate / best_tight
+        );
+    }
 }

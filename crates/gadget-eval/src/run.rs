@@ -371,10 +371,10 @@ fn warmup_over(warmup: Warmup, issued: u64, done_ns: u64) -> bool {
 }
 
 impl Measured {
-    /// Nothing measured yet.
-    fn new(closed_loop: bool) -> Self {
+    /// Nothing measured yet, to be recorded by `recorder`.
+    fn new(recorder: Recorder) -> Self {
         Measured {
-            recorder: Recorder::new(1, false, closed_loop),
+            recorder,
             partial: false,
             warmup_requests: 0,
             requests: 0,
@@ -446,7 +446,6 @@ struct CompletionRecorder<'a> {
     clock: &'a RunClock,
     warmup: Warmup,
     m: Measured,
-    recorder: Recorder,
     measuring: bool,
     issued: u64,
 }
@@ -462,12 +461,13 @@ impl CompletionRecorder<'_> {
             if !self.measuring && warmup_over(self.warmup, self.issued, done) {
                 self.measuring = true;
                 self.m.measure_start_ns = start_ns;
-                self.recorder.start(start_ns);
+                self.m.recorder.start(start_ns);
             } else if !self.measuring {
                 self.m.warmup_requests += 1;
             }
             if self.measuring {
-                self.recorder
+                self.m
+                    .recorder
                     .record(c.op, done - start_ns, done - start_ns, done);
                 self.m.count(c.read.map(|found| found.map(|n| n as usize)));
             }
@@ -510,8 +510,11 @@ fn drive_closed_loop(
     let mut recording = CompletionRecorder {
         clock,
         warmup: options.warmup,
-        m: Measured::new(true),
-        recorder: Recorder::new(options.interval_ns, options.keep_intervals, true),
+        m: Measured::new(Recorder::new(
+            options.interval_ns,
+            options.keep_intervals,
+            true,
+        )),
         measuring: options.warmup == Warmup::None,
         issued: 0,
     };
@@ -551,8 +554,7 @@ fn drive_closed_loop(
     }
     let mut m = recording.m;
     m.end_ns = clock.now_ns();
-    recording.recorder.finish(m.end_ns);
-    m.recorder = recording.recorder;
+    m.recorder.finish(m.end_ns);
     progress(Progress {
         requests: recording.issued,
         elapsed: Duration::from_nanos(m.end_ns),
@@ -575,9 +577,12 @@ fn drive_open_loop(
     };
     let mut first_event_time_us: Option<i64> = None;
     let mut schedule = options.arrival.schedule(options.seed);
-    let mut recorder = Recorder::new(options.interval_ns, options.keep_intervals, false);
     let mut value = Vec::new();
-    let mut m = Measured::new(false);
+    let mut m = Measured::new(Recorder::new(
+        options.interval_ns,
+        options.keep_intervals,
+        false,
+    ));
     let mut measuring = options.warmup == Warmup::None;
     let mut issued: u64 = 0;
     'blocks: while let Some(block) = m.next_block(stream, clock, issued) {
@@ -601,12 +606,13 @@ fn drive_open_loop(
             if !measuring && warmup_over(options.warmup, issued, done) {
                 measuring = true;
                 m.measure_start_ns = actual;
-                recorder.start(actual);
+                m.recorder.start(actual);
             } else if !measuring {
                 m.warmup_requests += 1;
             }
             if measuring {
-                recorder.record(r.op, done - intended, done - actual, done);
+                m.recorder
+                    .record(r.op, done - intended, done - actual, done);
                 m.max_start_lag_ns = m.max_start_lag_ns.max(actual - intended);
                 m.count(read);
             }
@@ -620,8 +626,7 @@ fn drive_open_loop(
         stream.recycle(block);
     }
     m.end_ns = clock.now_ns();
-    recorder.finish(m.end_ns);
-    m.recorder = recorder;
+    m.recorder.finish(m.end_ns);
     progress(Progress {
         requests: issued,
         elapsed: Duration::from_nanos(m.end_ns),

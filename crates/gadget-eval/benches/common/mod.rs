@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use gadget::access::{Access, AccessSink};
 use gadget::config::Config;
-use gadget::trace::{BinaryTraceWriter, TraceFooter, TraceHeader};
+use gadget::trace::{BinaryTraceWriter, TraceFooter};
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::run::{drive, issue, Measured, RunOptions, Warmup};
 use gadget_eval::store::memory::MemoryStore;
@@ -51,12 +51,7 @@ impl Workload {
         let config = Config::load(&path).expect("the bench config loads");
         let mut operator = config.build_operator();
         let states = operator.states();
-        let header = TraceHeader::new(
-            config.operator_name.clone(),
-            states.clone(),
-            Some(config.seed),
-            serde_json::Value::Null,
-        );
+        let header = config.trace_header(states.clone());
         let file = std::fs::File::create(trace).expect("the trace file is created");
         let mut sink = Recording {
             blocks: Vec::new(),

@@ -293,41 +293,12 @@ pub fn open_store(
             let _ = (dir, settings);
             Ok(Box::new(memory::MemoryStore::new(states.len())))
         }
-        #[cfg(feature = "rocksdb")]
-        StoreKind::RocksDb => Ok(Box::new(rocksdb::RocksDbStore::open(
-            dir, states, settings,
-        )?)),
         #[cfg(feature = "redis")]
         StoreKind::Redis => Ok(Box::new(redis::RedisStore::open(states, settings)?)),
-        #[cfg(feature = "leveldb")]
-        StoreKind::LevelDb => Ok(Box::new(leveldb::LevelDbStore::open(
-            dir,
-            states.len(),
-            settings,
-        )?)),
-        #[cfg(feature = "berkeleydb")]
-        StoreKind::BerkeleyDbBTree | StoreKind::BerkeleyDbHash => {
-            Ok(Box::new(berkeleydb::BerkeleyDbStore::open(
-                dir,
-                states.len(),
-                berkeleydb::AccessMethod::of(kind),
-                settings.bdb_cache as u64,
-            )?))
-        }
-        #[cfg(feature = "lmdb")]
-        StoreKind::Lmdb => Ok(Box::new(lmdb::LmdbStore::open(dir, states, settings)?)),
-        #[cfg(feature = "redb")]
-        StoreKind::Redb => Ok(Box::new(redb::RedbStore::open(dir, states, settings)?)),
-        #[cfg(feature = "fjall")]
-        StoreKind::Fjall => Ok(Box::new(fjall::FjallStore::open(dir, states, settings)?)),
-        #[cfg(feature = "sqlite")]
-        StoreKind::Sqlite => Ok(Box::new(sqlite::SqliteStore::open(dir, states, settings)?)),
-        #[cfg(feature = "faster")]
-        StoreKind::Faster => Ok(Box::new(faster::FasterStore::open(
-            dir,
-            states.len(),
-            settings,
-        )?)),
+        // every other store: the one instance of its shared form (unreachable when no other
+        // store is compiled in)
+        #[allow(unreachable_patterns)]
+        _ => open_shared_store(kind, dir, &[states.to_vec()], settings)?.attach(0),
     }
 }
 
@@ -369,6 +340,8 @@ pub fn open_shared_store(
     instances: &[Vec<String>],
     settings: &StoreSettings,
 ) -> Result<std::sync::Arc<dyn SharedStore>, StoreError> {
+    // the stores that only need each instance's number of states
+    let state_counts: Vec<usize> = instances.iter().map(Vec::len).collect();
     match kind {
         #[cfg(feature = "rocksdb")]
         StoreKind::RocksDb => Ok(std::sync::Arc::new(rocksdb::SharedRocksDb::open(
@@ -393,14 +366,14 @@ pub fn open_shared_store(
         #[cfg(feature = "faster")]
         StoreKind::Faster => Ok(std::sync::Arc::new(faster::SharedFaster::open(
             dir,
-            &instances.iter().map(Vec::len).collect::<Vec<_>>(),
+            &state_counts,
             settings,
         )?)),
         #[cfg(feature = "berkeleydb")]
         StoreKind::BerkeleyDbBTree | StoreKind::BerkeleyDbHash => {
             Ok(std::sync::Arc::new(berkeleydb::SharedBerkeleyDb::open(
                 dir,
-                &instances.iter().map(Vec::len).collect::<Vec<_>>(),
+                &state_counts,
                 berkeleydb::AccessMethod::of(kind),
                 settings.bdb_cache as u64,
             )?))
@@ -408,11 +381,11 @@ pub fn open_shared_store(
         #[cfg(feature = "leveldb")]
         StoreKind::LevelDb => Ok(std::sync::Arc::new(leveldb::SharedLevelDb::open(
             dir,
-            &instances.iter().map(Vec::len).collect::<Vec<_>>(),
+            &state_counts,
             settings,
         )?)),
         other => {
-            let _ = (instances, settings);
+            let _ = (instances, settings, state_counts);
             Err(StoreError::Open {
                 store: other.name(),
                 path: dir.to_path_buf(),

@@ -147,10 +147,7 @@ impl SharedRedb {
                 states
                     .iter()
                     .enumerate()
-                    .map(|(i, n)| match instances.len() {
-                        1 => format!("{i}:{n}"),
-                        _ => format!("{instance}/{i}:{n}"),
-                    })
+                    .map(|(i, n)| format!("{instance}/{i}:{n}"))
                     .collect()
             })
             .collect();

@@ -128,7 +128,7 @@ fn sql(sql: &[Sql], state: StateId) -> Result<&Sql, StoreError> {
     })
 }
 
-/// How long a shared database's writer waits for another instance's write to finish.
+/// How long a writer waits for another instance's write to finish (shared databases).
 const SHARED_WRITER_WAIT: Duration = Duration::from_secs(600);
 
 /// One SQLite database file that several operator instances share (the paper's §6.4), each
@@ -173,10 +173,7 @@ impl SharedSqlite {
             .enumerate()
             .map(|(instance, states)| {
                 (0..states.len())
-                    .map(|i| match instances.len() {
-                        1 => format!("s{i}"),
-                        _ => format!("i{instance}_s{i}"),
-                    })
+                    .map(|i| format!("i{instance}_s{i}"))
                     .collect()
             })
             .collect();
@@ -212,9 +209,7 @@ impl SharedSqlite {
         // a negative cache size is in KiB
         conn.pragma_update(None, "cache_size", -self.cache_kib)
             .map_err(open_error)?;
-        if self.tables.len() > 1 {
-            conn.busy_timeout(SHARED_WRITER_WAIT).map_err(open_error)?;
-        }
+        conn.busy_timeout(SHARED_WRITER_WAIT).map_err(open_error)?;
         // begin, commit, rollback and five statements per state stay prepared
         conn.set_prepared_statement_cache_capacity(3 + 5 * tables.len());
         Ok(SqliteStore {
@@ -465,7 +460,7 @@ mod tests {
         s.put(0, &[0x00, 0x01], b"22").unwrap();
         assert_eq!(s.seek(0, &[0x00]).unwrap(), Some(2));
         assert_eq!(s.next(0).unwrap(), Some(1));
-        s.conn.execute_batch("DROP TABLE s1").unwrap();
+        s.conn.execute_batch("DROP TABLE i0_s1").unwrap();
         assert!(matches!(
             s.merge(1, b"k", b"v"),
             Err(StoreError::Request { op: Op::Merge, .. })

@@ -457,6 +457,17 @@ impl Config {
         Ok(())
     }
 
+    /// The header of a trace of this workload whose operator has `states`: operator name,
+    /// states, seed and the full config.
+    pub fn trace_header(&self, states: Vec<String>) -> crate::trace::TraceHeader {
+        crate::trace::TraceHeader::new(
+            self.operator_name.clone(),
+            states,
+            Some(self.seed),
+            self.json.clone(),
+        )
+    }
+
     /// Builds the operator.
     pub fn build_operator(&self) -> Box<dyn Operator> {
         let p = self.max_parallelism;
