@@ -6,7 +6,9 @@
 //! so the best run is the closest to each path's own cost).
 //!
 //! `cargo bench -p gadget-eval --bench harness_overhead_rounds` (`GADGET_BENCH_ROUNDS`, default
-//! 15, sets the rounds).
+//! 15, sets the rounds). `GADGET_BENCH_PATH=tight|stream|driver|none` runs one path once
+//! instead, for a profiler: instruction counts (`valgrind --tool=cachegrind`) do not drift
+//! with the host's speed; `none` counts what every path shares, the workload's generation.
 
 mod common;
 
@@ -34,6 +36,25 @@ fn main() {
         f();
         requests / started.elapsed().as_secs_f64()
     };
+    if let Ok(path) = std::env::var("GADGET_BENCH_PATH") {
+        // one path, once, for a profiler (`none`: only the workload's generation, the part
+        // every path shares)
+        let r = match path.as_str() {
+            "tight" => rate(&|| {
+                std::hint::black_box(workload.tight_loop());
+            }),
+            "stream" => rate(&|| {
+                std::hint::black_box(workload.stream_unmeasured());
+            }),
+            "driver" => rate(&|| {
+                std::hint::black_box(workload.driver());
+            }),
+            "none" => 0.0,
+            other => panic!("GADGET_BENCH_PATH={other}: expected tight, stream, driver or none"),
+        };
+        println!("{path}: {:.2} M requests/s", r / 1e6);
+        return;
+    }
     let (mut tight, mut stream, mut driver) = (Vec::new(), Vec::new(), Vec::new());
     for round in 1..=rounds {
         tight.push(rate(&|| {

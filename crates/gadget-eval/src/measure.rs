@@ -22,6 +22,110 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS).expect("valid histogram bounds")
 }
 
+/// log2 of half the sub-buckets of a bucket: 3 significant digits need 2,048 sub-buckets.
+const SUB_BUCKET_HALF_MAGNITUDE: u32 = 10;
+/// Values below this fit bucket 0.
+const SUB_BUCKET_MASK: u64 = (1 << (SUB_BUCKET_HALF_MAGNITUDE + 1)) - 1;
+
+/// The counts index of `value` in a histogram of [`histogram`]'s bounds (lowest 1, so the unit
+/// magnitude is 0): HdrHistogram's bucket and sub-bucket arithmetic, with the bounds fixed.
+#[inline]
+const fn staged_index(value: u64) -> usize {
+    let bucket = 63 - SUB_BUCKET_HALF_MAGNITUDE - (value | SUB_BUCKET_MASK).leading_zeros();
+    let sub_bucket = (value >> bucket) as usize;
+    ((bucket as usize + 1) << SUB_BUCKET_HALF_MAGNITUDE) + sub_bucket
+        - (1 << SUB_BUCKET_HALF_MAGNITUDE)
+}
+
+/// The lowest value counted at `index` (the inverse of [`staged_index`]).
+fn staged_value(index: usize) -> u64 {
+    let half = 1usize << SUB_BUCKET_HALF_MAGNITUDE;
+    let bucket = (index >> SUB_BUCKET_HALF_MAGNITUDE) as u32;
+    let sub_bucket = (index & (half - 1)) + half;
+    if bucket == 0 {
+        (sub_bucket - half) as u64
+    } else {
+        (sub_bucket as u64) << (bucket - 1)
+    }
+}
+
+/// Counts in a histogram of [`histogram`]'s bounds: HdrHistogram's buckets until one holds
+/// [`HIGHEST_NS`], and one more half-bucket.
+const STAGED_LEN: usize = {
+    let mut untrackable = SUB_BUCKET_MASK + 1;
+    let mut buckets = 1;
+    while untrackable <= HIGHEST_NS {
+        untrackable <<= 1;
+        buckets += 1;
+    }
+    (buckets + 1) << SUB_BUCKET_HALF_MAGNITUDE
+};
+
+/// Where values beyond the counts go: [`HIGHEST_NS`]'s index, as `saturating_record` does.
+const SATURATED_INDEX: usize = staged_index(HIGHEST_NS);
+
+/// One op's latencies in the current interval, counted in [`histogram`]'s own buckets: a
+/// recording is an index computation and an increment, without the histogram's bookkeeping
+/// per value (its recording costs about four times as much). Added to a histogram when the
+/// interval closes; the histogram then holds what recording each value would have given it
+/// (HdrHistogram reports every value at its bucket's resolution, minimum and maximum too).
+#[derive(Debug, Clone)]
+struct StagedCounts {
+    counts: Box<[u64]>,
+    /// The lowest and highest index counted since the last reset (`first > last`: none).
+    first: usize,
+    last: usize,
+}
+
+impl StagedCounts {
+    fn new() -> Self {
+        StagedCounts {
+            counts: vec![0; STAGED_LEN].into_boxed_slice(),
+            first: usize::MAX,
+            last: 0,
+        }
+    }
+
+    /// Counts one value, as `Histogram::saturating_record` would (values beyond the counts
+    /// count as the highest trackable one; 0 counts as 1, the lowest).
+    #[inline]
+    fn record(&mut self, value: u64) {
+        let mut index = staged_index(if value == 0 { 1 } else { value });
+        if index >= STAGED_LEN {
+            index = SATURATED_INDEX;
+        }
+        self.counts[index] += 1;
+        self.first = self.first.min(index);
+        self.last = self.last.max(index);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.first > self.last
+    }
+
+    /// Adds the counts to `h`.
+    fn add_to(&self, h: &mut Histogram<u64>) {
+        if self.is_empty() {
+            return;
+        }
+        for (i, &count) in self.counts[self.first..=self.last].iter().enumerate() {
+            if count > 0 {
+                h.record_n(staged_value(self.first + i), count)
+                    .expect("a staged value is within the histogram's bounds");
+            }
+        }
+    }
+
+    /// Forgets every count.
+    fn reset(&mut self) {
+        if !self.is_empty() {
+            self.counts[self.first..=self.last].fill(0);
+        }
+        self.first = usize::MAX;
+        self.last = 0;
+    }
+}
+
 /// Histograms of one op (or of all ops).
 #[derive(Debug, Clone)]
 pub struct OpHistograms {
@@ -51,10 +155,11 @@ struct LoggedInterval {
 
 /// Records every measured request.
 ///
-/// A request costs one histogram record (two in open loop): its latency goes into the current
-/// interval's histogram of its op, which is added to the op's total when the interval closes;
-/// its service time goes straight into the op's total, except in a closed loop, where a
-/// request starts when the previous one completes and its service time is its latency.
+/// A request costs one count (and a histogram record in open loop): its latency is counted in
+/// the current interval's counts of its op, which become the interval's histogram when the
+/// interval closes, added to the op's total; its service time goes straight into the op's
+/// total, except in a closed loop, where a request starts when the previous one completes and
+/// its service time is its latency.
 #[derive(Debug)]
 pub struct Recorder {
     /// Latency per op of the closed intervals, indexed by the op's code; allocated on first use.
@@ -64,7 +169,10 @@ pub struct Recorder {
     /// True in a closed loop: service time is latency.
     service_is_latency: bool,
     /// The current interval's latencies per op.
-    interval: Vec<Option<Histogram<u64>>>,
+    interval: Vec<Option<StagedCounts>>,
+    /// The histogram each op's interval counts are added to when the interval closes (kept to
+    /// be reused).
+    closing: Vec<Option<Histogram<u64>>>,
     interval_start_ns: u64,
     /// The end of the current interval: a multiple of `interval_ns` from the run's start, so
     /// that the intervals of concurrent instances line up.
@@ -90,6 +198,7 @@ impl Recorder {
             service: per_op(),
             service_is_latency: closed_loop,
             interval: per_op(),
+            closing: per_op(),
             interval_start_ns: 0,
             interval_end_ns: interval_ns.max(1),
             interval_ns: interval_ns.max(1),
@@ -106,14 +215,14 @@ impl Recorder {
 
     /// Records one request; `now_ns` is its completion. In a closed loop `service_ns` is not
     /// recorded (it equals `latency_ns`).
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, op: Op, latency_ns: u64, service_ns: u64, now_ns: u64) {
         if now_ns >= self.interval_end_ns {
             self.close_interval(now_ns);
         }
         self.interval[op as usize]
-            .get_or_insert_with(histogram)
-            .saturating_record(latency_ns.max(1));
+            .get_or_insert_with(StagedCounts::new)
+            .record(latency_ns);
         if !self.service_is_latency {
             self.service[op as usize]
                 .get_or_insert_with(histogram)
@@ -128,8 +237,11 @@ impl Recorder {
             return None;
         }
         let mut h = OpHistograms::new();
-        for part in [&self.latency[i], &self.interval[i]].into_iter().flatten() {
-            h.latency.add(part).expect("same bounds");
+        if let Some(closed) = &self.latency[i] {
+            h.latency.add(closed).expect("same bounds");
+        }
+        if let Some(current) = &self.interval[i] {
+            current.add_to(&mut h.latency);
         }
         if self.service_is_latency {
             h.service = h.latency.clone();
@@ -157,10 +269,13 @@ impl Recorder {
         let mut ops = Vec::new();
         let mut all = histogram();
         for op in Op::ALL {
-            if let Some(h) = self.interval[op as usize].as_mut() {
-                if h.is_empty() {
+            if let Some(staged) = self.interval[op as usize].as_mut() {
+                if staged.is_empty() {
                     continue;
                 }
+                let h = self.closing[op as usize].get_or_insert_with(histogram);
+                staged.add_to(h);
+                staged.reset();
                 ops.push(IntervalOp::from_histogram(op.name(), h, seconds));
                 all.add(&*h).expect("same bounds");
                 self.latency[op as usize]
@@ -191,7 +306,7 @@ impl Recorder {
     /// Closes the last (partial) interval at `end_ns`.
     pub fn finish(&mut self, end_ns: u64) {
         self.close_interval(end_ns);
-        if end_ns > self.interval_start_ns && self.interval.iter().flatten().any(|h| !h.is_empty())
+        if end_ns > self.interval_start_ns && self.interval.iter().flatten().any(|c| !c.is_empty())
         {
             self.push_interval(end_ns);
         }
@@ -445,6 +560,53 @@ pub fn render_table(rows: &[OpSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn staged_counts_give_the_histogram_that_recording_each_value_gives() {
+        assert_eq!(STAGED_LEN, histogram().distinct_values());
+        let mut values: Vec<u64> = vec![0, 1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 4097];
+        for shift in 0..64 {
+            let v = 1u64 << shift;
+            values.extend([v - 1, v, v + 1, v + v / 3]);
+        }
+        values.extend([
+            HIGHEST_NS - 1,
+            HIGHEST_NS,
+            HIGHEST_NS + 1,
+            HIGHEST_NS + 1_000_000,
+        ]);
+        values.extend([u64::MAX - 1, u64::MAX]);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (x % 64));
+        }
+        let mut direct = histogram();
+        let mut staged = StagedCounts::new();
+        for &v in &values {
+            direct.saturating_record(v.max(1));
+            staged.record(v);
+        }
+        let mut drained = histogram();
+        staged.add_to(&mut drained);
+        let counts = |h: &Histogram<u64>| -> Vec<(u64, u64)> {
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect()
+        };
+        assert_eq!(counts(&drained), counts(&direct));
+        assert_eq!(drained.len(), values.len() as u64);
+        assert_eq!(drained.min(), direct.min());
+        assert_eq!(drained.max(), direct.max());
+        assert_eq!(drained.mean(), direct.mean());
+        for q in [0.0, 0.5, 0.99, 0.999, 0.9999, 1.0] {
+            assert_eq!(drained.value_at_quantile(q), direct.value_at_quantile(q));
+        }
+        staged.reset();
+        assert!(staged.is_empty() && staged.counts.iter().all(|&c| c == 0));
+    }
 
     #[test]
     fn intervals_split_the_run_and_empty_ones_are_kept() {

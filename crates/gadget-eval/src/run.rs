@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::arrival::ArrivalProcess;
 use crate::measure::{IntervalStats, OpSummary, Recorder};
 use crate::store::{Store, StoreError};
-use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError, BLOCK_REQUESTS};
+use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
 
 /// What is left out of the results at the start of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +235,12 @@ impl Measured {
 /// operating system's clock) and from the monotonic clock elsewhere.
 struct RunClock {
     clock: quanta::Clock,
+    /// True when `clock` reads the time-stamp counter, so the driver reads it directly (an
+    /// inlined instruction instead of a call into `quanta`) and lets `quanta` convert.
+    tsc: bool,
+    /// Nanoseconds per 2^40 ticks of the raw clock (`quanta`'s calibration, as a fixed-point
+    /// factor so the conversion inlines to a multiply and a shift).
+    ns_per_2_40_ticks: u64,
     base_raw: u64,
     base_ns: u64,
 }
@@ -243,11 +249,14 @@ impl RunClock {
     /// A clock that counts from `epoch`.
     fn new(epoch: Instant) -> Self {
         let clock = quanta::Clock::new();
+        let tsc = reads_time_stamp_counter(&clock);
         let base_raw = clock.raw();
         RunClock {
             base_ns: epoch.elapsed().as_nanos() as u64,
             base_raw,
+            ns_per_2_40_ticks: clock.delta_as_nanos(0, 1 << 40),
             clock,
+            tsc,
         }
     }
 
@@ -260,13 +269,20 @@ impl RunClock {
     /// The clock's raw reading now; [`RunClock::ns_of`] converts it.
     #[inline]
     fn raw(&self) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if self.tsc {
+            // SAFETY: `tsc` is only set after the CPU was found to have the instruction.
+            return unsafe { std::arch::x86_64::_rdtsc() };
+        }
         self.clock.raw()
     }
 
     /// Nanoseconds since the epoch at the raw reading `raw`.
     #[inline]
     fn ns_of(&self, raw: u64) -> u64 {
-        self.base_ns + self.clock.delta_as_nanos(self.base_raw, raw)
+        // a reading before the base (a counter that differs between cores) counts as the base
+        let ticks = raw.saturating_sub(self.base_raw);
+        self.base_ns + ((u128::from(ticks) * u128::from(self.ns_per_2_40_ticks)) >> 40) as u64
     }
 
     /// Waits until `target_ns` after the epoch (sleeps while far, spins the last stretch) and
@@ -288,9 +304,33 @@ impl RunClock {
     }
 }
 
+/// True when `clock` reads the CPU's time-stamp counter: the CPU has an invariant one (what
+/// `quanta` requires to use it) and a reading of `clock` falls between two of the counter.
+fn reads_time_stamp_counter(clock: &quanta::Clock) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__cpuid, _rdtsc};
+        // leaf 0x8000_0000 gives the highest extended leaf, so 0x8000_0007 (power management,
+        // bit 8: invariant counter) is only asked where it exists
+        let invariant =
+            __cpuid(0x8000_0000).eax >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0;
+        if !invariant {
+            return false;
+        }
+        // SAFETY: an invariant time-stamp counter implies the instruction.
+        let (before, reading, after) = unsafe { (_rdtsc(), clock.raw(), _rdtsc()) };
+        before <= reading && reading <= after
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = clock;
+        false
+    }
+}
+
 /// Issues one request to `store`: `Some(length read)` for ops that read (`Some(None)`: nothing
 /// found), `None` for writes.
-#[inline]
+#[inline(always)]
 pub fn issue(
     store: &mut dyn Store,
     block: &RequestBlock,
@@ -357,6 +397,10 @@ pub fn issue(
         }
     })
 }
+
+/// Requests a closed loop issues between two recordings of their completions: few enough that
+/// the readings stay in the first-level cache beside the store's data.
+const RECORD_EVERY: usize = 256;
 
 /// Requests between two progress reports.
 const PROGRESS_EVERY: u64 = 65_536;
@@ -425,13 +469,44 @@ impl Measured {
     }
 }
 
-/// One request of a closed loop as it completed: its op, the clock's raw reading then, and
-/// what it read (a length beyond 4 GiB saturates).
+/// One request of a closed loop as it completed: the clock's raw reading then, its op and what
+/// it read (16 bytes, so that a chunk's completions stay in the first-level cache).
 #[derive(Debug, Clone, Copy)]
 struct Completion {
-    op: Op,
     ticks: u64,
-    read: Option<Option<u32>>,
+    /// The length read; a length beyond 4 GiB saturates.
+    read_len: u32,
+    op: Op,
+    read: ReadOutcome,
+}
+
+/// Whether a request read, and whether it found a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadOutcome {
+    /// A write.
+    NotARead,
+    /// A read that found nothing.
+    Empty,
+    /// A read that found `read_len` bytes.
+    Found,
+}
+
+impl Completion {
+    /// The completion of a request of `op` that returned `read` (see [`issue`]).
+    #[inline]
+    fn new(op: Op, ticks: u64, read: Option<Option<usize>>) -> Self {
+        let (read, read_len) = match read {
+            None => (ReadOutcome::NotARead, 0),
+            Some(None) => (ReadOutcome::Empty, 0),
+            Some(Some(n)) => (ReadOutcome::Found, u32::try_from(n).unwrap_or(u32::MAX)),
+        };
+        Completion {
+            ticks,
+            read_len,
+            op,
+            read,
+        }
+    }
 }
 
 /// A block's requests as they completed, and the raw reading just before the first started.
@@ -455,24 +530,41 @@ impl CompletionRecorder<'_> {
     /// first's from the block's start) to its own.
     fn record(&mut self, block: &CompletedBlock) {
         let mut start_ns = self.clock.ns_of(block.start);
-        for c in &block.completions {
+        let mut completions = &block.completions[..];
+        while !self.measuring {
+            let Some((c, rest)) = completions.split_first() else {
+                return;
+            };
             let done = self.clock.ns_of(c.ticks);
             self.issued += 1;
-            if !self.measuring && warmup_over(self.warmup, self.issued, done) {
+            if warmup_over(self.warmup, self.issued, done) {
+                // this request is the first measured one
                 self.measuring = true;
                 self.m.measure_start_ns = start_ns;
                 self.m.recorder.start(start_ns);
-            } else if !self.measuring {
-                self.m.warmup_requests += 1;
+                self.issued -= 1;
+                break;
             }
-            if self.measuring {
-                self.m
-                    .recorder
-                    .record(c.op, done - start_ns, done - start_ns, done);
-                self.m.count(c.read.map(|found| found.map(|n| n as usize)));
-            }
+            self.m.warmup_requests += 1;
+            start_ns = done;
+            completions = rest;
+        }
+        let (mut found, mut empty, mut bytes) = (0, 0, 0);
+        for c in completions {
+            let done = self.clock.ns_of(c.ticks);
+            let latency = done - start_ns;
+            self.m.recorder.record(c.op, latency, latency, done);
+            found += u64::from(c.read == ReadOutcome::Found);
+            empty += u64::from(c.read == ReadOutcome::Empty);
+            bytes += u64::from(c.read_len);
             start_ns = done;
         }
+        let measured = completions.len() as u64;
+        self.issued += measured;
+        self.m.requests += measured;
+        self.m.reads_found += found;
+        self.m.reads_empty += empty;
+        self.m.bytes_read += bytes;
     }
 }
 
@@ -497,8 +589,8 @@ pub fn drive(
 
 /// A closed loop: a request starts as soon as the previous one completes. The clock is read
 /// once per request, at its completion, which is also the next request's start; between two
-/// requests the driver only notes that reading. A block's readings are recorded after the
-/// block, and the next block's first request is timed from a fresh reading, so recording is
+/// requests the driver only notes that reading. Every [`RECORD_EVERY`] requests' readings are
+/// recorded after them, and the next request is timed from a fresh reading, so recording is
 /// outside every request's time.
 fn drive_closed_loop(
     store: &mut dyn Store,
@@ -520,34 +612,33 @@ fn drive_closed_loop(
     };
     let mut done = CompletedBlock {
         start: 0,
-        completions: Vec::with_capacity(BLOCK_REQUESTS),
+        completions: Vec::with_capacity(RECORD_EVERY),
     };
     let mut value = Vec::new();
     while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
-        done.completions.clear();
-        done.start = clock.raw();
-        for r in &block.requests {
+        for chunk in block.requests.chunks(RECORD_EVERY) {
             if options.stop.load(Ordering::Relaxed) {
                 recording.m.partial = true;
                 break;
             }
-            let read = issue(store, &block, r, &mut value)?;
-            done.completions.push(Completion {
-                op: r.op,
-                ticks: clock.raw(),
-                read: read.map(|found| found.map(|n| u32::try_from(n).unwrap_or(u32::MAX))),
-            });
+            done.completions.clear();
+            done.start = clock.raw();
+            for r in chunk {
+                let read = issue(store, &block, r, &mut value)?;
+                done.completions
+                    .push(Completion::new(r.op, clock.raw(), read));
+            }
+            let before = recording.issued;
+            recording.record(&done);
+            if recording.issued / PROGRESS_EVERY > before / PROGRESS_EVERY {
+                let last = done.completions.last().map_or(done.start, |c| c.ticks);
+                progress(Progress {
+                    requests: recording.issued,
+                    elapsed: Duration::from_nanos(clock.ns_of(last)),
+                });
+            }
         }
         stream.recycle(block);
-        let before = recording.issued;
-        recording.record(&done);
-        if recording.issued / PROGRESS_EVERY > before / PROGRESS_EVERY {
-            let last = done.completions.last().map_or(done.start, |c| c.ticks);
-            progress(Progress {
-                requests: recording.issued,
-                elapsed: Duration::from_nanos(clock.ns_of(last)),
-            });
-        }
         if recording.m.partial {
             break;
         }
