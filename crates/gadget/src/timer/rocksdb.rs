@@ -182,6 +182,17 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     batch_entries: u32,
     /// The full bytes of the timer key in hand.
     key: Vec<u8>,
+    /// Where the last [`RocksDbTimerQueue::add`] put its timer, and in which key group.
+    last_add: Option<(usize, Placement)>,
+}
+
+/// Where an added timer went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// Into the key group's cache (or it was cached already).
+    Cache,
+    /// Only into RocksDB.
+    Store,
 }
 
 impl<N: TimerNamespace> RocksDbTimerQueue<N> {
@@ -217,6 +228,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             },
             batch_entries: 0,
             key: Vec::with_capacity(64),
+            last_add: None,
         }
     }
 
@@ -406,6 +418,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 .cache
                 .first_key_value()
                 .is_none_or(|(first, _)| key < *first);
+            self.last_add = Some((g, Placement::Cache));
             match group.cache.entry(key) {
                 Entry::Occupied(_) => return, // the cache de-duplicates: no request
                 Entry::Vacant(slot) => {
@@ -423,6 +436,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 group.all_in_cache = false;
             }
         } else {
+            self.last_add = Some((g, Placement::Store));
             let slot = self.timers.put(timer);
             if let Some(old) = group.overflow.insert(key, slot) {
                 self.timers.free(old);
@@ -435,9 +449,34 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         }
     }
 
+    /// Registers the timer of the previous [`RocksDbTimerQueue::add`] once more, with nothing
+    /// else in between: what Flink's window operators do when a window's cleanup time is its
+    /// end (no allowed lateness). The requests are those of a second `add`, found without
+    /// serializing the timer or searching the caches in the common cases: a timer that went
+    /// only to RocksDB goes there again (another batch put); one now cached in a key group
+    /// whose cache is not full and holds all its timers is de-duplicated (no request).
+    pub fn add_again(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
+        #[cfg(debug_assertions)]
+        {
+            let last = self.key.clone();
+            self.serialize(&timer);
+            debug_assert_eq!(
+                self.key, last,
+                "add_again follows the add of the same timer"
+            );
+        }
+        match self.last_add {
+            Some((_, Placement::Store)) => self.batch_entry(Op::BatchPut, out),
+            Some((g, Placement::Cache))
+                if self.groups[g].all_in_cache && self.groups[g].cache.len() < CACHE_CAPACITY => {}
+            _ => self.add(timer, out),
+        }
+    }
+
     /// Deletes a timer (`KeyGroupPartitionedPriorityQueue.remove`); a key group with no cached
     /// timer returns early without a request.
     pub fn remove(&mut self, timer: &Timer<N>, out: &mut dyn AccessSink) {
+        self.last_add = None;
         let (g, key) = self.serialize(timer);
         self.check_refill(g, out);
         let Some((head, _)) = self.groups[g].cache.first_key_value() else {
@@ -474,6 +513,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
 
     /// Removes and returns the next timer.
     pub fn poll(&mut self, out: &mut dyn AccessSink) -> Option<Timer<N>> {
+        self.last_add = None;
         let g = self.outer[1];
         self.check_refill(g, out);
         let result = self.groups[g].cache.pop_first().map(|(key, slot)| {
@@ -495,7 +535,69 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
 
 #[cfg(test)]
 mod tests {
-    use super::TimerKey;
+    use super::{RocksDbTimerQueue, TimerKey, CACHE_CAPACITY};
+    use crate::access::VecSink;
+    use crate::key::Key;
+    use crate::timer::Timer;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// `add_again` issues exactly what a second `add` of the same timer issues, whatever
+        /// the caches hold: few key groups and many timers fill them, overflow them and make
+        /// them reload.
+        #[test]
+        fn adding_again_issues_what_a_second_add_issues(
+            steps in proptest::collection::vec((0i64..400, 0i64..200, 0u8..8), 600..1_500)
+        ) {
+            let mut twice = RocksDbTimerQueue::<(i64, i64)>::new(2, 1, 2);
+            let mut again = twice.clone();
+            let (mut out_twice, mut out_again) = (VecSink::default(), VecSink::default());
+            let mut watermark = 0;
+            for (key, window, advance) in steps {
+                if advance == 0 {
+                    watermark += 10;
+                    for (q, out) in [(&mut twice, &mut out_twice), (&mut again, &mut out_again)] {
+                        while q.peek_timestamp(out).is_some_and(|t| t <= watermark) {
+                            let timer = q.poll(out).expect("a due timer");
+                            q.remove(&timer, out);
+                        }
+                    }
+                }
+                let end = watermark + 1 + window * 5;
+                let timer = Timer { timestamp: end - 1, key: Key::Long(key), namespace: (end - 5, end) };
+                twice.add(timer.clone(), &mut out_twice);
+                twice.add(timer.clone(), &mut out_twice);
+                again.add(timer.clone(), &mut out_again);
+                again.add_again(timer, &mut out_again);
+                prop_assert_eq!(&out_again.records, &out_twice.records);
+            }
+            prop_assert!(out_twice.records.len() > CACHE_CAPACITY);
+        }
+    }
+
+    /// The add that fills a key group's cache with its latest timer leaves that timer last in
+    /// a full cache, so a second add of it goes to RocksDB: another batch put.
+    #[test]
+    fn adding_again_after_filling_the_cache_with_the_latest_timer_puts_it_again() {
+        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
+        let mut out = VecSink::default();
+        let timer = |t: i64| Timer {
+            timestamp: t,
+            key: Key::Long(7),
+            namespace: (t - 4, t + 1),
+        };
+        for t in 0..CACHE_CAPACITY as i64 - 1 {
+            q.add(timer(t), &mut out);
+        }
+        let before = out.records.len();
+        q.add(timer(1_000), &mut out);
+        q.add_again(timer(1_000), &mut out);
+        let puts: Vec<_> = out.records[before..].to_vec();
+        assert_eq!(puts.len(), 2, "two batch puts: {puts:?}");
+        assert_eq!(puts[0], puts[1]);
+    }
 
     #[test]
     fn timer_keys_order_like_their_bytes() {
