@@ -169,6 +169,7 @@ impl Plan {
                 .faster_index_mb
                 .or(r.faster_index_mb)
                 .map_or(defaults.faster_index_size, |mb| mb.saturating_mul(1 << 20)),
+            counters: a.store_counters || r.store_counters.unwrap_or(defaults.counters),
         };
         let sharing = if a.shared_store || r.shared_store.unwrap_or(false) {
             Sharing::Shared

@@ -368,6 +368,7 @@ fn the_configs_run_section_chooses_store_and_arrival_and_flags_override_it() {
     let mut text = std::fs::read_to_string(&cfg).unwrap();
     text.push_str(
         "[run]\nstore = \"memory\"\narrival = \"constant\"\nrate = 200000\ninstances = 2\nwarmup = 100\ninterval = \"50ms\"\n\
+         store_counters = true\n\
          [run.rocksdb]\nblock_cache_mb = 8\n",
     );
     std::fs::write(&cfg, text).unwrap();
@@ -389,6 +390,10 @@ fn the_configs_run_section_chooses_store_and_arrival_and_flags_override_it() {
     assert_eq!(r["target_rate"], 400_000.0, "two instances at 200000 each");
     assert_eq!(r["instances"].as_array().unwrap().len(), 2);
     assert_eq!(r["warmup_requests"], 200);
+    assert!(
+        r.get("store_counters").is_none(),
+        "the memory store keeps no counters"
+    );
     let r = run(&[
         "--store",
         "rocksdb",
@@ -400,6 +405,10 @@ fn the_configs_run_section_chooses_store_and_arrival_and_flags_override_it() {
     assert_eq!(r["store"], "rocksdb");
     assert_eq!(r["open_loop"], false);
     assert!(r.get("instances").is_none());
+    assert!(
+        r["store_counters"].is_object(),
+        "store_counters = true in [run] turns RocksDB's counters on"
+    );
 }
 
 #[test]
@@ -429,4 +438,102 @@ fn run_section_errors_name_file_line_and_allowed_values() {
             .stderr(predicate::str::contains(needle))
             .stderr(predicate::str::contains(line));
     }
+}
+
+#[test]
+fn store_counters_count_the_tombstones_rocksdb_iterators_step_over() {
+    // RocksDB timers: reloading a key group's timer cache seeks from the last deleted timer,
+    // so the store's iterators step over tombstones
+    let cfg = project_root().join("examples/bench/tumbling-incr-zipf.toml");
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = gadget()
+            .args(["run", cfg.to_str().unwrap(), "--limit", "200000", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let schema: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(project_root().join("docs/results.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+
+    let plain = run(&[]);
+    assert!(
+        plain.get("store_counters").is_none(),
+        "counters only when asked for"
+    );
+
+    let counted = run(&["--store-counters"]);
+    assert!(
+        validator.is_valid(&counted),
+        "results do not match the schema"
+    );
+    let counters = counted["store_counters"].as_object().unwrap();
+    let names: Vec<&str> = counters.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "rocksdb.block_read_count",
+            "rocksdb.internal_delete_skipped_count",
+            "rocksdb.internal_key_skipped_count"
+        ]
+    );
+    let tombstones = counters["rocksdb.internal_delete_skipped_count"]
+        .as_u64()
+        .unwrap();
+    let seeks = counted["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["op"] == "seek")
+        .expect("the run seeks")["ops"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        tombstones >= seeks,
+        "each reload seeks onto the timer just deleted: {tombstones} tombstones skipped, {seeks} seeks"
+    );
+
+    // two instances on one store: each counts its own thread's requests, the top level sums
+    let both = run(&["--store-counters", "--instances", "2", "--shared-store"]);
+    assert!(validator.is_valid(&both), "results do not match the schema");
+    let instances = both["instances"].as_array().unwrap();
+    for name in names {
+        let sum: u64 = instances
+            .iter()
+            .map(|i| i["store_counters"][name].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            both["store_counters"][name].as_u64().unwrap(),
+            sum,
+            "{name}"
+        );
+    }
+    assert_eq!(
+        instances[0]["store_counters"], counted["store_counters"],
+        "instance 0 runs the same workload as the single run"
+    );
+
+    let human = gadget()
+        .args([
+            "run",
+            cfg.to_str().unwrap(),
+            "--limit",
+            "50000",
+            "--store-counters",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("store counters") && text.contains("rocksdb.internal_delete_skipped_count"),
+        "{text}"
+    );
 }

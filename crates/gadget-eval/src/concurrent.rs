@@ -5,6 +5,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use gadget::access::Op;
+
 use crate::run::{drive, Measured, Progress, RunError, RunOptions, RunReport};
 use crate::store::{open_shared_store, open_store, StoreError, StoreKind, StoreSettings};
 use crate::workload::{RequestStream, WorkloadError, WorkloadSource};
@@ -27,8 +29,9 @@ pub struct InstancesOutcome {
     pub measured: Measured,
 }
 
-/// One instance's thread result.
-type InstanceResult = Result<(Measured, &'static str, Vec<gadget::access::Op>), RunError>;
+/// What one instance's thread returns: its measurements, the store's name, the ops it
+/// emulated and its counters.
+type InstanceResult = Result<(Measured, &'static str, Vec<Op>, Vec<(&'static str, u64)>), RunError>;
 
 /// Runs every source as its own instance on its own thread against `kind` under `dir`.
 ///
@@ -105,7 +108,13 @@ pub fn run_instances(
                         if !measured.is_partial() {
                             producer?;
                         }
-                        Ok((measured, store.name(), store.emulated().to_vec()))
+                        // counters are read here: RocksDB keeps them per thread
+                        Ok((
+                            measured,
+                            store.name(),
+                            store.emulated().to_vec(),
+                            store.counters(),
+                        ))
                     })
                     .expect("spawning a thread")
             })
@@ -118,10 +127,15 @@ pub fn run_instances(
     let mut measured = Vec::with_capacity(n);
     let mut reports = Vec::with_capacity(n);
     for (i, r) in results.into_iter().enumerate() {
-        let (m, store, emulated) = r?;
+        let (m, store, emulated, counters) = r?;
         let mut o = options.clone();
         o.seed = o.seed.wrapping_add(i as u64);
-        reports.push(m.report(store, &emulated, &o));
+        let mut report = m.report(store, &emulated, &o);
+        report.store_counters = counters
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value))
+            .collect();
+        reports.push(report);
         measured.push(m);
     }
     if n == 1 {
@@ -131,7 +145,7 @@ pub fn run_instances(
     }
     let combined = Measured::combine(&measured, options.interval_ns, options.keep_intervals);
     // each op once, in op order, if any instance emulated it
-    let emulated: Vec<gadget::access::Op> = gadget::access::Op::ALL
+    let emulated: Vec<Op> = Op::ALL
         .into_iter()
         .filter(|op| {
             reports
@@ -153,6 +167,11 @@ pub fn run_instances(
         .target_rate
         .filter(|_| report.requests > 0)
         .map(|r| report.throughput >= 0.95 * r);
+    for instance in &reports {
+        for (name, value) in &instance.store_counters {
+            *report.store_counters.entry(name.clone()).or_default() += value;
+        }
+    }
     report.instances = reports;
     Ok(InstancesOutcome {
         report,

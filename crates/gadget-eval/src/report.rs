@@ -51,6 +51,16 @@ pub fn render_summary(r: &RunReport) -> String {
         out.push_str("\nservice time (completion - actual start)\n");
         out.push_str(&render_table(&r.service));
     }
+    if !r.store_counters.is_empty() {
+        let issued = (r.requests + r.warmup_requests).max(1) as f64;
+        out.push_str("\nstore counters (whole run, warm-up included)\n");
+        for (name, value) in &r.store_counters {
+            out.push_str(&format!(
+                "  {name:<40}{value:>14}  {:>10.2} per request\n",
+                *value as f64 / issued
+            ));
+        }
+    }
     out
 }
 

@@ -1,5 +1,6 @@
 //! The driver: issues a request stream to a store on schedule and measures every request.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -107,6 +108,10 @@ pub struct RunReport {
     pub service: Vec<OpSummary>,
     /// Throughput and latency per interval.
     pub time_series: Vec<IntervalStats>,
+    /// The store's own counters over the whole run, warm-up included, by name (with
+    /// `--store-counters`, for stores that keep any; else empty). Summed over instances.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub store_counters: BTreeMap<String, u64>,
     /// For concurrent instances (this report then combines them): each instance's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<RunReport>,
@@ -225,6 +230,7 @@ impl Measured {
             latency,
             service,
             time_series: self.recorder.series.clone(),
+            store_counters: BTreeMap::new(),
             instances: Vec::new(),
         }
     }

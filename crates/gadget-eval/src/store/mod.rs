@@ -127,6 +127,13 @@ pub trait Store {
     fn flush(&mut self) -> Result<(), StoreError> {
         Ok(())
     }
+
+    /// The store's own counters of the work behind the requests so far, by name, when it was
+    /// opened with [`StoreSettings::counters`] and keeps any (RocksDB: the deleted and hidden
+    /// entries its iterators stepped over). Read on the thread that issued the requests.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// Which store to open.
@@ -261,6 +268,9 @@ pub struct StoreSettings {
     /// FASTER's hash index in bytes (64-byte buckets, a power of two of them); 64 MB in the
     /// paper.
     pub faster_index_size: usize,
+    /// Keep the store's own counters where it has them ([`Store::counters`]); they cost some
+    /// throughput (RocksDB's perf context at its counting level).
+    pub counters: bool,
 }
 
 impl Default for StoreSettings {
@@ -277,6 +287,7 @@ impl Default for StoreSettings {
             lmdb_map_size: 16 << 30,
             faster_log_size: 256 << 20,
             faster_index_size: 64 << 20,
+            counters: false,
         }
     }
 }

@@ -41,6 +41,8 @@ pub struct SharedRocksDb {
     db: Arc<DB>,
     path: PathBuf,
     wal: bool,
+    /// Whether attached stores keep RocksDB's perf-context counters.
+    counters: bool,
     /// Column-family names per instance.
     families: Vec<Vec<String>>,
     /// Keeps the block cache alive as long as the database.
@@ -55,9 +57,27 @@ pub struct RocksDbStore {
     /// Reused for every point read (the crate's `get_pinned_cf` builds one per call).
     read_options: ReadOptions,
     path: PathBuf,
+    /// Whether RocksDB's perf context counts on the thread that attached the store.
+    counters: bool,
     /// Keeps the block cache alive as long as the database.
     _cache: Cache,
 }
+
+/// RocksDB's perf-context counters reported by [`Store::counters`], with their names.
+const PERF_COUNTERS: [(&str, rocksdb::perf::PerfMetric); 3] = [
+    (
+        "rocksdb.internal_delete_skipped_count",
+        rocksdb::perf::PerfMetric::InternalDeleteSkippedCount,
+    ),
+    (
+        "rocksdb.internal_key_skipped_count",
+        rocksdb::perf::PerfMetric::InternalKeySkippedCount,
+    ),
+    (
+        "rocksdb.block_read_count",
+        rocksdb::perf::PerfMetric::BlockReadCount,
+    ),
+];
 
 /// `StringAppendOperator(',')`: the operands appended to the existing value, `,` between.
 fn string_append(
@@ -168,6 +188,7 @@ impl SharedRocksDb {
             path: dir.to_path_buf(),
             wal: settings.wal,
             families,
+            counters: settings.counters,
             _cache: cache,
         })
     }
@@ -196,12 +217,18 @@ impl SharedRocksDb {
         })?;
         let mut write_options = WriteOptions::default();
         write_options.disable_wal(!self.wal);
+        if self.counters {
+            // the perf context is the calling thread's: it counts what this thread asks
+            rocksdb::perf::set_perf_stats(rocksdb::perf::PerfStatsLevel::EnableCount);
+            rocksdb::perf::PerfContext::default().reset();
+        }
         Ok(RocksDbStore {
             db,
             batch: WriteBatch::default(),
             write_options,
             read_options: ReadOptions::default(),
             path: self.path.clone(),
+            counters: self.counters,
             _cache: self._cache.clone(),
         })
     }
@@ -245,6 +272,17 @@ impl RocksDbStore {
 impl Store for RocksDbStore {
     fn name(&self) -> &'static str {
         "rocksdb"
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        if !self.counters {
+            return Vec::new();
+        }
+        let context = rocksdb::perf::PerfContext::default();
+        PERF_COUNTERS
+            .iter()
+            .map(|&(name, metric)| (name, context.metric(metric)))
+            .collect()
     }
 
     fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {

@@ -56,6 +56,8 @@ pub struct RunSettings {
     pub instances: Option<usize>,
     /// `shared_store`: whether instances share one store.
     pub shared_store: Option<bool>,
+    /// `store_counters`: keep the store's own counters (RocksDB's perf context).
+    pub store_counters: Option<bool>,
     /// `[run.rocksdb] write_buffer_mb`.
     pub write_buffer_mb: Option<usize>,
     /// `[run.rocksdb] write_buffers`.
@@ -116,6 +118,7 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         speed: s.float("speed", 1e-9, 1e12)?,
         instances: s.int("instances", 1, 4096)?.map(|n| n as usize),
         shared_store: s.bool("shared_store")?,
+        store_counters: s.bool("store_counters")?,
         ..RunSettings::default()
     };
     if let Some(w) = s.string_or_int("warmup")? {
