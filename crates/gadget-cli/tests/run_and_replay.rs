@@ -32,6 +32,21 @@ fn workload(dir: &Path, events: Option<u64>) -> PathBuf {
     path
 }
 
+/// `gadget run CONFIG --json` with `extra` arguments; the results, once it succeeded.
+fn run_json(cfg: &Path, extra: &[&str]) -> serde_json::Value {
+    let out = gadget()
+        .args(["run", cfg.to_str().unwrap(), "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn trace(dir: &Path) -> PathBuf {
     let cfg = workload(dir, Some(3_000));
     let out = dir.join("t.gtrace");
@@ -372,19 +387,7 @@ fn the_configs_run_section_chooses_store_and_arrival_and_flags_override_it() {
          [run.rocksdb]\nblock_cache_mb = 8\n",
     );
     std::fs::write(&cfg, text).unwrap();
-    let run = |extra: &[&str]| -> serde_json::Value {
-        let out = gadget()
-            .args(["run", cfg.to_str().unwrap(), "--json"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let run = |extra: &[&str]| run_json(&cfg, extra);
     let r = run(&[]);
     assert_eq!(r["store"], "memory");
     assert_eq!(r["target_rate"], 400_000.0, "two instances at 200000 each");
@@ -445,19 +448,7 @@ fn store_counters_count_the_tombstones_rocksdb_iterators_step_over() {
     // RocksDB timers: reloading a key group's timer cache seeks from the last deleted timer,
     // so the store's iterators step over tombstones
     let cfg = project_root().join("examples/bench/tumbling-incr-zipf.toml");
-    let run = |extra: &[&str]| -> serde_json::Value {
-        let out = gadget()
-            .args(["run", cfg.to_str().unwrap(), "--limit", "200000", "--json"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let run = |extra: &[&str]| run_json(&cfg, &[&["--limit", "200000"], extra].concat());
     let schema: serde_json::Value = serde_json::from_slice(
         &std::fs::read(project_root().join("docs/results.schema.json")).unwrap(),
     )

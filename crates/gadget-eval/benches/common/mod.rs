@@ -33,7 +33,8 @@ impl AccessSink for Recording {
     }
 }
 
-/// The benchmark workload: `examples/bench/tumbling-incr-zipf.toml` cut at [`REQUESTS`].
+/// The benchmark workload: `examples/bench/tumbling-incr-zipf.toml` cut at [`REQUESTS`] (or
+/// a given count).
 pub struct Workload {
     /// The requests in memory, in blocks.
     pub blocks: Vec<RequestBlock>,
@@ -46,6 +47,11 @@ pub struct Workload {
 impl Workload {
     /// Generates the workload, writing its trace to `trace`.
     pub fn generate(trace: &Path) -> Workload {
+        Workload::generate_requests(trace, REQUESTS)
+    }
+
+    /// Generates the workload's first `requests` requests, writing their trace to `trace`.
+    pub fn generate_requests(trace: &Path, requests: u64) -> Workload {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../examples/bench/tumbling-incr-zipf.toml");
         let config = Config::load(&path).expect("the bench config loads");
@@ -61,7 +67,7 @@ impl Workload {
             config.open_source().expect("the source opens"),
             operator.as_mut(),
             &mut sink,
-            Some(REQUESTS),
+            Some(requests),
             &mut |_| {},
         )
         .expect("generation succeeds");
@@ -120,10 +126,16 @@ impl Workload {
 
     /// `gadget replay`'s driver itself: closed loop, every request timed and recorded.
     pub fn driver(&self) -> Measured {
+        self.drive_closed_loop(Warmup::None).0
+    }
+
+    /// The driver in a closed loop after `warmup`, into a fresh memory store; what it
+    /// measured and the options it ran with.
+    pub fn drive_closed_loop(&self, warmup: Warmup) -> (Measured, RunOptions) {
         let options = RunOptions {
             arrival: ArrivalProcess::ClosedLoop,
             seed: 1,
-            warmup: Warmup::None,
+            warmup,
             interval_ns: 1_000_000_000,
             keep_intervals: false,
             stop: Arc::new(AtomicBool::new(false)),
@@ -140,6 +152,6 @@ impl Workload {
         )
         .expect("the run succeeds");
         stream.finish().expect("the trace reads");
-        measured
+        (measured, options)
     }
 }
