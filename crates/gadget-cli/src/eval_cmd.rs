@@ -321,6 +321,12 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::
         stop: stop.clone(),
     };
 
+    if plan.settings.counters && !plan.kind.keeps_counters() {
+        eprintln!(
+            "warning: store {} keeps no counters of its own; --store-counters reports nothing for it (rocksdb does)",
+            plan.kind.name()
+        );
+    }
     let bar = progress::spinner(&format!("driving {}", plan.kind.name()));
     let outcome = run_instances(
         plan.kind,

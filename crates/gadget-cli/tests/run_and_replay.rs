@@ -527,4 +527,20 @@ fn store_counters_count_the_tombstones_rocksdb_iterators_step_over() {
         text.contains("store counters") && text.contains("rocksdb.internal_delete_skipped_count"),
         "{text}"
     );
+
+    // a store without counters says so instead of silently reporting nothing
+    gadget()
+        .args([
+            "run",
+            cfg.to_str().unwrap(),
+            "--limit",
+            "1000",
+            "--store-counters",
+        ])
+        .args(["--store", "memory"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "store memory keeps no counters of its own",
+        ));
 }
