@@ -17,15 +17,15 @@ pub struct Generated {
 }
 
 /// Counts what passes and stops passing requests on at the limit.
-struct Limiter<'a> {
-    inner: &'a mut dyn AccessSink,
+struct Limiter<'a, S: AccessSink + ?Sized> {
+    inner: &'a mut S,
     counts: AccessCounts,
     /// `counts.requests()`, kept as a running total.
     requests: u64,
     limit: u64,
 }
 
-impl AccessSink for Limiter<'_> {
+impl<S: AccessSink + ?Sized> AccessSink for Limiter<'_, S> {
     #[inline]
     fn access(&mut self, a: Access<'_>) {
         if self.requests < self.limit {
@@ -47,11 +47,12 @@ impl AccessSink for Limiter<'_> {
 /// Runs `source` through `operator` into `sink`.
 ///
 /// Watermarks that do not advance event time are dropped, as Flink's watermark valve does.
-/// `limit` stops after that many requests; `progress` is called every 65,536 elements.
-pub fn generate(
+/// `limit` stops after that many requests; `progress` is called every 65,536 elements. A
+/// sink of a concrete type has its calls inlined into the loop (a `dyn` one works too).
+pub fn generate<S: AccessSink + ?Sized>(
     source: ElementStream,
     operator: &mut dyn Operator,
-    sink: &mut dyn AccessSink,
+    sink: &mut S,
     limit: Option<u64>,
     progress: &mut dyn FnMut(&AccessCounts),
 ) -> Result<Generated, SourceError> {

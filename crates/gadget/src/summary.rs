@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::access::{AccessCounts, Op};
+use crate::access::{AccessCounts, AccessSink, Op};
 
 /// Counts distinct items exactly up to 2^16 (a set that stays in cache), then estimates with HyperLogLog (±1%), so memory
 /// stays bounded however long the trace is.
@@ -97,15 +97,15 @@ impl Hasher for IdentityHasher {
 }
 
 /// Passes accesses on and counts their distinct keys (requests with an empty key are skipped).
-pub struct KeyStats<'a> {
-    inner: &'a mut dyn crate::access::AccessSink,
+pub struct KeyStats<'a, S: AccessSink + ?Sized = dyn AccessSink> {
+    inner: &'a mut S,
     /// Distinct state keys seen so far.
     pub keys: DistinctCounter,
 }
 
-impl<'a> KeyStats<'a> {
+impl<'a, S: AccessSink + ?Sized> KeyStats<'a, S> {
     /// Wraps a sink.
-    pub fn new(inner: &'a mut dyn crate::access::AccessSink) -> Self {
+    pub fn new(inner: &'a mut S) -> Self {
         KeyStats {
             inner,
             keys: DistinctCounter::default(),
@@ -113,7 +113,7 @@ impl<'a> KeyStats<'a> {
     }
 }
 
-impl crate::access::AccessSink for KeyStats<'_> {
+impl<S: AccessSink + ?Sized> AccessSink for KeyStats<'_, S> {
     #[inline]
     fn access(&mut self, a: crate::access::Access<'_>) {
         if !a.key.is_empty() {
