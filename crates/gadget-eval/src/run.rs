@@ -134,9 +134,14 @@ impl RunReport {
         }
         if self.producer_stalls > 0 {
             w.push(format!(
-                "generation fell behind {} times ({:.1} ms in all); those waits are in the latencies",
+                "generation fell behind {} times ({:.1} ms in all); {}",
                 self.producer_stalls,
-                self.producer_stall_ns as f64 / 1e6
+                self.producer_stall_ns as f64 / 1e6,
+                if self.open_loop {
+                    "requests due meanwhile started late, and their latencies include it"
+                } else {
+                    "those waits count in the measured time (throughput), in no request's latency"
+                }
             ));
         }
         w
@@ -729,4 +734,38 @@ fn drive_open_loop(
         elapsed: Duration::from_nanos(m.end_ns),
     });
     Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_producer_stall_is_said_to_be_in_the_latencies_only_in_an_open_loop() {
+        let options = |arrival| RunOptions {
+            arrival,
+            seed: 1,
+            warmup: Warmup::None,
+            interval_ns: 1_000_000_000,
+            keep_intervals: false,
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        let mut m = Measured::new(Recorder::new(1_000_000_000, false, true));
+        m.producer_stalls = 2;
+        m.producer_stall_ns = 3_000_000;
+        let closed = m.report("memory", &[], &options(ArrivalProcess::ClosedLoop));
+        let warning = closed.warnings().join("\n");
+        assert!(
+            warning.contains("fell behind 2 times (3.0 ms in all)")
+                && warning.contains("in no request's latency"),
+            "{warning}"
+        );
+        let open = m.report(
+            "memory",
+            &[],
+            &options(ArrivalProcess::Constant { rate: 1000.0 }),
+        );
+        let warning = open.warnings().join("\n");
+        assert!(warning.contains("their latencies include it"), "{warning}");
+    }
 }
