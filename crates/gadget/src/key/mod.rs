@@ -41,6 +41,42 @@ impl Key {
     }
 }
 
+/// Which variant of [`Key`] a key is: what it takes to read it back from its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// [`Key::Long`].
+    Long,
+    /// [`Key::Str`].
+    Str,
+    /// [`Key::NullByte`].
+    NullByte,
+}
+
+impl Key {
+    /// The key's variant.
+    #[inline]
+    pub fn kind(&self) -> KeyKind {
+        match self {
+            Key::Long(_) => KeyKind::Long,
+            Key::Str(_) => KeyKind::Str,
+            Key::NullByte => KeyKind::NullByte,
+        }
+    }
+
+    /// Reads back a key of `kind` from exactly the bytes [`Key::serialize_into`] wrote;
+    /// `None` when they are not such bytes.
+    pub fn deserialize(kind: KeyKind, bytes: &[u8]) -> Option<Key> {
+        match kind {
+            KeyKind::Long => Some(Key::Long(i64::from_be_bytes(bytes.try_into().ok()?))),
+            KeyKind::NullByte => (bytes == [0]).then_some(Key::NullByte),
+            KeyKind::Str => {
+                let (s, used) = read_java_string(bytes)?;
+                (used == bytes.len()).then(|| Key::Str(s.into()))
+            }
+        }
+    }
+}
+
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -58,6 +94,31 @@ pub fn write_java_string(s: &str, out: &mut Vec<u8>) {
     for unit in s.encode_utf16() {
         write_java_varint(unit as u32, out);
     }
+}
+
+/// Reads a string written by [`write_java_string`] at the start of `bytes`; the string and the
+/// bytes it took. `None` for bytes that are not such a string.
+pub fn read_java_string(bytes: &[u8]) -> Option<(String, usize)> {
+    let mut pos = 0;
+    let units = read_java_varint(bytes, &mut pos)?.checked_sub(1)?;
+    let mut utf16 = Vec::with_capacity(units as usize);
+    for _ in 0..units {
+        utf16.push(u16::try_from(read_java_varint(bytes, &mut pos)?).ok()?);
+    }
+    Some((String::from_utf16(&utf16).ok()?, pos))
+}
+
+fn read_java_varint(bytes: &[u8], pos: &mut usize) -> Option<u32> {
+    let mut v = 0u32;
+    for shift in (0..35).step_by(7) {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        v |= u32::from(b & 0x7f).checked_shl(shift)?;
+        if b < 0x80 {
+            return Some(v);
+        }
+    }
+    None
 }
 
 fn write_java_varint(mut v: u32, out: &mut Vec<u8>) {
@@ -229,6 +290,43 @@ mod tests {
         assert_eq!(
             hex(layout.map_key(&key, Namespace::Void, 0x08ff2e98)),
             "0c0000000175c04e94000000000008ff2e98"
+        );
+    }
+
+    #[test]
+    fn keys_read_back_from_their_bytes() {
+        let keys = [
+            Key::Long(0),
+            Key::Long(-1),
+            Key::Long(i64::MAX),
+            Key::NullByte,
+            Key::Str("".into()),
+            Key::Str("job-42".into()),
+            Key::Str("ünïcødé ✓ 𝄞".into()),
+            Key::Str("x".repeat(300).into()),
+        ];
+        for key in &keys {
+            let mut bytes = Vec::new();
+            key.serialize_into(&mut bytes);
+            assert_eq!(Key::deserialize(key.kind(), &bytes).as_ref(), Some(key));
+            let mut longer = bytes.clone();
+            longer.push(7);
+            assert_eq!(
+                Key::deserialize(key.kind(), &longer),
+                None,
+                "{key:?} + a byte"
+            );
+        }
+        assert_eq!(Key::deserialize(KeyKind::Long, &[1, 2, 3]), None);
+        assert_eq!(
+            Key::deserialize(KeyKind::Str, &[0x80]),
+            None,
+            "a cut varint"
+        );
+        assert_eq!(
+            Key::deserialize(KeyKind::Str, &[0]),
+            None,
+            "length 0 means null"
         );
     }
 

@@ -26,13 +26,33 @@ pub enum Side {
     Right,
 }
 
-impl TimerNamespace for Side {
-    fn serialize_into(&self, out: &mut Vec<u8>) {
-        let name = match self {
+impl Side {
+    /// The timer namespace Flink gives the side's cleanup timers.
+    fn timer_namespace(self) -> &'static str {
+        match self {
             Side::Left => "CLEANUP_LEFT",
             Side::Right => "CLEANUP_RIGHT",
-        };
-        crate::key::write_java_string(name, out);
+        }
+    }
+}
+
+impl TimerNamespace for Side {
+    fn serialize_into(&self, out: &mut Vec<u8>) {
+        crate::key::write_java_string(self.timer_namespace(), out);
+    }
+
+    fn deserialize_suffix(bytes: &[u8]) -> Option<(Self, usize)> {
+        // the names as `write_java_string` writes them: length + 1, then the characters
+        // (a test checks these against serialize_into)
+        const LEFT: &[u8] = b"\x0dCLEANUP_LEFT";
+        const RIGHT: &[u8] = b"\x0eCLEANUP_RIGHT";
+        if bytes.ends_with(LEFT) {
+            Some((Side::Left, LEFT.len()))
+        } else if bytes.ends_with(RIGHT) {
+            Some((Side::Right, RIGHT.len()))
+        } else {
+            None
+        }
     }
 }
 

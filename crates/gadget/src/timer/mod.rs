@@ -128,11 +128,59 @@ impl TimerNamespace for (i64, i64) {
         out.extend_from_slice(&self.0.to_be_bytes());
         out.extend_from_slice(&self.1.to_be_bytes());
     }
+
+    #[inline]
+    fn deserialize_suffix(bytes: &[u8]) -> Option<(Self, usize)> {
+        let tail = bytes.get(bytes.len().checked_sub(16)?..)?;
+        let (start, end) = tail.split_at(8);
+        Some((
+            (
+                i64::from_be_bytes(start.try_into().ok()?),
+                i64::from_be_bytes(end.try_into().ok()?),
+            ),
+            16,
+        ))
+    }
 }
 
 impl TimerNamespace for u8 {
     #[inline]
     fn serialize_into(&self, out: &mut Vec<u8>) {
         out.push(*self);
+    }
+
+    #[inline]
+    fn deserialize_suffix(bytes: &[u8]) -> Option<(Self, usize)> {
+        Some((*bytes.last()?, 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TimerNamespace;
+    use crate::operator::Side;
+
+    /// Each namespace reads back from the end of a timer key, whatever key bytes precede it.
+    fn reads_back<N: TimerNamespace + std::fmt::Debug>(namespace: N) {
+        for key in [&b""[..], &[0], &[0xff; 8], b"\x0dCLEANUP_LEFT"] {
+            let mut bytes = key.to_vec();
+            namespace.serialize_into(&mut bytes);
+            assert_eq!(
+                N::deserialize_suffix(&bytes),
+                Some((namespace.clone(), bytes.len() - key.len())),
+                "{namespace:?} after {key:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn timer_namespaces_read_back_from_the_end_of_their_keys() {
+        reads_back((0i64, 5_000i64));
+        reads_back((i64::MIN, -1i64));
+        reads_back(7u8);
+        reads_back(Side::Left);
+        reads_back(Side::Right);
+        assert_eq!(<(i64, i64)>::deserialize_suffix(&[0; 15]), None);
+        assert_eq!(Side::deserialize_suffix(b"\x0dCLEANUP_LEF"), None);
     }
 }

@@ -7,19 +7,25 @@ use std::cmp::Ordering;
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::hash::Hash;
+use std::marker::PhantomData;
+use std::sync::Arc;
 
 use crate::access::{Access, AccessSink, Op, StateId};
-use crate::key::KeyLayout;
+use crate::key::{Key, KeyKind, KeyLayout};
 
 use super::Timer;
 
 const CACHE_CAPACITY: usize = 128;
 const BATCH_CAPACITY: u32 = 500;
 
-/// How a timer namespace is serialized into the timer key.
+/// How a timer namespace is serialized into the timer key, and read back from its end.
 pub trait TimerNamespace: Clone + Eq + Hash {
     /// Appends the namespace bytes.
     fn serialize_into(&self, out: &mut Vec<u8>);
+
+    /// Reads the namespace that `bytes` end with (as [`TimerNamespace::serialize_into`] wrote
+    /// it); with the number of bytes it takes. `None` when they do not end with one.
+    fn deserialize_suffix(bytes: &[u8]) -> Option<(Self, usize)>;
 }
 
 /// Bytes of a timer key kept in the words of a [`TimerKey`]; longer keys spill to its tail.
@@ -120,36 +126,58 @@ impl PartialEq for TimerKey {
 
 impl Eq for TimerKey {}
 
-/// The timers of a queue, by slot; the ordered maps hold slot numbers, which keeps their
-/// entries small (cheaper to shift within B-tree nodes). Freed slots are reused.
-#[derive(Debug, Clone)]
-struct Slab<N> {
-    slots: Vec<Option<Timer<N>>>,
+/// How a map entry reads its timer's key back: long and null-byte keys from the key bytes,
+/// a string key from a slot of [`StringKeys`] (shared, so reading it back allocates nothing;
+/// long keys, the common case, touch no slot at all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct KeyRef(u32);
+
+impl KeyRef {
+    const LONG: KeyRef = KeyRef(u32::MAX);
+    const NULL_BYTE: KeyRef = KeyRef(u32::MAX - 1);
+}
+
+/// The string keys of the timers in a queue's maps, by slot; freed slots are reused.
+#[derive(Debug, Clone, Default)]
+struct StringKeys {
+    slots: Vec<Option<Arc<str>>>,
     free: Vec<u32>,
 }
 
-impl<N> Slab<N> {
-    fn put(&mut self, timer: Timer<N>) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = Some(timer);
-                i
-            }
-            None => {
-                self.slots.push(Some(timer));
-                (self.slots.len() - 1) as u32
-            }
+impl StringKeys {
+    /// How the maps refer to `key` (a string takes a slot).
+    #[inline]
+    fn key_ref(&mut self, key: Key) -> KeyRef {
+        match key {
+            Key::Long(_) => KeyRef::LONG,
+            Key::NullByte => KeyRef::NULL_BYTE,
+            Key::Str(s) => match self.free.pop() {
+                Some(i) => {
+                    self.slots[i as usize] = Some(s);
+                    KeyRef(i)
+                }
+                None => {
+                    self.slots.push(Some(s));
+                    KeyRef((self.slots.len() - 1) as u32)
+                }
+            },
         }
     }
 
-    fn take(&mut self, i: u32) -> Timer<N> {
-        self.free.push(i);
-        self.slots[i as usize].take().expect("a live slot")
+    /// The string of `key_ref`, its slot freed.
+    fn take(&mut self, key_ref: KeyRef) -> Arc<str> {
+        self.free.push(key_ref.0);
+        self.slots[key_ref.0 as usize]
+            .take()
+            .expect("a string key's slot is live")
     }
 
-    fn free(&mut self, i: u32) {
-        self.slots[i as usize] = None;
-        self.free.push(i);
+    /// Frees the slot of `key_ref`, if it has one.
+    #[inline]
+    fn forget(&mut self, key_ref: KeyRef) {
+        if key_ref != KeyRef::LONG && key_ref != KeyRef::NULL_BYTE {
+            self.take(key_ref);
+        }
     }
 }
 
@@ -157,10 +185,11 @@ impl<N> Slab<N> {
 /// cached timer is also in RocksDB, and `overflow` holds the timers only RocksDB has.
 #[derive(Debug, Clone)]
 struct KeyGroupQueue {
-    /// Timer keys and their slots in the queue's [`Slab`].
-    cache: BTreeMap<TimerKey, u32>,
-    /// Timer keys and their slots in the queue's [`Slab`].
-    overflow: BTreeMap<TimerKey, u32>,
+    /// Timer keys, with what it takes to read the timer back from them: the bytes hold its
+    /// timestamp, key and namespace; [`KeyRef`] says how to read the key.
+    cache: BTreeMap<TimerKey, KeyRef>,
+    /// Timer keys only RocksDB has, as in `cache`.
+    overflow: BTreeMap<TimerKey, KeyRef>,
     all_in_cache: bool,
     /// Where a reload seeks: the full key bytes, as requested.
     seek_hint: Vec<u8>,
@@ -176,7 +205,10 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     batch_state: StateId,
     layout: KeyLayout,
     groups: Vec<KeyGroupQueue>,
-    timers: Slab<N>,
+    /// The timers are read back from their keys on poll (no copy of them is kept).
+    namespace: PhantomData<N>,
+    /// The string keys of the timers in the maps.
+    strings: StringKeys,
     /// The heap of key groups, 1-based as in Flink.
     outer: Vec<usize>,
     batch_entries: u32,
@@ -222,10 +254,8 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             layout,
             groups,
             outer,
-            timers: Slab {
-                slots: Vec::new(),
-                free: Vec::new(),
-            },
+            namespace: PhantomData,
+            strings: StringKeys::default(),
             batch_entries: 0,
             key: Vec::with_capacity(64),
             last_add: None,
@@ -242,6 +272,29 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         timer.namespace.serialize_into(&mut self.key);
         let p = self.layout.prefix_bytes();
         (self.group_of(&self.key), TimerKey::new(&self.key[p..]))
+    }
+
+    /// The timer whose full key bytes are in `self.key`, its key as `key_ref` says (a string
+    /// key leaves [`StringKeys`]).
+    fn deserialize(&mut self, key_ref: KeyRef) -> Timer<N> {
+        let bytes = &self.key[self.layout.prefix_bytes()..];
+        let (timestamp, rest) = bytes.split_at(8);
+        let timestamp =
+            (u64::from_be_bytes(timestamp.try_into().expect("8 bytes")) ^ (1 << 63)) as i64;
+        let (namespace, namespace_len) =
+            N::deserialize_suffix(rest).expect("a timer key ends with its namespace");
+        let key_bytes = &rest[..rest.len() - namespace_len];
+        let key = match key_ref {
+            KeyRef::LONG => Key::deserialize(KeyKind::Long, key_bytes),
+            KeyRef::NULL_BYTE => Key::deserialize(KeyKind::NullByte, key_bytes),
+            string => Some(Key::Str(self.strings.take(string))),
+        }
+        .expect("a timer key holds the key it was written with");
+        Timer {
+            timestamp,
+            key,
+            namespace,
+        }
     }
 
     /// Writes the full bytes of `key` of key group `g` into `self.key`.
@@ -319,8 +372,9 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             else {
                 break;
             };
-            let timer = group.overflow.remove(&k).expect("ranged key exists");
-            group.cache.insert(k, timer);
+            let key_ref = group.overflow.remove(&k).expect("ranged key exists");
+            let previous = group.cache.insert(k, key_ref);
+            debug_assert!(previous.is_none(), "a reload fills an empty cache");
             loaded += 1;
         }
         let more = group.overflow.range(&group.seek_from..).next().is_some();
@@ -421,25 +475,25 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             self.last_add = Some((g, Placement::Cache));
             match group.cache.entry(key) {
                 Entry::Occupied(_) => return, // the cache de-duplicates: no request
-                Entry::Vacant(slot) => {
-                    slot.insert(self.timers.put(timer));
+                Entry::Vacant(entry) => {
+                    entry.insert(self.strings.key_ref(timer.key));
                 }
             }
             if full {
                 // the lowest-priority cached timer (not the new one, which sorts before it)
                 // now lives only in RocksDB
-                if let Some((k, t)) = group.cache.pop_last() {
-                    if let Some(old) = group.overflow.insert(k, t) {
-                        self.timers.free(old);
+                if let Some((k, key_ref)) = group.cache.pop_last() {
+                    if let Some(old) = group.overflow.insert(k, key_ref) {
+                        self.strings.forget(old);
                     }
                 }
                 group.all_in_cache = false;
             }
         } else {
             self.last_add = Some((g, Placement::Store));
-            let slot = self.timers.put(timer);
-            if let Some(old) = group.overflow.insert(key, slot) {
-                self.timers.free(old);
+            let key_ref = self.strings.key_ref(timer.key);
+            if let Some(old) = group.overflow.insert(key, key_ref) {
+                self.strings.forget(old);
             }
             group.all_in_cache = false;
         }
@@ -486,11 +540,11 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         let was_head = *head == key;
         self.batch_entry(Op::BatchDelete, out);
         let group = &mut self.groups[g];
-        if let Some(slot) = group.overflow.remove(&key) {
-            self.timers.free(slot);
+        if let Some(old) = group.overflow.remove(&key) {
+            self.strings.forget(old);
         }
-        if let Some(slot) = group.cache.remove(&key) {
-            self.timers.free(slot);
+        if let Some(old) = group.cache.remove(&key) {
+            self.strings.forget(old);
         }
         let changed = if group.cache.is_empty() {
             group.seek_hint.clear();
@@ -516,9 +570,9 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         self.last_add = None;
         let g = self.outer[1];
         self.check_refill(g, out);
-        let result = self.groups[g].cache.pop_first().map(|(key, slot)| {
-            let timer = self.timers.take(slot);
+        let result = self.groups[g].cache.pop_first().map(|(key, key_ref)| {
             self.unserialize(g, &key);
+            let timer = self.deserialize(key_ref);
             self.batch_entry(Op::BatchDelete, out);
             let group = &mut self.groups[g];
             if group.cache.is_empty() {
@@ -575,6 +629,58 @@ mod tests {
             }
             prop_assert!(out_twice.records.len() > CACHE_CAPACITY);
         }
+    }
+
+    /// Timers are read back from their keys: every kind of key and namespace comes back equal,
+    /// through caches that overflow and reload, and a string key comes back as the same
+    /// shared string (no allocation per timer).
+    #[test]
+    fn polled_timers_equal_the_added_ones_and_share_their_string_keys() {
+        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
+        let mut out = VecSink::default();
+        let mut added = Vec::new();
+        for i in 0..3 * CACHE_CAPACITY as i64 {
+            let key = match i % 3 {
+                0 => Key::Long(i * 7 - 100),
+                1 => Key::Str(format!("key-{i}-ü").into()),
+                _ => Key::NullByte,
+            };
+            // timestamps out of order, so the caches fill, spill and reload
+            let t = (i * 7_919) % 1_000;
+            let timer = Timer {
+                timestamp: t,
+                key,
+                namespace: (t - 9, t + 1),
+            };
+            q.add(timer.clone(), &mut out);
+            added.push(timer);
+        }
+        let mut polled = Vec::new();
+        while let Some(timer) = q.poll(&mut out) {
+            polled.push(timer);
+        }
+        assert!(out.records.iter().any(|r| matches!(
+            r,
+            crate::access::TraceRecord::Access {
+                op: crate::access::Op::Seek,
+                ..
+            }
+        )));
+        assert_eq!(polled.len(), added.len());
+        for timer in &polled {
+            let original = added
+                .iter()
+                .find(|a| *a == timer)
+                .expect("every polled timer was added");
+            if let (Key::Str(a), Key::Str(b)) = (&original.key, &timer.key) {
+                assert!(std::sync::Arc::ptr_eq(a, b), "{b} was allocated anew");
+            }
+        }
+        let timestamps: Vec<i64> = polled.iter().map(|t| t.timestamp).collect();
+        assert!(
+            timestamps.windows(2).all(|w| w[0] < w[1]),
+            "polled in time order"
+        );
     }
 
     /// The add that fills a key group's cache with its latest timer leaves that timer last in
