@@ -157,8 +157,12 @@ impl StringKeys {
                     KeyRef(i)
                 }
                 None => {
+                    let i = u32::try_from(self.slots.len())
+                        .ok()
+                        .filter(|&i| i < KeyRef::NULL_BYTE.0)
+                        .expect("fewer than 2^32 - 2 timers with string keys at once");
                     self.slots.push(Some(s));
-                    KeyRef((self.slots.len() - 1) as u32)
+                    KeyRef(i)
                 }
             },
         }
