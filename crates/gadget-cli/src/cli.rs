@@ -283,8 +283,9 @@ pub struct EvalArgs {
     #[arg(long)]
     pub wal: bool,
     /// Report the store's own counters of the work behind the requests, where it keeps them:
-    /// RocksDB's deleted and hidden entries that its iterators stepped over (its perf context,
-    /// which costs a little throughput). Shown in the summary and as `store_counters` in --json.
+    /// RocksDB's deleted and hidden entries that its iterators stepped over and the blocks it
+    /// read (its perf context, which costs a little throughput). Shown in the summary and as
+    /// `store_counters` in --json.
     #[arg(long)]
     pub store_counters: bool,
     /// Redis server for --store redis (default redis://127.0.0.1:6379).
