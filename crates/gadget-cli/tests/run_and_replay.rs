@@ -32,6 +32,15 @@ fn workload(dir: &Path, events: Option<u64>) -> PathBuf {
     path
 }
 
+/// Fails the test with the command's stderr unless it succeeded.
+fn assert_succeeded(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `gadget run CONFIG --json` with `extra` arguments; the results, once it succeeded.
 fn run_json(cfg: &Path, extra: &[&str]) -> serde_json::Value {
     let out = gadget()
@@ -39,11 +48,7 @@ fn run_json(cfg: &Path, extra: &[&str]) -> serde_json::Value {
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -118,11 +123,7 @@ fn run_results_match_the_committed_json_schema_and_every_output_is_written() {
         .arg(&hlog)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let written: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
@@ -320,11 +321,7 @@ fn concurrent_instances_report_each_and_combined_on_a_shared_or_own_store() {
             cmd.arg("--shared-store");
         }
         let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_succeeded(&out);
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert!(
             validator.is_valid(&r),
