@@ -321,12 +321,6 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::
         stop: stop.clone(),
     };
 
-    if plan.settings.counters && !plan.kind.keeps_counters() {
-        eprintln!(
-            "warning: store {} keeps no counters of its own; --store-counters reports nothing for it (rocksdb does)",
-            plan.kind.name()
-        );
-    }
     let bar = progress::spinner(&format!("driving {}", plan.kind.name()));
     let outcome = run_instances(
         plan.kind,
@@ -346,6 +340,12 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::
     );
     bar.finish_and_clear();
     let InstancesOutcome { report, measured } = outcome?;
+    if plan.settings.counters && report.store_counters.is_empty() {
+        eprintln!(
+            "warning: store {} keeps no counters of its own; --store-counters reports nothing for it (rocksdb does)",
+            plan.kind.name()
+        );
+    }
 
     write_outputs(&report, &measured, a)?;
     match dir {

@@ -520,9 +520,10 @@ impl Completion {
     }
 }
 
-/// A block's requests as they completed, and the raw reading just before the first started.
+/// A chunk's requests (at most [`RECORD_EVERY`]) as they completed, and the raw reading just
+/// before the first started.
 #[derive(Debug)]
-struct CompletedBlock {
+struct CompletedChunk {
     start: u64,
     completions: Vec<Completion>,
 }
@@ -537,11 +538,11 @@ struct CompletionRecorder<'a> {
 }
 
 impl CompletionRecorder<'_> {
-    /// Records a block: each request's latency runs from the previous one's completion (the
-    /// first's from the block's start) to its own.
-    fn record(&mut self, block: &CompletedBlock) {
-        let mut start_ns = self.clock.ns_of(block.start);
-        let mut completions = &block.completions[..];
+    /// Records a chunk: each request's latency runs from the previous one's completion (the
+    /// first's from the chunk's start) to its own.
+    fn record(&mut self, chunk: &CompletedChunk) {
+        let mut start_ns = self.clock.ns_of(chunk.start);
+        let mut completions = &chunk.completions[..];
         while !self.measuring {
             let Some((c, rest)) = completions.split_first() else {
                 return;
@@ -621,7 +622,7 @@ fn drive_closed_loop(
         measuring: options.warmup == Warmup::None,
         issued: 0,
     };
-    let mut done = CompletedBlock {
+    let mut done = CompletedChunk {
         start: 0,
         completions: Vec::with_capacity(RECORD_EVERY),
     };

@@ -228,15 +228,6 @@ impl StoreKind {
         }
     }
 
-    /// Whether the store keeps counters of its own ([`Store::counters`]).
-    pub fn keeps_counters(self) -> bool {
-        #[cfg(feature = "rocksdb")]
-        if self == StoreKind::RocksDb {
-            return true;
-        }
-        false
-    }
-
     /// The store named `name`, if this build has it.
     pub fn from_name(name: &str) -> Option<StoreKind> {
         StoreKind::all().iter().copied().find(|k| k.name() == name)

@@ -283,19 +283,13 @@ impl Operator for SessionWindowOperator {
                 .entry((key.clone(), state_window))
                 .or_insert(0) += 1;
             let max_ts = max_timestamp(actual.1);
-            let trigger_timer = max_ts > self.watermark;
-            if trigger_timer {
-                self.timers.add(Self::timer(&key, max_ts, actual), out);
-            } else {
+            if max_ts <= self.watermark {
                 self.contents(Op::Get, &key, state_window, 0, out);
+            } else {
+                self.timers.add(Self::timer(&key, max_ts, actual), out);
             }
             if cleanup != i64::MAX {
-                let timer = Self::timer(&key, cleanup, actual);
-                if trigger_timer && cleanup == max_ts {
-                    self.timers.add_again(timer, out);
-                } else {
-                    self.timers.add(timer, out);
-                }
+                self.timers.add(Self::timer(&key, cleanup, actual), out);
             }
         }
         self.persist(&key, &mapping, &initial, out);

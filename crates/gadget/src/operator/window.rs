@@ -183,20 +183,14 @@ impl Operator for WindowOperator {
             }
             self.add_element(&key, window, out);
             let max_ts = max_timestamp(window.1);
-            let trigger_timer = max_ts > self.watermark;
-            if trigger_timer {
-                self.timers.add(Self::timer(&key, max_ts, window), out);
-            } else {
+            if max_ts <= self.watermark {
                 // late but within allowed lateness: the trigger fires at once
                 self.emit(Op::Get, &key, window, 0, out);
+            } else {
+                self.timers.add(Self::timer(&key, max_ts, window), out);
             }
             if cleanup != i64::MAX {
-                let timer = Self::timer(&key, cleanup, window);
-                if trigger_timer && cleanup == max_ts {
-                    self.timers.add_again(timer, out);
-                } else {
-                    self.timers.add(timer, out);
-                }
+                self.timers.add(Self::timer(&key, cleanup, window), out);
             }
         }
         self.windows = windows;

@@ -73,17 +73,6 @@ impl<N: TimerNamespace> TimerQueue<N> {
         }
     }
 
-    /// Registers the timer just added once more (nothing else in between), as Flink's window
-    /// operators do when a window's cleanup time equals its end: the same requests as a second
-    /// [`TimerQueue::add`], without repeating its work where the outcome is known.
-    pub fn add_again(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
-        match self {
-            // the heap de-duplicates: an equal timer is registered already
-            TimerQueue::Heap(_) => {}
-            TimerQueue::RocksDb(q) => q.add_again(timer, out),
-        }
-    }
-
     /// Deletes a timer if registered.
     pub fn remove(&mut self, timer: &Timer<N>, out: &mut dyn AccessSink) {
         match self {

@@ -218,8 +218,9 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     batch_entries: u32,
     /// The full bytes of the timer key in hand.
     key: Vec<u8>,
-    /// Where the last [`RocksDbTimerQueue::add`] put its timer, and in which key group.
-    last_add: Option<(usize, Placement)>,
+    /// The timer of the last [`RocksDbTimerQueue::add`], its key group and where it went;
+    /// cleared by anything else that changes the queue.
+    last_add: Option<(Timer<N>, usize, Placement)>,
 }
 
 /// Where an added timer went.
@@ -460,7 +461,27 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// Registers a timer (`KeyGroupPartitionedPriorityQueue.add`).
     ///
     /// The maps are updated before the batch put is emitted: only the requests' order matters.
+    ///
+    /// Adding the timer just added once more (Flink's window operators do, when a window's
+    /// cleanup time is its end) issues the requests of a second add without redoing its work
+    /// where the outcome is known: a timer that went only to RocksDB goes there again
+    /// (another batch put); one cached in a key group whose cache is not full and holds all
+    /// its timers is de-duplicated (no request).
     pub fn add(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
+        if let Some((last, g, placement)) = &self.last_add {
+            if *last == timer {
+                let group = &self.groups[*g];
+                match placement {
+                    Placement::Store => return self.batch_entry(Op::BatchPut, out),
+                    Placement::Cache
+                        if group.all_in_cache && group.cache.len() < CACHE_CAPACITY =>
+                    {
+                        return
+                    }
+                    Placement::Cache => {}
+                }
+            }
+        }
         let (g, key) = self.serialize(&timer);
         self.check_refill(g, out);
         let group = &mut self.groups[g];
@@ -476,7 +497,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 .cache
                 .first_key_value()
                 .is_none_or(|(first, _)| key < *first);
-            self.last_add = Some((g, Placement::Cache));
+            self.last_add = Some((timer.clone(), g, Placement::Cache));
             match group.cache.entry(key) {
                 Entry::Occupied(_) => return, // the cache de-duplicates: no request
                 Entry::Vacant(entry) => {
@@ -494,7 +515,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 group.all_in_cache = false;
             }
         } else {
-            self.last_add = Some((g, Placement::Store));
+            self.last_add = Some((timer.clone(), g, Placement::Store));
             let key_ref = self.strings.key_ref(timer.key);
             if let Some(old) = group.overflow.insert(key, key_ref) {
                 self.strings.forget(old);
@@ -504,30 +525,6 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         self.batch_entry(Op::BatchPut, out);
         if head_changed {
             self.adjust(g, out);
-        }
-    }
-
-    /// Registers the timer of the previous [`RocksDbTimerQueue::add`] once more, with nothing
-    /// else in between: what Flink's window operators do when a window's cleanup time is its
-    /// end (no allowed lateness). The requests are those of a second `add`, found without
-    /// serializing the timer or searching the caches in the common cases: a timer that went
-    /// only to RocksDB goes there again (another batch put); one now cached in a key group
-    /// whose cache is not full and holds all its timers is de-duplicated (no request).
-    pub fn add_again(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
-        #[cfg(debug_assertions)]
-        {
-            let last = self.key.clone();
-            self.serialize(&timer);
-            debug_assert_eq!(
-                self.key, last,
-                "add_again follows the add of the same timer"
-            );
-        }
-        match self.last_add {
-            Some((_, Placement::Store)) => self.batch_entry(Op::BatchPut, out),
-            Some((g, Placement::Cache))
-                if self.groups[g].all_in_cache && self.groups[g].cache.len() < CACHE_CAPACITY => {}
-            _ => self.add(timer, out),
         }
     }
 
@@ -602,21 +599,21 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
-        /// `add_again` issues exactly what a second `add` of the same timer issues, whatever
-        /// the caches hold: few key groups and many timers fill them, overflow them and make
-        /// them reload.
+        /// Adding the timer just added takes a shortcut, which must issue exactly what a
+        /// second add without it issues, whatever the caches hold: few key groups and many
+        /// timers fill them, overflow them and make them reload.
         #[test]
-        fn adding_again_issues_what_a_second_add_issues(
+        fn adding_a_timer_again_issues_what_a_second_full_add_issues(
             steps in proptest::collection::vec((0i64..400, 0i64..200, 0u8..8), 600..1_500)
         ) {
-            let mut twice = RocksDbTimerQueue::<(i64, i64)>::new(2, 1, 2);
-            let mut again = twice.clone();
-            let (mut out_twice, mut out_again) = (VecSink::default(), VecSink::default());
+            let mut full = RocksDbTimerQueue::<(i64, i64)>::new(2, 1, 2);
+            let mut again = full.clone();
+            let (mut out_full, mut out_again) = (VecSink::default(), VecSink::default());
             let mut watermark = 0;
             for (key, window, advance) in steps {
                 if advance == 0 {
                     watermark += 10;
-                    for (q, out) in [(&mut twice, &mut out_twice), (&mut again, &mut out_again)] {
+                    for (q, out) in [(&mut full, &mut out_full), (&mut again, &mut out_again)] {
                         while q.peek_timestamp(out).is_some_and(|t| t <= watermark) {
                             let timer = q.poll(out).expect("a due timer");
                             q.remove(&timer, out);
@@ -625,13 +622,14 @@ mod tests {
                 }
                 let end = watermark + 1 + window * 5;
                 let timer = Timer { timestamp: end - 1, key: Key::Long(key), namespace: (end - 5, end) };
-                twice.add(timer.clone(), &mut out_twice);
-                twice.add(timer.clone(), &mut out_twice);
+                full.add(timer.clone(), &mut out_full);
+                full.last_add = None; // no shortcut: the second add does all the work
+                full.add(timer.clone(), &mut out_full);
                 again.add(timer.clone(), &mut out_again);
-                again.add_again(timer, &mut out_again);
-                prop_assert_eq!(&out_again.records, &out_twice.records);
+                again.add(timer, &mut out_again);
+                prop_assert_eq!(&out_again.records, &out_full.records);
             }
-            prop_assert!(out_twice.records.len() > CACHE_CAPACITY);
+            prop_assert!(out_full.records.len() > CACHE_CAPACITY);
         }
     }
 
@@ -690,7 +688,7 @@ mod tests {
     /// The add that fills a key group's cache with its latest timer leaves that timer last in
     /// a full cache, so a second add of it goes to RocksDB: another batch put.
     #[test]
-    fn adding_again_after_filling_the_cache_with_the_latest_timer_puts_it_again() {
+    fn adding_a_timer_again_after_filling_the_cache_with_it_puts_it_again() {
         let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
         let mut out = VecSink::default();
         let timer = |t: i64| Timer {
@@ -703,7 +701,7 @@ mod tests {
         }
         let before = out.records.len();
         q.add(timer(1_000), &mut out);
-        q.add_again(timer(1_000), &mut out);
+        q.add(timer(1_000), &mut out);
         let puts: Vec<_> = out.records[before..].to_vec();
         assert_eq!(puts.len(), 2, "two batch puts: {puts:?}");
         assert_eq!(puts[0], puts[1]);
