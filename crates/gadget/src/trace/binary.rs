@@ -307,16 +307,31 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
         };
         let shared = shared_prefix(prev, a.key);
         let suffix = a.key.get(shared..).unwrap_or_default();
-        // op, three varints of at most 10 bytes each: one copy instead of byte-wise pushes
-        let mut head = [0u8; 31];
-        head[0] = a.op as u8;
-        let mut n = 1;
-        n += varint_into(&mut head[n..], u64::from(a.state));
-        n += varint_into(&mut head[n..], shared as u64);
-        n += varint_into(&mut head[n..], suffix.len() as u64);
-        self.block.extend_from_slice(&head[..n]);
-        self.block.extend_from_slice(suffix);
-        put_varint(&mut self.block, u64::from(a.value_len));
+        let numbers = [
+            u64::from(a.state),
+            shared as u64,
+            suffix.len() as u64,
+            u64::from(a.value_len),
+        ];
+        if numbers.iter().fold(0, |all, n| all | n) < 0x80 {
+            // nearly every record: each number is its own one-byte varint
+            let [state, shared, suffix_len, value_len] = numbers.map(|n| n as u8);
+            self.block
+                .extend_from_slice(&[a.op as u8, state, shared, suffix_len]);
+            self.block.extend_from_slice(suffix);
+            self.block.push(value_len);
+        } else {
+            // op, three varints of at most 10 bytes each: one copy instead of byte-wise pushes
+            let mut head = [0u8; 31];
+            head[0] = a.op as u8;
+            let mut n = 1;
+            for number in &numbers[..3] {
+                n += varint_into(&mut head[n..], *number);
+            }
+            self.block.extend_from_slice(&head[..n]);
+            self.block.extend_from_slice(suffix);
+            put_varint(&mut self.block, u64::from(a.value_len));
+        }
         prev.truncate(shared);
         prev.extend_from_slice(suffix);
         self.counts.access(a.op);
@@ -352,6 +367,7 @@ enum Status {
 }
 
 /// A decoded record whose key is `prev[state]`.
+#[derive(Debug, PartialEq, Eq)]
 enum Decoded {
     Access {
         op: Op,
@@ -649,8 +665,71 @@ impl<R: Read> BinaryTraceReader<R> {
         }
     }
 
+    /// Decodes the record at `self.pos` when it is an event marker or an access whose four
+    /// numbers each fit in one byte (nearly every record) and which passes every check of
+    /// [`decode`](Self::decode); `None` leaves anything else, errors included, to `decode`.
+    #[inline]
+    fn decode_common(&mut self) -> Option<Decoded> {
+        if self.decoded >= self.block_records {
+            return None;
+        }
+        let buf = self.block.get(self.pos..)?;
+        let &[tag, state, ..] = buf else {
+            return None;
+        };
+        if tag == TAG_EVENT {
+            self.pos += 2;
+            self.decoded += 1;
+            self.counts.event();
+            return Some(Decoded::Event(state));
+        }
+        let &[_, _, shared, suffix_len, ref rest @ ..] = buf else {
+            return None;
+        };
+        if (state | shared | suffix_len) >= 0x80 {
+            return None;
+        }
+        let op = Op::from_code(tag)?;
+        if self.version == 1 && tag > LAST_VERSION_1_OP {
+            return None;
+        }
+        let (suffix, rest) = rest.split_at_checked(usize::from(suffix_len))?;
+        let &[value_len, ..] = rest else {
+            return None;
+        };
+        // two one-byte lengths make a key far shorter than the longest allowed
+        const _: () = assert!(MAX_KEY_LEN > 2 * 0x7f);
+        let key_len = usize::from(shared) + usize::from(suffix_len);
+        if value_len >= 0x80 || (op.is_range() && usize::from(value_len) > key_len) {
+            return None;
+        }
+        let prev = self.prev.get_mut(usize::from(state))?;
+        if usize::from(shared) > prev.len() {
+            return None;
+        }
+        prev.truncate(usize::from(shared));
+        prev.extend_from_slice(suffix);
+        self.pos += 5 + usize::from(suffix_len);
+        self.decoded += 1;
+        self.counts.access(op);
+        Some(Decoded::Access {
+            op,
+            state: StateId::from(state),
+            value_len: u32::from(value_len),
+        })
+    }
+
     /// Decodes the record at `self.pos`.
+    #[inline]
     fn decode(&mut self) -> Result<Decoded, TraceError> {
+        match self.decode_common() {
+            Some(decoded) => Ok(decoded),
+            None => self.decode_any(),
+        }
+    }
+
+    /// Decodes any record at `self.pos`, or says what is wrong with it.
+    fn decode_any(&mut self) -> Result<Decoded, TraceError> {
         let start = self.pos;
         let at = self.block_payload_at + start as u64;
         let corrupt = |what: String| TraceError::Corrupt { offset: at, what };
@@ -810,6 +889,109 @@ impl<R: Read> RecordSource for BinaryTraceReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
+
+    /// A reader at the start of `payload` as a data block of `records` records, the previous
+    /// keys of its states being `prev`.
+    fn reader_over(
+        payload: Vec<u8>,
+        records: u32,
+        prev: Vec<Vec<u8>>,
+        version: u16,
+    ) -> BinaryTraceReader<io::Cursor<Vec<u8>>> {
+        let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+        let trace = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+        let bytes = trace
+            .finish(TraceFooter::new(false))
+            .expect("trace written");
+        let mut r = BinaryTraceReader::new(io::Cursor::new(bytes)).expect("trace opens");
+        r.block = payload;
+        r.pos = 0;
+        r.block_records = records;
+        r.decoded = 0;
+        r.prev = prev;
+        r.version = version;
+        r
+    }
+
+    /// Bytes of a record that is often valid and often almost valid: a tag (mostly an op, an
+    /// event or a watermark), small numbers, sometimes a large one or garbage.
+    fn record_bytes() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let small = || prop_oneof![12 => 0u8..8, 4 => 8u8..20, 1 => any::<u8>()];
+        let tag = prop_oneof![
+            12 => 0u8..Op::COUNT as u8,
+            2 => Just(TAG_EVENT),
+            1 => Just(TAG_WATERMARK),
+            1 => any::<u8>()
+        ];
+        let record = (
+            tag,
+            0u8..5,
+            small(),
+            proptest::collection::vec(any::<u8>(), 0..6),
+        )
+            .prop_flat_map(move |(tag, state, shared, suffix)| {
+                (Just((tag, state, shared, suffix)), small(), small(), 0u8..4)
+            })
+            .prop_map(
+                |((tag, state, shared, suffix), suffix_len, value_len, bound)| {
+                    match tag {
+                        TAG_EVENT | TAG_WATERMARK => return vec![tag, state],
+                        _ => {}
+                    }
+                    let mut b = vec![tag, state, shared];
+                    // mostly the true suffix length, sometimes a wrong one
+                    b.push(if suffix_len < 18 {
+                        suffix.len() as u8
+                    } else {
+                        suffix_len
+                    });
+                    b.extend_from_slice(&suffix);
+                    // a range op's start bound: at most the key's length, so the edges often
+                    let key_len = shared.saturating_add(suffix.len() as u8);
+                    b.push(match bound {
+                        0 => key_len,
+                        1 => key_len.saturating_add(1),
+                        _ => value_len,
+                    });
+                    b
+                },
+            );
+        prop_oneof![20 => record, 1 => proptest::collection::vec(any::<u8>(), 0..4)]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The shortcut for common records decodes exactly what the full decoder decodes, and
+        /// leaves the same reader state; records it cannot take (errors included) fall through.
+        #[test]
+        fn common_records_decode_as_the_full_decoder_decodes_them(
+            payload in proptest::collection::vec(record_bytes(), 0..40)
+                .prop_map(|records| records.concat()),
+            records in 0u32..60,
+            prev in proptest::collection::vec(
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 4..24), 1..6),
+            version in 1u16..=2,
+        ) {
+            let mut r = reader_over(payload, records, prev, version);
+            while r.pos < r.block.len() {
+                let before = (r.pos, r.decoded, r.prev.clone(), r.counts.clone());
+                let full = r.decode_any().map_err(|e| e.to_string());
+                let after_full = (r.pos, r.decoded, r.prev.clone(), format!("{:?}", r.counts));
+                (r.pos, r.decoded, r.prev, r.counts) = before;
+                let decoded = r.decode().map_err(|e| e.to_string());
+                proptest::prop_assert_eq!(&decoded, &full);
+                proptest::prop_assert_eq!(
+                    (r.pos, r.decoded, r.prev.clone(), format!("{:?}", r.counts)),
+                    after_full
+                );
+                if decoded.is_err() {
+                    break;
+                }
+            }
+        }
+    }
 
     #[test]
     fn shared_prefix_matches_a_byte_wise_count() {
