@@ -689,7 +689,7 @@ fn drive_open_loop(
     let mut measuring = options.warmup == Warmup::None;
     let mut issued: u64 = 0;
     'blocks: while let Some(block) = m.next_block(stream, clock, issued) {
-        for r in &block.requests {
+        for (i, r) in block.requests.iter().enumerate() {
             if options.stop.load(Ordering::Relaxed) {
                 m.partial = true;
                 stream.recycle(block);
@@ -697,8 +697,9 @@ fn drive_open_loop(
             }
             let intended = match event_time_speed {
                 Some(speed) => {
-                    let first = *first_event_time_us.get_or_insert(r.event_time_us);
-                    ((r.event_time_us - first).max(0) as f64 * 1e3 / speed) as u64
+                    let time_us = block.event_times_us.get(i).copied().unwrap_or(0);
+                    let first = *first_event_time_us.get_or_insert(time_us);
+                    ((time_us - first).max(0) as f64 * 1e3 / speed) as u64
                 }
                 None => schedule.next_start(),
             };

@@ -19,7 +19,8 @@ pub const BLOCK_REQUESTS: usize = 4096;
 /// Blocks in flight between producer and driver.
 const QUEUE_BLOCKS: usize = 16;
 
-/// One request of a block; its key is `keys[key_start..key_start + key_len]`.
+/// One request of a block; its key is `keys[key_start..key_start + key_len]`. Sixteen bytes,
+/// so that the driver reads little memory per request beside the store's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
     /// What the request does.
@@ -32,10 +33,9 @@ pub struct Request {
     pub key_len: u32,
     /// Bytes written (put, merge, batch put).
     pub value_len: u32,
-    /// Event time in microseconds, when the stream was started with event times (see
-    /// [`RequestStream::start_with_event_times`]); else 0.
-    pub event_time_us: i64,
 }
+
+const _: () = assert!(std::mem::size_of::<Request>() == 16);
 
 /// A batch of requests with their keys.
 #[derive(Debug, Default, Clone)]
@@ -44,13 +44,17 @@ pub struct RequestBlock {
     pub requests: Vec<Request>,
     /// Key bytes of all requests.
     pub keys: Vec<u8>,
+    /// Event time of each request in microseconds when the stream was started with event
+    /// times (see [`RequestStream::start_with_event_times`]); else empty.
+    pub event_times_us: Vec<i64>,
 }
 
 impl RequestBlock {
-    fn with_capacity() -> Self {
+    fn with_capacity(event_times: bool) -> Self {
         RequestBlock {
             requests: Vec::with_capacity(BLOCK_REQUESTS),
             keys: Vec::with_capacity(BLOCK_REQUESTS * 32),
+            event_times_us: Vec::with_capacity(if event_times { BLOCK_REQUESTS } else { 0 }),
         }
     }
 
@@ -64,7 +68,6 @@ impl RequestBlock {
             key_start,
             key_len: a.key.len() as u32,
             value_len: a.value_len,
-            event_time_us: 0,
         });
     }
 
@@ -81,6 +84,7 @@ impl RequestBlock {
     fn clear(&mut self) {
         self.requests.clear();
         self.keys.clear();
+        self.event_times_us.clear();
     }
 }
 
@@ -263,7 +267,7 @@ impl BlockSink {
         BlockSink {
             tx,
             recycled,
-            block: RequestBlock::with_capacity(),
+            block: RequestBlock::with_capacity(event_times),
             stop,
             closed: false,
             segment: event_times.then(RequestBlock::default),
@@ -287,11 +291,10 @@ impl BlockSink {
             let key_start = self.block.keys.len() as u32;
             self.block.keys.extend_from_slice(key);
             let offset = (span_us as i128 * (k as i128 + 1) / n as i128) as i64;
-            self.block.requests.push(Request {
-                key_start,
-                event_time_us: from_ms.saturating_mul(1000).saturating_add(offset),
-                ..*r
-            });
+            self.block.requests.push(Request { key_start, ..*r });
+            self.block
+                .event_times_us
+                .push(from_ms.saturating_mul(1000).saturating_add(offset));
             if self.block.is_full() {
                 self.send();
             }
@@ -304,7 +307,7 @@ impl BlockSink {
         let fresh = self
             .recycled
             .try_recv()
-            .unwrap_or_else(|_| RequestBlock::with_capacity());
+            .unwrap_or_else(|_| RequestBlock::with_capacity(self.segment.is_some()));
         let full = std::mem::replace(&mut self.block, fresh);
         if self.tx.send(full).is_err() {
             // the driver is gone (stopped or failed): produce no more
