@@ -1,6 +1,6 @@
 //! The request stream a run issues, produced ahead on its own thread.
 //!
-//! Requests travel in [`RequestBlock`]s of a few thousand through a bounded queue; the driver
+//! Requests travel in [`RequestBlock`]s of 16,384 through a bounded queue; the driver
 //! hands emptied blocks back for reuse, so producing and issuing allocate nothing per request
 //! and generation cost never shows up as store latency.
 
@@ -14,10 +14,11 @@ use gadget::access::{Access, AccessSink, Op, StateId};
 use gadget::config::Config;
 use gadget::trace::{open_trace, RecordRef};
 
-/// Requests per block.
-pub const BLOCK_REQUESTS: usize = 4096;
-/// Blocks in flight between producer and driver.
-const QUEUE_BLOCKS: usize = 16;
+/// Requests per block: large blocks mean few handoffs between the threads (each can wake the
+/// producer, a system call on the driver's thread).
+pub const BLOCK_REQUESTS: usize = 16_384;
+/// Blocks in flight between producer and driver: a few megabytes, ahead of the driver.
+const QUEUE_BLOCKS: usize = 4;
 
 /// One request of a block; its key is `keys[key_start..key_start + key_len]`. Sixteen bytes,
 /// so that the driver reads little memory per request beside the store's own.
