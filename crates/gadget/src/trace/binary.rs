@@ -994,6 +994,27 @@ mod tests {
     }
 
     #[test]
+    fn records_are_written_as_their_varints_with_small_and_large_numbers() {
+        let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+        for value_len in [0u32, 127, 128, 300] {
+            let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+            for key in [&b"abc"[..], b"abd"] {
+                w.access(Access {
+                    op: Op::Put,
+                    state: 1,
+                    key,
+                    value_len,
+                });
+            }
+            let mut expected = vec![Op::Put as u8, 1, 0, 3, b'a', b'b', b'c'];
+            put_varint(&mut expected, value_len.into());
+            expected.extend([Op::Put as u8, 1, 2, 1, b'd']);
+            put_varint(&mut expected, value_len.into());
+            assert_eq!(w.block, expected, "value length {value_len}");
+        }
+    }
+
+    #[test]
     fn shared_prefix_matches_a_byte_wise_count() {
         let keys: [&[u8]; 8] = [
             b"",
