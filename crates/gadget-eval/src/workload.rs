@@ -253,6 +253,8 @@ struct BlockSink {
     block: RequestBlock,
     stop: Arc<AtomicBool>,
     closed: bool,
+    /// True when requests get event times.
+    event_times: bool,
     /// With event times: the requests since the last watermark, timed at the next one.
     segment: Option<RequestBlock>,
     last_watermark: Option<i64>,
@@ -271,6 +273,7 @@ impl BlockSink {
             block: RequestBlock::with_capacity(event_times),
             stop,
             closed: false,
+            event_times,
             segment: event_times.then(RequestBlock::default),
             last_watermark: None,
         }
@@ -308,7 +311,7 @@ impl BlockSink {
         let fresh = self
             .recycled
             .try_recv()
-            .unwrap_or_else(|_| RequestBlock::with_capacity(self.segment.is_some()));
+            .unwrap_or_else(|_| RequestBlock::with_capacity(self.event_times));
         let full = std::mem::replace(&mut self.block, fresh);
         if self.tx.send(full).is_err() {
             // the driver is gone (stopped or failed): produce no more
