@@ -190,9 +190,13 @@ impl KeyLayout {
         key_group_for_hash(key.java_hash(), self.max_parallelism)
     }
 
-    /// The key group of a key, from the one-entry cache when it is the previous key.
+    /// The key group of a key; a string key's from a one-entry cache when it is the previous
+    /// key (a long key's hash costs less than the cache).
     #[inline]
-    fn cached_key_group(&mut self, key: &Key) -> u32 {
+    pub fn cached_key_group(&mut self, key: &Key) -> u32 {
+        if let Key::Long(_) = key {
+            return self.key_group(key);
+        }
         if *key != self.last_key {
             self.last_group = self.key_group(key);
             self.last_key = key.clone();

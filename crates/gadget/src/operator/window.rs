@@ -126,8 +126,20 @@ impl WindowOperator {
     fn add_element(&mut self, key: &Key, window: (i64, i64), out: &mut dyn AccessSink) {
         match self.function {
             WindowFunction::Incremental => {
-                self.emit(Op::Get, key, window, 0, out);
-                self.emit(Op::Put, key, window, ACCUMULATOR_BYTES, out);
+                // AggregatingState.add: read the accumulator, write it back (one key for both)
+                let ns = Namespace::Window {
+                    start: window.0,
+                    end: window.1,
+                };
+                let key = self.layout.state_key(key, ns);
+                for (op, value_len) in [(Op::Get, 0), (Op::Put, ACCUMULATOR_BYTES)] {
+                    out.access(Access {
+                        op,
+                        state: WINDOW_CONTENTS,
+                        key,
+                        value_len,
+                    });
+                }
             }
             WindowFunction::Holistic { element_size } => {
                 self.emit(Op::Merge, key, window, element_size, out);

@@ -130,6 +130,11 @@ impl TimerNamespace for (i64, i64) {
             16,
         ))
     }
+
+    #[inline]
+    fn as_words(&self) -> Option<[u64; 2]> {
+        Some([self.0 as u64, self.1 as u64])
+    }
 }
 
 impl TimerNamespace for u8 {

@@ -26,6 +26,13 @@ pub trait TimerNamespace: Clone + Eq + Hash {
     /// Reads the namespace that `bytes` end with (as [`TimerNamespace::serialize_into`] wrote
     /// it); with the number of bytes it takes. `None` when they do not end with one.
     fn deserialize_suffix(bytes: &[u8]) -> Option<(Self, usize)>;
+
+    /// The serialized bytes as two big-endian words, for a namespace of exactly 16 bytes (a
+    /// window's); `None` for every other size.
+    #[inline]
+    fn as_words(&self) -> Option<[u64; 2]> {
+        None
+    }
 }
 
 /// Bytes of a timer key kept in the words of a [`TimerKey`]; longer keys spill to its tail.
@@ -76,6 +83,26 @@ impl TimerKey {
             tail,
             len: bytes.len() as u32,
         }
+    }
+
+    /// The key of a timer: `timestamp | key | namespace` (no key-group prefix). A long key
+    /// with a window namespace, the common case, goes straight into the words; anything else
+    /// is serialized through `scratch`.
+    #[inline]
+    fn of_timer<N: TimerNamespace>(timer: &Timer<N>, scratch: &mut Vec<u8>) -> Self {
+        let timestamp = (timer.timestamp as u64) ^ (1 << 63);
+        if let (Key::Long(key), Some([start, end])) = (&timer.key, timer.namespace.as_words()) {
+            return TimerKey {
+                head: [timestamp, *key as u64, start, end],
+                tail: Box::default(),
+                len: INLINE_BYTES as u32,
+            };
+        }
+        scratch.clear();
+        scratch.extend_from_slice(&timestamp.to_be_bytes());
+        timer.key.serialize_into(scratch);
+        timer.namespace.serialize_into(scratch);
+        TimerKey::new(scratch)
     }
 
     /// The timer's timestamp (the first word, sign bit flipped back).
@@ -223,6 +250,19 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     last_add: Option<(Timer<N>, usize, Placement)>,
 }
 
+/// Writes the full bytes of timer key `key` of key group `g` (a prefix of `prefix_bytes`)
+/// into `out`.
+#[inline]
+fn write_full_key(prefix_bytes: usize, g: usize, key: &TimerKey, out: &mut Vec<u8>) {
+    out.clear();
+    if prefix_bytes == 2 {
+        out.extend_from_slice(&(g as u16).to_be_bytes());
+    } else {
+        out.push(g as u8);
+    }
+    key.write_to(out);
+}
+
 /// Where an added timer went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Placement {
@@ -267,16 +307,12 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         }
     }
 
-    /// Serializes the timer key into `self.key`; returns its key group and the key without
-    /// the key-group prefix.
+    /// The timer's key group and its key without the key-group prefix (`self.key` is left
+    /// alone: the full bytes are written only for a request, by [`write_full_key`]).
     #[inline]
-    fn serialize(&mut self, timer: &Timer<N>) -> (usize, TimerKey) {
-        self.key.clear();
-        self.layout
-            .write_timer_key_prefix(&timer.key, timer.timestamp, &mut self.key);
-        timer.namespace.serialize_into(&mut self.key);
-        let p = self.layout.prefix_bytes();
-        (self.group_of(&self.key), TimerKey::new(&self.key[p..]))
+    fn timer_key(&mut self, timer: &Timer<N>) -> (usize, TimerKey) {
+        let g = self.layout.cached_key_group(&timer.key) as usize;
+        (g, TimerKey::of_timer(timer, &mut self.key))
     }
 
     /// The timer whose full key bytes are in `self.key`, its key as `key_ref` says (a string
@@ -303,23 +339,9 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     }
 
     /// Writes the full bytes of `key` of key group `g` into `self.key`.
-    fn unserialize(&mut self, g: usize, key: &TimerKey) {
-        self.key.clear();
-        if self.layout.prefix_bytes() == 2 {
-            self.key.extend_from_slice(&(g as u16).to_be_bytes());
-        } else {
-            self.key.push(g as u8);
-        }
-        key.write_to(&mut self.key);
-    }
-
     #[inline]
-    fn group_of(&self, bytes: &[u8]) -> usize {
-        if self.layout.prefix_bytes() == 2 {
-            u16::from_be_bytes([bytes[0], bytes[1]]) as usize
-        } else {
-            bytes[0] as usize
-        }
+    fn unserialize(&mut self, g: usize, key: &TimerKey) {
+        write_full_key(self.layout.prefix_bytes(), g, key, &mut self.key);
     }
 
     /// Adds the timer key in `self.key` to the write batch.
@@ -482,8 +504,9 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 }
             }
         }
-        let (g, key) = self.serialize(&timer);
+        let (g, key) = self.timer_key(&timer);
         self.check_refill(g, out);
+        let prefix_bytes = self.layout.prefix_bytes();
         let group = &mut self.groups[g];
         let full = group.cache.len() >= CACHE_CAPACITY;
         let goes_to_cache = (!full && group.all_in_cache)
@@ -501,6 +524,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             match group.cache.entry(key) {
                 Entry::Occupied(_) => return, // the cache de-duplicates: no request
                 Entry::Vacant(entry) => {
+                    write_full_key(prefix_bytes, g, entry.key(), &mut self.key);
                     entry.insert(self.strings.key_ref(timer.key));
                 }
             }
@@ -517,6 +541,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         } else {
             self.last_add = Some((timer.clone(), g, Placement::Store));
             let key_ref = self.strings.key_ref(timer.key);
+            write_full_key(prefix_bytes, g, &key, &mut self.key);
             if let Some(old) = group.overflow.insert(key, key_ref) {
                 self.strings.forget(old);
             }
@@ -532,13 +557,14 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// timer returns early without a request.
     pub fn remove(&mut self, timer: &Timer<N>, out: &mut dyn AccessSink) {
         self.last_add = None;
-        let (g, key) = self.serialize(timer);
+        let (g, key) = self.timer_key(timer);
         self.check_refill(g, out);
         let Some((head, _)) = self.groups[g].cache.first_key_value() else {
             return;
         };
         // removing any other timer leaves the head in place
         let was_head = *head == key;
+        self.unserialize(g, &key);
         self.batch_entry(Op::BatchDelete, out);
         let group = &mut self.groups[g];
         if let Some(old) = group.overflow.remove(&key) {
@@ -590,9 +616,9 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
 
 #[cfg(test)]
 mod tests {
-    use super::{RocksDbTimerQueue, TimerKey, CACHE_CAPACITY};
+    use super::{RocksDbTimerQueue, TimerKey, TimerNamespace, CACHE_CAPACITY};
     use crate::access::VecSink;
-    use crate::key::Key;
+    use crate::key::{Key, KeyLayout};
     use crate::timer::Timer;
     use proptest::prelude::*;
 
@@ -705,6 +731,42 @@ mod tests {
         let puts: Vec<_> = out.records[before..].to_vec();
         assert_eq!(puts.len(), 2, "two batch puts: {puts:?}");
         assert_eq!(puts[0], puts[1]);
+    }
+
+    #[test]
+    fn timer_keys_of_timers_hold_the_bytes_flink_writes() {
+        let mut layout = KeyLayout::new(128);
+        let mut scratch = Vec::new();
+        let window_timers = [
+            (0, 0, (0, 0)),
+            (-1, i64::MIN, (i64::MIN, -1)),
+            (4_999, 6_253, (0, 5_000)),
+        ];
+        for (timestamp, key, (start, end)) in window_timers {
+            let key = Key::Long(key);
+            let timer = Timer {
+                timestamp,
+                key: key.clone(),
+                namespace: (start, end),
+            };
+            let mut expected = Vec::new();
+            (start, end).serialize_into(&mut expected);
+            let expected = layout.timer_key(&key, timestamp, &expected)[1..].to_vec();
+            let mut bytes = Vec::new();
+            TimerKey::of_timer(&timer, &mut scratch).write_to(&mut bytes);
+            assert_eq!(bytes, expected, "{timer:?}");
+        }
+        for key in [Key::Str("job".into()), Key::NullByte] {
+            let timer = Timer {
+                timestamp: 7,
+                key: key.clone(),
+                namespace: 3u8,
+            };
+            let expected = layout.timer_key(&key, 7, &[3])[1..].to_vec();
+            let mut bytes = Vec::new();
+            TimerKey::of_timer(&timer, &mut scratch).write_to(&mut bytes);
+            assert_eq!(bytes, expected, "{timer:?}");
+        }
     }
 
     #[test]
