@@ -15,14 +15,9 @@ pub fn murmur_hash(code: i32) -> i32 {
     h ^= h >> 13;
     h = h.wrapping_mul(0xc2b2_ae35);
     h ^= h >> 16;
-    let h = h as i32;
-    if h >= 0 {
-        h
-    } else if h != i32::MIN {
-        -h
-    } else {
-        0
-    }
+    // Java's `Math.abs`, with the one negative result (of i32::MIN) taken as 0; without a
+    // branch, since the sign of a hash is a coin toss the branch predictor cannot learn
+    (h as i32).wrapping_abs().max(0)
 }
 
 /// `KeyGroupRangeAssignment.computeKeyGroupForKeyHash`.
@@ -69,6 +64,17 @@ mod tests {
         ] {
             assert_eq!(long_to_int_with_bit_mixing(v), mixed, "{v}");
         }
+    }
+
+    #[test]
+    fn murmur_results_are_made_non_negative_as_java_does() {
+        assert_eq!(murmur_hash(1), 68_075_478, "a negative mix is negated");
+        assert_eq!(
+            murmur_hash(-2_089_875_627),
+            0,
+            "the mix of i32::MIN becomes 0"
+        );
+        assert!((-1000..1000).all(|code| murmur_hash(code) >= 0));
     }
 
     #[test]
