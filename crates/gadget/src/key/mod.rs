@@ -159,7 +159,8 @@ impl Namespace {
 
 /// Builds state keys into one reusable buffer (no allocation per access once warm).
 ///
-/// The key group of the last key is remembered, since an event's requests all share its key.
+/// The key group of the last string key is remembered, since an event's requests all share its
+/// key (a long key's group is cheaper to hash again than to look up).
 #[derive(Debug, Clone)]
 pub struct KeyLayout {
     max_parallelism: u32,

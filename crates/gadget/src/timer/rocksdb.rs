@@ -243,7 +243,9 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     /// The heap of key groups, 1-based as in Flink.
     outer: Vec<usize>,
     batch_entries: u32,
-    /// The full bytes of the timer key in hand.
+    /// The full bytes of the timer key of the last request (the repeated-add shortcut issues
+    /// them again). Also scratch for timer keys off [`TimerKey::of_timer`]'s direct path:
+    /// whatever uses it replaces `last_add`, so the shortcut never reads the scratch.
     key: Vec<u8>,
     /// The timer of the last [`RocksDbTimerQueue::add`], its key group and where it went;
     /// cleared by anything else that changes the queue.
