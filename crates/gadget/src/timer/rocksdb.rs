@@ -379,10 +379,17 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     }
 
     /// `checkRefillCacheFromStore`: an empty cache with timers in the store reloads up to 128.
+    #[inline]
     fn check_refill(&mut self, g: usize, out: &mut dyn AccessSink) {
-        if self.groups[g].all_in_cache || !self.groups[g].cache.is_empty() {
-            return;
+        if !self.groups[g].all_in_cache && self.groups[g].cache.is_empty() {
+            self.refill(g, out);
         }
+    }
+
+    /// Reloads the empty cache of key group `g` from the timers only RocksDB has.
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self, g: usize, out: &mut dyn AccessSink) {
         self.flush(out);
         out.access(Access {
             op: Op::Seek,
