@@ -193,7 +193,7 @@ impl KeyLayout {
 
     /// The key group of a key; a string key's from a one-entry cache when it is the previous
     /// key (a long key's hash costs less than the cache).
-    #[inline]
+    #[inline(always)]
     pub fn cached_key_group(&mut self, key: &Key) -> u32 {
         if let Key::Long(_) = key {
             return self.key_group(key);
@@ -225,7 +225,7 @@ impl KeyLayout {
     }
 
     /// `key group | key | namespace`.
-    #[inline]
+    #[inline(always)]
     pub fn state_key(&mut self, key: &Key, namespace: Namespace) -> &[u8] {
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
