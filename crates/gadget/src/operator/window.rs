@@ -159,11 +159,28 @@ impl WindowOperator {
         let window = timer.namespace;
         let key = &timer.key;
         // EventTimeTrigger.onEventTime: FIRE exactly at the window's max timestamp.
-        if timer.timestamp == max_timestamp(window.1) {
-            self.emit(Op::Get, key, window, 0, out);
+        let fires = timer.timestamp == max_timestamp(window.1);
+        let cleans = timer.timestamp == cleanup_time(window.1, self.allowed_lateness);
+        if !(fires || cleans) {
+            return;
         }
-        if timer.timestamp == cleanup_time(window.1, self.allowed_lateness) {
-            self.emit(Op::Delete, key, window, 0, out);
+        let ns = Namespace::Window {
+            start: window.0,
+            end: window.1,
+        };
+        // one key for both requests (without allowed lateness one timer does both)
+        let state_key = self.layout.state_key(key, ns);
+        for (op, issued) in [(Op::Get, fires), (Op::Delete, cleans)] {
+            if issued {
+                out.access(Access {
+                    op,
+                    state: WINDOW_CONTENTS,
+                    key: state_key,
+                    value_len: 0,
+                });
+            }
+        }
+        if cleans {
             self.timers
                 .remove(&Self::timer(key, max_timestamp(window.1), window), out);
         }
