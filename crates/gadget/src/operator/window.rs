@@ -43,6 +43,7 @@ fn window_start(timestamp: i64, offset: i64, size: i64) -> i64 {
 
 impl WindowAssigner {
     /// Appends the windows of `timestamp` as `(start, end)`, in the assigner's order.
+    #[inline]
     pub fn assign(&self, timestamp: i64, out: &mut Vec<(i64, i64)>) {
         out.clear();
         match *self {

@@ -539,6 +539,7 @@ impl KeyDistribution {
     }
 
     /// One key in `[0, N)`.
+    #[inline]
     pub fn sample(&mut self, rng: &mut Rng) -> u64 {
         let n = self.key_space;
         match &mut self.kind {
@@ -697,6 +698,7 @@ impl GapDistribution {
     }
 
     /// One gap in ms: finite and `>= 0`.
+    #[inline]
     pub fn sample(&mut self, rng: &mut Rng) -> f64 {
         let x = match self.spec {
             GapDistributionSpec::Constant(c) => c,
