@@ -347,6 +347,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     }
 
     /// Adds the timer key in `self.key` to the write batch.
+    #[inline]
     fn batch_entry(&mut self, op: Op, out: &mut dyn AccessSink) {
         out.access(Access {
             op,
@@ -425,6 +426,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         self.groups[g].all_in_cache = !more;
     }
 
+    #[inline]
     fn group_peek(&mut self, g: usize, out: &mut dyn AccessSink) -> Option<i64> {
         self.check_refill(g, out);
         let (first, _) = self.groups[g].cache.first_key_value()?;
@@ -432,6 +434,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     }
 
     /// `InternalPriorityQueueComparator`: by head timestamp, empty groups last.
+    #[inline]
     fn less(&mut self, a: usize, b: usize, out: &mut dyn AccessSink) -> bool {
         let left = self.group_peek(a, out);
         let right = self.group_peek(b, out);
