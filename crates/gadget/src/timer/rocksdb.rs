@@ -88,7 +88,7 @@ impl TimerKey {
     /// The key of a timer: `timestamp | key | namespace` (no key-group prefix). A long key
     /// with a window namespace, the common case, goes straight into the words; anything else
     /// is serialized through `scratch`.
-    #[inline]
+    #[inline(always)]
     fn of_timer<N: TimerNamespace>(timer: &Timer<N>, scratch: &mut Vec<u8>) -> Self {
         let timestamp = (timer.timestamp as u64) ^ (1 << 63);
         if let (Key::Long(key), Some([start, end])) = (&timer.key, timer.namespace.as_words()) {
