@@ -32,6 +32,7 @@ pub fn key_group_for_hash(java_hash: i32, max_parallelism: u32) -> u32 {
 }
 
 /// Java's `String.hashCode()` over UTF-16 code units.
+#[inline(never)] // keeps the string loop out of the key-group lookups it would bloat
 pub fn java_string_hash(s: &str) -> i32 {
     s.encode_utf16()
         .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32))

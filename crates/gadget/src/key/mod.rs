@@ -186,7 +186,7 @@ impl KeyLayout {
     }
 
     /// The key group of a key.
-    #[inline]
+    #[inline(always)]
     pub fn key_group(&self, key: &Key) -> u32 {
         key_group_for_hash(key.java_hash(), self.max_parallelism)
     }
