@@ -42,14 +42,14 @@ fn window_start(timestamp: i64, offset: i64, size: i64) -> i64 {
 }
 
 impl WindowAssigner {
-    /// Appends the windows of `timestamp` as `(start, end)`, in the assigner's order.
+    /// Calls `window` with each window of `timestamp` as `(start, end)`, in the assigner's
+    /// order (no list is built: most events have one window, or a few).
     #[inline]
-    pub fn assign(&self, timestamp: i64, out: &mut Vec<(i64, i64)>) {
-        out.clear();
+    pub fn for_each_window(&self, timestamp: i64, mut window: impl FnMut((i64, i64))) {
         match *self {
             WindowAssigner::Tumbling { size, offset } => {
                 let start = window_start(timestamp, offset, size);
-                out.push((start, start + size));
+                window((start, start + size));
             }
             WindowAssigner::Sliding {
                 size,
@@ -59,7 +59,7 @@ impl WindowAssigner {
                 let last_start = window_start(timestamp, offset, slide);
                 let mut start = last_start;
                 while start > timestamp - size {
-                    out.push((start, start + size));
+                    window((start, start + size));
                     start -= slide;
                 }
             }
@@ -78,7 +78,6 @@ pub struct WindowOperator {
     timers: TimerQueue<(i64, i64)>,
     timer_service: TimerService,
     watermark: i64,
-    windows: Vec<(i64, i64)>,
 }
 
 impl WindowOperator {
@@ -100,7 +99,6 @@ impl WindowOperator {
             timers: TimerQueue::new(timer_service, max_parallelism, 1),
             timer_service,
             watermark: i64::MIN,
-            windows: Vec::with_capacity(8),
         }
     }
 
@@ -156,6 +154,25 @@ impl WindowOperator {
         }
     }
 
+    /// `WindowOperator.processElement` for one of the event's windows.
+    fn on_window(&mut self, key: &Key, window: (i64, i64), out: &mut dyn AccessSink) {
+        let cleanup = cleanup_time(window.1, self.allowed_lateness);
+        if cleanup <= self.watermark {
+            return; // late: dropped without touching state
+        }
+        self.add_element(key, window, out);
+        let max_ts = max_timestamp(window.1);
+        if max_ts <= self.watermark {
+            // late but within allowed lateness: the trigger fires at once
+            self.emit(Op::Get, key, window, 0, out);
+        } else {
+            self.timers.add(Self::timer(key, max_ts, window), out);
+        }
+        if cleanup != i64::MAX {
+            self.timers.add(Self::timer(key, cleanup, window), out);
+        }
+    }
+
     fn on_timer(&mut self, timer: Timer<(i64, i64)>, out: &mut dyn AccessSink) {
         let window = timer.namespace;
         let key = &timer.key;
@@ -204,26 +221,10 @@ impl Operator for WindowOperator {
         } else {
             Key::NullByte
         };
-        let mut windows = std::mem::take(&mut self.windows);
-        self.assigner.assign(event.timestamp, &mut windows);
-        for &window in &windows {
-            let cleanup = cleanup_time(window.1, self.allowed_lateness);
-            if cleanup <= self.watermark {
-                continue; // late: dropped without touching state
-            }
-            self.add_element(&key, window, out);
-            let max_ts = max_timestamp(window.1);
-            if max_ts <= self.watermark {
-                // late but within allowed lateness: the trigger fires at once
-                self.emit(Op::Get, &key, window, 0, out);
-            } else {
-                self.timers.add(Self::timer(&key, max_ts, window), out);
-            }
-            if cleanup != i64::MAX {
-                self.timers.add(Self::timer(&key, cleanup, window), out);
-            }
-        }
-        self.windows = windows;
+        let assigner = self.assigner;
+        assigner.for_each_window(event.timestamp, |window| {
+            self.on_window(&key, window, out);
+        });
     }
 
     fn on_end(&mut self, out: &mut dyn AccessSink) {
@@ -242,6 +243,12 @@ impl Operator for WindowOperator {
 mod tests {
     use super::*;
 
+    fn windows(assigner: WindowAssigner, timestamp: i64) -> Vec<(i64, i64)> {
+        let mut windows = Vec::new();
+        assigner.for_each_window(timestamp, |w| windows.push(w));
+        windows
+    }
+
     #[test]
     fn sliding_assigns_negative_starts_like_flink() {
         let a = WindowAssigner::Sliding {
@@ -249,11 +256,8 @@ mod tests {
             slide: 2,
             offset: 0,
         };
-        let mut w = Vec::new();
-        a.assign(1, &mut w);
-        assert_eq!(w, vec![(0, 5), (-2, 3)]); // [-4, 1) ends before 1
-        a.assign(-3, &mut w);
-        assert_eq!(w, vec![(-4, 1), (-6, -1)]);
+        assert_eq!(windows(a, 1), vec![(0, 5), (-2, 3)]); // [-4, 1) ends before 1
+        assert_eq!(windows(a, -3), vec![(-4, 1), (-6, -1)]);
     }
 
     #[test]
@@ -262,10 +266,7 @@ mod tests {
             size: 10,
             offset: 0,
         };
-        let mut w = Vec::new();
-        a.assign(-1, &mut w);
-        assert_eq!(w, vec![(-10, 0)]);
-        a.assign(19, &mut w);
-        assert_eq!(w, vec![(10, 20)]);
+        assert_eq!(windows(a, -1), vec![(-10, 0)]);
+        assert_eq!(windows(a, 19), vec![(10, 20)]);
     }
 }
