@@ -215,8 +215,9 @@ impl KeyLayout {
         }
     }
 
+    /// Appends the key-group prefix of `group` (one or two big-endian bytes).
     #[inline]
-    fn push_key_group(&self, group: u32, out: &mut Vec<u8>) {
+    pub fn push_key_group(&self, group: u32, out: &mut Vec<u8>) {
         if self.prefix_bytes() == 2 {
             out.extend_from_slice(&(group as u16).to_be_bytes());
         } else {

@@ -252,16 +252,11 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     last_add: Option<(Timer<N>, usize, Placement)>,
 }
 
-/// Writes the full bytes of timer key `key` of key group `g` (a prefix of `prefix_bytes`)
-/// into `out`.
+/// Writes the full bytes of timer key `key` of key group `g` into `out`.
 #[inline]
-fn write_full_key(prefix_bytes: usize, g: usize, key: &TimerKey, out: &mut Vec<u8>) {
+fn write_full_key(layout: &KeyLayout, g: usize, key: &TimerKey, out: &mut Vec<u8>) {
     out.clear();
-    if prefix_bytes == 2 {
-        out.extend_from_slice(&(g as u16).to_be_bytes());
-    } else {
-        out.push(g as u8);
-    }
+    layout.push_key_group(g as u32, out);
     key.write_to(out);
 }
 
@@ -278,16 +273,15 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// A queue writing timer requests to `timer_state` and batch commits to `batch_state`.
     pub fn new(max_parallelism: u32, timer_state: StateId, batch_state: StateId) -> Self {
         let layout = KeyLayout::new(max_parallelism);
-        let prefix = layout.prefix_bytes();
         let groups = (0..max_parallelism as usize)
             .map(|g| KeyGroupQueue {
                 cache: BTreeMap::new(),
                 overflow: BTreeMap::new(),
                 all_in_cache: true,
-                seek_hint: if prefix == 2 {
-                    (g as u16).to_be_bytes().to_vec()
-                } else {
-                    vec![g as u8]
+                seek_hint: {
+                    let mut prefix = Vec::new();
+                    layout.push_key_group(g as u32, &mut prefix);
+                    prefix
                 },
                 seek_from: TimerKey::default(),
                 outer_index: g + 1,
@@ -343,7 +337,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// Writes the full bytes of `key` of key group `g` into `self.key`.
     #[inline]
     fn unserialize(&mut self, g: usize, key: &TimerKey) {
-        write_full_key(self.layout.prefix_bytes(), g, key, &mut self.key);
+        write_full_key(&self.layout, g, key, &mut self.key);
     }
 
     /// Adds the timer key in `self.key` to the write batch.
@@ -518,7 +512,6 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         }
         let (g, key) = self.timer_key(&timer);
         self.check_refill(g, out);
-        let prefix_bytes = self.layout.prefix_bytes();
         let group = &mut self.groups[g];
         let full = group.cache.len() >= CACHE_CAPACITY;
         let goes_to_cache = (!full && group.all_in_cache)
@@ -536,7 +529,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             match group.cache.entry(key) {
                 Entry::Occupied(_) => return, // the cache de-duplicates: no request
                 Entry::Vacant(entry) => {
-                    write_full_key(prefix_bytes, g, entry.key(), &mut self.key);
+                    write_full_key(&self.layout, g, entry.key(), &mut self.key);
                     entry.insert(self.strings.key_ref(timer.key));
                 }
             }
@@ -553,7 +546,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         } else {
             self.last_add = Some((timer.clone(), g, Placement::Store));
             let key_ref = self.strings.key_ref(timer.key);
-            write_full_key(prefix_bytes, g, &key, &mut self.key);
+            write_full_key(&self.layout, g, &key, &mut self.key);
             if let Some(old) = group.overflow.insert(key, key_ref) {
                 self.strings.forget(old);
             }
