@@ -102,46 +102,43 @@ impl WindowOperator {
         }
     }
 
+    /// Issues `requests` (op and value length) on the window's state of `key`, in order, all
+    /// with one state key (built once).
     fn emit(
         &mut self,
-        op: Op,
+        requests: impl IntoIterator<Item = (Op, u32)>,
         key: &Key,
         window: (i64, i64),
-        value_len: u32,
         out: &mut dyn AccessSink,
     ) {
         let ns = Namespace::Window {
             start: window.0,
             end: window.1,
         };
-        out.access(Access {
-            op,
-            state: WINDOW_CONTENTS,
-            key: self.layout.state_key(key, ns),
-            value_len,
-        });
+        let key = self.layout.state_key(key, ns);
+        for (op, value_len) in requests {
+            out.access(Access {
+                op,
+                state: WINDOW_CONTENTS,
+                key,
+                value_len,
+            });
+        }
     }
 
     fn add_element(&mut self, key: &Key, window: (i64, i64), out: &mut dyn AccessSink) {
         match self.function {
             WindowFunction::Incremental => {
-                // AggregatingState.add: read the accumulator, write it back (one key for both)
-                let ns = Namespace::Window {
-                    start: window.0,
-                    end: window.1,
-                };
-                let key = self.layout.state_key(key, ns);
-                for (op, value_len) in [(Op::Get, 0), (Op::Put, ACCUMULATOR_BYTES)] {
-                    out.access(Access {
-                        op,
-                        state: WINDOW_CONTENTS,
-                        key,
-                        value_len,
-                    });
-                }
+                // AggregatingState.add: read the accumulator, write it back
+                self.emit(
+                    [(Op::Get, 0), (Op::Put, ACCUMULATOR_BYTES)],
+                    key,
+                    window,
+                    out,
+                );
             }
             WindowFunction::Holistic { element_size } => {
-                self.emit(Op::Merge, key, window, element_size, out);
+                self.emit([(Op::Merge, element_size)], key, window, out);
             }
         }
     }
@@ -164,7 +161,7 @@ impl WindowOperator {
         let max_ts = max_timestamp(window.1);
         if max_ts <= self.watermark {
             // late but within allowed lateness: the trigger fires at once
-            self.emit(Op::Get, key, window, 0, out);
+            self.emit([(Op::Get, 0)], key, window, out);
         } else {
             self.timers.add(Self::timer(key, max_ts, window), out);
         }
@@ -182,22 +179,10 @@ impl WindowOperator {
         if !(fires || cleans) {
             return;
         }
-        let ns = Namespace::Window {
-            start: window.0,
-            end: window.1,
-        };
-        // one key for both requests (without allowed lateness one timer does both)
-        let state_key = self.layout.state_key(key, ns);
-        for (op, issued) in [(Op::Get, fires), (Op::Delete, cleans)] {
-            if issued {
-                out.access(Access {
-                    op,
-                    state: WINDOW_CONTENTS,
-                    key: state_key,
-                    value_len: 0,
-                });
-            }
-        }
+        // without allowed lateness one timer does both
+        let requests = [(Op::Get, fires), (Op::Delete, cleans)];
+        let issued = requests.into_iter().filter(|(_, issued)| *issued);
+        self.emit(issued.map(|(op, _)| (op, 0)), key, window, out);
         if cleans {
             self.timers
                 .remove(&Self::timer(key, max_timestamp(window.1), window), out);
