@@ -1,8 +1,6 @@
 //! The one-screen summary of a generated trace: composition and amplification.
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::access::{AccessCounts, AccessSink, Op};
 
@@ -10,8 +8,88 @@ use crate::access::{AccessCounts, AccessSink, Op};
 /// stays bounded however long the trace is.
 #[derive(Debug, Clone)]
 pub struct DistinctCounter {
-    exact: Option<HashSet<u64, BuildHasherDefault<IdentityHasher>>>,
+    /// The distinct hashes while there are at most [`EXACT_LIMIT`]; then `None`.
+    exact: Option<HashSet64>,
+    /// HyperLogLog registers, filled from the exact set when it is dropped and kept up to
+    /// date from then on.
     registers: Vec<u8>,
+}
+
+/// A set of 64-bit hashes: open addressing with linear probing, at most half full, the top
+/// bits of a hash choosing its first slot (the hashes are well mixed already). 0 marks an
+/// empty slot, so the hash 0 is kept aside as a flag.
+#[derive(Debug, Clone)]
+struct HashSet64 {
+    slots: Vec<u64>,
+    /// `64 - log2(slots.len())`: a hash shifted right by this is its first slot.
+    shift: u32,
+    /// Nonzero hashes in `slots`.
+    len: usize,
+    has_zero: bool,
+}
+
+impl HashSet64 {
+    const INITIAL_SLOTS: usize = 1 << 10;
+
+    fn new() -> Self {
+        HashSet64 {
+            slots: vec![0; Self::INITIAL_SLOTS],
+            shift: 64 - Self::INITIAL_SLOTS.trailing_zeros(),
+            len: 0,
+            has_zero: false,
+        }
+    }
+
+    /// Distinct hashes held.
+    fn len(&self) -> usize {
+        self.len + usize::from(self.has_zero)
+    }
+
+    #[inline]
+    fn insert(&mut self, h: u64) {
+        if h == 0 {
+            self.has_zero = true;
+            return;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = (h >> self.shift) as usize;
+        loop {
+            let slot = self.slots[i];
+            if slot == h {
+                return;
+            }
+            if slot == 0 {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = h;
+        self.len += 1;
+        if self.len * 2 > self.slots.len() {
+            self.grow();
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let doubled = vec![0; self.slots.len() * 2];
+        let old = std::mem::replace(&mut self.slots, doubled);
+        self.shift -= 1;
+        let mask = self.slots.len() - 1;
+        for h in old.into_iter().filter(|&h| h != 0) {
+            let mut i = (h >> self.shift) as usize;
+            while self.slots[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = h;
+        }
+    }
+
+    /// Every hash held.
+    fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        let zero = self.has_zero.then_some(0);
+        self.slots.iter().copied().filter(|&h| h != 0).chain(zero)
+    }
 }
 
 const EXACT_LIMIT: usize = 1 << 16;
@@ -20,7 +98,7 @@ const HLL_BITS: u32 = 14;
 impl Default for DistinctCounter {
     fn default() -> Self {
         DistinctCounter {
-            exact: Some(HashSet::default()),
+            exact: Some(HashSet64::new()),
             registers: vec![0; 1 << HLL_BITS],
         }
     }
@@ -65,16 +143,34 @@ impl DistinctCounter {
     /// Adds one item by its 64-bit hash.
     #[inline]
     pub fn add_hash(&mut self, h: u64) {
+        match self.exact.as_mut() {
+            Some(set) => {
+                set.insert(h);
+                if set.len() > EXACT_LIMIT {
+                    self.estimate_from_now_on();
+                }
+            }
+            None => self.add_to_registers(h),
+        }
+    }
+
+    /// Drops the exact set for the HyperLogLog registers, filling them from it (a register
+    /// is the maximum over the hashes added, in any order).
+    #[cold]
+    fn estimate_from_now_on(&mut self) {
+        if let Some(set) = self.exact.take() {
+            for h in set.iter() {
+                self.add_to_registers(h);
+            }
+        }
+    }
+
+    #[inline]
+    fn add_to_registers(&mut self, h: u64) {
         let idx = (h >> (64 - HLL_BITS)) as usize;
         let rank = ((h << HLL_BITS) | (1 << (HLL_BITS - 1))).leading_zeros() as u8 + 1;
         if rank > self.registers[idx] {
             self.registers[idx] = rank;
-        }
-        if let Some(set) = self.exact.as_mut() {
-            set.insert(h);
-            if set.len() > EXACT_LIMIT {
-                self.exact = None;
-            }
         }
     }
 
@@ -87,24 +183,6 @@ impl DistinctCounter {
         let sum: f64 = self.registers.iter().map(|r| 2f64.powi(-(*r as i32))).sum();
         let alpha = 0.7213 / (1.0 + 1.079 / m);
         (((alpha * m * m) / sum).round() as u64, false)
-    }
-}
-
-/// A hasher for values that are already good 64-bit hashes.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct IdentityHasher(u64);
-
-impl Hasher for IdentityHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 << 8) | *b as u64;
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
     }
 }
 
@@ -282,6 +360,31 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    proptest! {
+        #[test]
+        fn the_exact_set_counts_what_a_hash_set_counts(
+            hashes in prop::collection::vec(
+                prop_oneof![Just(0u64), 0u64..64, any::<u64>(), (0u64..64).prop_map(|i| i << 58)],
+                0..3000,
+            )
+        ) {
+            let mut set = HashSet64::new();
+            let mut reference = HashSet::new();
+            for h in hashes {
+                set.insert(h);
+                reference.insert(h);
+                prop_assert_eq!(set.len(), reference.len());
+            }
+            let mut held: Vec<u64> = set.iter().collect();
+            held.sort_unstable();
+            let mut expected: Vec<u64> = reference.into_iter().collect();
+            expected.sort_unstable();
+            prop_assert_eq!(held, expected);
+        }
+    }
 
     #[test]
     fn every_byte_of_a_key_changes_its_hash() {
