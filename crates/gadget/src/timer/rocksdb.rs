@@ -4,8 +4,7 @@
 //! (`KeyGroupPartitionedPriorityQueue`). Every request the real service issues is emitted.
 
 use std::cmp::Ordering;
-use std::collections::btree_map::Entry;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::hash::Hash;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -124,11 +123,38 @@ impl TimerKey {
 impl Ord for TimerKey {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        for (a, b) in self.head.iter().zip(&other.head) {
-            if a != b {
-                return a.cmp(b);
-            }
+        let heads = self.head.cmp(&other.head);
+        if heads != Ordering::Equal {
+            return heads;
         }
+        self.cmp_after_head(other)
+    }
+}
+
+impl TimerKey {
+    /// `self < other`, the head's words compared one by one (the first, the timestamp, is
+    /// mostly equal among a key group's timers; the second, the key, mostly decides).
+    #[inline(always)]
+    fn precedes(&self, other: &Self) -> bool {
+        let (a, b) = (&self.head, &other.head);
+        if a[0] != b[0] {
+            return a[0] < b[0];
+        }
+        if a[1] != b[1] {
+            return a[1] < b[1];
+        }
+        if a[2] != b[2] {
+            return a[2] < b[2];
+        }
+        if a[3] != b[3] {
+            return a[3] < b[3];
+        }
+        self.cmp_after_head(other) == Ordering::Less
+    }
+
+    /// The order of two keys with equal heads.
+    #[inline]
+    fn cmp_after_head(&self, other: &Self) -> Ordering {
         if self.tail.is_empty() && other.tail.is_empty() {
             self.len.cmp(&other.len)
         } else {
@@ -212,13 +238,110 @@ impl StringKeys {
     }
 }
 
+/// A key group's cached timer keys in ascending order, with their [`KeyRef`]s: a sorted ring
+/// buffer, so the first and last are taken in O(1) and a lookup is a binary search over at
+/// most [`CACHE_CAPACITY`] keys (cheaper, at this size, than a B-tree's node scans).
+#[derive(Debug, Clone, Default)]
+struct OrderedCache {
+    entries: VecDeque<(TimerKey, KeyRef)>,
+}
+
+impl OrderedCache {
+    #[inline]
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    #[inline]
+    fn first(&self) -> Option<&TimerKey> {
+        self.entries.front().map(|(k, _)| k)
+    }
+
+    #[inline]
+    fn last(&self) -> Option<&TimerKey> {
+        self.entries.back().map(|(k, _)| k)
+    }
+
+    #[inline]
+    fn pop_first(&mut self) -> Option<(TimerKey, KeyRef)> {
+        self.entries.pop_front()
+    }
+
+    #[inline]
+    fn pop_last(&mut self) -> Option<(TimerKey, KeyRef)> {
+        self.entries.pop_back()
+    }
+
+    /// Where `key` is (`Ok`), or where it would go (`Err`).
+    #[inline]
+    fn search(&self, key: &TimerKey) -> Result<usize, usize> {
+        let (front, back) = self.entries.as_slices();
+        let (slice, offset) = match back.first() {
+            Some((first, _)) if !key.precedes(first) => (back, front.len()),
+            _ => (front, 0),
+        };
+        let index = lower_bound(slice, key);
+        match slice.get(index) {
+            Some((k, _)) if k == key => Ok(offset + index),
+            _ => Err(offset + index),
+        }
+    }
+
+    /// Inserts `key` at `index`, which [`OrderedCache::search`] returned for it as `Err`.
+    #[inline]
+    fn insert_at(&mut self, index: usize, key: TimerKey, key_ref: KeyRef) {
+        debug_assert!(self.search(&key) == Err(index), "inserted out of order");
+        self.entries.insert(index, (key, key_ref));
+    }
+
+    /// Appends `key`, which sorts after every cached key.
+    fn push_last(&mut self, key: TimerKey, key_ref: KeyRef) {
+        debug_assert!(
+            self.last().is_none_or(|last| *last < key),
+            "appended out of order"
+        );
+        self.entries.push_back((key, key_ref));
+    }
+
+    /// Removes `key`; its [`KeyRef`] if it was cached.
+    fn remove(&mut self, key: &TimerKey) -> Option<KeyRef> {
+        let index = self.search(key).ok()?;
+        self.entries.remove(index).map(|(_, key_ref)| key_ref)
+    }
+}
+
+/// The first index of sorted `entries` whose key is not less than `key` (`entries.len()` when
+/// there is none); a binary search whose steps do not branch on the comparisons.
+#[inline]
+fn lower_bound(entries: &[(TimerKey, KeyRef)], key: &TimerKey) -> usize {
+    if entries.is_empty() {
+        return 0;
+    }
+    let mut base = 0;
+    let mut size = entries.len();
+    while size > 1 {
+        let half = size / 2;
+        let mid = base + half;
+        if entries[mid].0.precedes(key) {
+            base = mid;
+        }
+        size -= half;
+    }
+    base + usize::from(entries[base].0.precedes(key))
+}
+
 /// One key group. RocksDB holds `cache ∪ overflow`: the cache is written through, so every
 /// cached timer is also in RocksDB, and `overflow` holds the timers only RocksDB has.
 #[derive(Debug, Clone)]
 struct KeyGroupQueue {
     /// Timer keys, with what it takes to read the timer back from them: the bytes hold its
     /// timestamp, key and namespace; [`KeyRef`] says how to read the key.
-    cache: BTreeMap<TimerKey, KeyRef>,
+    cache: OrderedCache,
     /// Timer keys only RocksDB has, as in `cache`.
     overflow: BTreeMap<TimerKey, KeyRef>,
     all_in_cache: bool,
@@ -275,7 +398,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         let layout = KeyLayout::new(max_parallelism);
         let groups = (0..max_parallelism as usize)
             .map(|g| KeyGroupQueue {
-                cache: BTreeMap::new(),
+                cache: OrderedCache::default(),
                 overflow: BTreeMap::new(),
                 all_in_cache: true,
                 seek_hint: {
@@ -404,8 +527,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 break;
             };
             let key_ref = group.overflow.remove(&k).expect("ranged key exists");
-            let previous = group.cache.insert(k, key_ref);
-            debug_assert!(previous.is_none(), "a reload fills an empty cache");
+            group.cache.push_last(k, key_ref);
             loaded += 1;
         }
         let more = group.overflow.range(&group.seek_from..).next().is_some();
@@ -423,8 +545,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     #[inline]
     fn group_peek(&mut self, g: usize, out: &mut dyn AccessSink) -> Option<i64> {
         self.check_refill(g, out);
-        let (first, _) = self.groups[g].cache.first_key_value()?;
-        Some(first.timestamp())
+        Some(self.groups[g].cache.first()?.timestamp())
     }
 
     /// `InternalPriorityQueueComparator`: by head timestamp, empty groups last.
@@ -514,23 +635,19 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         self.check_refill(g, out);
         let group = &mut self.groups[g];
         let full = group.cache.len() >= CACHE_CAPACITY;
-        let goes_to_cache = (!full && group.all_in_cache)
-            || group
-                .cache
-                .last_key_value()
-                .is_some_and(|(last, _)| key < *last);
+        let goes_to_cache =
+            (!full && group.all_in_cache) || group.cache.last().is_some_and(|last| key < *last);
         let mut head_changed = false;
         if goes_to_cache {
-            head_changed = group
-                .cache
-                .first_key_value()
-                .is_none_or(|(first, _)| key < *first);
+            head_changed = group.cache.first().is_none_or(|first| key < *first);
             self.last_add = Some((timer.clone(), g, Placement::Cache));
-            match group.cache.entry(key) {
-                Entry::Occupied(_) => return, // the cache de-duplicates: no request
-                Entry::Vacant(entry) => {
-                    write_full_key(&self.layout, g, entry.key(), &mut self.key);
-                    entry.insert(self.strings.key_ref(timer.key));
+            match group.cache.search(&key) {
+                Ok(_) => return, // the cache de-duplicates: no request
+                Err(index) => {
+                    write_full_key(&self.layout, g, &key, &mut self.key);
+                    group
+                        .cache
+                        .insert_at(index, key, self.strings.key_ref(timer.key));
                 }
             }
             if full {
@@ -564,7 +681,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         self.last_add = None;
         let (g, key) = self.timer_key(timer);
         self.check_refill(g, out);
-        let Some((head, _)) = self.groups[g].cache.first_key_value() else {
+        let Some(head) = self.groups[g].cache.first() else {
             return;
         };
         // removing any other timer leaves the head in place
@@ -621,7 +738,10 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
 
 #[cfg(test)]
 mod tests {
-    use super::{RocksDbTimerQueue, TimerKey, TimerNamespace, CACHE_CAPACITY};
+    use super::{
+        KeyRef, OrderedCache, RocksDbTimerQueue, TimerKey, TimerNamespace, CACHE_CAPACITY,
+        INLINE_BYTES,
+    };
     use crate::access::VecSink;
     use crate::key::{Key, KeyLayout};
     use crate::timer::Timer;
@@ -661,6 +781,50 @@ mod tests {
                 prop_assert_eq!(&out_again.records, &out_full.records);
             }
             prop_assert!(out_full.records.len() > CACHE_CAPACITY);
+        }
+
+        /// The ordered cache finds, inserts and removes as an ordered map does, also when its
+        /// ring buffer has wrapped around (taking from the front moves where it starts).
+        #[test]
+        fn the_ordered_cache_behaves_as_an_ordered_map(
+            steps in proptest::collection::vec((0u8..4, 0u64..40, 0u64..3, 0usize..3), 1..600)
+        ) {
+            let mut cache = OrderedCache::default();
+            let mut model = std::collections::BTreeMap::new();
+            for (i, (op, word, tie, tail)) in steps.into_iter().enumerate() {
+                let mut bytes = [word.to_be_bytes(), tie.to_be_bytes()].concat();
+                bytes.resize(INLINE_BYTES, 0);
+                bytes.extend(std::iter::repeat_n(1, tail));
+                let key = TimerKey::new(&bytes);
+                let key_ref = KeyRef(i as u32);
+                let found = cache.search(&key);
+                let position = model.range::<Vec<u8>, _>(..&bytes).count();
+                prop_assert_eq!(
+                    found,
+                    if model.contains_key(&bytes) { Ok(position) } else { Err(position) }
+                );
+                match op {
+                    0 | 1 => {
+                        if let Err(index) = found {
+                            cache.insert_at(index, key, key_ref);
+                            model.insert(bytes, key_ref);
+                        }
+                    }
+                    2 => {
+                        let first = cache.pop_first().map(|(_, r)| r);
+                        prop_assert_eq!(first, model.pop_first().map(|(_, r)| r));
+                    }
+                    _ => prop_assert_eq!(cache.remove(&key), model.remove(&bytes)),
+                }
+                prop_assert_eq!(cache.len(), model.len());
+                let mut held = Vec::new();
+                for (k, _) in &cache.entries {
+                    let mut b = Vec::new();
+                    k.write_to(&mut b);
+                    held.push(b);
+                }
+                prop_assert_eq!(held, model.keys().cloned().collect::<Vec<_>>());
+            }
         }
     }
 
@@ -798,7 +962,9 @@ mod tests {
             ka.write_to(&mut bytes);
             assert_eq!(&bytes, a, "round trip");
             for b in &samples {
-                assert_eq!(ka.cmp(&TimerKey::new(b)), a.cmp(b), "{a:?} vs {b:?}");
+                let kb = TimerKey::new(b);
+                assert_eq!(ka.cmp(&kb), a.cmp(b), "{a:?} vs {b:?}");
+                assert_eq!(ka.precedes(&kb), a < b, "{a:?} precedes {b:?}");
             }
         }
     }
