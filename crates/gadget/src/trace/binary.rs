@@ -52,15 +52,6 @@ const TAG_EVENT: u8 = 0x10;
 /// Record tag of a watermark marker.
 const TAG_WATERMARK: u8 = 0x11;
 
-#[inline]
-fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    buf.push(v as u8);
-}
-
 /// Writes a LEB128 varint at the start of `buf` (at least 10 bytes) and returns its length.
 #[inline]
 fn varint_into(buf: &mut [u8], mut v: u64) -> usize {
@@ -72,6 +63,44 @@ fn varint_into(buf: &mut [u8], mut v: u64) -> usize {
     }
     buf[n] = v as u8;
     n + 1
+}
+
+/// Largest record: op, three varints, a key of [`MAX_KEY_LEN`] bytes, a varint value length.
+const MAX_RECORD_LEN: usize = 1 + 3 * 10 + MAX_KEY_LEN + 5;
+
+/// Longest key suffix written through the fixed-size short-record path.
+const SHORT_SUFFIX: usize = SHORT_RECORD - 5;
+
+/// Bytes of block a short record (four one-byte fields, suffix, one-byte value length) is
+/// written into at once.
+const SHORT_RECORD: usize = 64;
+
+/// Copies `src` (at most [`SHORT_SUFFIX`] bytes) to the start of `dst` (at least
+/// [`SHORT_SUFFIX`] bytes) with two fixed-size copies of its size class, overlapping where
+/// `src` is shorter than both together.
+#[inline]
+fn copy_short(src: &[u8], dst: &mut [u8]) {
+    #[inline(always)]
+    fn two<const N: usize>(src: &[u8], dst: &mut [u8]) {
+        let n = src.len();
+        let head: [u8; N] = src[..N].try_into().expect("N bytes");
+        let tail: [u8; N] = src[n - N..].try_into().expect("N bytes");
+        dst[..N].copy_from_slice(&head);
+        dst[n - N..n].copy_from_slice(&tail);
+    }
+    match src.len() {
+        0 => {}
+        1..=3 => {
+            let n = src.len();
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+        4..=7 => two::<4>(src, dst),
+        8..=15 => two::<8>(src, dst),
+        16..=31 => two::<16>(src, dst),
+        _ => two::<32>(src, dst),
+    }
 }
 
 /// The length of the common prefix of two keys, compared eight bytes at a time.
@@ -168,7 +197,11 @@ fn write_block<W: Write>(
 #[derive(Debug)]
 pub struct BinaryTraceWriter<W: Write> {
     out: W,
-    block: Vec<u8>,
+    /// The data block being filled: its payload is `block[..block_len]`. Fixed in size (room
+    /// for a block's target plus the largest record and a short record's whole buffer), so
+    /// records are written by index with no growth checks.
+    block: Box<[u8]>,
+    block_len: usize,
     block_records: u32,
     prev: Vec<Vec<u8>>,
     written: u64,
@@ -197,7 +230,8 @@ impl<W: Write> BinaryTraceWriter<W> {
         write_block(&mut out, KIND_HEADER, &json, 0, &mut written).map_err(io)?;
         Ok(BinaryTraceWriter {
             out,
-            block: Vec::with_capacity(BLOCK_TARGET + 256),
+            block: vec![0; BLOCK_TARGET + MAX_RECORD_LEN + SHORT_RECORD].into_boxed_slice(),
+            block_len: 0,
             block_records: 0,
             prev: Vec::new(),
             written,
@@ -252,14 +286,14 @@ impl<W: Write> BinaryTraceWriter<W> {
     }
 
     fn flush_block(&mut self) {
-        if self.block.is_empty() {
+        if self.block_len == 0 {
             return;
         }
         if self.error.is_none() {
             if let Err(source) = write_block(
                 &mut self.out,
                 KIND_DATA,
-                &self.block,
+                &self.block[..self.block_len],
                 self.block_records,
                 &mut self.written,
             ) {
@@ -269,7 +303,7 @@ impl<W: Write> BinaryTraceWriter<W> {
                 });
             }
         }
-        self.block.clear();
+        self.block_len = 0;
         self.block_records = 0;
         for p in &mut self.prev {
             p.clear();
@@ -279,7 +313,7 @@ impl<W: Write> BinaryTraceWriter<W> {
     #[inline]
     fn end_record(&mut self) {
         self.block_records += 1;
-        if self.block.len() >= BLOCK_TARGET {
+        if self.block_len >= BLOCK_TARGET {
             self.flush_block();
         }
     }
@@ -313,24 +347,29 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             suffix.len() as u64,
             u64::from(a.value_len),
         ];
-        if numbers.iter().fold(0, |all, n| all | n) < 0x80 {
-            // nearly every record: each number is its own one-byte varint
+        let at = self.block_len;
+        if numbers.iter().fold(0, |all, n| all | n) < 0x80 && suffix.len() <= SHORT_SUFFIX {
+            // nearly every record: each number is its own one-byte varint and the record fits
+            // a fixed-size window of the block, written with fixed-size copies
             let [state, shared, suffix_len, value_len] = numbers.map(|n| n as u8);
-            self.block
-                .extend_from_slice(&[a.op as u8, state, shared, suffix_len]);
-            self.block.extend_from_slice(suffix);
-            self.block.push(value_len);
+            let record: &mut [u8; SHORT_RECORD] = (&mut self.block[at..at + SHORT_RECORD])
+                .try_into()
+                .expect("the block has room for a short record");
+            record[..4].copy_from_slice(&[a.op as u8, state, shared, suffix_len]);
+            copy_short(suffix, &mut record[4..]);
+            record[4 + suffix.len()] = value_len;
+            self.block_len = at + 5 + suffix.len();
         } else {
-            // op, three varints of at most 10 bytes each: one copy instead of byte-wise pushes
-            let mut head = [0u8; 31];
-            head[0] = a.op as u8;
+            let record = &mut self.block[at..];
+            record[0] = a.op as u8;
             let mut n = 1;
             for number in &numbers[..3] {
-                n += varint_into(&mut head[n..], *number);
+                n += varint_into(&mut record[n..], *number);
             }
-            self.block.extend_from_slice(&head[..n]);
-            self.block.extend_from_slice(suffix);
-            put_varint(&mut self.block, u64::from(a.value_len));
+            record[n..n + suffix.len()].copy_from_slice(suffix);
+            n += suffix.len();
+            n += varint_into(&mut record[n..], u64::from(a.value_len));
+            self.block_len = at + n;
         }
         prev.truncate(shared);
         prev.extend_from_slice(suffix);
@@ -342,8 +381,8 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
         if self.error.is_some() {
             return;
         }
-        self.block.push(TAG_EVENT);
-        self.block.push(input);
+        self.block[self.block_len..self.block_len + 2].copy_from_slice(&[TAG_EVENT, input]);
+        self.block_len += 2;
         self.counts.event();
         self.end_record();
     }
@@ -352,8 +391,9 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
         if self.error.is_some() {
             return;
         }
-        self.block.push(TAG_WATERMARK);
-        put_varint(&mut self.block, zigzag(timestamp));
+        let record = &mut self.block[self.block_len..];
+        record[0] = TAG_WATERMARK;
+        self.block_len += 1 + varint_into(&mut record[1..], zigzag(timestamp));
         self.counts.watermark();
         self.end_record();
     }
@@ -993,10 +1033,25 @@ mod tests {
         }
     }
 
+    /// LEB128 encodings written out by hand.
+    const VARINTS: [(u64, &[u8]); 7] = [
+        (0, &[0]),
+        (1, &[1]),
+        (127, &[0x7f]),
+        (128, &[0x80, 0x01]),
+        (300, &[0xac, 0x02]),
+        (u32::MAX as u64, &[0xff, 0xff, 0xff, 0xff, 0x0f]),
+        (
+            u64::MAX,
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+        ),
+    ];
+
     #[test]
     fn records_are_written_as_their_varints_with_small_and_large_numbers() {
         let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
-        for value_len in [0u32, 127, 128, 300] {
+        for (value_len, encoded) in &VARINTS[..5] {
+            let value_len = *value_len as u32;
             let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
             for key in [&b"abc"[..], b"abd"] {
                 w.access(Access {
@@ -1007,10 +1062,28 @@ mod tests {
                 });
             }
             let mut expected = vec![Op::Put as u8, 1, 0, 3, b'a', b'b', b'c'];
-            put_varint(&mut expected, value_len.into());
+            expected.extend_from_slice(encoded);
             expected.extend([Op::Put as u8, 1, 2, 1, b'd']);
-            put_varint(&mut expected, value_len.into());
-            assert_eq!(w.block, expected, "value length {value_len}");
+            expected.extend_from_slice(encoded);
+            assert_eq!(
+                &w.block[..w.block_len],
+                expected.as_slice(),
+                "value length {value_len}"
+            );
+        }
+    }
+
+    #[test]
+    fn short_copies_copy_every_length_exactly() {
+        let src: Vec<u8> = (1..=SHORT_SUFFIX as u8).collect();
+        for n in 0..=SHORT_SUFFIX {
+            let mut dst = [0xee; SHORT_RECORD];
+            copy_short(&src[..n], &mut dst);
+            assert_eq!(&dst[..n], &src[..n], "{n} bytes");
+            assert!(
+                dst[n..].iter().all(|&b| b == 0xee),
+                "{n} bytes: beyond them"
+            );
         }
     }
 
@@ -1035,22 +1108,22 @@ mod tests {
     }
 
     #[test]
-    fn varint_into_writes_what_put_varint_writes() {
-        for v in [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
-            let mut expected = Vec::new();
-            put_varint(&mut expected, v);
+    fn varints_are_written_as_leb128() {
+        for (v, encoded) in VARINTS {
             let mut buf = [0u8; 10];
             let n = varint_into(&mut buf, v);
-            assert_eq!(&buf[..n], expected.as_slice());
+            assert_eq!(&buf[..n], encoded, "{v}");
         }
     }
 
     #[test]
     fn varints_round_trip() {
         let mut buf = Vec::new();
-        let values = [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX];
+        let values = VARINTS.map(|(v, _)| v);
         for v in values {
-            put_varint(&mut buf, v);
+            let mut encoded = [0u8; 10];
+            let n = varint_into(&mut encoded, v);
+            buf.extend_from_slice(&encoded[..n]);
         }
         let mut pos = 0;
         for v in values {

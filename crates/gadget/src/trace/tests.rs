@@ -644,6 +644,8 @@ fn record_strategy(states: u16) -> impl Strategy<Value = TraceRecord> {
     let key = prop_oneof![
         proptest::collection::vec(0..3u8, 0..12),
         proptest::collection::vec(any::<u8>(), 0..40),
+        // longer than the binary writer's short-record path takes
+        proptest::collection::vec(0..2u8, 50..150),
     ];
     prop_oneof![
         6 => (0..Op::COUNT as u8, 0..states, key, any::<u32>()).prop_map(|(op, state, key, value_len)| {
