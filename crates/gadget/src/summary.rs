@@ -110,14 +110,13 @@ impl DistinctCounter {
     pub fn hash(bytes: &[u8]) -> u64 {
         const K: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut h = (bytes.len() as u64).wrapping_mul(K);
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes(c.try_into().expect("8-byte chunk"));
-            h = (h ^ w).wrapping_mul(K).rotate_left(29);
+        let mut rest = bytes;
+        while let Some((word, after)) = rest.split_first_chunk::<8>() {
+            h = (h ^ u64::from_le_bytes(*word)).wrapping_mul(K).rotate_left(29);
+            rest = after;
         }
         // the last 0 to 7 bytes in at most two loads (overlapping ones, so every byte counts;
         // the length is already in `h`)
-        let rest = chunks.remainder();
         let tail = match rest.len() {
             0 => 0,
             1..=3 => {
