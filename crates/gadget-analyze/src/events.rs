@@ -78,9 +78,7 @@ pub fn analyze_event_stream(
                     out_of_order += 1;
                 }
                 max_seen = max_seen.max(e.timestamp);
-                key_bytes.clear();
-                e.key.serialize_into(&mut key_bytes);
-                keys.add_hash(DistinctCounter::hash(&key_bytes));
+                keys.add_key(&e.key, &mut key_bytes);
                 times.push(e.timestamp);
                 if limit.is_some_and(|l| times.len() as u64 >= l) {
                     break;

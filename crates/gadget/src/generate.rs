@@ -71,9 +71,7 @@ pub fn generate<S: AccessSink + ?Sized>(
     for element in source {
         match element? {
             StreamElement::Event(e) => {
-                key_bytes.clear();
-                e.key.serialize_into(&mut key_bytes);
-                event_keys.add_hash(DistinctCounter::hash(&key_bytes));
+                event_keys.add_key(&e.key, &mut key_bytes);
                 out.event(e.input);
                 operator.on_event(&e, &mut out);
             }

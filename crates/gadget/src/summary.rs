@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::access::{AccessCounts, AccessSink, Op};
+use crate::key::Key;
 
 /// Counts distinct items exactly up to 2^16 (a set that stays in cache), then estimates with HyperLogLog (±1%), so memory
 /// stays bounded however long the trace is.
@@ -112,7 +113,9 @@ impl DistinctCounter {
         let mut h = (bytes.len() as u64).wrapping_mul(K);
         let mut rest = bytes;
         while let Some((word, after)) = rest.split_first_chunk::<8>() {
-            h = (h ^ u64::from_le_bytes(*word)).wrapping_mul(K).rotate_left(29);
+            h = (h ^ u64::from_le_bytes(*word))
+                .wrapping_mul(K)
+                .rotate_left(29);
             rest = after;
         }
         // the last 0 to 7 bytes in at most two loads (overlapping ones, so every byte counts;
@@ -137,6 +140,21 @@ impl DistinctCounter {
         h ^= h >> 33;
         h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
         h ^ (h >> 33)
+    }
+
+    /// Adds an event key by the hash of its serialized bytes (a long key's are hashed where
+    /// they are; other keys are serialized into `scratch`).
+    #[inline]
+    pub fn add_key(&mut self, key: &Key, scratch: &mut Vec<u8>) {
+        let h = match key {
+            Key::Long(k) => Self::hash(&k.to_be_bytes()),
+            _ => {
+                scratch.clear();
+                key.serialize_into(scratch);
+                Self::hash(scratch)
+            }
+        };
+        self.add_hash(h);
     }
 
     /// Adds one item by its 64-bit hash.
@@ -401,6 +419,32 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn event_keys_count_by_their_serialized_bytes() {
+        let mut scratch = Vec::new();
+        for key in [
+            Key::Long(-3),
+            Key::Long(1 << 40),
+            Key::Str("job".into()),
+            Key::NullByte,
+        ] {
+            let mut by_key = DistinctCounter::default();
+            by_key.add_key(&key, &mut scratch);
+            let mut bytes = Vec::new();
+            key.serialize_into(&mut bytes);
+            let mut by_bytes = DistinctCounter::default();
+            by_bytes.add_hash(DistinctCounter::hash(&bytes));
+            assert_eq!(
+                by_key.exact.as_ref().map(|s| s.iter().collect::<Vec<_>>()),
+                by_bytes
+                    .exact
+                    .as_ref()
+                    .map(|s| s.iter().collect::<Vec<_>>()),
+                "{key:?}"
+            );
         }
     }
 
