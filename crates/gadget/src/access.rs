@@ -144,6 +144,21 @@ pub trait AccessSink {
     /// Receives one state access.
     fn access(&mut self, access: Access<'_>);
 
+    /// Receives several accesses to one state key, in order (a read-modify-write issues its
+    /// get and put this way). The same as one [`AccessSink::access`] per request, which is
+    /// what it does unless a sink overrides it to do the key's work once for all of them.
+    #[inline]
+    fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
+        for &(op, value_len) in requests {
+            self.access(Access {
+                op,
+                state,
+                key,
+                value_len,
+            });
+        }
+    }
+
     /// An input event reached the operator (`input` is 0 for one-input operators, 1 or 2 for joins).
     fn event(&mut self, _input: u8) {}
 

@@ -1,6 +1,6 @@
 //! The generation loop: a source's elements through an operator into a sink.
 
-use crate::access::{Access, AccessCounts, AccessSink};
+use crate::access::{Access, AccessCounts, AccessSink, Op, StateId};
 use crate::operator::Operator;
 use crate::source::{ElementStream, SourceError, StreamElement};
 use crate::summary::DistinctCounter;
@@ -33,6 +33,19 @@ impl<S: AccessSink + ?Sized> AccessSink for Limiter<'_, S> {
             self.counts.count(a.op, a.state);
             self.inner.access(a);
         }
+    }
+    #[inline]
+    fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
+        let room = usize::try_from(self.limit - self.requests).unwrap_or(usize::MAX);
+        let requests = &requests[..requests.len().min(room)];
+        if requests.is_empty() {
+            return;
+        }
+        self.requests += requests.len() as u64;
+        for &(op, _) in requests {
+            self.counts.count(op, state);
+        }
+        self.inner.access_all(state, key, requests);
     }
     fn event(&mut self, input: u8) {
         self.counts.events += 1;

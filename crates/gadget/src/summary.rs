@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::access::{AccessCounts, AccessSink, Op};
+use crate::access::{AccessCounts, AccessSink, Op, StateId};
 use crate::key::Key;
 
 /// Counts distinct items exactly up to 2^16 (a set that stays in cache), then estimates with HyperLogLog (±1%), so memory
@@ -220,15 +220,31 @@ impl<'a, S: AccessSink + ?Sized> KeyStats<'a, S> {
     }
 }
 
+impl<S: AccessSink + ?Sized> KeyStats<'_, S> {
+    /// Counts the state key `key` of `state` (the state is mixed in: equal bytes in two
+    /// states are two keys).
+    #[inline]
+    fn add_key_bytes(&mut self, state: StateId, key: &[u8]) {
+        let h = DistinctCounter::hash(key) ^ (state as u64).rotate_left(48);
+        self.keys.add_hash(h);
+    }
+}
+
 impl<S: AccessSink + ?Sized> AccessSink for KeyStats<'_, S> {
     #[inline]
     fn access(&mut self, a: crate::access::Access<'_>) {
         if !a.key.is_empty() {
-            let mut h = DistinctCounter::hash(a.key);
-            h ^= (a.state as u64).rotate_left(48);
-            self.keys.add_hash(h);
+            self.add_key_bytes(a.state, a.key);
         }
         self.inner.access(a);
+    }
+    #[inline]
+    fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
+        // one key: hashed once
+        if !key.is_empty() && !requests.is_empty() {
+            self.add_key_bytes(state, key);
+        }
+        self.inner.access_all(state, key, requests);
     }
     fn event(&mut self, input: u8) {
         self.inner.event(input);
@@ -446,6 +462,37 @@ mod tests {
                 "{key:?}"
             );
         }
+    }
+
+    #[test]
+    fn key_stats_count_a_key_of_several_requests_once() {
+        let mut grouped_out = AccessCounts::default();
+        let mut single_out = AccessCounts::default();
+        let mut grouped = KeyStats::new(&mut grouped_out);
+        let mut single = KeyStats::new(&mut single_out);
+        for i in 0u8..50 {
+            let key = [i % 7, i % 5];
+            let requests = [(Op::Get, 0), (Op::Put, 8)];
+            grouped.access_all(StateId::from(i % 2), &key, &requests);
+            for (op, value_len) in requests {
+                single.access(crate::access::Access {
+                    op,
+                    state: StateId::from(i % 2),
+                    key: &key,
+                    value_len,
+                });
+            }
+        }
+        grouped.access_all(0, &[], &[(Op::BatchCommit, 3)]);
+        single.access(crate::access::Access {
+            op: Op::BatchCommit,
+            state: 0,
+            key: &[],
+            value_len: 3,
+        });
+        assert_eq!(grouped.keys.count(), (50, true)); // (i mod 7, i mod 5, i mod 2): all differ
+        assert_eq!(single.keys.count(), (50, true));
+        assert_eq!(grouped_out.by_op, single_out.by_op);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Flink's `WindowOperator` with a non-merging assigner: tumbling and sliding event-time windows.
 
-use crate::access::{Access, AccessSink, Op};
+use crate::access::{AccessSink, Op};
 use crate::key::{Key, KeyLayout, Namespace};
 use crate::source::element::Event;
 use crate::timer::{Timer, TimerQueue, TimerService};
@@ -106,7 +106,7 @@ impl WindowOperator {
     /// with one state key (built once).
     fn emit(
         &mut self,
-        requests: impl IntoIterator<Item = (Op, u32)>,
+        requests: &[(Op, u32)],
         key: &Key,
         window: (i64, i64),
         out: &mut dyn AccessSink,
@@ -116,14 +116,7 @@ impl WindowOperator {
             end: window.1,
         };
         let key = self.layout.state_key(key, ns);
-        for (op, value_len) in requests {
-            out.access(Access {
-                op,
-                state: WINDOW_CONTENTS,
-                key,
-                value_len,
-            });
-        }
+        out.access_all(WINDOW_CONTENTS, key, requests);
     }
 
     fn add_element(&mut self, key: &Key, window: (i64, i64), out: &mut dyn AccessSink) {
@@ -131,14 +124,14 @@ impl WindowOperator {
             WindowFunction::Incremental => {
                 // AggregatingState.add: read the accumulator, write it back
                 self.emit(
-                    [(Op::Get, 0), (Op::Put, ACCUMULATOR_BYTES)],
+                    &[(Op::Get, 0), (Op::Put, ACCUMULATOR_BYTES)],
                     key,
                     window,
                     out,
                 );
             }
             WindowFunction::Holistic { element_size } => {
-                self.emit([(Op::Merge, element_size)], key, window, out);
+                self.emit(&[(Op::Merge, element_size)], key, window, out);
             }
         }
     }
@@ -161,7 +154,7 @@ impl WindowOperator {
         let max_ts = max_timestamp(window.1);
         if max_ts <= self.watermark {
             // late but within allowed lateness: the trigger fires at once
-            self.emit([(Op::Get, 0)], key, window, out);
+            self.emit(&[(Op::Get, 0)], key, window, out);
         } else {
             self.timers.add(Self::timer(key, max_ts, window), out);
         }
@@ -180,9 +173,13 @@ impl WindowOperator {
             return;
         }
         // without allowed lateness one timer does both
-        let requests = [(Op::Get, fires), (Op::Delete, cleans)];
-        let issued = requests.into_iter().filter(|(_, issued)| *issued);
-        self.emit(issued.map(|(op, _)| (op, 0)), key, window, out);
+        let both = [(Op::Get, 0), (Op::Delete, 0)];
+        let requests = match (fires, cleans) {
+            (true, true) => &both[..],
+            (true, false) => &both[..1],
+            (false, _) => &both[1..],
+        };
+        self.emit(requests, key, window, out);
         if cleans {
             self.timers
                 .remove(&Self::timer(key, max_timestamp(window.1), window), out);

@@ -319,6 +319,53 @@ impl<W: Write> BinaryTraceWriter<W> {
     }
 }
 
+impl<W: Write> BinaryTraceWriter<W> {
+    /// Appends a request record whose key shares `shared` bytes with the previous key of its
+    /// state and goes on with `suffix`.
+    #[inline]
+    fn write_request(
+        &mut self,
+        op: Op,
+        state: StateId,
+        shared: usize,
+        suffix: &[u8],
+        value_len: u32,
+    ) {
+        let numbers = [
+            u64::from(state),
+            shared as u64,
+            suffix.len() as u64,
+            u64::from(value_len),
+        ];
+        let at = self.block_len;
+        if numbers.iter().fold(0, |all, n| all | n) < 0x80 && suffix.len() <= SHORT_SUFFIX {
+            // nearly every record: each number is its own one-byte varint and the record fits
+            // a fixed-size window of the block, written with fixed-size copies
+            let [state, shared, suffix_len, value_len] = numbers.map(|n| n as u8);
+            let record: &mut [u8; SHORT_RECORD] = (&mut self.block[at..at + SHORT_RECORD])
+                .try_into()
+                .expect("the block has room for a short record");
+            record[..4].copy_from_slice(&[op as u8, state, shared, suffix_len]);
+            copy_short(suffix, &mut record[4..]);
+            record[4 + suffix.len()] = value_len;
+            self.block_len = at + 5 + suffix.len();
+        } else {
+            let record = &mut self.block[at..];
+            record[0] = op as u8;
+            let mut n = 1;
+            for number in &numbers[..3] {
+                n += varint_into(&mut record[n..], *number);
+            }
+            record[n..n + suffix.len()].copy_from_slice(suffix);
+            n += suffix.len();
+            n += varint_into(&mut record[n..], u64::from(value_len));
+            self.block_len = at + n;
+        }
+        self.counts.access(op);
+        self.end_record();
+    }
+}
+
 impl<W: Write> AccessSink for BinaryTraceWriter<W> {
     fn access(&mut self, a: Access<'_>) {
         if self.error.is_some() {
@@ -341,40 +388,35 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
         };
         let shared = shared_prefix(prev, a.key);
         let suffix = a.key.get(shared..).unwrap_or_default();
-        let numbers = [
-            u64::from(a.state),
-            shared as u64,
-            suffix.len() as u64,
-            u64::from(a.value_len),
-        ];
-        let at = self.block_len;
-        if numbers.iter().fold(0, |all, n| all | n) < 0x80 && suffix.len() <= SHORT_SUFFIX {
-            // nearly every record: each number is its own one-byte varint and the record fits
-            // a fixed-size window of the block, written with fixed-size copies
-            let [state, shared, suffix_len, value_len] = numbers.map(|n| n as u8);
-            let record: &mut [u8; SHORT_RECORD] = (&mut self.block[at..at + SHORT_RECORD])
-                .try_into()
-                .expect("the block has room for a short record");
-            record[..4].copy_from_slice(&[a.op as u8, state, shared, suffix_len]);
-            copy_short(suffix, &mut record[4..]);
-            record[4 + suffix.len()] = value_len;
-            self.block_len = at + 5 + suffix.len();
-        } else {
-            let record = &mut self.block[at..];
-            record[0] = a.op as u8;
-            let mut n = 1;
-            for number in &numbers[..3] {
-                n += varint_into(&mut record[n..], *number);
-            }
-            record[n..n + suffix.len()].copy_from_slice(suffix);
-            n += suffix.len();
-            n += varint_into(&mut record[n..], u64::from(a.value_len));
-            self.block_len = at + n;
-        }
         prev.truncate(shared);
         prev.extend_from_slice(suffix);
-        self.counts.access(a.op);
-        self.end_record();
+        self.write_request(a.op, a.state, shared, suffix, a.value_len);
+    }
+
+    fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
+        let Some((&(op, value_len), rest)) = requests.split_first() else {
+            return;
+        };
+        self.access(Access {
+            op,
+            state,
+            key,
+            value_len,
+        });
+        for &(op, value_len) in rest {
+            if self.error.is_some() || self.block_len == 0 {
+                // failed, or a new block began (its previous keys are empty): the long way
+                self.access(Access {
+                    op,
+                    state,
+                    key,
+                    value_len,
+                });
+            } else {
+                // the previous key of this state is `key` itself: all shared, no suffix
+                self.write_request(op, state, key.len(), &[], value_len);
+            }
+        }
     }
 
     fn event(&mut self, input: u8) {
@@ -1071,6 +1113,38 @@ mod tests {
                 "value length {value_len}"
             );
         }
+    }
+
+    #[test]
+    fn requests_on_one_key_are_written_as_one_request_each() {
+        let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+        let mut grouped = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+        let mut single = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+        // enough groups for several blocks, so that some block ends inside a group
+        for i in 0u32..40_000 {
+            let key = [
+                &[(i % 3) as u8][..],
+                &i.to_be_bytes(),
+                &[7; 20][..(i % 21) as usize],
+            ]
+            .concat();
+            let state = (i % 2) as StateId;
+            let requests = [(Op::Get, 0), (Op::Put, i % 300), (Op::Delete, 0)];
+            let requests = &requests[..1 + (i % 3) as usize];
+            grouped.access_all(state, &key, requests);
+            for &(op, value_len) in requests {
+                single.access(Access {
+                    op,
+                    state,
+                    key: &key,
+                    value_len,
+                });
+            }
+        }
+        let grouped = grouped.finish(TraceFooter::new(false)).expect("written");
+        let single = single.finish(TraceFooter::new(false)).expect("written");
+        assert!(grouped.len() > 3 * BLOCK_TARGET, "{} bytes", grouped.len());
+        assert!(grouped == single, "the grouped writes differ");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{
     BinaryTraceWriter, TextTraceWriter, TraceError, TraceFooter, TraceFormat, TraceHeader,
 };
-use crate::access::{Access, AccessSink};
+use crate::access::{Access, AccessSink, Op, StateId};
 
 /// A trace being written to a file (or to standard output for the path `-`).
 ///
@@ -103,6 +103,13 @@ impl AccessSink for TraceFileWriter {
         match &mut self.sink {
             FormatSink::Binary(w) => w.access(a),
             FormatSink::Text(w) => w.access(a),
+        }
+    }
+    #[inline]
+    fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
+        match &mut self.sink {
+            FormatSink::Binary(w) => w.access_all(state, key, requests),
+            FormatSink::Text(w) => w.access_all(state, key, requests),
         }
     }
     fn event(&mut self, input: u8) {
