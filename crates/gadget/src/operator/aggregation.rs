@@ -1,6 +1,6 @@
 //! A `KeyedProcessFunction` keeping a running aggregate in a `ValueState<Long>`.
 
-use crate::access::{Access, AccessSink, Op};
+use crate::access::{AccessSink, Op};
 use crate::key::{KeyLayout, Namespace};
 use crate::source::element::Event;
 
@@ -29,19 +29,9 @@ impl Operator for ContinuousAggregation {
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
+        // ValueState read, then written back: one key for both
         let key = self.layout.state_key(&event.key, Namespace::Void);
-        out.access(Access {
-            op: Op::Get,
-            state: 0,
-            key,
-            value_len: 0,
-        });
-        out.access(Access {
-            op: Op::Put,
-            state: 0,
-            key,
-            value_len: ACCUMULATOR_BYTES,
-        });
+        out.access_all(0, key, &[(Op::Get, 0), (Op::Put, ACCUMULATOR_BYTES)]);
     }
 
     fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
