@@ -11,6 +11,10 @@
 //!    timers the watermark passes and emits what a firing reads and deletes;
 //! 3. [`Operator::states`] names the states (column families) the accesses refer to.
 //!
+//! Requests go to the [`AccessSink`] one by one ([`AccessSink::access`]), or, when several
+//! are issued on one state key (a read-modify-write's get and put), together
+//! ([`AccessSink::access_all`]): the same requests, with the key's work done once downstream.
+//!
 //! [`KeyLayout`](crate::key::KeyLayout) builds Flink's key bytes and
 //! [`HeapTimerQueue`](crate::timer::HeapTimerQueue) gives Flink's timer order. See
 //! `examples/custom_operator.rs` for a complete operator in a few dozen lines.
