@@ -645,20 +645,21 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 Ok(_) => return, // the cache de-duplicates: no request
                 Err(index) => {
                     write_full_key(&self.layout, g, &key, &mut self.key);
+                    if full {
+                        // the lowest-priority cached timer (not the new one, which sorts
+                        // before it) now lives only in RocksDB; taken out first, so the cache
+                        // never holds more than its capacity
+                        if let Some((k, key_ref)) = group.cache.pop_last() {
+                            if let Some(old) = group.overflow.insert(k, key_ref) {
+                                self.strings.forget(old);
+                            }
+                        }
+                        group.all_in_cache = false;
+                    }
                     group
                         .cache
                         .insert_at(index, key, self.strings.key_ref(timer.key));
                 }
-            }
-            if full {
-                // the lowest-priority cached timer (not the new one, which sorts before it)
-                // now lives only in RocksDB
-                if let Some((k, key_ref)) = group.cache.pop_last() {
-                    if let Some(old) = group.overflow.insert(k, key_ref) {
-                        self.strings.forget(old);
-                    }
-                }
-                group.all_in_cache = false;
             }
         } else {
             self.last_add = Some((timer.clone(), g, Placement::Store));
