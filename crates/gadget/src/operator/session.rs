@@ -54,17 +54,14 @@ impl SessionWindowOperator {
         }
     }
 
-    fn contents(&mut self, op: Op, key: &Key, w: Window, value_len: u32, out: &mut dyn AccessSink) {
+    /// Issues `requests` (op and value length) on the contents of window `w` of `key`, in
+    /// order, all with one state key.
+    fn contents(&mut self, requests: &[(Op, u32)], key: &Key, w: Window, out: &mut dyn AccessSink) {
         let ns = Namespace::Window {
             start: w.0,
             end: w.1,
         };
-        out.access(Access {
-            op,
-            state: WINDOW_CONTENTS,
-            key: self.layout.state_key(key, ns),
-            value_len,
-        });
+        out.access_all(WINDOW_CONTENTS, self.layout.state_key(key, ns), requests);
     }
 
     fn window_set(&mut self, op: Op, key: &Key, value_len: u32, out: &mut dyn AccessSink) {
@@ -132,21 +129,19 @@ impl SessionWindowOperator {
         match self.function {
             WindowFunction::Holistic { element_size } => {
                 for &s in sources {
-                    self.contents(Op::Get, key, s, 0, out);
                     let n = self.elements.remove(&(key.clone(), s)).unwrap_or(0);
-                    self.contents(Op::Delete, key, s, 0, out);
-                    self.contents(Op::Merge, key, target, n * element_size, out);
+                    self.contents(&[(Op::Get, 0), (Op::Delete, 0)], key, s, out);
+                    self.contents(&[(Op::Merge, n * element_size)], key, target, out);
                     *self.elements.entry((key.clone(), target)).or_insert(0) += n;
                 }
             }
             WindowFunction::Incremental => {
                 for &s in sources {
-                    self.contents(Op::Get, key, s, 0, out);
                     self.elements.remove(&(key.clone(), s));
-                    self.contents(Op::Delete, key, s, 0, out);
+                    self.contents(&[(Op::Get, 0), (Op::Delete, 0)], key, s, out);
                 }
-                self.contents(Op::Get, key, target, 0, out);
-                self.contents(Op::Put, key, target, ACCUMULATOR_BYTES, out);
+                let read_modify_write = [(Op::Get, 0), (Op::Put, ACCUMULATOR_BYTES)];
+                self.contents(&read_modify_write, key, target, out);
             }
         }
     }
@@ -229,12 +224,19 @@ impl SessionWindowOperator {
         let Some(&state_window) = mapping.get(&window) else {
             return; // already purged: nothing to do, nothing persisted
         };
-        if timer.timestamp == max_timestamp(window.1) {
-            self.contents(Op::Get, &key, state_window, 0, out);
-        }
-        if timer.timestamp == cleanup_time(window.1, self.allowed_lateness) {
-            // clearAllState: contents, trigger timer, then retire and persist.
-            self.contents(Op::Delete, &key, state_window, 0, out);
+        let fires = timer.timestamp == max_timestamp(window.1);
+        let cleans = timer.timestamp == cleanup_time(window.1, self.allowed_lateness);
+        // without allowed lateness one timer does both
+        let both = [(Op::Get, 0), (Op::Delete, 0)];
+        let requests = match (fires, cleans) {
+            (true, true) => &both[..],
+            (true, false) => &both[..1],
+            (false, true) => &both[1..],
+            (false, false) => &[],
+        };
+        self.contents(requests, &key, state_window, out);
+        if cleans {
+            // clearAllState: contents (above), trigger timer, then retire and persist.
             self.elements.remove(&(key.clone(), state_window));
             self.timers
                 .remove(&Self::timer(&key, max_timestamp(window.1), window), out);
@@ -271,11 +273,11 @@ impl Operator for SessionWindowOperator {
             let state_window = *mapping.get(&actual).expect("window in flight");
             match self.function {
                 WindowFunction::Incremental => {
-                    self.contents(Op::Get, &key, state_window, 0, out);
-                    self.contents(Op::Put, &key, state_window, ACCUMULATOR_BYTES, out);
+                    let read_modify_write = [(Op::Get, 0), (Op::Put, ACCUMULATOR_BYTES)];
+                    self.contents(&read_modify_write, &key, state_window, out);
                 }
                 WindowFunction::Holistic { element_size } => {
-                    self.contents(Op::Merge, &key, state_window, element_size, out);
+                    self.contents(&[(Op::Merge, element_size)], &key, state_window, out);
                 }
             }
             *self
@@ -284,7 +286,7 @@ impl Operator for SessionWindowOperator {
                 .or_insert(0) += 1;
             let max_ts = max_timestamp(actual.1);
             if max_ts <= self.watermark {
-                self.contents(Op::Get, &key, state_window, 0, out);
+                self.contents(&[(Op::Get, 0)], &key, state_window, out);
             } else {
                 self.timers.add(Self::timer(&key, max_ts, actual), out);
             }
