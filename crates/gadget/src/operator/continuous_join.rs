@@ -16,7 +16,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::access::{Access, AccessSink, Op};
+use crate::access::{AccessSink, Op};
 use crate::key::{Key, KeyLayout, Namespace};
 use crate::source::element::Event;
 
@@ -45,13 +45,11 @@ impl ContinuousJoin {
         }
     }
 
-    fn request(&mut self, op: Op, state: u16, key: &Key, value_len: u32, out: &mut dyn AccessSink) {
-        out.access(Access {
-            op,
-            state,
-            key: self.layout.state_key(key, Namespace::Void),
-            value_len,
-        });
+    /// Issues `requests` (op and value length) on `state` of `key`, in order, all with one
+    /// state key.
+    fn request(&mut self, requests: &[(Op, u32)], state: u16, key: &Key, out: &mut dyn AccessSink) {
+        let state_key = self.layout.state_key(key, Namespace::Void);
+        out.access_all(state, state_key, requests);
     }
 }
 
@@ -63,24 +61,29 @@ impl Operator for ContinuousJoin {
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
         let key = &event.key;
         if event.input == 2 {
-            self.request(Op::Get, LEFT_STATE, key, 0, out);
+            self.request(&[(Op::Get, 0)], LEFT_STATE, key, out);
             if !self.open.contains(key) {
-                self.request(Op::Merge, RIGHT_BUFFER, key, self.element_size, out);
+                self.request(&[(Op::Merge, self.element_size)], RIGHT_BUFFER, key, out);
                 *self.waiting.entry(key.clone()).or_insert(0) += 1;
             }
         } else if event.closes {
-            self.request(Op::Delete, LEFT_STATE, key, 0, out);
-            self.request(Op::Delete, RIGHT_BUFFER, key, 0, out);
+            self.request(&[(Op::Delete, 0)], LEFT_STATE, key, out);
+            self.request(&[(Op::Delete, 0)], RIGHT_BUFFER, key, out);
             self.open.remove(key);
             self.waiting.remove(key);
         } else {
-            self.request(Op::Get, LEFT_STATE, key, 0, out);
-            self.request(Op::Put, LEFT_STATE, key, self.element_size, out);
+            let read_modify_write = [(Op::Get, 0), (Op::Put, self.element_size)];
+            self.request(&read_modify_write, LEFT_STATE, key, out);
             self.open.insert(key.clone());
-            self.request(Op::Get, RIGHT_BUFFER, key, 0, out);
-            if self.waiting.remove(key).is_some() {
-                self.request(Op::Delete, RIGHT_BUFFER, key, 0, out);
-            }
+            // the buffer is read, and deleted when it held waiting elements
+            let read_and_delete = [(Op::Get, 0), (Op::Delete, 0)];
+            let waited = self.waiting.remove(key).is_some();
+            let requests = if waited {
+                &read_and_delete[..]
+            } else {
+                &read_and_delete[..1]
+            };
+            self.request(requests, RIGHT_BUFFER, key, out);
         }
     }
 

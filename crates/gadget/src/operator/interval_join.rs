@@ -98,21 +98,18 @@ impl IntervalJoin {
         }
     }
 
+    /// Issues `requests` (op and value length) on the map entry of `side`, `key` and `ts`, in
+    /// order, all with one map key.
     fn entry(
         &mut self,
-        op: Op,
+        requests: &[(Op, u32)],
         side: Side,
         key: &Key,
         ts: i64,
-        value_len: u32,
         out: &mut dyn AccessSink,
     ) {
-        out.access(Access {
-            op,
-            state: Self::state(side),
-            key: self.layout.map_key(key, Namespace::Void, ts),
-            value_len,
-        });
+        let map_key = self.layout.map_key(key, Namespace::Void, ts);
+        out.access_all(Self::state(side), map_key, requests);
     }
 
     /// Iterates the whole map of `side` for `key`, as `RocksDBMapState.entries()` does.
@@ -179,12 +176,12 @@ impl Operator for IntervalJoin {
             (Side::Left, Side::Right, self.upper)
         };
         let key = &event.key;
-        self.entry(Op::Get, ours, key, ts, 0, out);
+        // the timestamp's list is read and written back grown by one element
         let bucket = self.buffers.entry((key.clone(), ours)).or_default();
         let n = bucket.entry(ts).or_insert(0);
         *n += 1;
         let value_len = 4 + *n * (self.element_size + 1);
-        self.entry(Op::Put, ours, key, ts, value_len, out);
+        self.entry(&[(Op::Get, 0), (Op::Put, value_len)], ours, key, ts, out);
         self.scan(other, key, out);
         let cleanup = if relative_upper > 0 {
             ts + relative_upper
@@ -223,7 +220,7 @@ impl Operator for IntervalJoin {
                     self.buffers.remove(&map_key);
                 }
             }
-            self.entry(Op::Delete, side, &map_key.0, ts, 0, out);
+            self.entry(&[(Op::Delete, 0)], side, &map_key.0, ts, out);
         }
     }
 }
