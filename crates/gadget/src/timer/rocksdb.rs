@@ -280,6 +280,18 @@ impl OrderedCache {
     /// Where `key` is (`Ok`), or where it would go (`Err`).
     #[inline]
     fn search(&self, key: &TimerKey) -> Result<usize, usize> {
+        // outside the cached range (a timer just polled and now removed, a timer later than
+        // every cached one): no search
+        let (Some((first, _)), Some((last, _))) = (self.entries.front(), self.entries.back())
+        else {
+            return Err(0);
+        };
+        if key.precedes(first) {
+            return Err(0);
+        }
+        if last.precedes(key) {
+            return Err(self.entries.len());
+        }
         let (front, back) = self.entries.as_slices();
         let (slice, offset) = match back.first() {
             Some((first, _)) if !key.precedes(first) => (back, front.len()),
