@@ -16,9 +16,10 @@ pub struct DistinctCounter {
     registers: Vec<u8>,
 }
 
-/// A set of 64-bit hashes: open addressing with linear probing, at most half full, the top
-/// bits of a hash choosing its first slot (the hashes are well mixed already). 0 marks an
-/// empty slot, so the hash 0 is kept aside as a flag.
+/// A set of 64-bit hashes: open addressing with linear probing, the top bits of a hash
+/// choosing its first slot (the hashes are well mixed already), at most half full up to
+/// [`HashSet64::MAX_SLOTS`] (room for [`EXACT_LIMIT`] + 1 hashes, all the exact count ever
+/// holds). 0 marks an empty slot, so the hash 0 is kept aside as a flag.
 #[derive(Debug, Clone)]
 struct HashSet64 {
     slots: Vec<u64>,
@@ -31,6 +32,8 @@ struct HashSet64 {
 
 impl HashSet64 {
     const INITIAL_SLOTS: usize = 1 << 10;
+    /// The table stops growing here: twice the exact count's limit.
+    const MAX_SLOTS: usize = 2 * EXACT_LIMIT;
 
     fn new() -> Self {
         HashSet64 {
@@ -66,7 +69,8 @@ impl HashSet64 {
         }
         self.slots[i] = h;
         self.len += 1;
-        if self.len * 2 > self.slots.len() {
+        debug_assert!(self.len < self.slots.len(), "a free slot ends every probe");
+        if self.len * 2 > self.slots.len() && self.slots.len() < Self::MAX_SLOTS {
             self.grow();
         }
     }
