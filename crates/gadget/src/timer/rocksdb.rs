@@ -675,10 +675,15 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             }
         } else {
             self.last_add = Some((timer.clone(), g, Placement::Store));
-            let key_ref = self.strings.key_ref(timer.key);
             write_full_key(&self.layout, g, &key, &mut self.key);
-            if let Some(old) = group.overflow.insert(key, key_ref) {
-                self.strings.forget(old);
+            // A timer equal to the full cache's last is rewritten where it already is: it
+            // stays cached, and is not one RocksDB alone has (else it would fire again after
+            // a reload). Any other timer here sorts after every cached one.
+            if group.cache.last() != Some(&key) {
+                let key_ref = self.strings.key_ref(timer.key);
+                if let Some(old) = group.overflow.insert(key, key_ref) {
+                    self.strings.forget(old);
+                }
             }
             group.all_in_cache = false;
         }
@@ -755,7 +760,7 @@ mod tests {
         KeyRef, OrderedCache, RocksDbTimerQueue, TimerKey, TimerNamespace, CACHE_CAPACITY,
         INLINE_BYTES,
     };
-    use crate::access::VecSink;
+    use crate::access::{Op, TraceRecord, VecSink};
     use crate::key::{Key, KeyLayout};
     use crate::timer::Timer;
     use proptest::prelude::*;
@@ -913,6 +918,42 @@ mod tests {
         let puts: Vec<_> = out.records[before..].to_vec();
         assert_eq!(puts.len(), 2, "two batch puts: {puts:?}");
         assert_eq!(puts[0], puts[1]);
+    }
+
+    /// That second add rewrites the timer in RocksDB, where it already is (write-through), and
+    /// leaves it cached: once polled (and deleted) it is gone. Flink's
+    /// `RocksDBCachingPriorityQueueSet` then reloads an empty store: a seek, no entry.
+    #[test]
+    fn a_timer_put_again_while_cached_fires_once() {
+        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
+        let mut out = VecSink::default();
+        let timer = |t: i64| Timer {
+            timestamp: t,
+            key: Key::Long(7),
+            namespace: (t - 4, t + 1),
+        };
+        let mut added: Vec<_> = (0..CACHE_CAPACITY as i64 - 1).map(timer).collect();
+        added.push(timer(1_000));
+        for t in &added {
+            q.add(t.clone(), &mut out);
+        }
+        q.add(timer(1_000), &mut out);
+        let mut polled = Vec::new();
+        while let Some(t) = q.poll(&mut out) {
+            polled.push(t);
+        }
+        assert_eq!(polled, added, "every timer once, in order");
+        let seek = out
+            .records
+            .iter()
+            .position(|r| matches!(r, TraceRecord::Access { op: Op::Seek, .. }))
+            .expect("the emptied cache reloads from the store");
+        assert!(
+            !out.records[seek..]
+                .iter()
+                .any(|r| matches!(r, TraceRecord::Access { op: Op::Next, .. })),
+            "the store holds no timer any more"
+        );
     }
 
     #[test]
