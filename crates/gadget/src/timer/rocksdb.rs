@@ -899,32 +899,12 @@ mod tests {
     }
 
     /// The add that fills a key group's cache with its latest timer leaves that timer last in
-    /// a full cache, so a second add of it goes to RocksDB: another batch put.
+    /// a full cache, so a second add of it goes to RocksDB: another batch put. That rewrites
+    /// it where it already is (write-through) and leaves it cached: once polled (and deleted)
+    /// it is gone, and Flink's `RocksDBCachingPriorityQueueSet` reloads an empty store: a
+    /// seek, no entry.
     #[test]
-    fn adding_a_timer_again_after_filling_the_cache_with_it_puts_it_again() {
-        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
-        let mut out = VecSink::default();
-        let timer = |t: i64| Timer {
-            timestamp: t,
-            key: Key::Long(7),
-            namespace: (t - 4, t + 1),
-        };
-        for t in 0..CACHE_CAPACITY as i64 - 1 {
-            q.add(timer(t), &mut out);
-        }
-        let before = out.records.len();
-        q.add(timer(1_000), &mut out);
-        q.add(timer(1_000), &mut out);
-        let puts: Vec<_> = out.records[before..].to_vec();
-        assert_eq!(puts.len(), 2, "two batch puts: {puts:?}");
-        assert_eq!(puts[0], puts[1]);
-    }
-
-    /// That second add rewrites the timer in RocksDB, where it already is (write-through), and
-    /// leaves it cached: once polled (and deleted) it is gone. Flink's
-    /// `RocksDBCachingPriorityQueueSet` then reloads an empty store: a seek, no entry.
-    #[test]
-    fn a_timer_put_again_while_cached_fires_once() {
+    fn a_timer_added_again_as_the_full_caches_last_is_put_again_and_fires_once() {
         let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
         let mut out = VecSink::default();
         let timer = |t: i64| Timer {
@@ -933,11 +913,17 @@ mod tests {
             namespace: (t - 4, t + 1),
         };
         let mut added: Vec<_> = (0..CACHE_CAPACITY as i64 - 1).map(timer).collect();
-        added.push(timer(1_000));
         for t in &added {
             q.add(t.clone(), &mut out);
         }
+        let before = out.records.len();
         q.add(timer(1_000), &mut out);
+        q.add(timer(1_000), &mut out);
+        added.push(timer(1_000));
+        let puts: Vec<_> = out.records[before..].to_vec();
+        assert_eq!(puts.len(), 2, "two batch puts: {puts:?}");
+        assert_eq!(puts[0], puts[1]);
+
         let mut polled = Vec::new();
         while let Some(t) = q.poll(&mut out) {
             polled.push(t);
