@@ -653,21 +653,21 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         if goes_to_cache {
             head_changed = group.cache.first().is_none_or(|first| key < *first);
             self.last_add = Some((timer.clone(), g, Placement::Cache));
+            if full {
+                // Flink drops the lowest-priority cached timer before it adds the new one
+                // (which sorts before it), also when the new one is cached already: the
+                // dropped timer now lives only in RocksDB
+                if let Some((k, key_ref)) = group.cache.pop_last() {
+                    if let Some(old) = group.overflow.insert(k, key_ref) {
+                        self.strings.forget(old);
+                    }
+                }
+                group.all_in_cache = false;
+            }
             match group.cache.search(&key) {
                 Ok(_) => return, // the cache de-duplicates: no request
                 Err(index) => {
                     write_full_key(&self.layout, g, &key, &mut self.key);
-                    if full {
-                        // the lowest-priority cached timer (not the new one, which sorts
-                        // before it) now lives only in RocksDB; taken out first, so the cache
-                        // never holds more than its capacity
-                        if let Some((k, key_ref)) = group.cache.pop_last() {
-                            if let Some(old) = group.overflow.insert(k, key_ref) {
-                                self.strings.forget(old);
-                            }
-                        }
-                        group.all_in_cache = false;
-                    }
                     group
                         .cache
                         .insert_at(index, key, self.strings.key_ref(timer.key));
@@ -765,8 +765,237 @@ mod tests {
     use crate::timer::Timer;
     use proptest::prelude::*;
 
+    /// Flink's `RocksDBCachingPriorityQueueSet` for one key group, written as plainly as its
+    /// Java: a sorted cache of at most 128 keys, written through to a sorted store, reloaded
+    /// from the store (from the last key removed) when it runs empty while the store holds
+    /// more. It records the requests the queue must issue.
+    #[derive(Default)]
+    struct FlinkQueueSet {
+        cache: std::collections::BTreeSet<Vec<u8>>,
+        store: std::collections::BTreeSet<Vec<u8>>,
+        not_all_in_cache: bool,
+        seek_hint: Vec<u8>,
+        batch: u32,
+        requests: Requests,
+    }
+
+    impl FlinkQueueSet {
+        fn batch_entry(&mut self, op: Op, key: &[u8]) {
+            self.requests.push((op, key.to_vec()));
+            self.batch += 1;
+            if self.batch == 500 {
+                self.flush();
+            }
+        }
+
+        fn flush(&mut self) {
+            self.requests.push((Op::BatchCommit, Vec::new()));
+            self.batch = 0;
+        }
+
+        fn check_refill(&mut self) {
+            if self.not_all_in_cache && self.cache.is_empty() {
+                self.flush();
+                self.requests.push((Op::Seek, self.seek_hint.clone()));
+                let from: Vec<Vec<u8>> = self
+                    .store
+                    .range(self.seek_hint.clone()..)
+                    .cloned()
+                    .collect();
+                for key in from.iter().take(CACHE_CAPACITY) {
+                    self.cache.insert(key.clone());
+                    self.requests.push((Op::Next, Vec::new()));
+                }
+                self.not_all_in_cache = from.len() > CACHE_CAPACITY;
+            }
+        }
+
+        fn add(&mut self, key: Vec<u8>) {
+            self.check_refill();
+            let full = self.cache.len() >= CACHE_CAPACITY;
+            let before_last = self.cache.last().is_some_and(|last| key < *last);
+            if (!full && !self.not_all_in_cache) || before_last {
+                if full {
+                    self.cache.pop_last();
+                    self.not_all_in_cache = true;
+                }
+                if self.cache.insert(key.clone()) {
+                    self.store.insert(key.clone());
+                    self.batch_entry(Op::BatchPut, &key);
+                }
+            } else {
+                self.store.insert(key.clone());
+                self.batch_entry(Op::BatchPut, &key);
+                self.not_all_in_cache = true;
+            }
+        }
+
+        fn peek(&mut self) -> Option<Vec<u8>> {
+            self.check_refill();
+            self.cache.first().cloned()
+        }
+
+        fn poll(&mut self) -> Option<Vec<u8>> {
+            self.check_refill();
+            let first = self.cache.pop_first()?;
+            self.store.remove(&first);
+            self.batch_entry(Op::BatchDelete, &first);
+            if self.cache.is_empty() {
+                self.seek_hint = first.clone();
+            }
+            Some(first)
+        }
+
+        fn remove(&mut self, key: Vec<u8>) {
+            self.check_refill();
+            if self.cache.is_empty() {
+                return;
+            }
+            self.store.remove(&key);
+            self.batch_entry(Op::BatchDelete, &key);
+            self.cache.remove(&key);
+            if self.cache.is_empty() {
+                self.seek_hint = key;
+            }
+        }
+    }
+
+    /// Requests as op and key bytes.
+    type Requests = Vec<(Op, Vec<u8>)>;
+
+    /// The full key bytes of a window timer in the one key group of `layout`.
+    fn full_key(layout: &KeyLayout, timer: &Timer<(i64, i64)>) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        super::write_full_key(
+            layout,
+            0,
+            &TimerKey::of_timer(timer, &mut Vec::new()),
+            &mut bytes,
+        );
+        bytes
+    }
+
+    /// Runs `steps` (key, window, action: 0 advances the watermark and fires what is due,
+    /// 1 removes, else adds once or twice) through the queue and through Flink's queue set;
+    /// the requests of each.
+    fn against_flinks_queue_set(steps: &[(i64, i64, u8)]) -> (Requests, Requests) {
+        let layout = KeyLayout::new(1);
+        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
+        let mut out = VecSink::default();
+        let mut flink = FlinkQueueSet::default();
+        let mut watermark = 0;
+        for &(key, window, action) in steps {
+            let end = watermark + 1 + window * 5;
+            let timer = Timer {
+                timestamp: end - 1,
+                key: Key::Long(key),
+                namespace: (end - 5, end),
+            };
+            match action {
+                0 => {
+                    watermark += 20;
+                    while q.peek_timestamp(&mut out).is_some_and(|t| t <= watermark) {
+                        let due = q.poll(&mut out).expect("a due timer");
+                        assert_eq!(Some(full_key(&layout, &due)), flink.poll(), "polled");
+                        q.remove(&due, &mut out);
+                        flink.remove(full_key(&layout, &due));
+                    }
+                    let latest_due = Timer {
+                        timestamp: watermark,
+                        key: Key::Long(i64::MAX),
+                        namespace: (i64::MAX, i64::MAX),
+                    };
+                    let latest_due = full_key(&layout, &latest_due);
+                    assert!(
+                        flink.peek().is_none_or(|k| k > latest_due),
+                        "Flink's has a due timer left"
+                    );
+                }
+                1 => {
+                    q.remove(&timer, &mut out);
+                    flink.remove(full_key(&layout, &timer));
+                }
+                _ => {
+                    for _ in 0..1 + action % 2 {
+                        q.add(timer.clone(), &mut out);
+                        flink.add(full_key(&layout, &timer));
+                    }
+                }
+            }
+        }
+        q.close(&mut out);
+        if flink.batch != 0 {
+            flink.flush();
+        }
+        let issued = out
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                TraceRecord::Access { op, key, .. } => Some((*op, key.clone())),
+                _ => None,
+            })
+            .collect();
+        (issued, flink.requests)
+    }
+
+    /// A long fixed run of the comparison that surely spills and reloads.
+    #[test]
+    fn a_long_run_issues_what_flinks_queue_set_issues_through_reloads() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let steps: Vec<(i64, i64, u8)> = (0..20_000)
+            .map(|_| (next(300) as i64, next(60) as i64, next(10) as u8))
+            .collect();
+        let (issued, expected) = against_flinks_queue_set(&steps);
+        assert!(
+            issued.iter().filter(|(op, _)| *op == Op::Seek).count() > 3,
+            "reloads"
+        );
+        assert!(
+            issued.iter().any(|(op, _)| *op == Op::Next),
+            "reloaded timers"
+        );
+        let first = issued.iter().zip(&expected).position(|(a, b)| a != b);
+        if let Some(i) = first {
+            let show = |v: &[(Op, Vec<u8>)]| {
+                v[i.saturating_sub(4)..(i + 6).min(v.len())]
+                    .iter()
+                    .map(|(op, k)| {
+                        format!(
+                            "{op} {}",
+                            k.iter().map(|b| format!("{b:02x}")).collect::<String>()
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            panic!(
+                "request {i} differs:\nours:\n{}\nflink:\n{}",
+                show(&issued),
+                show(&expected)
+            );
+        }
+        assert_eq!(issued.len(), expected.len(), "request counts");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// One key group's requests and timers are those of Flink's queue set, written plainly
+        /// above, whatever the adds (again and again, as window operators do), polls and
+        /// removals: the cache fills, spills, drains and reloads.
+        #[test]
+        fn one_key_group_issues_what_flinks_queue_set_issues(
+            steps in proptest::collection::vec((0i64..300, 0i64..60, 0u8..10), 300..1_200)
+        ) {
+            let (issued, expected) = against_flinks_queue_set(&steps);
+            prop_assert_eq!(issued, expected);
+        }
 
         /// Adding the timer just added takes a shortcut, which must issue exactly what a
         /// second add without it issues, whatever the caches hold: few key groups and many
