@@ -32,7 +32,7 @@ pub use interval_join::{IntervalJoin, Side};
 pub use session::SessionWindowOperator;
 pub use window::{WindowAssigner, WindowOperator};
 
-use crate::access::AccessSink;
+use crate::access::{AccessSink, Op};
 use crate::source::element::Event;
 
 /// A simulated stream operator.
@@ -64,6 +64,19 @@ pub enum WindowFunction {
 
 /// Serialized size of a `long` accumulator.
 pub(crate) const ACCUMULATOR_BYTES: u32 = 8;
+
+/// What a window's event-time timer issues on the window's contents: the trigger's read when
+/// it fires (`fires`), the purge when it cleans up (`cleans`); without allowed lateness one
+/// timer does both.
+pub(crate) fn window_timer_requests(fires: bool, cleans: bool) -> &'static [(Op, u32)] {
+    const BOTH: [(Op, u32); 2] = [(Op::Get, 0), (Op::Delete, 0)];
+    match (fires, cleans) {
+        (true, true) => &BOTH,
+        (true, false) => &BOTH[..1],
+        (false, true) => &BOTH[1..],
+        (false, false) => &[],
+    }
+}
 
 /// Flink's `TimeWindow.maxTimestamp()`.
 #[inline]

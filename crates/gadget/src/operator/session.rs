@@ -9,7 +9,9 @@ use crate::source::element::Event;
 use crate::timer::{Timer, TimerQueue, TimerService};
 
 use super::java_hash::{java_set_order, JavaWindowMap, Window};
-use super::{cleanup_time, max_timestamp, Operator, WindowFunction, ACCUMULATOR_BYTES};
+use super::{
+    cleanup_time, max_timestamp, window_timer_requests, Operator, WindowFunction, ACCUMULATOR_BYTES,
+};
 
 const WINDOW_CONTENTS: u16 = 0;
 const MERGING_WINDOW_SET: u16 = 1;
@@ -226,15 +228,12 @@ impl SessionWindowOperator {
         };
         let fires = timer.timestamp == max_timestamp(window.1);
         let cleans = timer.timestamp == cleanup_time(window.1, self.allowed_lateness);
-        // without allowed lateness one timer does both
-        let both = [(Op::Get, 0), (Op::Delete, 0)];
-        let requests = match (fires, cleans) {
-            (true, true) => &both[..],
-            (true, false) => &both[..1],
-            (false, true) => &both[1..],
-            (false, false) => &[],
-        };
-        self.contents(requests, &key, state_window, out);
+        self.contents(
+            window_timer_requests(fires, cleans),
+            &key,
+            state_window,
+            out,
+        );
         if cleans {
             // clearAllState: contents (above), trigger timer, then retire and persist.
             self.elements.remove(&(key.clone(), state_window));

@@ -5,7 +5,9 @@ use crate::key::{Key, KeyLayout, Namespace};
 use crate::source::element::Event;
 use crate::timer::{Timer, TimerQueue, TimerService};
 
-use super::{cleanup_time, max_timestamp, Operator, WindowFunction, ACCUMULATOR_BYTES};
+use super::{
+    cleanup_time, max_timestamp, window_timer_requests, Operator, WindowFunction, ACCUMULATOR_BYTES,
+};
 
 const WINDOW_CONTENTS: u16 = 0;
 
@@ -172,14 +174,7 @@ impl WindowOperator {
         if !(fires || cleans) {
             return;
         }
-        // without allowed lateness one timer does both
-        let both = [(Op::Get, 0), (Op::Delete, 0)];
-        let requests = match (fires, cleans) {
-            (true, true) => &both[..],
-            (true, false) => &both[..1],
-            (false, _) => &both[1..],
-        };
-        self.emit(requests, key, window, out);
+        self.emit(window_timer_requests(fires, cleans), key, window, out);
         if cleans {
             self.timers
                 .remove(&Self::timer(key, max_timestamp(window.1), window), out);
