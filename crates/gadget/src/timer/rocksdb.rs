@@ -765,38 +765,46 @@ mod tests {
     use crate::timer::Timer;
     use proptest::prelude::*;
 
-    /// Flink's `RocksDBCachingPriorityQueueSet` for one key group, written as plainly as its
-    /// Java: a sorted cache of at most 128 keys, written through to a sorted store, reloaded
-    /// from the store (from the last key removed) when it runs empty while the store holds
-    /// more. It records the requests the queue must issue.
+    /// Flink's write batch (`RocksDBWriteBatchWrapper`), shared by every key group: it records
+    /// the requests and commits every 500 entries.
     #[derive(Default)]
-    struct FlinkQueueSet {
-        cache: std::collections::BTreeSet<Vec<u8>>,
-        store: std::collections::BTreeSet<Vec<u8>>,
-        not_all_in_cache: bool,
-        seek_hint: Vec<u8>,
-        batch: u32,
+    struct FlinkBatch {
+        entries: u32,
         requests: Requests,
     }
 
-    impl FlinkQueueSet {
-        fn batch_entry(&mut self, op: Op, key: &[u8]) {
+    impl FlinkBatch {
+        fn entry(&mut self, op: Op, key: &[u8]) {
             self.requests.push((op, key.to_vec()));
-            self.batch += 1;
-            if self.batch == 500 {
+            self.entries += 1;
+            if self.entries == 500 {
                 self.flush();
             }
         }
 
         fn flush(&mut self) {
             self.requests.push((Op::BatchCommit, Vec::new()));
-            self.batch = 0;
+            self.entries = 0;
         }
+    }
 
-        fn check_refill(&mut self) {
+    /// Flink's `RocksDBCachingPriorityQueueSet` for one key group, written as plainly as its
+    /// Java: a sorted cache of at most 128 keys, written through to a sorted store, reloaded
+    /// from the store (from the last key removed) when it runs empty while the store holds
+    /// more. `add` and `remove` answer whether the head may have changed, as Flink's do.
+    #[derive(Default)]
+    struct FlinkQueueSet {
+        cache: std::collections::BTreeSet<Vec<u8>>,
+        store: std::collections::BTreeSet<Vec<u8>>,
+        not_all_in_cache: bool,
+        seek_hint: Vec<u8>,
+    }
+
+    impl FlinkQueueSet {
+        fn check_refill(&mut self, batch: &mut FlinkBatch) {
             if self.not_all_in_cache && self.cache.is_empty() {
-                self.flush();
-                self.requests.push((Op::Seek, self.seek_hint.clone()));
+                batch.flush();
+                batch.requests.push((Op::Seek, self.seek_hint.clone()));
                 let from: Vec<Vec<u8>> = self
                     .store
                     .range(self.seek_hint.clone()..)
@@ -804,14 +812,14 @@ mod tests {
                     .collect();
                 for key in from.iter().take(CACHE_CAPACITY) {
                     self.cache.insert(key.clone());
-                    self.requests.push((Op::Next, Vec::new()));
+                    batch.requests.push((Op::Next, Vec::new()));
                 }
                 self.not_all_in_cache = from.len() > CACHE_CAPACITY;
             }
         }
 
-        fn add(&mut self, key: Vec<u8>) {
-            self.check_refill();
+        fn add(&mut self, key: Vec<u8>, batch: &mut FlinkBatch) -> bool {
+            self.check_refill(batch);
             let full = self.cache.len() >= CACHE_CAPACITY;
             let before_last = self.cache.last().is_some_and(|last| key < *last);
             if (!full && !self.not_all_in_cache) || before_last {
@@ -821,41 +829,169 @@ mod tests {
                 }
                 if self.cache.insert(key.clone()) {
                     self.store.insert(key.clone());
-                    self.batch_entry(Op::BatchPut, &key);
+                    batch.entry(Op::BatchPut, &key);
+                    return self.cache.first() == Some(&key);
                 }
             } else {
                 self.store.insert(key.clone());
-                self.batch_entry(Op::BatchPut, &key);
+                batch.entry(Op::BatchPut, &key);
                 self.not_all_in_cache = true;
             }
+            false
         }
 
-        fn peek(&mut self) -> Option<Vec<u8>> {
-            self.check_refill();
+        fn peek(&mut self, batch: &mut FlinkBatch) -> Option<Vec<u8>> {
+            self.check_refill(batch);
             self.cache.first().cloned()
         }
 
-        fn poll(&mut self) -> Option<Vec<u8>> {
-            self.check_refill();
+        fn poll(&mut self, batch: &mut FlinkBatch) -> Option<Vec<u8>> {
+            self.check_refill(batch);
             let first = self.cache.pop_first()?;
             self.store.remove(&first);
-            self.batch_entry(Op::BatchDelete, &first);
+            batch.entry(Op::BatchDelete, &first);
             if self.cache.is_empty() {
                 self.seek_hint = first.clone();
             }
             Some(first)
         }
 
-        fn remove(&mut self, key: Vec<u8>) {
-            self.check_refill();
-            if self.cache.is_empty() {
-                return;
-            }
+        fn remove(&mut self, key: Vec<u8>, batch: &mut FlinkBatch) -> bool {
+            self.check_refill(batch);
+            let Some(old_head) = self.cache.first().cloned() else {
+                return false;
+            };
             self.store.remove(&key);
-            self.batch_entry(Op::BatchDelete, &key);
+            batch.entry(Op::BatchDelete, &key);
             self.cache.remove(&key);
             if self.cache.is_empty() {
                 self.seek_hint = key;
+                return true;
+            }
+            self.cache.first() != Some(&old_head)
+        }
+    }
+
+    /// Flink's `KeyGroupPartitionedPriorityQueue` over one [`FlinkQueueSet`] per key group, as
+    /// plainly as its Java: a `HeapPriorityQueue` of the key groups (1-based, with the index of
+    /// each), ordered by the timestamp of their heads (an empty one last), whose comparisons
+    /// peek, and so may reload, both groups compared. Key bytes begin with the key group, and
+    /// a timestamp is the eight bytes after it (sign bit flipped).
+    struct FlinkTimerQueue {
+        sets: Vec<FlinkQueueSet>,
+        heap: Vec<usize>,
+        index: Vec<usize>,
+        prefix: usize,
+        batch: FlinkBatch,
+    }
+
+    impl FlinkTimerQueue {
+        /// The queue as Flink builds it (each key group added to the heap in turn). Flink's
+        /// first peeks reload every group from an empty store; Gadget leaves those start-up
+        /// requests out, so the sets start as holding everything.
+        fn new(layout: &KeyLayout, key_groups: usize) -> Self {
+            FlinkTimerQueue {
+                sets: (0..key_groups).map(|_| FlinkQueueSet::default()).collect(),
+                heap: (0..=key_groups).map(|i| i.saturating_sub(1)).collect(),
+                index: (1..=key_groups).collect(),
+                prefix: layout.prefix_bytes(),
+                batch: FlinkBatch::default(),
+            }
+        }
+
+        fn key_group(&self, key: &[u8]) -> usize {
+            key[..self.prefix]
+                .iter()
+                .fold(0, |group, &byte| group << 8 | usize::from(byte))
+        }
+
+        fn timestamp(&self, key: &[u8]) -> i64 {
+            let bytes = key[self.prefix..self.prefix + 8]
+                .try_into()
+                .expect("8 bytes");
+            (u64::from_be_bytes(bytes) ^ (1 << 63)) as i64
+        }
+
+        /// `InternalPriorityQueueComparator.comparePriority(a, b) < 0`.
+        fn less(&mut self, a: usize, b: usize) -> bool {
+            let left = self.sets[a].peek(&mut self.batch);
+            let right = self.sets[b].peek(&mut self.batch);
+            match (left, right) {
+                (Some(l), Some(r)) => self.timestamp(&l) < self.timestamp(&r),
+                (Some(_), None) => true,
+                (None, _) => false,
+            }
+        }
+
+        fn move_to(&mut self, set: usize, idx: usize) {
+            self.heap[idx] = set;
+            self.index[set] = idx;
+        }
+
+        fn sift_up(&mut self, mut idx: usize) {
+            let current = self.heap[idx];
+            let mut parent = idx >> 1;
+            while parent > 0 && self.less(current, self.heap[parent]) {
+                self.move_to(self.heap[parent], idx);
+                idx = parent;
+                parent >>= 1;
+            }
+            self.move_to(current, idx);
+        }
+
+        fn sift_down(&mut self, mut idx: usize) {
+            let size = self.heap.len() - 1;
+            let current = self.heap[idx];
+            let mut first = idx << 1;
+            if first < size && self.less(self.heap[first + 1], self.heap[first]) {
+                first += 1;
+            }
+            while first <= size && self.less(self.heap[first], current) {
+                self.move_to(self.heap[first], idx);
+                idx = first;
+                first = idx << 1;
+                if first < size && self.less(self.heap[first + 1], self.heap[first]) {
+                    first += 1;
+                }
+            }
+            self.move_to(current, idx);
+        }
+
+        fn adjust_modified(&mut self, set: usize) {
+            let idx = self.index[set];
+            if self.heap[idx] == set {
+                self.sift_down(idx);
+                if self.heap[idx] == set {
+                    self.sift_up(idx);
+                }
+            }
+        }
+
+        fn peek(&mut self) -> Option<Vec<u8>> {
+            let top = self.heap[1];
+            self.sets[top].peek(&mut self.batch)
+        }
+
+        fn poll(&mut self) -> Option<Vec<u8>> {
+            let top = self.heap[1];
+            let head = self.sets[top].poll(&mut self.batch);
+            self.adjust_modified(top);
+            head
+        }
+
+        fn add(&mut self, key: Vec<u8>) {
+            let set = self.key_group(&key);
+            if self.sets[set].add(key, &mut self.batch) {
+                self.adjust_modified(set);
+                self.peek(); // `toAdd.equals(peek())`: may reload the top group
+            }
+        }
+
+        fn remove(&mut self, key: Vec<u8>) {
+            let set = self.key_group(&key);
+            self.peek(); // `oldHead = peek()`: may reload the top group
+            if self.sets[set].remove(key, &mut self.batch) {
+                self.adjust_modified(set);
             }
         }
     }
@@ -863,12 +999,12 @@ mod tests {
     /// Requests as op and key bytes.
     type Requests = Vec<(Op, Vec<u8>)>;
 
-    /// The full key bytes of a window timer in the one key group of `layout`.
+    /// The full key bytes of a window timer.
     fn full_key(layout: &KeyLayout, timer: &Timer<(i64, i64)>) -> Vec<u8> {
         let mut bytes = Vec::new();
         super::write_full_key(
             layout,
-            0,
+            layout.key_group(&timer.key) as usize,
             &TimerKey::of_timer(timer, &mut Vec::new()),
             &mut bytes,
         );
@@ -876,13 +1012,16 @@ mod tests {
     }
 
     /// Runs `steps` (key, window, action: 0 advances the watermark and fires what is due,
-    /// 1 removes, else adds once or twice) through the queue and through Flink's queue set;
-    /// the requests of each.
-    fn against_flinks_queue_set(steps: &[(i64, i64, u8)]) -> (Requests, Requests) {
-        let layout = KeyLayout::new(1);
-        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
+    /// 1 removes, else adds once or twice) through a queue of `key_groups` key groups and
+    /// through Flink's; the requests of each.
+    fn against_flinks_timer_queue(
+        key_groups: u32,
+        steps: &[(i64, i64, u8)],
+    ) -> (Requests, Requests) {
+        let layout = KeyLayout::new(key_groups);
+        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(key_groups, 1, 2);
         let mut out = VecSink::default();
-        let mut flink = FlinkQueueSet::default();
+        let mut flink = FlinkTimerQueue::new(&layout, key_groups as usize);
         let mut watermark = 0;
         for &(key, window, action) in steps {
             let end = watermark + 1 + window * 5;
@@ -894,20 +1033,18 @@ mod tests {
             match action {
                 0 => {
                     watermark += 20;
+                    // `InternalTimerServiceImpl.advanceWatermark`: peek, then poll
                     while q.peek_timestamp(&mut out).is_some_and(|t| t <= watermark) {
+                        let flinks_next = flink.peek().expect("Flink's has a timer");
+                        assert!(flink.timestamp(&flinks_next) <= watermark, "Flink's is due");
                         let due = q.poll(&mut out).expect("a due timer");
                         assert_eq!(Some(full_key(&layout, &due)), flink.poll(), "polled");
                         q.remove(&due, &mut out);
                         flink.remove(full_key(&layout, &due));
                     }
-                    let latest_due = Timer {
-                        timestamp: watermark,
-                        key: Key::Long(i64::MAX),
-                        namespace: (i64::MAX, i64::MAX),
-                    };
-                    let latest_due = full_key(&layout, &latest_due);
+                    let flinks_next = flink.peek();
                     assert!(
-                        flink.peek().is_none_or(|k| k > latest_due),
+                        flinks_next.is_none_or(|k| flink.timestamp(&k) > watermark),
                         "Flink's has a due timer left"
                     );
                 }
@@ -924,8 +1061,8 @@ mod tests {
             }
         }
         q.close(&mut out);
-        if flink.batch != 0 {
-            flink.flush();
+        if flink.batch.entries != 0 {
+            flink.batch.flush();
         }
         let issued = out
             .records
@@ -935,12 +1072,12 @@ mod tests {
                 _ => None,
             })
             .collect();
-        (issued, flink.requests)
+        (issued, flink.batch.requests)
     }
 
-    /// A long fixed run of the comparison that surely spills and reloads.
-    #[test]
-    fn a_long_run_issues_what_flinks_queue_set_issues_through_reloads() {
+    /// A long fixed run of the comparison over `key_groups` key groups that surely spills and
+    /// reloads; panics at the first request that differs.
+    fn a_long_run_against_flink(key_groups: u32) {
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = |n: u64| {
             state ^= state << 13;
@@ -949,9 +1086,20 @@ mod tests {
             state % n
         };
         let steps: Vec<(i64, i64, u8)> = (0..20_000)
-            .map(|_| (next(300) as i64, next(60) as i64, next(10) as u8))
+            .map(|_| {
+                // as many timers pending per key group, whatever the number of groups
+                let groups = u64::from(key_groups);
+                let key = next(300 * groups) as i64;
+                let window = next(60) as i64;
+                let action = match next(20 * groups) {
+                    0 => 0,
+                    a if a <= 2 * groups => 1,
+                    a => 2 + (a % 2) as u8,
+                };
+                (key, window, action)
+            })
             .collect();
-        let (issued, expected) = against_flinks_queue_set(&steps);
+        let (issued, expected) = against_flinks_timer_queue(key_groups, &steps);
         assert!(
             issued.iter().filter(|(op, _)| *op == Op::Seek).count() > 3,
             "reloads"
@@ -983,6 +1131,19 @@ mod tests {
         assert_eq!(issued.len(), expected.len(), "request counts");
     }
 
+    #[test]
+    fn a_long_run_issues_what_flinks_queue_set_issues_through_reloads() {
+        a_long_run_against_flink(1);
+    }
+
+    /// Several key groups: the heap of key groups peeks (and so reloads) the groups it
+    /// compares in Flink's order, and polls them in Flink's order.
+    #[test]
+    fn a_long_run_over_key_groups_issues_what_flinks_timer_queue_issues() {
+        a_long_run_against_flink(3);
+        a_long_run_against_flink(4);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -993,7 +1154,18 @@ mod tests {
         fn one_key_group_issues_what_flinks_queue_set_issues(
             steps in proptest::collection::vec((0i64..300, 0i64..60, 0u8..10), 300..1_200)
         ) {
-            let (issued, expected) = against_flinks_queue_set(&steps);
+            let (issued, expected) = against_flinks_timer_queue(1, &steps);
+            prop_assert_eq!(issued, expected);
+        }
+
+        /// Several key groups (up to more than 128, whose keys begin with two bytes) issue
+        /// what Flink's heap of key groups over its queue sets issues.
+        #[test]
+        fn key_groups_issue_what_flinks_timer_queue_issues(
+            key_groups in prop_oneof![2u32..9, Just(129u32)],
+            steps in proptest::collection::vec((0i64..900, 0i64..60, 0u8..10), 300..1_200)
+        ) {
+            let (issued, expected) = against_flinks_timer_queue(key_groups, &steps);
             prop_assert_eq!(issued, expected);
         }
 
