@@ -19,6 +19,10 @@ pub struct HeapTimerQueue<N: Clone + Eq + Hash> {
     slab: Vec<Option<(Timer<N>, usize)>>,
     free: Vec<usize>,
     dedup: rustc_hash::FxHashMap<Timer<N>, usize>,
+    /// The timer of the last add, remove or poll, and whether it is registered now: window
+    /// operators add a timer twice in a row (trigger and cleanup at one time) and delete the
+    /// timer they just polled, which this answers without hashing.
+    recent: Option<(Timer<N>, bool)>,
 }
 
 impl<N: Clone + Eq + Hash> Default for HeapTimerQueue<N> {
@@ -36,6 +40,7 @@ impl<N: Clone + Eq + Hash> HeapTimerQueue<N> {
             slab: Vec::new(),
             free: Vec::new(),
             dedup: Default::default(),
+            recent: None,
         }
     }
 
@@ -56,9 +61,14 @@ impl<N: Clone + Eq + Hash> HeapTimerQueue<N> {
 
     /// Registers a timer; returns false if an equal one was already registered.
     pub fn add(&mut self, timer: Timer<N>) -> bool {
-        if self.dedup.contains_key(&timer) {
+        if matches!(&self.recent, Some((recent, true)) if *recent == timer) {
             return false;
         }
+        if self.dedup.contains_key(&timer) {
+            self.recent = Some((timer, true));
+            return false;
+        }
+        self.recent = Some((timer.clone(), true));
         let id = match self.free.pop() {
             Some(id) => {
                 self.slab[id] = Some((timer.clone(), 0));
@@ -81,6 +91,10 @@ impl<N: Clone + Eq + Hash> HeapTimerQueue<N> {
 
     /// Deletes a registered timer; returns false if none was registered.
     pub fn remove(&mut self, timer: &Timer<N>) -> bool {
+        if matches!(&self.recent, Some((recent, false)) if recent == timer) {
+            return false;
+        }
+        self.recent = Some((timer.clone(), false));
         match self.dedup.remove(timer) {
             Some(id) => {
                 let idx = self.index_of(id);
@@ -102,6 +116,7 @@ impl<N: Clone + Eq + Hash> HeapTimerQueue<N> {
         let (timer, _) = self.slab[id].take().expect("polled slot holds a timer");
         self.free.push(id);
         self.dedup.remove(&timer);
+        self.recent = Some((timer.clone(), false));
         Some(timer)
     }
 
@@ -218,6 +233,36 @@ mod tests {
         })
         .collect();
         assert_eq!(order, vec![1, 5, 4, 3, 2]);
+    }
+
+    proptest::proptest! {
+        /// Adds, removes and polls answer as a set of the registered timers does, and polls
+        /// take a timer of the earliest time; also through the shortcuts for a timer added
+        /// twice in a row and for the timer just polled or removed.
+        #[test]
+        fn the_queue_answers_as_a_set_of_its_timers(
+            steps in proptest::collection::vec((0u8..3, 0i64..4, 0i64..3), 1..300)
+        ) {
+            let mut q = HeapTimerQueue::new();
+            let mut registered = std::collections::HashSet::new();
+            for (action, ts, k) in steps {
+                let timer = t(ts, k);
+                match action {
+                    0 => proptest::prop_assert_eq!(q.add(timer), registered.insert((ts, k))),
+                    1 => proptest::prop_assert_eq!(q.remove(&timer), registered.remove(&(ts, k))),
+                    _ => {
+                        let earliest = registered.iter().map(|&(ts, _)| ts).min();
+                        let polled = q.poll();
+                        proptest::prop_assert_eq!(polled.as_ref().map(|p| p.timestamp), earliest);
+                        if let Some(p) = polled {
+                            let Key::Long(k) = p.key else { unreachable!() };
+                            proptest::prop_assert!(registered.remove(&(p.timestamp, k)));
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(q.len(), registered.len());
+            }
+        }
     }
 
     #[test]
