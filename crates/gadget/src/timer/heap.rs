@@ -60,6 +60,7 @@ impl<N: Clone + Eq + Hash> HeapTimerQueue<N> {
     }
 
     /// Registers a timer; returns false if an equal one was already registered.
+    #[inline(never)]
     pub fn add(&mut self, timer: Timer<N>) -> bool {
         if matches!(&self.recent, Some((recent, true)) if *recent == timer) {
             return false;
@@ -90,6 +91,7 @@ impl<N: Clone + Eq + Hash> HeapTimerQueue<N> {
     }
 
     /// Deletes a registered timer; returns false if none was registered.
+    #[inline(never)]
     pub fn remove(&mut self, timer: &Timer<N>) -> bool {
         if matches!(&self.recent, Some((recent, false)) if recent == timer) {
             return false;
