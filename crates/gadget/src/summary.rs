@@ -14,6 +14,12 @@ pub struct DistinctCounter {
     /// HyperLogLog registers, filled from the exact set when it is dropped and kept up to
     /// date from then on.
     registers: Vec<u8>,
+    /// Every register is at least this, so a hash whose rank is not above it changes
+    /// nothing and is skipped without reading its register (most are, once the count is
+    /// large).
+    floor: u8,
+    /// How many registers hold exactly `floor`.
+    at_floor: usize,
 }
 
 /// A set of 64-bit hashes: open addressing with linear probing, the top bits of a hash
@@ -105,6 +111,8 @@ impl Default for DistinctCounter {
         DistinctCounter {
             exact: Some(HashSet64::new()),
             registers: vec![0; 1 << HLL_BITS],
+            floor: 0,
+            at_floor: 1 << HLL_BITS,
         }
     }
 }
@@ -188,11 +196,29 @@ impl DistinctCounter {
 
     #[inline]
     fn add_to_registers(&mut self, h: u64) {
-        let idx = (h >> (64 - HLL_BITS)) as usize;
         let rank = ((h << HLL_BITS) | (1 << (HLL_BITS - 1))).leading_zeros() as u8 + 1;
-        if rank > self.registers[idx] {
-            self.registers[idx] = rank;
+        if rank <= self.floor {
+            return;
         }
+        let idx = (h >> (64 - HLL_BITS)) as usize;
+        let register = &mut self.registers[idx];
+        if rank > *register {
+            let was_at_floor = *register == self.floor;
+            *register = rank;
+            if was_at_floor {
+                self.at_floor -= 1;
+                if self.at_floor == 0 {
+                    self.raise_floor();
+                }
+            }
+        }
+    }
+
+    /// Every register has left the floor: the floor rises to the lowest register.
+    #[cold]
+    fn raise_floor(&mut self) {
+        self.floor = self.registers.iter().copied().min().unwrap_or(0);
+        self.at_floor = self.registers.iter().filter(|&&r| r == self.floor).count();
     }
 
     /// The count, and whether it is exact.
@@ -516,6 +542,32 @@ mod tests {
         assert!(!exact);
         let err = (est as f64 - n as f64).abs() / n as f64;
         assert!(err < 0.03, "estimate {est} for {n}");
+    }
+
+    /// Skipping hashes whose rank is not above the lowest register leaves the registers
+    /// exactly as updating every one does, while the floor rises several times.
+    #[test]
+    fn the_register_floor_skips_only_updates_that_change_nothing() {
+        let mut c = DistinctCounter::default();
+        let mut plain = vec![0u8; 1 << HLL_BITS];
+        let mut floors = Vec::new();
+        for i in 0..1_000_000u64 {
+            // repeats too: every third hash is one seen before
+            let h = DistinctCounter::hash(&(if i % 3 == 0 { i / 7 } else { i }).to_le_bytes());
+            c.add_hash(h);
+            let idx = (h >> (64 - HLL_BITS)) as usize;
+            let rank = ((h << HLL_BITS) | (1 << (HLL_BITS - 1))).leading_zeros() as u8 + 1;
+            plain[idx] = plain[idx].max(rank);
+            if floors.last() != Some(&c.floor) {
+                floors.push(c.floor);
+            }
+        }
+        assert!(c.exact.is_none());
+        assert!(floors.len() >= 4, "floors {floors:?}");
+        // the exact phase's hashes reach the registers when it ends, in another order
+        assert_eq!(c.registers, plain);
+        assert_eq!(c.floor, *plain.iter().min().unwrap());
+        assert_eq!(c.at_floor, plain.iter().filter(|&&r| r == c.floor).count());
     }
 
     #[test]
