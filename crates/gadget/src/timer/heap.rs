@@ -60,6 +60,8 @@ impl<N: Clone + Eq + Hash> HeapTimerQueue<N> {
     }
 
     /// Registers a timer; returns false if an equal one was already registered.
+    // Out of line: inlined, it makes `TimerQueue::add` too large to be inlined into the
+    // window operators, which costs the RocksDB-timer path 2% (BENCHMARKS.md).
     #[inline(never)]
     pub fn add(&mut self, timer: Timer<N>) -> bool {
         if matches!(&self.recent, Some((recent, true)) if *recent == timer) {
@@ -91,6 +93,7 @@ impl<N: Clone + Eq + Hash> HeapTimerQueue<N> {
     }
 
     /// Deletes a registered timer; returns false if none was registered.
+    // Out of line for the same reason as `add`.
     #[inline(never)]
     pub fn remove(&mut self, timer: &Timer<N>) -> bool {
         if matches!(&self.recent, Some((recent, false)) if recent == timer) {
