@@ -1163,8 +1163,25 @@ mod tests {
         #[test]
         fn key_groups_issue_what_flinks_timer_queue_issues(
             key_groups in prop_oneof![2u32..9, Just(129u32)],
-            steps in proptest::collection::vec((0i64..900, 0i64..60, 0u8..10), 300..1_200)
+            calm in 1u16..=8,
+            steps in proptest::collection::vec((0i64..900, 0i64..60, 0u16..1000), 300..1_500)
         ) {
+            // watermarks 1/calm as often as in the one-group test, so that some runs fill
+            // their caches
+            let steps: Vec<(i64, i64, u8)> = steps
+                .into_iter()
+                .map(|(key, window, roll)| {
+                    let watermarks = 100 / calm;
+                    let action = if roll < watermarks {
+                        0
+                    } else if roll < watermarks + 100 {
+                        1
+                    } else {
+                        2 + (roll % 2) as u8
+                    };
+                    (key, window, action)
+                })
+                .collect();
             let (issued, expected) = against_flinks_timer_queue(key_groups, &steps);
             prop_assert_eq!(issued, expected);
         }
