@@ -194,13 +194,21 @@ impl DistinctCounter {
         }
     }
 
+    /// The register a hash goes to (its top bits) and its rank there (one more than the
+    /// leading zeros of the rest).
+    #[inline]
+    fn register_of(h: u64) -> (usize, u8) {
+        let idx = (h >> (64 - HLL_BITS)) as usize;
+        let rank = ((h << HLL_BITS) | (1 << (HLL_BITS - 1))).leading_zeros() as u8 + 1;
+        (idx, rank)
+    }
+
     #[inline]
     fn add_to_registers(&mut self, h: u64) {
-        let rank = ((h << HLL_BITS) | (1 << (HLL_BITS - 1))).leading_zeros() as u8 + 1;
+        let (idx, rank) = Self::register_of(h);
         if rank <= self.floor {
             return;
         }
-        let idx = (h >> (64 - HLL_BITS)) as usize;
         let register = &mut self.registers[idx];
         if rank > *register {
             let was_at_floor = *register == self.floor;
@@ -555,8 +563,7 @@ mod tests {
             // repeats too: every third hash is one seen before
             let h = DistinctCounter::hash(&(if i % 3 == 0 { i / 7 } else { i }).to_le_bytes());
             c.add_hash(h);
-            let idx = (h >> (64 - HLL_BITS)) as usize;
-            let rank = ((h << HLL_BITS) | (1 << (HLL_BITS - 1))).leading_zeros() as u8 + 1;
+            let (idx, rank) = DistinctCounter::register_of(h);
             plain[idx] = plain[idx].max(rank);
             if floors.last() != Some(&c.floor) {
                 floors.push(c.floor);

@@ -1075,6 +1075,19 @@ mod tests {
         (issued, flink.batch.requests)
     }
 
+    /// The action of a step of [`against_flinks_timer_queue`] for `roll` in `0..1000`:
+    /// `watermarks` in a thousand advance the watermark, a tenth remove, the rest add once or
+    /// twice.
+    fn step_action(roll: u64, watermarks: u64) -> u8 {
+        if roll < watermarks {
+            0
+        } else if roll < watermarks + 100 {
+            1
+        } else {
+            2 + (roll % 2) as u8
+        }
+    }
+
     /// A long fixed run of the comparison over `key_groups` key groups that surely spills and
     /// reloads; panics at the first request that differs.
     fn a_long_run_against_flink(key_groups: u32) {
@@ -1091,12 +1104,7 @@ mod tests {
                 let groups = u64::from(key_groups);
                 let key = next(300 * groups) as i64;
                 let window = next(60) as i64;
-                let action = match next(20 * groups) {
-                    0 => 0,
-                    a if a <= 2 * groups => 1,
-                    a => 2 + (a % 2) as u8,
-                };
-                (key, window, action)
+                (key, window, step_action(next(1000), 50 / groups))
             })
             .collect();
         let (issued, expected) = against_flinks_timer_queue(key_groups, &steps);
@@ -1163,24 +1171,14 @@ mod tests {
         #[test]
         fn key_groups_issue_what_flinks_timer_queue_issues(
             key_groups in prop_oneof![2u32..9, Just(129u32)],
-            calm in 1u16..=8,
-            steps in proptest::collection::vec((0i64..900, 0i64..60, 0u16..1000), 300..1_500)
+            calm in 1u64..=8,
+            steps in proptest::collection::vec((0i64..900, 0i64..60, 0u64..1000), 300..1_500)
         ) {
             // watermarks 1/calm as often as in the one-group test, so that some runs fill
             // their caches
             let steps: Vec<(i64, i64, u8)> = steps
                 .into_iter()
-                .map(|(key, window, roll)| {
-                    let watermarks = 100 / calm;
-                    let action = if roll < watermarks {
-                        0
-                    } else if roll < watermarks + 100 {
-                        1
-                    } else {
-                        2 + (roll % 2) as u8
-                    };
-                    (key, window, action)
-                })
+                .map(|(key, window, roll)| (key, window, step_action(roll, 100 / calm)))
                 .collect();
             let (issued, expected) = against_flinks_timer_queue(key_groups, &steps);
             prop_assert_eq!(issued, expected);
