@@ -4,9 +4,10 @@
 //! (`KeyGroupPartitionedPriorityQueue`). Every request the real service issues is emitted.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::hash::Hash;
 use std::marker::PhantomData;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::access::{Access, AccessSink, Op, StateId};
@@ -141,7 +142,7 @@ impl Ord for TimerKey {
 impl TimerKey {
     /// `self < other`, the head's words compared one by one (the first, the timestamp, is
     /// mostly equal among a key group's timers; the second, the key, mostly decides). Written
-    /// out rather than through [`head_precedes`]: a separate equality test costs more.
+    /// out rather than through [`Head::precedes`]: a separate equality test costs more.
     #[inline(always)]
     fn precedes(&self, other: &Self) -> bool {
         let (a, b) = (&self.head, &other.head);
@@ -259,7 +260,7 @@ impl StringKeys {
 enum OrderedCache {
     /// Keys of one shape: `heads`, all of length `len`, all read back as `key_ref` says.
     Uniform {
-        heads: VecDeque<[u64; INLINE_BYTES / 8]>,
+        heads: VecDeque<Head>,
         len: u32,
         key_ref: KeyRef,
     },
@@ -277,25 +278,91 @@ impl Default for OrderedCache {
     }
 }
 
-/// `a < b` for two heads, word by word.
-#[inline(always)]
-fn head_precedes(a: &[u64; INLINE_BYTES / 8], b: &[u64; INLINE_BYTES / 8]) -> bool {
-    if a[0] != b[0] {
-        return a[0] < b[0];
+/// The head of a timer key (its first [`INLINE_BYTES`] bytes as big-endian words), as the
+/// caches and B-trees of keys of one shape keep it: 32 bytes, ordered word by word.
+#[derive(Debug, Clone, Copy)]
+struct Head([u64; INLINE_BYTES / 8]);
+
+impl Head {
+    /// `self < other`, word by word.
+    #[inline(always)]
+    fn precedes(&self, other: &Head) -> bool {
+        let (a, b) = (&self.0, &other.0);
+        if a[0] != b[0] {
+            return a[0] < b[0];
+        }
+        if a[1] != b[1] {
+            return a[1] < b[1];
+        }
+        if a[2] != b[2] {
+            return a[2] < b[2];
+        }
+        a[3] < b[3]
     }
-    if a[1] != b[1] {
-        return a[1] < b[1];
-    }
-    if a[2] != b[2] {
-        return a[2] < b[2];
-    }
-    a[3] < b[3]
 }
 
-/// `a == b` for two heads, without a branch per word.
-#[inline(always)]
-fn heads_equal(a: &[u64; INLINE_BYTES / 8], b: &[u64; INLINE_BYTES / 8]) -> bool {
-    ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3])) == 0
+impl PartialEq for Head {
+    /// Without a branch per word.
+    #[inline(always)]
+    fn eq(&self, other: &Head) -> bool {
+        let (a, b) = (&self.0, &other.0);
+        ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3])) == 0
+    }
+}
+
+impl Eq for Head {}
+
+impl Ord for Head {
+    #[inline]
+    fn cmp(&self, other: &Head) -> Ordering {
+        if self.precedes(other) {
+            Ordering::Less
+        } else if self == other {
+            Ordering::Equal
+        } else {
+            Ordering::Greater
+        }
+    }
+}
+
+impl PartialOrd for Head {
+    #[inline]
+    fn partial_cmp(&self, other: &Head) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl TimerKey {
+    /// The key of `head` for a key of `len` bytes that has no tail.
+    #[inline(always)]
+    fn of_head(head: Head, len: u32) -> Self {
+        TimerKey {
+            head: head.0,
+            tail: Box::default(),
+            len,
+        }
+    }
+
+    /// The key's head.
+    #[inline(always)]
+    fn head(&self) -> Head {
+        Head(self.head)
+    }
+
+    /// Whether the key, read back as `key_ref` says, can be kept as its head alone (with a
+    /// length and [`KeyRef`] shared by the keys beside it): it has no tail and its
+    /// [`KeyRef`] needs no slot.
+    #[inline(always)]
+    fn fits_head(&self, key_ref: KeyRef) -> bool {
+        self.tail.is_empty() && matches!(key_ref, KeyRef::LONG | KeyRef::NULL_BYTE)
+    }
+
+    /// Whether the key has no tail and `len` bytes: keys of that shape are ordered by their
+    /// heads alone.
+    #[inline(always)]
+    fn has_shape(&self, len: u32) -> bool {
+        self.tail.is_empty() && self.len == len
+    }
 }
 
 impl OrderedCache {
@@ -312,23 +379,13 @@ impl OrderedCache {
         self.len() == 0
     }
 
-    /// The key of a uniform cache's `head`.
-    #[inline(always)]
-    fn uniform_key(head: [u64; INLINE_BYTES / 8], len: u32) -> TimerKey {
-        TimerKey {
-            head,
-            tail: Box::default(),
-            len,
-        }
-    }
-
     /// The first key's timestamp.
     #[inline(always)]
     fn first_timestamp(&self) -> Option<i64> {
         match self {
             OrderedCache::Uniform { heads, len, .. } => heads
                 .front()
-                .map(|head| Self::uniform_key(*head, *len).timestamp()),
+                .map(|head| TimerKey::of_head(*head, *len).timestamp()),
             OrderedCache::Mixed(entries) => entries.front().map(|(k, _)| k.timestamp()),
         }
     }
@@ -339,7 +396,7 @@ impl OrderedCache {
         match self {
             OrderedCache::Uniform { heads, len, .. } => heads
                 .front()
-                .is_none_or(|head| key.precedes(&Self::uniform_key(*head, *len))),
+                .is_none_or(|head| key.precedes(&TimerKey::of_head(*head, *len))),
             OrderedCache::Mixed(entries) => entries.front().is_none_or(|(k, _)| key.precedes(k)),
         }
     }
@@ -350,7 +407,7 @@ impl OrderedCache {
         match self {
             OrderedCache::Uniform { heads, len, .. } => heads
                 .back()
-                .is_some_and(|head| key.precedes(&Self::uniform_key(*head, *len))),
+                .is_some_and(|head| key.precedes(&TimerKey::of_head(*head, *len))),
             OrderedCache::Mixed(entries) => entries.back().is_some_and(|(k, _)| key.precedes(k)),
         }
     }
@@ -361,7 +418,7 @@ impl OrderedCache {
         match self {
             OrderedCache::Uniform { heads, len, .. } => heads
                 .front()
-                .is_some_and(|head| *key == Self::uniform_key(*head, *len)),
+                .is_some_and(|head| *key == TimerKey::of_head(*head, *len)),
             OrderedCache::Mixed(entries) => entries.front().is_some_and(|(k, _)| k == key),
         }
     }
@@ -372,7 +429,7 @@ impl OrderedCache {
         match self {
             OrderedCache::Uniform { heads, len, .. } => heads
                 .back()
-                .is_some_and(|head| *key == Self::uniform_key(*head, *len)),
+                .is_some_and(|head| *key == TimerKey::of_head(*head, *len)),
             OrderedCache::Mixed(entries) => entries.back().is_some_and(|(k, _)| k == key),
         }
     }
@@ -386,7 +443,7 @@ impl OrderedCache {
                 key_ref,
             } => heads
                 .pop_front()
-                .map(|head| (Self::uniform_key(head, *len), *key_ref)),
+                .map(|head| (TimerKey::of_head(head, *len), *key_ref)),
             OrderedCache::Mixed(entries) => entries.pop_front(),
         }
     }
@@ -400,7 +457,7 @@ impl OrderedCache {
                 key_ref,
             } => heads
                 .pop_back()
-                .map(|head| (Self::uniform_key(head, *len), *key_ref)),
+                .map(|head| (TimerKey::of_head(head, *len), *key_ref)),
             OrderedCache::Mixed(entries) => entries.pop_back(),
         }
     }
@@ -409,13 +466,10 @@ impl OrderedCache {
     #[inline]
     fn search(&self, key: &TimerKey) -> Result<usize, usize> {
         match self {
-            OrderedCache::Uniform { heads, len, .. } if key.tail.is_empty() && key.len == *len => {
+            OrderedCache::Uniform { heads, len, .. } if key.has_shape(*len) => {
                 // a key of the cached shape: heads alone order it
-                ring_search(
-                    heads,
-                    |head| head_precedes(head, &key.head),
-                    |head| heads_equal(head, &key.head),
-                )
+                let head = key.head();
+                ring_search(heads, |h| h.precedes(&head), |h| *h == head)
             }
             _ => self.search_any_shape(key),
         }
@@ -430,7 +484,7 @@ impl OrderedCache {
                 // a key of another shape is none of the cached ones
                 ring_search(
                     heads,
-                    |head| Self::uniform_key(*head, *len).precedes(key),
+                    |head| TimerKey::of_head(*head, *len).precedes(key),
                     |_| false,
                 )
             }
@@ -444,7 +498,7 @@ impl OrderedCache {
     #[inline]
     fn insert_at(&mut self, index: usize, key: TimerKey, key_ref: KeyRef) {
         debug_assert!(self.search(&key) == Err(index), "inserted out of order");
-        let uniform = key.tail.is_empty() && matches!(key_ref, KeyRef::LONG | KeyRef::NULL_BYTE);
+        let uniform = key.fits_head(key_ref);
         if self.is_empty() && uniform {
             *self = OrderedCache::Uniform {
                 heads: match std::mem::take(self) {
@@ -461,7 +515,7 @@ impl OrderedCache {
                 len,
                 key_ref: cached_ref,
             } if uniform && key.len == *len && key_ref == *cached_ref => {
-                heads.insert(index, key.head);
+                heads.insert(index, key.head());
             }
             OrderedCache::Uniform { .. } => {
                 self.make_mixed();
@@ -482,7 +536,7 @@ impl OrderedCache {
         {
             let entries = heads
                 .iter()
-                .map(|head| (Self::uniform_key(*head, *len), *key_ref))
+                .map(|head| (TimerKey::of_head(*head, *len), *key_ref))
                 .collect();
             *self = OrderedCache::Mixed(entries);
         }
@@ -564,6 +618,148 @@ fn lower_bound<T>(entries: &[T], precedes_key: &impl Fn(&T) -> bool) -> usize {
     base + usize::from(precedes_key(&entries[base]))
 }
 
+/// A key group's timer keys that only RocksDB has, in order, with their [`KeyRef`]s. As in
+/// [`OrderedCache`], while the keys share one shape only their heads are kept (a B-tree
+/// node of them spans half the cache lines); a key of another shape turns it into a map of
+/// whole keys until it runs empty.
+#[derive(Debug, Clone)]
+enum Overflow {
+    /// Keys of one shape: `heads`, all of length `len`, all read back as `key_ref` says.
+    Uniform {
+        heads: BTreeSet<Head>,
+        len: u32,
+        key_ref: KeyRef,
+    },
+    /// Keys of any shape, each with its own [`KeyRef`].
+    Mixed(BTreeMap<TimerKey, KeyRef>),
+}
+
+impl Default for Overflow {
+    fn default() -> Self {
+        Overflow::Uniform {
+            heads: BTreeSet::new(),
+            len: 0,
+            key_ref: KeyRef::LONG,
+        }
+    }
+}
+
+impl Overflow {
+    fn is_empty(&self) -> bool {
+        match self {
+            Overflow::Uniform { heads, .. } => heads.is_empty(),
+            Overflow::Mixed(keys) => keys.is_empty(),
+        }
+    }
+
+    /// Adds `key`; the [`KeyRef`] it replaces if it was there already (the key stays).
+    #[inline]
+    fn insert(&mut self, key: TimerKey, key_ref: KeyRef) -> Option<KeyRef> {
+        let uniform = key.fits_head(key_ref);
+        if uniform && self.is_empty() {
+            *self = Overflow::Uniform {
+                heads: BTreeSet::new(),
+                len: key.len,
+                key_ref,
+            };
+        }
+        match self {
+            Overflow::Uniform {
+                heads,
+                len,
+                key_ref: kept_ref,
+            } if uniform && key.len == *len && key_ref == *kept_ref => {
+                (!heads.insert(key.head())).then_some(key_ref)
+            }
+            Overflow::Uniform { .. } => {
+                self.make_mixed();
+                self.insert(key, key_ref)
+            }
+            Overflow::Mixed(keys) => keys.insert(key, key_ref),
+        }
+    }
+
+    /// Turns a uniform overflow into a mixed one, keeping its keys.
+    #[cold]
+    fn make_mixed(&mut self) {
+        if let Overflow::Uniform {
+            heads,
+            len,
+            key_ref,
+        } = self
+        {
+            let keys = heads
+                .iter()
+                .map(|head| (TimerKey::of_head(*head, *len), *key_ref))
+                .collect();
+            *self = Overflow::Mixed(keys);
+        }
+    }
+
+    /// Removes `key`; its [`KeyRef`] if it was there.
+    #[inline]
+    fn remove(&mut self, key: &TimerKey) -> Option<KeyRef> {
+        match self {
+            Overflow::Uniform {
+                heads,
+                len,
+                key_ref,
+            } => (key.has_shape(*len) && heads.remove(&key.head())).then_some(*key_ref),
+            Overflow::Mixed(keys) => keys.remove(key),
+        }
+    }
+
+    /// Where the uniform keys (of `len` bytes) not below `from` start: a head equal to
+    /// `from`'s is not below it when `from` is no longer (a key with a tail is longer).
+    fn bound(from: &TimerKey, len: u32) -> Bound<Head> {
+        if from.len <= len {
+            Bound::Included(from.head())
+        } else {
+            Bound::Excluded(from.head())
+        }
+    }
+
+    /// Whether there is a key not below `from`.
+    fn has_from(&self, from: &TimerKey) -> bool {
+        match self {
+            Overflow::Uniform { heads, len, .. } => heads
+                .range((Self::bound(from, *len), Bound::Unbounded))
+                .next()
+                .is_some(),
+            Overflow::Mixed(keys) => keys.range(from..).next().is_some(),
+        }
+    }
+
+    /// Removes and returns the first key not below `from`.
+    fn pop_first_from(&mut self, from: &TimerKey) -> Option<(TimerKey, KeyRef)> {
+        match self {
+            Overflow::Uniform {
+                heads,
+                len,
+                key_ref,
+            } => {
+                let head = *heads
+                    .range((Self::bound(from, *len), Bound::Unbounded))
+                    .next()?;
+                heads.remove(&head);
+                Some((TimerKey::of_head(head, *len), *key_ref))
+            }
+            Overflow::Mixed(keys) => {
+                let key = keys.range(from..).next()?.0.clone();
+                let key_ref = keys.remove(&key)?;
+                Some((key, key_ref))
+            }
+        }
+    }
+
+    /// The keys in order, with their [`KeyRef`]s.
+    #[cfg(test)]
+    fn entries(&self) -> Vec<(TimerKey, KeyRef)> {
+        let mut copy = self.clone();
+        std::iter::from_fn(|| copy.pop_first_from(&TimerKey::default())).collect()
+    }
+}
+
 /// One key group. RocksDB holds `cache ∪ overflow`: the cache is written through, so every
 /// cached timer is also in RocksDB, and `overflow` holds the timers only RocksDB has.
 #[derive(Debug, Clone)]
@@ -572,7 +768,7 @@ struct KeyGroupQueue {
     /// timestamp, key and namespace; [`KeyRef`] says how to read the key.
     cache: OrderedCache,
     /// Timer keys only RocksDB has, as in `cache`.
-    overflow: BTreeMap<TimerKey, KeyRef>,
+    overflow: Overflow,
     all_in_cache: bool,
     /// Where a reload seeks: the full key bytes, as requested.
     seek_hint: Vec<u8>,
@@ -628,7 +824,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         let groups = (0..max_parallelism as usize)
             .map(|g| KeyGroupQueue {
                 cache: OrderedCache::default(),
-                overflow: BTreeMap::new(),
+                overflow: Overflow::default(),
                 all_in_cache: true,
                 seek_hint: {
                     let mut prefix = Vec::new();
@@ -747,19 +943,13 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         let group = &mut self.groups[g];
         let mut loaded = 0;
         while loaded < CACHE_CAPACITY {
-            let Some(k) = group
-                .overflow
-                .range(&group.seek_from..)
-                .next()
-                .map(|(k, _)| k.clone())
-            else {
+            let Some((key, key_ref)) = group.overflow.pop_first_from(&group.seek_from) else {
                 break;
             };
-            let key_ref = group.overflow.remove(&k).expect("ranged key exists");
-            group.cache.push_last(k, key_ref);
+            group.cache.push_last(key, key_ref);
             loaded += 1;
         }
-        let more = group.overflow.range(&group.seek_from..).next().is_some();
+        let more = group.overflow.has_from(&group.seek_from);
         for _ in 0..loaded {
             out.access(Access {
                 op: Op::Next,
@@ -845,6 +1035,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// where the outcome is known: a timer that went only to RocksDB goes there again
     /// (another batch put); one cached in a key group whose cache is not full and holds all
     /// its timers is de-duplicated (no request).
+    #[inline]
     pub fn add(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
         if let Some((last, g, placement)) = &self.last_add {
             if *last == timer {
@@ -973,8 +1164,8 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
 #[cfg(test)]
 mod tests {
     use super::{
-        KeyRef, OrderedCache, RocksDbTimerQueue, TimerKey, TimerNamespace, CACHE_CAPACITY,
-        INLINE_BYTES,
+        KeyRef, OrderedCache, Overflow, RocksDbTimerQueue, TimerKey, TimerNamespace,
+        CACHE_CAPACITY, INLINE_BYTES,
     };
     use crate::access::{Op, TraceRecord, VecSink};
     use crate::key::{Key, KeyLayout};
@@ -1368,6 +1559,41 @@ mod tests {
         a_long_run_against_flink(4);
     }
 
+    /// A key for the ordered-cache and overflow tests, with its bytes and [`KeyRef`]. A case's
+    /// keys mostly share one shape: 32 bytes with long keys' [`KeyRef`], or (`short`) 24
+    /// bytes with null-byte keys'. `odd` 1 gives the other length, 2 the 32-byte head
+    /// followed by a tail (with a string key's slot), 3 the other slot-less [`KeyRef`], 4 a
+    /// string key's slot (`i`).
+    fn shaped_key(
+        short: bool,
+        odd: u8,
+        word: u64,
+        tie: u64,
+        i: usize,
+    ) -> (Vec<u8>, TimerKey, KeyRef) {
+        let (len, slotless) = if short {
+            (INLINE_BYTES - 8, [KeyRef::NULL_BYTE, KeyRef::LONG])
+        } else {
+            (INLINE_BYTES, [KeyRef::LONG, KeyRef::NULL_BYTE])
+        };
+        let mut bytes = [word.to_be_bytes(), tie.to_be_bytes()].concat();
+        match odd {
+            1 => bytes.resize(INLINE_BYTES + INLINE_BYTES - 8 - len, 0),
+            2 => {
+                bytes.resize(INLINE_BYTES, 0);
+                bytes.extend(std::iter::repeat_n(1, 1 + (word % 2) as usize));
+            }
+            _ => bytes.resize(len, 0),
+        }
+        let key = TimerKey::new(&bytes);
+        let key_ref = match odd {
+            2 | 4 => KeyRef(i as u32),
+            3 => slotless[1],
+            _ => slotless[0],
+        };
+        (bytes, key, key_ref)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -1446,31 +1672,11 @@ mod tests {
                 1..600,
             )
         ) {
-            // a case's keys mostly share one shape (32 bytes with long keys' KeyRef, or 24
-            // with null-byte keys'); odd ones have the other length, a tail, the other
-            // slot-less KeyRef or a string key's slot. Some cases only search and remove odd
-            // keys, so the cache keeps heads only while it meets them.
-            let (len, slotless) = if short {
-                (INLINE_BYTES - 8, [KeyRef::NULL_BYTE, KeyRef::LONG])
-            } else {
-                (INLINE_BYTES, [KeyRef::LONG, KeyRef::NULL_BYTE])
-            };
             let mut cache = OrderedCache::default();
             let mut model = std::collections::BTreeMap::new();
             for (i, (op, word, tie, odd)) in steps.into_iter().enumerate() {
                 let odd = if op < 2 && !odd_inserts { 0 } else { odd };
-                let mut bytes = [word.to_be_bytes(), tie.to_be_bytes()].concat();
-                match odd {
-                    1 => bytes.resize(INLINE_BYTES + INLINE_BYTES - 8 - len, 0),
-                    2 => bytes.resize(INLINE_BYTES + 1 + (word % 2) as usize, 1),
-                    _ => bytes.resize(len, 0),
-                }
-                let key = TimerKey::new(&bytes);
-                let key_ref = match odd {
-                    2 | 4 => KeyRef(i as u32),
-                    3 => slotless[1],
-                    _ => slotless[0],
-                };
+                let (bytes, key, key_ref) = shaped_key(short, odd, word, tie, i);
                 let found = cache.search(&key);
                 let position = model.range::<Vec<u8>, _>(..&bytes).count();
                 prop_assert_eq!(
@@ -1522,37 +1728,98 @@ mod tests {
             }
         }
 
-        /// A cache of keys of one shape keeps their heads only, and goes back to that once a
-        /// key of another shape has come and gone.
+        /// The keys only RocksDB has are added, removed and handed out from a bound as an
+        /// ordered map does them, while the overflow switches between keeping heads only and
+        /// keeping every key whole (the same keys as the ordered cache's test; a bound of any
+        /// shape, equal heads included).
         #[test]
-        fn a_cache_of_one_key_shape_keeps_heads_only(words in proptest::collection::vec(0u64..1000, 1..200)) {
+        fn the_overflow_behaves_as_an_ordered_map(
+            short: bool,
+            odd_inserts: bool,
+            steps in proptest::collection::vec(
+                (0u8..4, 0u64..40, 0u64..3, prop_oneof![4 => Just(0u8), 1 => 1u8..5]),
+                1..600,
+            )
+        ) {
+            let mut overflow = Overflow::default();
+            let mut model = std::collections::BTreeMap::new();
+            for (i, (op, word, tie, odd)) in steps.into_iter().enumerate() {
+                let odd = if op < 2 && !odd_inserts { 0 } else { odd };
+                let (bytes, key, key_ref) = shaped_key(short, odd, word, tie, i);
+                match op {
+                    0 | 1 => prop_assert_eq!(
+                        overflow.insert(key, key_ref),
+                        model.insert(bytes, key_ref)
+                    ),
+                    2 => {
+                        let expected = model
+                            .range(bytes.clone()..)
+                            .next()
+                            .map(|(k, r)| (k.clone(), *r));
+                        prop_assert_eq!(overflow.has_from(&key), expected.is_some());
+                        if let Some((k, _)) = &expected {
+                            model.remove(k);
+                        }
+                        let popped = overflow.pop_first_from(&key).map(|(k, r)| {
+                            let mut b = Vec::new();
+                            k.write_to(&mut b);
+                            (b, r)
+                        });
+                        prop_assert_eq!(popped, expected);
+                    }
+                    _ => prop_assert_eq!(overflow.remove(&key), model.remove(&bytes)),
+                }
+                let mut held = Vec::new();
+                for (k, key_ref) in overflow.entries() {
+                    let mut b = Vec::new();
+                    k.write_to(&mut b);
+                    held.push((b, key_ref));
+                }
+                prop_assert_eq!(held, model.clone().into_iter().collect::<Vec<_>>());
+            }
+        }
+
+        /// A cache, and an overflow, of keys of one shape keep their heads only, and go back
+        /// to that once a key of another shape has come and gone.
+        #[test]
+        fn keys_of_one_shape_keep_heads_only(words in proptest::collection::vec(0u64..1000, 1..200)) {
             let key = |w: u64, len: usize| {
                 let mut bytes = w.to_be_bytes().to_vec();
                 bytes.resize(len, 7);
                 TimerKey::new(&bytes)
             };
+            let odd = key(words[0], INLINE_BYTES + 3);
             let mut cache = OrderedCache::default();
+            let mut overflow = Overflow::default();
             for &w in &words {
                 if let Err(index) = cache.search(&key(w, INLINE_BYTES)) {
                     cache.insert_at(index, key(w, INLINE_BYTES), KeyRef::LONG);
                 }
+                overflow.insert(key(w, INLINE_BYTES), KeyRef::LONG);
             }
-            let uniform = matches!(cache, OrderedCache::Uniform { .. });
+            let uniform = matches!(cache, OrderedCache::Uniform { .. })
+                && matches!(overflow, Overflow::Uniform { .. });
             prop_assert!(uniform, "keys of one shape keep heads only");
-            let odd = key(words[0], INLINE_BYTES + 3);
             if let Err(index) = cache.search(&odd) {
-                cache.insert_at(index, odd, KeyRef(0));
+                cache.insert_at(index, odd.clone(), KeyRef(0));
             }
-            let mixed = matches!(cache, OrderedCache::Mixed(_));
-            prop_assert!(mixed, "a key with a tail makes the cache mixed");
+            overflow.insert(odd, KeyRef(0));
+            let mixed = matches!(cache, OrderedCache::Mixed(_))
+                && matches!(overflow, Overflow::Mixed(_));
+            prop_assert!(mixed, "a key with a tail makes them mixed");
             while cache.pop_first().is_some() {}
+            while overflow.pop_first_from(&TimerKey::default()).is_some() {}
             let index = cache.search(&key(1, 16)).unwrap_err();
             cache.insert_at(index, key(1, 16), KeyRef::NULL_BYTE);
+            overflow.insert(key(1, 16), KeyRef::NULL_BYTE);
             let uniform = matches!(
                 cache,
                 OrderedCache::Uniform { len: 16, key_ref: KeyRef::NULL_BYTE, .. }
+            ) && matches!(
+                overflow,
+                Overflow::Uniform { len: 16, key_ref: KeyRef::NULL_BYTE, .. }
             );
-            prop_assert!(uniform, "an emptied cache takes the shape of its next key");
+            prop_assert!(uniform, "emptied, they take the shape of their next key");
         }
     }
 
