@@ -140,25 +140,12 @@ impl Ord for TimerKey {
 }
 
 impl TimerKey {
-    /// `self < other`, the head's words compared one by one (the first, the timestamp, is
-    /// mostly equal among a key group's timers; the second, the key, mostly decides). Written
-    /// out rather than through [`Head::precedes`]: a separate equality test costs more.
+    /// `self < other`: the heads word by word, then what follows them.
     #[inline(always)]
     fn precedes(&self, other: &Self) -> bool {
-        let (a, b) = (&self.head, &other.head);
-        if a[0] != b[0] {
-            return a[0] < b[0];
-        }
-        if a[1] != b[1] {
-            return a[1] < b[1];
-        }
-        if a[2] != b[2] {
-            return a[2] < b[2];
-        }
-        if a[3] != b[3] {
-            return a[3] < b[3];
-        }
-        self.cmp_after_head(other) == Ordering::Less
+        Head(self.head).precedes_or(&Head(other.head), || {
+            self.cmp_after_head(other) == Ordering::Less
+        })
     }
 
     /// The order of two keys with equal heads.
@@ -247,36 +234,79 @@ impl StringKeys {
     }
 }
 
-/// A key group's cached timer keys in ascending order, with their [`KeyRef`]s: a sorted ring
-/// buffer, so the first and last are taken in O(1) and a lookup is a binary search over at
-/// most [`CACHE_CAPACITY`] keys (cheaper, at this size, than a B-tree's node scans).
-///
-/// While every cached key has the same length, fits the head (no tail) and has the same
-/// [`KeyRef`] without a slot (a long or null-byte key: every timer of a job with long keys),
-/// only the heads are kept, 32 bytes a key, so a search touches fewer cache lines
-/// ([`OrderedCache::Uniform`]). Any other key turns the cache into pairs of key and
-/// [`KeyRef`] ([`OrderedCache::Mixed`]) until it runs empty.
+/// Timer keys as a key group's cache or overflow keeps them. While they share one shape (one
+/// length without a tail, one [`KeyRef`] without a slot: a long or null-byte key, so every
+/// timer of a job with long keys) only their heads are kept, 32 bytes a key, so that
+/// searches touch fewer cache lines (`Uniform`). A key of another shape turns the collection
+/// into whole keys with their own [`KeyRef`]s (`Mixed`) until it runs empty.
 #[derive(Debug, Clone)]
-enum OrderedCache {
+enum Shaped<H, W> {
     /// Keys of one shape: `heads`, all of length `len`, all read back as `key_ref` says.
-    Uniform {
-        heads: VecDeque<Head>,
-        len: u32,
-        key_ref: KeyRef,
-    },
+    Uniform { heads: H, len: u32, key_ref: KeyRef },
     /// Keys of any shape, each with its own [`KeyRef`].
-    Mixed(VecDeque<(TimerKey, KeyRef)>),
+    Mixed(W),
 }
 
-impl Default for OrderedCache {
+impl<H: Default, W> Default for Shaped<H, W> {
     fn default() -> Self {
-        OrderedCache::Uniform {
-            heads: VecDeque::new(),
+        Shaped::Uniform {
+            heads: H::default(),
             len: 0,
             key_ref: KeyRef::LONG,
         }
     }
 }
+
+impl<H, W> Shaped<H, W>
+where
+    H: Default,
+    for<'a> &'a H: IntoIterator<Item = &'a Head>,
+    W: FromIterator<(TimerKey, KeyRef)>,
+{
+    /// Readies the layout for adding `key`, read back as `key_ref` says: an `empty`
+    /// collection takes the key's shape; a uniform one the key does not fit turns mixed.
+    /// Afterwards a uniform layout fits the key.
+    #[inline(always)]
+    fn admit(&mut self, key: &TimerKey, key_ref: KeyRef, empty: bool) {
+        let fits = key.fits_head(key_ref);
+        match self {
+            Shaped::Uniform {
+                len, key_ref: kept, ..
+            } if fits && key.len == *len && key_ref == *kept => {}
+            _ if fits && empty => {
+                *self = Shaped::Uniform {
+                    heads: H::default(),
+                    len: key.len,
+                    key_ref,
+                }
+            }
+            Shaped::Uniform { .. } => self.make_mixed(),
+            Shaped::Mixed(_) => {}
+        }
+    }
+
+    /// Turns a uniform layout into a mixed one, keeping its keys.
+    #[cold]
+    fn make_mixed(&mut self) {
+        if let Shaped::Uniform {
+            heads,
+            len,
+            key_ref,
+        } = self
+        {
+            let whole = heads
+                .into_iter()
+                .map(|head| (TimerKey::of_head(*head, *len), *key_ref))
+                .collect();
+            *self = Shaped::Mixed(whole);
+        }
+    }
+}
+
+/// A key group's cached timer keys in ascending order, with their [`KeyRef`]s: a sorted ring
+/// buffer, so the first and last are taken in O(1) and a lookup is a binary search over at
+/// most [`CACHE_CAPACITY`] keys (cheaper, at this size, than a B-tree's node scans).
+type OrderedCache = Shaped<VecDeque<Head>, VecDeque<(TimerKey, KeyRef)>>;
 
 /// The head of a timer key (its first [`INLINE_BYTES`] bytes as big-endian words), as the
 /// caches and B-trees of keys of one shape keep it: 32 bytes, ordered word by word.
@@ -287,6 +317,14 @@ impl Head {
     /// `self < other`, word by word.
     #[inline(always)]
     fn precedes(&self, other: &Head) -> bool {
+        self.precedes_or(other, || false)
+    }
+
+    /// `self < other` by the first differing word (the first, a timer's timestamp, is mostly
+    /// equal among a key group's timers; the second, its key, mostly decides), `if_equal` for
+    /// equal heads. Written out: a separate equality test first costs more.
+    #[inline(always)]
+    fn precedes_or(&self, other: &Head, if_equal: impl FnOnce() -> bool) -> bool {
         let (a, b) = (&self.0, &other.0);
         if a[0] != b[0] {
             return a[0] < b[0];
@@ -297,7 +335,10 @@ impl Head {
         if a[2] != b[2] {
             return a[2] < b[2];
         }
-        a[3] < b[3]
+        if a[3] != b[3] {
+            return a[3] < b[3];
+        }
+        if_equal()
     }
 }
 
@@ -379,87 +420,91 @@ impl OrderedCache {
         self.len() == 0
     }
 
+    /// `f` of the first cached key (or, with `back`, the last); `None` for an empty cache.
+    #[inline(always)]
+    fn with_end<R>(&self, back: bool, f: impl FnOnce(&TimerKey) -> R) -> Option<R> {
+        match self {
+            OrderedCache::Uniform { heads, len, .. } => {
+                let head = if back { heads.back() } else { heads.front() }?;
+                Some(f(&TimerKey::of_head(*head, *len)))
+            }
+            OrderedCache::Mixed(entries) => {
+                let (key, _) = if back {
+                    entries.back()
+                } else {
+                    entries.front()
+                }?;
+                Some(f(key))
+            }
+        }
+    }
+
     /// The first key's timestamp.
     #[inline(always)]
     fn first_timestamp(&self) -> Option<i64> {
-        match self {
-            OrderedCache::Uniform { heads, len, .. } => heads
-                .front()
-                .map(|head| TimerKey::of_head(*head, *len).timestamp()),
-            OrderedCache::Mixed(entries) => entries.front().map(|(k, _)| k.timestamp()),
-        }
+        self.with_end(false, TimerKey::timestamp)
     }
 
     /// Whether `key` sorts before the first cached key (or the cache is empty).
     #[inline(always)]
     fn precedes_first(&self, key: &TimerKey) -> bool {
-        match self {
-            OrderedCache::Uniform { heads, len, .. } => heads
-                .front()
-                .is_none_or(|head| key.precedes(&TimerKey::of_head(*head, *len))),
-            OrderedCache::Mixed(entries) => entries.front().is_none_or(|(k, _)| key.precedes(k)),
-        }
+        self.with_end(false, |first| key.precedes(first))
+            .unwrap_or(true)
     }
 
     /// Whether `key` sorts before the last cached key (false for an empty cache).
     #[inline(always)]
     fn precedes_last(&self, key: &TimerKey) -> bool {
-        match self {
-            OrderedCache::Uniform { heads, len, .. } => heads
-                .back()
-                .is_some_and(|head| key.precedes(&TimerKey::of_head(*head, *len))),
-            OrderedCache::Mixed(entries) => entries.back().is_some_and(|(k, _)| key.precedes(k)),
-        }
+        self.with_end(true, |last| key.precedes(last))
+            .unwrap_or(false)
     }
 
     /// Whether `key` is the first cached key.
     #[inline(always)]
     fn is_first(&self, key: &TimerKey) -> bool {
-        match self {
-            OrderedCache::Uniform { heads, len, .. } => heads
-                .front()
-                .is_some_and(|head| *key == TimerKey::of_head(*head, *len)),
-            OrderedCache::Mixed(entries) => entries.front().is_some_and(|(k, _)| k == key),
-        }
+        self.with_end(false, |first| first == key).unwrap_or(false)
     }
 
     /// Whether `key` is the last cached key.
     #[inline(always)]
     fn is_last(&self, key: &TimerKey) -> bool {
+        self.with_end(true, |last| last == key).unwrap_or(false)
+    }
+
+    /// Takes the first cached key (or, with `back`, the last).
+    #[inline(always)]
+    fn pop_end(&mut self, back: bool) -> Option<(TimerKey, KeyRef)> {
         match self {
-            OrderedCache::Uniform { heads, len, .. } => heads
-                .back()
-                .is_some_and(|head| *key == TimerKey::of_head(*head, *len)),
-            OrderedCache::Mixed(entries) => entries.back().is_some_and(|(k, _)| k == key),
+            OrderedCache::Uniform {
+                heads,
+                len,
+                key_ref,
+            } => {
+                let head = if back {
+                    heads.pop_back()
+                } else {
+                    heads.pop_front()
+                }?;
+                Some((TimerKey::of_head(head, *len), *key_ref))
+            }
+            OrderedCache::Mixed(entries) => {
+                if back {
+                    entries.pop_back()
+                } else {
+                    entries.pop_front()
+                }
+            }
         }
     }
 
     #[inline]
     fn pop_first(&mut self) -> Option<(TimerKey, KeyRef)> {
-        match self {
-            OrderedCache::Uniform {
-                heads,
-                len,
-                key_ref,
-            } => heads
-                .pop_front()
-                .map(|head| (TimerKey::of_head(head, *len), *key_ref)),
-            OrderedCache::Mixed(entries) => entries.pop_front(),
-        }
+        self.pop_end(false)
     }
 
     #[inline]
     fn pop_last(&mut self) -> Option<(TimerKey, KeyRef)> {
-        match self {
-            OrderedCache::Uniform {
-                heads,
-                len,
-                key_ref,
-            } => heads
-                .pop_back()
-                .map(|head| (TimerKey::of_head(head, *len), *key_ref)),
-            OrderedCache::Mixed(entries) => entries.pop_back(),
-        }
+        self.pop_end(true)
     }
 
     /// Where `key` is (`Ok`), or where it would go (`Err`).
@@ -498,47 +543,10 @@ impl OrderedCache {
     #[inline]
     fn insert_at(&mut self, index: usize, key: TimerKey, key_ref: KeyRef) {
         debug_assert!(self.search(&key) == Err(index), "inserted out of order");
-        let uniform = key.fits_head(key_ref);
-        if self.is_empty() && uniform {
-            *self = OrderedCache::Uniform {
-                heads: match std::mem::take(self) {
-                    OrderedCache::Uniform { heads, .. } => heads,
-                    OrderedCache::Mixed(_) => VecDeque::new(),
-                },
-                len: key.len,
-                key_ref,
-            };
-        }
+        self.admit(&key, key_ref, self.is_empty());
         match self {
-            OrderedCache::Uniform {
-                heads,
-                len,
-                key_ref: cached_ref,
-            } if uniform && key.len == *len && key_ref == *cached_ref => {
-                heads.insert(index, key.head());
-            }
-            OrderedCache::Uniform { .. } => {
-                self.make_mixed();
-                self.insert_at(index, key, key_ref);
-            }
+            OrderedCache::Uniform { heads, .. } => heads.insert(index, key.head()),
             OrderedCache::Mixed(entries) => entries.insert(index, (key, key_ref)),
-        }
-    }
-
-    /// Turns a uniform cache into a mixed one, keeping its keys.
-    #[cold]
-    fn make_mixed(&mut self) {
-        if let OrderedCache::Uniform {
-            heads,
-            len,
-            key_ref,
-        } = self
-        {
-            let entries = heads
-                .iter()
-                .map(|head| (TimerKey::of_head(*head, *len), *key_ref))
-                .collect();
-            *self = OrderedCache::Mixed(entries);
         }
     }
 
@@ -618,31 +626,9 @@ fn lower_bound<T>(entries: &[T], precedes_key: &impl Fn(&T) -> bool) -> usize {
     base + usize::from(precedes_key(&entries[base]))
 }
 
-/// A key group's timer keys that only RocksDB has, in order, with their [`KeyRef`]s. As in
-/// [`OrderedCache`], while the keys share one shape only their heads are kept (a B-tree
-/// node of them spans half the cache lines); a key of another shape turns it into a map of
-/// whole keys until it runs empty.
-#[derive(Debug, Clone)]
-enum Overflow {
-    /// Keys of one shape: `heads`, all of length `len`, all read back as `key_ref` says.
-    Uniform {
-        heads: BTreeSet<Head>,
-        len: u32,
-        key_ref: KeyRef,
-    },
-    /// Keys of any shape, each with its own [`KeyRef`].
-    Mixed(BTreeMap<TimerKey, KeyRef>),
-}
-
-impl Default for Overflow {
-    fn default() -> Self {
-        Overflow::Uniform {
-            heads: BTreeSet::new(),
-            len: 0,
-            key_ref: KeyRef::LONG,
-        }
-    }
-}
+/// A key group's timer keys that only RocksDB has, in order, with their [`KeyRef`]s: B-trees,
+/// whose nodes span half the cache lines with heads alone.
+type Overflow = Shaped<BTreeSet<Head>, BTreeMap<TimerKey, KeyRef>>;
 
 impl Overflow {
     fn is_empty(&self) -> bool {
@@ -655,44 +641,10 @@ impl Overflow {
     /// Adds `key`; the [`KeyRef`] it replaces if it was there already (the key stays).
     #[inline]
     fn insert(&mut self, key: TimerKey, key_ref: KeyRef) -> Option<KeyRef> {
-        let uniform = key.fits_head(key_ref);
-        if uniform && self.is_empty() {
-            *self = Overflow::Uniform {
-                heads: BTreeSet::new(),
-                len: key.len,
-                key_ref,
-            };
-        }
+        self.admit(&key, key_ref, self.is_empty());
         match self {
-            Overflow::Uniform {
-                heads,
-                len,
-                key_ref: kept_ref,
-            } if uniform && key.len == *len && key_ref == *kept_ref => {
-                (!heads.insert(key.head())).then_some(key_ref)
-            }
-            Overflow::Uniform { .. } => {
-                self.make_mixed();
-                self.insert(key, key_ref)
-            }
+            Overflow::Uniform { heads, .. } => (!heads.insert(key.head())).then_some(key_ref),
             Overflow::Mixed(keys) => keys.insert(key, key_ref),
-        }
-    }
-
-    /// Turns a uniform overflow into a mixed one, keeping its keys.
-    #[cold]
-    fn make_mixed(&mut self) {
-        if let Overflow::Uniform {
-            heads,
-            len,
-            key_ref,
-        } = self
-        {
-            let keys = heads
-                .iter()
-                .map(|head| (TimerKey::of_head(*head, *len), *key_ref))
-                .collect();
-            *self = Overflow::Mixed(keys);
         }
     }
 
@@ -1559,6 +1511,45 @@ mod tests {
         a_long_run_against_flink(4);
     }
 
+    /// Steps of the ordered-cache and overflow tests: an operation (0–3) and a key, with its
+    /// bytes and [`KeyRef`] (see [`shaped_key`]). A case's keys mostly share one shape; some
+    /// cases add odd keys, others only search for and remove them, so that their collection
+    /// keeps heads only while it meets them.
+    #[allow(clippy::type_complexity)]
+    fn shaped_steps() -> impl Strategy<Value = Vec<(u8, Vec<u8>, TimerKey, KeyRef)>> {
+        let steps = proptest::collection::vec(
+            (
+                0u8..4,
+                0u64..40,
+                0u64..3,
+                prop_oneof![4 => Just(0u8), 1 => 1u8..5],
+            ),
+            1..600,
+        );
+        (any::<bool>(), any::<bool>(), steps).prop_map(|(short, odd_inserts, steps)| {
+            steps
+                .into_iter()
+                .enumerate()
+                .map(|(i, (op, word, tie, odd))| {
+                    let odd = if op < 2 && !odd_inserts { 0 } else { odd };
+                    let (bytes, key, key_ref) = shaped_key(short, odd, word, tie, i);
+                    (op, bytes, key, key_ref)
+                })
+                .collect()
+        })
+    }
+
+    /// Keys as their bytes, with their [`KeyRef`]s.
+    fn with_bytes(keys: impl IntoIterator<Item = (TimerKey, KeyRef)>) -> Vec<(Vec<u8>, KeyRef)> {
+        keys.into_iter()
+            .map(|(key, key_ref)| {
+                let mut bytes = Vec::new();
+                key.write_to(&mut bytes);
+                (bytes, key_ref)
+            })
+            .collect()
+    }
+
     /// A key for the ordered-cache and overflow tests, with its bytes and [`KeyRef`]. A case's
     /// keys mostly share one shape: 32 bytes with long keys' [`KeyRef`], or (`short`) 24
     /// bytes with null-byte keys'. `odd` 1 gives the other length, 2 the 32-byte head
@@ -1665,18 +1656,11 @@ mod tests {
         /// [`KeyRef`]) and keeping every key whole (keys of several shapes, string keys).
         #[test]
         fn the_ordered_cache_behaves_as_an_ordered_map(
-            short: bool,
-            odd_inserts: bool,
-            steps in proptest::collection::vec(
-                (0u8..4, 0u64..40, 0u64..3, prop_oneof![4 => Just(0u8), 1 => 1u8..5]),
-                1..600,
-            )
+            steps in shaped_steps(),
         ) {
             let mut cache = OrderedCache::default();
             let mut model = std::collections::BTreeMap::new();
-            for (i, (op, word, tie, odd)) in steps.into_iter().enumerate() {
-                let odd = if op < 2 && !odd_inserts { 0 } else { odd };
-                let (bytes, key, key_ref) = shaped_key(short, odd, word, tie, i);
+            for (op, bytes, key, key_ref) in steps {
                 let found = cache.search(&key);
                 let position = model.range::<Vec<u8>, _>(..&bytes).count();
                 prop_assert_eq!(
@@ -1718,13 +1702,10 @@ mod tests {
                     .next()
                     .map(|k| (u64::from_be_bytes(k[..8].try_into().unwrap()) ^ (1 << 63)) as i64);
                 prop_assert_eq!(cache.first_timestamp(), timestamp);
-                let mut held = Vec::new();
-                for (k, key_ref) in cache.entries() {
-                    let mut b = Vec::new();
-                    k.write_to(&mut b);
-                    held.push((b, key_ref));
-                }
-                prop_assert_eq!(held, model.clone().into_iter().collect::<Vec<_>>());
+                prop_assert_eq!(
+                    with_bytes(cache.entries()),
+                    model.clone().into_iter().collect::<Vec<_>>()
+                );
             }
         }
 
@@ -1734,18 +1715,11 @@ mod tests {
         /// shape, equal heads included).
         #[test]
         fn the_overflow_behaves_as_an_ordered_map(
-            short: bool,
-            odd_inserts: bool,
-            steps in proptest::collection::vec(
-                (0u8..4, 0u64..40, 0u64..3, prop_oneof![4 => Just(0u8), 1 => 1u8..5]),
-                1..600,
-            )
+            steps in shaped_steps(),
         ) {
             let mut overflow = Overflow::default();
             let mut model = std::collections::BTreeMap::new();
-            for (i, (op, word, tie, odd)) in steps.into_iter().enumerate() {
-                let odd = if op < 2 && !odd_inserts { 0 } else { odd };
-                let (bytes, key, key_ref) = shaped_key(short, odd, word, tie, i);
+            for (op, bytes, key, key_ref) in steps {
                 match op {
                     0 | 1 => prop_assert_eq!(
                         overflow.insert(key, key_ref),
@@ -1760,22 +1734,15 @@ mod tests {
                         if let Some((k, _)) = &expected {
                             model.remove(k);
                         }
-                        let popped = overflow.pop_first_from(&key).map(|(k, r)| {
-                            let mut b = Vec::new();
-                            k.write_to(&mut b);
-                            (b, r)
-                        });
-                        prop_assert_eq!(popped, expected);
+                        let popped = overflow.pop_first_from(&key);
+                        prop_assert_eq!(with_bytes(popped), expected.into_iter().collect::<Vec<_>>());
                     }
                     _ => prop_assert_eq!(overflow.remove(&key), model.remove(&bytes)),
                 }
-                let mut held = Vec::new();
-                for (k, key_ref) in overflow.entries() {
-                    let mut b = Vec::new();
-                    k.write_to(&mut b);
-                    held.push((b, key_ref));
-                }
-                prop_assert_eq!(held, model.clone().into_iter().collect::<Vec<_>>());
+                prop_assert_eq!(
+                    with_bytes(overflow.entries()),
+                    model.clone().into_iter().collect::<Vec<_>>()
+                );
             }
         }
 
