@@ -124,18 +124,11 @@ impl TimerKey {
 impl Ord for TimerKey {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        // word by word, unrolled (the B-tree of timers only RocksDB has compares with this)
-        let (a, b) = (&self.head, &other.head);
-        for i in 0..INLINE_BYTES / 8 {
-            if a[i] != b[i] {
-                return if a[i] < b[i] {
-                    Ordering::Less
-                } else {
-                    Ordering::Greater
-                };
-            }
+        // the B-tree of whole keys (string keys, keys of several shapes) orders with this
+        match Head(self.head).cmp(&Head(other.head)) {
+            Ordering::Equal => self.cmp_after_head(other),
+            unequal => unequal,
         }
-        self.cmp_after_head(other)
     }
 }
 
