@@ -49,7 +49,7 @@ const INLINE_BYTES: usize = 32;
 /// a prefix of the longer); two long keys sort by their tails.
 #[derive(Debug, Clone, Default)]
 struct TimerKey {
-    head: [u64; INLINE_BYTES / 8],
+    head: Head,
     tail: Box<[u8]>,
     len: u32,
 }
@@ -64,7 +64,7 @@ impl TimerKey {
                 *word = u64::from_be_bytes(chunk.try_into().expect("8-byte chunk"));
             }
             return TimerKey {
-                head,
+                head: Head(head),
                 tail: Box::default(),
                 len: INLINE_BYTES as u32,
             };
@@ -79,7 +79,7 @@ impl TimerKey {
             _ => Box::default(),
         };
         TimerKey {
-            head,
+            head: Head(head),
             tail,
             len: bytes.len() as u32,
         }
@@ -93,7 +93,7 @@ impl TimerKey {
         let timestamp = (timer.timestamp as u64) ^ (1 << 63);
         if let (Key::Long(key), Some([start, end])) = (&timer.key, timer.namespace.as_words()) {
             return TimerKey {
-                head: [timestamp, *key as u64, start, end],
+                head: Head([timestamp, *key as u64, start, end]),
                 tail: Box::default(),
                 len: INLINE_BYTES as u32,
             };
@@ -107,13 +107,13 @@ impl TimerKey {
 
     /// The timer's timestamp (the first word, sign bit flipped back).
     fn timestamp(&self) -> i64 {
-        (self.head[0] ^ (1 << 63)) as i64
+        (self.head.0[0] ^ (1 << 63)) as i64
     }
 
     /// Appends the key's bytes.
     fn write_to(&self, out: &mut Vec<u8>) {
         let start = out.len();
-        for word in &self.head {
+        for word in &self.head.0 {
             out.extend_from_slice(&word.to_be_bytes());
         }
         out.truncate(start + (self.len as usize).min(INLINE_BYTES));
@@ -125,7 +125,7 @@ impl Ord for TimerKey {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         // the B-tree of whole keys (string keys, keys of several shapes) orders with this
-        match Head(self.head).cmp(&Head(other.head)) {
+        match self.head.cmp(&other.head) {
             Ordering::Equal => self.cmp_after_head(other),
             unequal => unequal,
         }
@@ -136,9 +136,8 @@ impl TimerKey {
     /// `self < other`: the heads word by word, then what follows them.
     #[inline(always)]
     fn precedes(&self, other: &Self) -> bool {
-        Head(self.head).precedes_or(&Head(other.head), || {
-            self.cmp_after_head(other) == Ordering::Less
-        })
+        self.head
+            .precedes_or(&other.head, || self.cmp_after_head(other) == Ordering::Less)
     }
 
     /// The order of two keys with equal heads.
@@ -303,7 +302,7 @@ type OrderedCache = Shaped<VecDeque<Head>, VecDeque<(TimerKey, KeyRef)>>;
 
 /// The head of a timer key (its first [`INLINE_BYTES`] bytes as big-endian words), as the
 /// caches and B-trees of keys of one shape keep it: 32 bytes, ordered word by word.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Head([u64; INLINE_BYTES / 8]);
 
 impl Head {
@@ -371,16 +370,10 @@ impl TimerKey {
     #[inline(always)]
     fn of_head(head: Head, len: u32) -> Self {
         TimerKey {
-            head: head.0,
+            head,
             tail: Box::default(),
             len,
         }
-    }
-
-    /// The key's head.
-    #[inline(always)]
-    fn head(&self) -> Head {
-        Head(self.head)
     }
 
     /// Whether the key, read back as `key_ref` says, can be kept as its head alone (with a
@@ -506,7 +499,7 @@ impl OrderedCache {
         match self {
             OrderedCache::Uniform { heads, len, .. } if key.has_shape(*len) => {
                 // a key of the cached shape: heads alone order it
-                let head = key.head();
+                let head = key.head;
                 ring_search(heads, |h| h.precedes(&head), |h| *h == head)
             }
             _ => self.search_any_shape(key),
@@ -538,7 +531,7 @@ impl OrderedCache {
         debug_assert!(self.search(&key) == Err(index), "inserted out of order");
         self.admit(&key, key_ref, self.is_empty());
         match self {
-            OrderedCache::Uniform { heads, .. } => heads.insert(index, key.head()),
+            OrderedCache::Uniform { heads, .. } => heads.insert(index, key.head),
             OrderedCache::Mixed(entries) => entries.insert(index, (key, key_ref)),
         }
     }
@@ -636,7 +629,7 @@ impl Overflow {
     fn insert(&mut self, key: TimerKey, key_ref: KeyRef) -> Option<KeyRef> {
         self.admit(&key, key_ref, self.is_empty());
         match self {
-            Overflow::Uniform { heads, .. } => (!heads.insert(key.head())).then_some(key_ref),
+            Overflow::Uniform { heads, .. } => (!heads.insert(key.head)).then_some(key_ref),
             Overflow::Mixed(keys) => keys.insert(key, key_ref),
         }
     }
@@ -649,7 +642,7 @@ impl Overflow {
                 heads,
                 len,
                 key_ref,
-            } => (key.has_shape(*len) && heads.remove(&key.head())).then_some(*key_ref),
+            } => (key.has_shape(*len) && heads.remove(&key.head)).then_some(*key_ref),
             Overflow::Mixed(keys) => keys.remove(key),
         }
     }
@@ -658,9 +651,9 @@ impl Overflow {
     /// `from`'s is not below it when `from` is no longer (a key with a tail is longer).
     fn bound(from: &TimerKey, len: u32) -> Bound<Head> {
         if from.len <= len {
-            Bound::Included(from.head())
+            Bound::Included(from.head)
         } else {
-            Bound::Excluded(from.head())
+            Bound::Excluded(from.head)
         }
     }
 
@@ -980,6 +973,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// where the outcome is known: a timer that went only to RocksDB goes there again
     /// (another batch put); one cached in a key group whose cache is not full and holds all
     /// its timers is de-duplicated (no request).
+    // Inlined into `TimerQueue::add`: 0.2% fewer instructions on the bench configs than a call.
     #[inline]
     pub fn add(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
         if let Some((last, g, placement)) = &self.last_add {
