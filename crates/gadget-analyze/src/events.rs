@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use gadget::source::{ElementStream, SourceError, StreamElement};
-use gadget::summary::DistinctCounter;
+use gadget::summary::EventKeyCounter;
 
 use crate::series::SeriesSummary;
 
@@ -69,7 +69,7 @@ pub fn analyze_event_stream(
     let mut times: Vec<i64> = Vec::new();
     let (mut watermarks, mut out_of_order) = (0u64, 0u64);
     let mut max_seen = i64::MIN;
-    let mut keys = DistinctCounter::default();
+    let mut keys = EventKeyCounter::default();
     let mut key_bytes = Vec::new();
     for element in stream {
         match element? {
@@ -78,7 +78,7 @@ pub fn analyze_event_stream(
                     out_of_order += 1;
                 }
                 max_seen = max_seen.max(e.timestamp);
-                keys.add_key(&e.key, &mut key_bytes);
+                keys.add(&e.key, &mut key_bytes);
                 times.push(e.timestamp);
                 if limit.is_some_and(|l| times.len() as u64 >= l) {
                     break;

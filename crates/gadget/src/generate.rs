@@ -3,7 +3,7 @@
 use crate::access::{Access, AccessCounts, AccessSink, Op, StateId};
 use crate::operator::Operator;
 use crate::source::{ElementStream, SourceError, StreamElement};
-use crate::summary::DistinctCounter;
+use crate::summary::EventKeyCounter;
 
 /// What a generation run produced.
 #[derive(Debug, Clone, Default)]
@@ -13,7 +13,7 @@ pub struct Generated {
     /// True when `limit` cut the run short (open windows were not fired).
     pub truncated: bool,
     /// Distinct event keys.
-    pub event_keys: DistinctCounter,
+    pub event_keys: EventKeyCounter,
 }
 
 /// Counts what passes and stops passing requests on at the limit.
@@ -79,12 +79,12 @@ pub fn generate<S: AccessSink + ?Sized>(
     let mut watermark = i64::MIN;
     let mut elements: u64 = 0;
     let mut truncated = false;
-    let mut event_keys = DistinctCounter::default();
+    let mut event_keys = EventKeyCounter::default();
     let mut key_bytes = Vec::with_capacity(32);
     for element in source {
         match element? {
             StreamElement::Event(e) => {
-                event_keys.add_key(&e.key, &mut key_bytes);
+                event_keys.add(&e.key, &mut key_bytes);
                 out.event(e.input);
                 operator.on_event(&e, &mut out);
             }
