@@ -322,7 +322,7 @@ impl<W: Write> BinaryTraceWriter<W> {
 impl<W: Write> BinaryTraceWriter<W> {
     /// Appends a request record whose key shares `shared` bytes with the previous key of its
     /// state and goes on with `suffix`.
-    #[inline]
+    #[inline(always)]
     fn write_request(
         &mut self,
         op: Op,
@@ -367,6 +367,7 @@ impl<W: Write> BinaryTraceWriter<W> {
 }
 
 impl<W: Write> AccessSink for BinaryTraceWriter<W> {
+    #[inline(always)]
     fn access(&mut self, a: Access<'_>) {
         if self.error.is_some() {
             return;
