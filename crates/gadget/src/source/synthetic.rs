@@ -242,8 +242,9 @@ impl SyntheticSource {
         ))
     }
 
-    /// Generates one event: the next in-order candidate, or a held-back one.
-    fn generate(&mut self) {
+    /// Generates one event: the next in-order one (returned), or a held-back one (kept
+    /// in `pending`).
+    fn generate(&mut self) -> Option<Event> {
         if let Some(r) = self.remaining.as_mut() {
             *r -= 1;
         }
@@ -279,8 +280,9 @@ impl SyntheticSource {
                 seq,
                 event,
             });
+            None
         } else {
-            self.candidate = Some(event);
+            Some(event)
         }
     }
 
@@ -319,7 +321,13 @@ impl Iterator for SyntheticSource {
                 self.exhausted = true;
                 continue;
             }
-            self.generate();
+            if let Some(e) = self.generate() {
+                if self.pending.is_empty() {
+                    // nothing held back can be due first: deliver it without parking it
+                    return Some(self.deliver(e));
+                }
+                self.candidate = Some(e);
+            }
         }
     }
 }
