@@ -156,7 +156,7 @@ impl Zipf {
         loop {
             let u = self.h_integral_n + rng.next_f64() * (self.h_integral_x1 - self.h_integral_n);
             let x = self.h_integral_inverse(u);
-            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            let k = nearest_rank(x, self.n);
             if k - x <= self.threshold || u >= self.h_integral(k + 0.5) - self.h(k) {
                 // `n as f64` may round up for n > 2^53.
                 return (k as u64).min(self.count);
@@ -180,6 +180,14 @@ impl Zipf {
         let t = (x * (1.0 - self.s)).max(-1.0);
         (helper1(t) * x).exp()
     }
+}
+
+/// `floor(x + 1/2)` clamped into `[1, n]`, without a libm call: truncation equals the floor
+/// wherever the clamp keeps it (below 1 both clamp to 1; from 2^53 on every float is an
+/// integer, and the conversion saturates above `n`).
+#[inline]
+fn nearest_rank(x: f64, n: f64) -> f64 {
+    ((x + 0.5) as u64 as f64).clamp(1.0, n)
 }
 
 /// `ln(1 + x) / x`, accurate near 0.
@@ -723,6 +731,48 @@ impl GapDistribution {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_rank_is_the_clamped_floor() {
+        let mut rng = Rng::substream(7, 0);
+        let edges = [
+            -1e300,
+            -2.0,
+            -0.5,
+            -0.0,
+            0.0,
+            0.25,
+            0.4999999999999999,
+            0.5,
+            0.5000000000000001,
+            1.0,
+            1.4999999999999998,
+            1.5,
+            2.5,
+            99_999.49,
+            99_999.5,
+            100_000.5,
+            4.5e15,
+            9.007_199_254_740_992e15,
+            1.8e19,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        let random: Vec<f64> = (0..100_000)
+            .map(|i| (rng.next_f64() - 0.1) * 10f64.powi(i % 20))
+            .collect();
+        for n in [1.0, 2.0, 100_000.0, 9.3e18] {
+            for &x in edges.iter().chain(&random) {
+                let floor = (x + 0.5).floor().clamp(1.0, n);
+                assert_eq!(
+                    nearest_rank(x, n).to_bits(),
+                    floor.to_bits(),
+                    "x = {x}, n = {n}"
+                );
+            }
+        }
+    }
 
     fn samples(spec: GapDistributionSpec, n: usize, seed: u64) -> Vec<f64> {
         let mut d = GapDistribution::new(spec).unwrap();
