@@ -241,8 +241,8 @@ impl DistinctCounter {
     }
 }
 
-/// Counts distinct event keys: long keys in `[0, 2^24)` (synthetic keys, most ids) exactly
-/// in a bitmap as large as the largest of them needs (at most 2 MiB), every other key in a
+/// Counts distinct event keys: long keys in `[0, 2^24)` (every synthetic key of a key space
+/// up to 2^24) exactly in a bitmap as large as the largest of them needs (at most 2 MiB), every other key in a
 /// [`DistinctCounter`].
 ///
 /// A source draws each event's key anew, so hot keys repeat within a few events and cold ones
