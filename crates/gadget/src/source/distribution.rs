@@ -109,12 +109,14 @@ impl StandardNormal {
     }
 }
 
-/// Zipf ranks in `[1, n]` with `P(r) ∝ r^(−s)`, by rejection-inversion (Hörmann & Derflinger,
-/// "Rejection-inversion to generate variates from monotone discrete distributions", 1996):
-/// O(1) memory and expected O(1) time for any `n` and any exponent `s > 0`, including 1.
+/// Zipf ranks in `[first, n]` with `P(r) ∝ r^(−s)`, by rejection-inversion (Hörmann &
+/// Derflinger, "Rejection-inversion to generate variates from monotone discrete
+/// distributions", 1996): O(1) memory and expected O(1) time for any `n` and any exponent
+/// `s > 0`, including 1. [`ZipfTable`] draws the most popular ranks faster.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Zipf {
     count: u64,
+    first: f64,
     n: f64,
     s: f64,
     h_integral_x1: f64,
@@ -125,19 +127,36 @@ pub struct Zipf {
 impl Zipf {
     /// Ranks `1..=n` with exponent `s`.
     pub fn new(n: u64, s: f64) -> Result<Self, DistributionError> {
+        Zipf::ranks(1, n, s)
+    }
+
+    /// Ranks `first..=n` with exponent `s` (the Zipf distribution over `1..=n`, conditioned
+    /// on a rank of at least `first`).
+    pub fn ranks(first: u64, n: u64, s: f64) -> Result<Self, DistributionError> {
         require(n >= 1, "zipf number of elements", ">= 1", n)?;
+        require(
+            (1..=n).contains(&first),
+            "zipf first rank",
+            &format!("in [1, {n}]"),
+            first,
+        )?;
         require(s.is_finite() && s > 0.0, "zipf exponent s", "> 0", s)?;
+        let first_rank = first as f64;
         let mut z = Zipf {
             count: n,
+            first: first_rank,
             n: n as f64,
             s,
             h_integral_x1: 0.0,
             h_integral_n: 0.0,
             threshold: 0.0,
         };
-        z.h_integral_x1 = z.h_integral(1.5) - 1.0;
+        // The hat starts so that rank `first` is always accepted; the squeeze (accept at
+        // once when `k − x <= threshold`) is tight at the rank after it and looser beyond.
+        z.h_integral_x1 = z.h_integral(first_rank + 0.5) - z.h(first_rank);
         z.h_integral_n = z.h_integral(z.n + 0.5);
-        z.threshold = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
+        z.threshold = (first_rank + 1.0)
+            - z.h_integral_inverse(z.h_integral(first_rank + 1.5) - z.h(first_rank + 1.0));
         Ok(z)
     }
 
@@ -151,12 +170,12 @@ impl Zipf {
         self.s
     }
 
-    /// One rank in `[1, n]`; rank 1 is the most likely.
+    /// One rank in `[first, n]`; `first` is the most likely.
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         loop {
             let u = self.h_integral_n + rng.next_f64() * (self.h_integral_x1 - self.h_integral_n);
             let x = self.h_integral_inverse(u);
-            let k = nearest_rank(x, self.n);
+            let k = nearest_rank(x, self.first, self.n);
             if k - x <= self.threshold || u >= self.h_integral(k + 0.5) - self.h(k) {
                 // `n as f64` may round up for n > 2^53.
                 return (k as u64).min(self.count);
@@ -164,30 +183,156 @@ impl Zipf {
         }
     }
 
-    /// `h(x) = x^(−s)`.
+    /// `h(x) = (x / first)^(−s)`: the rank probabilities up to a constant factor, scaled so
+    /// that the functions below stay well-conditioned near `first` however far out it is.
     fn h(&self, x: f64) -> f64 {
-        (-self.s * x.ln()).exp()
+        (-self.s * (x / self.first).ln()).exp()
     }
 
-    /// `H(x) = (x^(1−s) − 1) / (1 − s)`, or `ln x` for `s = 1`: an antiderivative of `h`.
+    /// `H(x) = first · ((x / first)^(1−s) − 1) / (1 − s)`, or `first · ln(x / first)` for
+    /// `s = 1`: the antiderivative of `h` that is 0 at `first`.
     fn h_integral(&self, x: f64) -> f64 {
-        let log_x = x.ln();
-        helper2((1.0 - self.s) * log_x) * log_x
+        let log_x = (x / self.first).ln();
+        helper2((1.0 - self.s) * log_x) * log_x * self.first
     }
 
     /// The inverse of `H`.
     fn h_integral_inverse(&self, x: f64) -> f64 {
+        let x = x / self.first;
         let t = (x * (1.0 - self.s)).max(-1.0);
-        (helper1(t) * x).exp()
+        (helper1(t) * x).exp() * self.first
     }
 }
 
-/// `floor(x + 1/2)` clamped into `[1, n]`, without a libm call: truncation equals the floor
-/// wherever the clamp keeps it (below 1 both clamp to 1; from 2^53 on every float is an
-/// integer, and the conversion saturates above `n`).
+/// `Σ r^(−s)` over the ranks `a..=b` (`1 <= a <= b`): summed term by term when there are few,
+/// else by the Euler–Maclaurin formula up to its fifth derivatives (the tests check it
+/// against the sum from `a` = 100 on).
+fn power_sum(a: u64, b: u64, s: f64) -> f64 {
+    const TERMS_SUMMED: u64 = 1 << 16;
+    let power = |r: f64| (-s * r.ln()).exp();
+    if b - a < TERMS_SUMMED {
+        return (a..=b).rev().map(|r| power(r as f64)).sum();
+    }
+    let (x, y) = (a as f64, b as f64);
+    // ∫ r^(−s) dr from x to y, in terms of y / x so that nothing cancels
+    let log_ratio = (y / x).ln();
+    let integral = x * power(x) * helper2((1.0 - s) * log_ratio) * log_ratio;
+    // the k-th derivative of r^(−s)
+    let derivative = |r: f64, k: i32| -> f64 {
+        (0..k).map(|i| -(s + f64::from(i)) / r).product::<f64>() * power(r)
+    };
+    integral + (power(x) + power(y)) / 2.0 + (derivative(y, 1) - derivative(x, 1)) / 12.0
+        - (derivative(y, 3) - derivative(x, 3)) / 720.0
+        + (derivative(y, 5) - derivative(x, 5)) / 30_240.0
+}
+
+/// `floor(x + 1/2)` clamped into `[first, n]` (`first >= 1`), without a libm call: truncation
+/// equals the floor wherever the clamp keeps it (below `first` both clamp to it; from 2^53 on
+/// every float is an integer, and the conversion saturates above `n`).
 #[inline]
-fn nearest_rank(x: f64, n: f64) -> f64 {
-    ((x + 0.5) as u64 as f64).clamp(1.0, n)
+fn nearest_rank(x: f64, first: f64, n: f64) -> f64 {
+    ((x + 0.5) as u64 as f64).clamp(first, n)
+}
+
+/// Zipf ranks in `[1, n]` as [`Zipf`], the [`ZipfTable::HEAD_RANKS`] most popular ones
+/// (about 70% of draws for `s = 0.99` over 100,000 ranks) from a Walker alias table: one
+/// random number and one 8-byte entry of a 32 KiB table instead of a logarithm and an
+/// exponential. The rarer ranks behind them, together one outcome of the table, are drawn by
+/// [`Zipf`]'s rejection-inversion over those ranks alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZipfTable {
+    /// One entry per outcome: ranks `1..=head`, then (when `n > head`) every later rank.
+    entries: Box<[AliasEntry]>,
+    /// Ranks in the table.
+    head: u64,
+    /// The ranks after the head; `None` when the table holds them all.
+    tail: Option<Zipf>,
+}
+
+/// An outcome of a Walker alias table: a draw of it keeps it when its 32-bit coin is below
+/// `keep`, and takes `alias` otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AliasEntry {
+    keep: u32,
+    alias: u32,
+}
+
+impl ZipfTable {
+    /// Ranks drawn from the table: 4,096 entries of 8 bytes.
+    pub const HEAD_RANKS: u64 = 4096;
+
+    /// Ranks `1..=n` with exponent `s`.
+    pub fn new(n: u64, s: f64) -> Result<Self, DistributionError> {
+        let zipf = Zipf::new(n, s)?;
+        let head = n.min(Self::HEAD_RANKS);
+        let tail = (n > head)
+            .then(|| Zipf::ranks(head + 1, n, s))
+            .transpose()?;
+        let mut weights: Vec<f64> = (1..=head).map(|r| zipf.h(r as f64)).collect();
+        if tail.is_some() {
+            weights.push(power_sum(head + 1, n, s));
+        }
+        Ok(ZipfTable {
+            entries: alias_table(&weights),
+            head,
+            tail,
+        })
+    }
+
+    /// One rank in `[1, n]`; rank 1 is the most likely.
+    #[inline]
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        // the high half of `r · outcomes` picks an outcome uniformly; the low half, uniform
+        // within it, is the coin
+        let wide = u128::from(rng.next_u64()) * self.entries.len() as u128;
+        let drawn = (wide >> 64) as usize;
+        let coin = ((wide as u64) >> 32) as u32;
+        let entry = self.entries[drawn];
+        let outcome = if coin < entry.keep {
+            drawn as u64
+        } else {
+            u64::from(entry.alias)
+        };
+        match &self.tail {
+            Some(tail) if outcome == self.head => tail.sample(rng),
+            _ => outcome + 1,
+        }
+    }
+}
+
+/// Vose's construction of a Walker alias table for outcomes of the given weights (at most
+/// 2^32, each finite and non-negative, not all 0).
+fn alias_table(weights: &[f64]) -> Box<[AliasEntry]> {
+    let outcomes = weights.len();
+    let total: f64 = weights.iter().sum();
+    // each outcome's weight in units of one entry's share
+    let mut scaled: Vec<f64> = weights
+        .iter()
+        .map(|w| w * outcomes as f64 / total)
+        .collect();
+    let mut entries: Vec<AliasEntry> = (0..outcomes as u32)
+        .map(|i| AliasEntry {
+            keep: u32::MAX,
+            alias: i,
+        })
+        .collect();
+    let (mut small, mut large): (Vec<usize>, Vec<usize>) =
+        (0..outcomes).partition(|&i| scaled[i] < 1.0);
+    while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+        small.pop();
+        // outcome `s` keeps its share of the entry; `l` fills the rest
+        entries[s] = AliasEntry {
+            keep: (scaled[s] * 4_294_967_296.0) as u32,
+            alias: l as u32,
+        };
+        scaled[l] -= 1.0 - scaled[s];
+        if scaled[l] < 1.0 {
+            large.pop();
+            small.push(l);
+        }
+    }
+    // what is left holds a whole entry (up to rounding): it always keeps itself
+    entries.into_boxed_slice()
 }
 
 /// `ln(1 + x) / x`, accurate near 0.
@@ -382,7 +527,7 @@ pub enum KeyDistributionSpec {
 enum KeyKind {
     Constant(u64),
     Uniform,
-    Zipf(Zipf),
+    Zipf(ZipfTable),
     Hotspot {
         hot_keys: u64,
         hot_operation_fraction: f64,
@@ -391,7 +536,7 @@ enum KeyKind {
         next: u64,
     },
     Latest {
-        zipf: Zipf,
+        zipf: ZipfTable,
         insert_fraction: f64,
         max_inserted: u64,
     },
@@ -463,7 +608,7 @@ impl KeyDistribution {
     /// Zipf with exponent `s`; key 0 is rank 1.
     pub fn zipf(s: f64, key_space: u64) -> Result<Self, DistributionError> {
         check_key_space(key_space)?;
-        KeyDistribution::make(key_space, KeyKind::Zipf(Zipf::new(key_space, s)?))
+        KeyDistribution::make(key_space, KeyKind::Zipf(ZipfTable::new(key_space, s)?))
     }
 
     /// A hot set of `round(hot_key_fraction · N)` keys receiving `hot_operation_fraction` of
@@ -503,7 +648,7 @@ impl KeyDistribution {
         KeyDistribution::make(
             key_space,
             KeyKind::Latest {
-                zipf: Zipf::new(key_space, s)?,
+                zipf: ZipfTable::new(key_space, s)?,
                 insert_fraction,
                 max_inserted: 0,
             },
@@ -766,7 +911,7 @@ mod tests {
             for &x in edges.iter().chain(&random) {
                 let floor = (x + 0.5).floor().clamp(1.0, n);
                 assert_eq!(
-                    nearest_rank(x, n).to_bits(),
+                    nearest_rank(x, 1.0, n).to_bits(),
                     floor.to_bits(),
                     "x = {x}, n = {n}"
                 );
@@ -879,6 +1024,127 @@ mod tests {
         }
         let mut one = KeyDistribution::zipf(1.0, 1).unwrap();
         assert_eq!(one.sample(&mut rng), 0);
+    }
+
+    /// Pearson's chi-square of `count` draws of `draw` against the Zipf(`s`) probabilities of
+    /// ranks `first..=n`, the ranks grouped into runs of at least `bin` expected draws; with
+    /// the degrees of freedom. Small bins (every popular rank alone) catch a rank drawn too
+    /// often or too rarely; large ones a share shifted between the head and the tail.
+    fn zipf_chi_square(
+        (first, n, s): (u64, u64, f64),
+        count: usize,
+        bin: f64,
+        draw: &mut impl FnMut(&mut Rng) -> u64,
+    ) -> (f64, usize) {
+        let weight = |r: u64| (r as f64).powf(-s);
+        let total: f64 = (first..=n).map(weight).sum();
+        // bins as (last rank, expected draws)
+        let mut bins: Vec<(u64, f64)> = Vec::new();
+        let mut expected = 0.0;
+        for r in first..=n {
+            expected += weight(r) / total * count as f64;
+            if expected >= bin || r == n {
+                bins.push((r, expected));
+                expected = 0.0;
+            }
+        }
+        let mut observed = vec![0u64; bins.len()];
+        let mut rng = Rng::new(17);
+        for _ in 0..count {
+            let rank = draw(&mut rng);
+            assert!((first..=n).contains(&rank), "rank {rank}");
+            observed[bins.partition_point(|&(last, _)| last < rank)] += 1;
+        }
+        let chi2 = bins
+            .iter()
+            .zip(&observed)
+            .map(|(&(_, e), &o)| (o as f64 - e).powi(2) / e)
+            .sum();
+        (chi2, bins.len() - 1)
+    }
+
+    /// The 0.999 quantile of chi-square with `df` degrees of freedom (Wilson–Hilferty).
+    fn chi_square_999(df: usize) -> f64 {
+        let k = df as f64;
+        let z = 3.090_232;
+        k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
+    }
+
+    #[test]
+    fn the_zipf_table_draws_every_rank_with_its_probability() {
+        // key spaces inside the table, one rank past it, and far past it
+        for (n, s) in [
+            (100, 0.99),
+            (4_096, 0.5),
+            (4_097, 1.0),
+            (100_000, 0.99),
+            (1_000_000, 1.2),
+        ] {
+            let zipf = ZipfTable::new(n, s).unwrap();
+            for bin in [50.0, 100_000.0] {
+                let (chi2, df) =
+                    zipf_chi_square((1, n, s), 2_000_000, bin, &mut |rng| zipf.sample(rng));
+                assert!(
+                    chi2 < chi_square_999(df),
+                    "n = {n}, s = {s}, bins of {bin}: chi2 {chi2}, df {df}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn zipf_from_a_later_rank_draws_its_ranks_with_their_probabilities() {
+        for (first, n, s) in [
+            (4_097, 100_000, 0.99),
+            (2, 50, 1.0),
+            (10, 20_000, 0.3),
+            (300, 301, 2.5),
+        ] {
+            let zipf = Zipf::ranks(first, n, s).unwrap();
+            for bin in [50.0, 50_000.0] {
+                let (chi2, df) =
+                    zipf_chi_square((first, n, s), 1_000_000, bin, &mut |rng| zipf.sample(rng));
+                assert!(
+                    chi2 < chi_square_999(df),
+                    "ranks {first}..={n}, s = {s}, bins of {bin}: chi2 {chi2}, df {df}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_zipf_squeeze_accepts_only_what_the_full_test_accepts() {
+        // a rank k is accepted at once when k − x <= threshold, that is when u >=
+        // H(k − threshold); that must lie inside k's acceptance interval [H(k + ½) − h(k), …)
+        for s in [0.1, 0.5, 0.99, 1.0, 1.01, 2.0, 7.0] {
+            for first in [1, 2, 5, 4_097, 1 << 20] {
+                let zipf = Zipf::ranks(first, u64::MAX >> 2, s).unwrap();
+                for k in (first + 1..first + 2_000).map(|k| k as f64) {
+                    let squeeze = zipf.h_integral(k - zipf.threshold);
+                    let accepted = zipf.h_integral(k + 0.5) - zipf.h(k);
+                    // up to a few float spacings at k (through H' = h) and at H's value
+                    let rounding = 4.0 * f64::EPSILON * (k * zipf.h(k) + accepted.abs());
+                    assert!(
+                        squeeze >= accepted - rounding,
+                        "s = {s}, first = {first}, rank {k}: {squeeze} < {accepted}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_zipf_tail_mass_matches_its_sum() {
+        for s in [0.1, 0.5, 0.99, 1.0, 1.5, 3.0] {
+            for (a, b) in [(4_097, 4_097 + (1 << 16)), (4_097, 1 << 20), (100, 400_000)] {
+                let summed: f64 = (a..=b).rev().map(|r| (r as f64).powf(-s)).sum();
+                let formula = power_sum(a, b, s);
+                assert!(
+                    close(formula, summed, 1e-12),
+                    "s = {s}, {a}..={b}: {formula} vs {summed}"
+                );
+            }
+        }
     }
 
     #[test]
