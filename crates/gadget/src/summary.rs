@@ -103,6 +103,23 @@ impl HashSet64 {
     }
 }
 
+/// The constants [`DistinctCounter::hash`] mixes in: the first hexadecimal digits of π, made
+/// odd.
+const HASH_SEEDS: [u64; 4] = [
+    0x243f_6a88_85a3_08d3,
+    0x1319_8a2e_0370_7345,
+    0xa409_3822_299f_31d1,
+    0x082e_fa98_ec4e_6c89,
+];
+
+/// The 128-bit product of `a` and `b`, its halves xor-ed: every bit of either factor moves
+/// the middle bits of the result.
+#[inline(always)]
+fn fold_multiply(a: u64, b: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b);
+    (product as u64) ^ (product >> 64) as u64
+}
+
 const EXACT_LIMIT: usize = 1 << 16;
 const HLL_BITS: u32 = 14;
 
@@ -119,39 +136,52 @@ impl Default for DistinctCounter {
 
 impl DistinctCounter {
     /// Hashes bytes with a fixed, fast 64-bit hash (the same on every run and machine).
+    ///
+    /// Each 16 bytes are folded by one 64 × 64 → 128-bit multiplication of their two words
+    /// (the product's halves xor-ed), independently of the others, so that a key's
+    /// multiplications overlap; one more folds the results, the length is added, and
+    /// SplitMix64's finalizer mixes that.
     #[inline]
     pub fn hash(bytes: &[u8]) -> u64 {
-        const K: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut h = (bytes.len() as u64).wrapping_mul(K);
-        let mut rest = bytes;
-        while let Some((word, after)) = rest.split_first_chunk::<8>() {
-            h = (h ^ u64::from_le_bytes(*word))
-                .wrapping_mul(K)
-                .rotate_left(29);
-            rest = after;
-        }
-        // the last 0 to 7 bytes in at most two loads (overlapping ones, so every byte counts;
-        // the length is already in `h`)
-        let tail = match rest.len() {
-            0 => 0,
-            1..=3 => {
-                u64::from(rest[0])
-                    | u64::from(rest[rest.len() / 2]) << 8
-                    | u64::from(rest[rest.len() - 1]) << 16
-            }
-            n => {
-                let first = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
-                let last = u32::from_le_bytes(rest[n - 4..].try_into().expect("4 bytes"));
-                u64::from(first) | u64::from(last) << 32
+        let n = bytes.len();
+        let word = |at: usize| {
+            u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes of the key"))
+        };
+        let half = |at: usize| {
+            u64::from(u32::from_le_bytes(
+                bytes[at..at + 4].try_into().expect("4 bytes of the key"),
+            ))
+        };
+        // the key as two words; every byte counts, through loads that overlap where the
+        // key is shorter than both (its length is mixed in below)
+        let (a, b) = match n {
+            0 => (0, 0),
+            1..=3 => (
+                u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1]) << 16,
+                0,
+            ),
+            4..=7 => (half(0), half(n - 4)),
+            8..=16 => (word(0), word(n - 8)),
+            _ => {
+                // 16-byte chunks, the last one ending with the key (overlapping the one before)
+                let mut chunks = 0u64;
+                let mut at = 0;
+                while at + 16 < n {
+                    chunks = chunks.rotate_left(23)
+                        ^ fold_multiply(word(at) ^ HASH_SEEDS[2], word(at + 8) ^ HASH_SEEDS[3]);
+                    at += 16;
+                }
+                let last = fold_multiply(word(n - 16) ^ HASH_SEEDS[2], word(n - 8) ^ HASH_SEEDS[3]);
+                (chunks, last)
             }
         };
-        h = (h ^ tail).wrapping_mul(K);
-        // fmix64 from MurmurHash3 spreads every input bit over the output
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
+        // the length apart from the words: two keys that load the same words differ in it
+        let h = fold_multiply(a ^ HASH_SEEDS[0], b ^ HASH_SEEDS[1])
+            .wrapping_add((n as u64).wrapping_mul(HASH_SEEDS[2]));
+        // SplitMix64's finalizer, a bijection, spreads the fold over every bit
+        let h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        let h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
     }
 
     /// Adds an event key by the hash of its serialized bytes (a long key's are hashed where
@@ -507,7 +537,7 @@ mod tests {
     #[test]
     fn every_byte_of_a_key_changes_its_hash() {
         let mut seen = HashSet::new();
-        for len in 0..=24usize {
+        for len in 0..=48usize {
             let zeros = vec![0u8; len];
             assert!(seen.insert(DistinctCounter::hash(&zeros)), "{len} zeros");
             for at in 0..len {
@@ -520,6 +550,21 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn keys_whose_16_byte_chunks_trade_places_hash_apart() {
+        for len in [32usize, 40, 48, 64] {
+            let key: Vec<u8> = (0..len as u8).collect();
+            let mut swapped = key.clone();
+            let (first, rest) = swapped.split_at_mut(16);
+            first.swap_with_slice(&mut rest[..16]);
+            assert_ne!(
+                DistinctCounter::hash(&key),
+                DistinctCounter::hash(&swapped),
+                "{len} bytes"
+            );
         }
     }
 
