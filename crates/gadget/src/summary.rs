@@ -141,7 +141,7 @@ impl DistinctCounter {
     /// (the product's halves xor-ed), independently of the others, so that a key's
     /// multiplications overlap; one more folds the results, the length is added, and
     /// SplitMix64's finalizer mixes that.
-    #[inline]
+    #[inline(always)]
     pub fn hash(bytes: &[u8]) -> u64 {
         let n = bytes.len();
         let word = |at: usize| {
