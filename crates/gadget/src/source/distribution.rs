@@ -109,6 +109,83 @@ impl StandardNormal {
     }
 }
 
+/// Standard exponential deviates (rate 1) by Marsaglia and Tsang's ziggurat ("The ziggurat
+/// method for generating random variables", 2000): 256 layers of equal area under `e^(−x)`,
+/// one random number and one table entry for 98.9% of deviates, a logarithm or an
+/// exponential only for the rest.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StandardExponential;
+
+/// Where the ziggurat's base layer gives way to the tail (the rightmost layer boundary).
+const ZIGGURAT_TAIL: f64 = 7.697_117_470_131_05;
+
+/// The ziggurat's layer boundaries and the tests derived from them.
+#[derive(Debug)]
+struct Ziggurat {
+    /// Layer `i`'s width over 2^53: a 53-bit draw times it is a point of the layer.
+    scaled_width: [f64; 256],
+    /// Draws below this are left of the next layer's boundary, so under the curve.
+    inner: [u64; 256],
+    /// `e^(−x)` at each boundary (the layer's lower and upper heights).
+    height: [f64; 257],
+}
+
+impl Ziggurat {
+    /// The table, built on first use.
+    fn get() -> &'static Ziggurat {
+        static TABLE: std::sync::OnceLock<Ziggurat> = std::sync::OnceLock::new();
+        TABLE.get_or_init(Ziggurat::build)
+    }
+
+    /// Boundaries `x[0] > x[1] = r > … > x[256] = 0`: layer `i` (a rectangle `x[i]` wide)
+    /// spans the heights from `e^(−x[i])` to `e^(−x[i + 1])`, every layer with the area of
+    /// the base one (the rectangle under `e^(−r)` and the tail beyond `r`), whose `x[0]` is
+    /// that area over its height.
+    fn build() -> Ziggurat {
+        let r = ZIGGURAT_TAIL;
+        let area = (r + 1.0) * (-r).exp();
+        let mut x = [0.0f64; 257];
+        x[0] = area / (-r).exp();
+        x[1] = r;
+        for i in 1..255 {
+            x[i + 1] = -((-x[i]).exp() + area / x[i]).ln();
+        }
+        let unit = (1u64 << 53) as f64;
+        Ziggurat {
+            scaled_width: std::array::from_fn(|i| x[i] / unit),
+            inner: std::array::from_fn(|i| (x[i + 1] / x[i] * unit) as u64),
+            height: std::array::from_fn(|i| (-x[i]).exp()),
+        }
+    }
+}
+
+impl StandardExponential {
+    /// One deviate, `>= 0`.
+    #[inline]
+    pub fn sample(self, rng: &mut Rng) -> f64 {
+        let zig = Ziggurat::get();
+        loop {
+            let bits = rng.next_u64();
+            // the low 8 bits pick a layer, the high 53 a point across it
+            let layer = (bits & 0xff) as usize;
+            let across = bits >> 11;
+            let x = across as f64 * zig.scaled_width[layer];
+            if across < zig.inner[layer] {
+                return x;
+            }
+            if layer == 0 {
+                // the tail beyond r is r plus an exponential deviate (1 − u lies in (0, 1])
+                return ZIGGURAT_TAIL - (1.0 - rng.next_f64()).ln();
+            }
+            let y =
+                zig.height[layer] + rng.next_f64() * (zig.height[layer + 1] - zig.height[layer]);
+            if y < (-x).exp() {
+                return x;
+            }
+        }
+    }
+}
+
 /// Zipf ranks in `[first, n]` with `P(r) ∝ r^(−s)`, by rejection-inversion (Hörmann &
 /// Derflinger, "Rejection-inversion to generate variates from monotone discrete
 /// distributions", 1996): O(1) memory and expected O(1) time for any `n` and any exponent
@@ -856,11 +933,11 @@ impl GapDistribution {
         let x = match self.spec {
             GapDistributionSpec::Constant(c) => c,
             GapDistributionSpec::Uniform { min, max } => min + (max - min) * rng.next_f64(),
-            // 1 − u lies in (0, 1]: finite logarithms and powers.
-            GapDistributionSpec::Exponential { rate } => -(1.0 - rng.next_f64()).ln() / rate,
+            GapDistributionSpec::Exponential { rate } => StandardExponential.sample(rng) / rate,
             GapDistributionSpec::Normal { mean, stddev } => {
                 (mean + stddev * self.normal.sample(rng)).max(0.0)
             }
+            // 1 − u lies in (0, 1]: finite powers
             GapDistributionSpec::Pareto { scale, shape } => {
                 scale * (1.0 - rng.next_f64()).powf(-1.0 / shape)
             }
@@ -1429,6 +1506,50 @@ mod tests {
         assert!(close(var, 4.0, 0.1), "{var}");
         let d = ks(xs, |x| 1.0 - (-0.5 * x).exp());
         assert!(d < ks_critical(20_000), "{d}");
+    }
+
+    #[test]
+    fn the_ziggurat_draws_standard_exponential_deviates() {
+        let count = 2_000_000;
+        let mut rng = Rng::new(23);
+        let xs: Vec<f64> = (0..count)
+            .map(|_| StandardExponential.sample(&mut rng))
+            .collect();
+        // through its CDF, a deviate is uniform: 1,000 bins of equal probability
+        let bins = 1_000;
+        let mut observed = vec![0u64; bins];
+        for &x in &xs {
+            assert!(x >= 0.0 && x.is_finite(), "{x}");
+            observed[((1.0 - (-x).exp()) * bins as f64) as usize] += 1;
+        }
+        let expected = count as f64 / bins as f64;
+        let chi2: f64 = observed
+            .iter()
+            .map(|&o| (o as f64 - expected).powi(2) / expected)
+            .sum();
+        assert!(chi2 < chi_square_999(bins - 1), "chi2 {chi2}");
+        // the tail beyond the base layer: e^(−r) of the draws, r + 1 on average
+        let tail: Vec<f64> = xs.iter().copied().filter(|&x| x > ZIGGURAT_TAIL).collect();
+        let share = tail.len() as f64 / count as f64;
+        let expected_share = (-ZIGGURAT_TAIL).exp();
+        let sd = (expected_share / count as f64).sqrt();
+        assert!((share - expected_share).abs() < 4.5 * sd, "tail share {share}");
+        let (mean, _) = mean_var(&tail);
+        assert!((mean - (ZIGGURAT_TAIL + 1.0)).abs() < 0.2, "tail mean {mean}");
+        let d = ks(xs, |x| 1.0 - (-x).exp());
+        assert!(d < ks_critical(count), "KS {d}");
+    }
+
+    #[test]
+    fn the_ziggurat_layers_close_at_zero() {
+        // one more step of the recursion from the last boundary reaches x = 0
+        let zig = Ziggurat::get();
+        let x255 = zig.scaled_width[255] * (1u64 << 53) as f64;
+        let area = (ZIGGURAT_TAIL + 1.0) * (-ZIGGURAT_TAIL).exp();
+        let next = -((-x255).exp() + area / x255).ln();
+        assert!(next.abs() < 1e-12, "{next}");
+        assert_eq!(zig.height[256], 1.0);
+        assert_eq!(zig.inner[255], 0, "the top layer is all wedge");
     }
 
     #[test]
