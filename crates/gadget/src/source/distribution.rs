@@ -1533,9 +1533,15 @@ mod tests {
         let share = tail.len() as f64 / count as f64;
         let expected_share = (-ZIGGURAT_TAIL).exp();
         let sd = (expected_share / count as f64).sqrt();
-        assert!((share - expected_share).abs() < 4.5 * sd, "tail share {share}");
+        assert!(
+            (share - expected_share).abs() < 4.5 * sd,
+            "tail share {share}"
+        );
         let (mean, _) = mean_var(&tail);
-        assert!((mean - (ZIGGURAT_TAIL + 1.0)).abs() < 0.2, "tail mean {mean}");
+        assert!(
+            (mean - (ZIGGURAT_TAIL + 1.0)).abs() < 0.2,
+            "tail mean {mean}"
+        );
         let d = ks(xs, |x| 1.0 - (-x).exp());
         assert!(d < ks_critical(count), "KS {d}");
     }
