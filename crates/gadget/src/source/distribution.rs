@@ -194,6 +194,8 @@ impl StandardExponential {
 pub struct Zipf {
     count: u64,
     first: f64,
+    /// `1 / first`: the functions below scale by it (a multiplication, not a division).
+    per_first: f64,
     n: f64,
     s: f64,
     h_integral_x1: f64,
@@ -211,17 +213,15 @@ impl Zipf {
     /// on a rank of at least `first`).
     pub fn ranks(first: u64, n: u64, s: f64) -> Result<Self, DistributionError> {
         require(n >= 1, "zipf number of elements", ">= 1", n)?;
-        require(
-            (1..=n).contains(&first),
-            "zipf first rank",
-            &format!("in [1, {n}]"),
-            first,
-        )?;
+        if !(1..=n).contains(&first) {
+            return Err(bad("zipf first rank", format!("in [1, {n}]"), first));
+        }
         require(s.is_finite() && s > 0.0, "zipf exponent s", "> 0", s)?;
         let first_rank = first as f64;
         let mut z = Zipf {
             count: n,
             first: first_rank,
+            per_first: 1.0 / first_rank,
             n: n as f64,
             s,
             h_integral_x1: 0.0,
@@ -263,19 +263,19 @@ impl Zipf {
     /// `h(x) = (x / first)^(−s)`: the rank probabilities up to a constant factor, scaled so
     /// that the functions below stay well-conditioned near `first` however far out it is.
     fn h(&self, x: f64) -> f64 {
-        (-self.s * (x / self.first).ln()).exp()
+        (-self.s * (x * self.per_first).ln()).exp()
     }
 
     /// `H(x) = first · ((x / first)^(1−s) − 1) / (1 − s)`, or `first · ln(x / first)` for
     /// `s = 1`: the antiderivative of `h` that is 0 at `first`.
     fn h_integral(&self, x: f64) -> f64 {
-        let log_x = (x / self.first).ln();
+        let log_x = (x * self.per_first).ln();
         helper2((1.0 - self.s) * log_x) * log_x * self.first
     }
 
     /// The inverse of `H`.
     fn h_integral_inverse(&self, x: f64) -> f64 {
-        let x = x / self.first;
+        let x = x * self.per_first;
         let t = (x * (1.0 - self.s)).max(-1.0);
         (helper1(t) * x).exp() * self.first
     }
