@@ -736,6 +736,9 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     /// The timer of the last [`RocksDbTimerQueue::add`], its key group and where it went;
     /// cleared by anything else that changes the queue.
     last_add: Option<(Timer<N>, usize, Placement)>,
+    /// The timer of the last [`RocksDbTimerQueue::poll`] and its key group, whose key bytes
+    /// `key` still holds; cleared by anything else that changes the queue.
+    last_poll: Option<(Timer<N>, usize)>,
 }
 
 /// Writes the full bytes of timer key `key` of key group `g` into `out`.
@@ -786,6 +789,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             batch_entries: 0,
             key: Vec::with_capacity(64),
             last_add: None,
+            last_poll: None,
         }
     }
 
@@ -994,6 +998,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// (the second registration's one batch put); whether it was registered `copies` times.
     #[inline(always)]
     fn add_copies(&mut self, timer: Timer<N>, copies: u32, out: &mut dyn AccessSink) -> bool {
+        self.last_poll = None;
         if let Some((last, g, placement)) = &self.last_add {
             if *last == timer {
                 let group = &self.groups[*g];
@@ -1085,8 +1090,21 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
 
     /// Deletes a timer (`KeyGroupPartitionedPriorityQueue.remove`); a key group with no cached
     /// timer returns early without a request.
+    ///
+    /// Deleting the timer just polled (Flink's window operators do, as they clear a fired
+    /// window) issues what the full removal issues without searching for it: it is neither
+    /// cached nor among the timers only RocksDB has, and its key group's head stays.
     pub fn remove(&mut self, timer: &Timer<N>, out: &mut dyn AccessSink) {
         self.last_add = None;
+        if let Some((polled, g)) = self.last_poll.take() {
+            if polled == *timer {
+                self.check_refill(g, out);
+                if !self.groups[g].cache.is_empty() {
+                    self.batch_entry(Op::BatchDelete, out);
+                }
+                return;
+            }
+        }
         let (g, key) = self.timer_key(timer);
         self.check_refill(g, out);
         if self.groups[g].cache.is_empty() {
@@ -1125,11 +1143,13 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// Removes and returns the next timer.
     pub fn poll(&mut self, out: &mut dyn AccessSink) -> Option<Timer<N>> {
         self.last_add = None;
+        self.last_poll = None;
         let g = self.outer[1];
         self.check_refill(g, out);
         let result = self.groups[g].cache.pop_first().map(|(key, key_ref)| {
             self.unserialize(g, &key);
             let timer = self.deserialize(key_ref);
+            self.last_poll = Some((timer.clone(), g));
             self.batch_entry(Op::BatchDelete, out);
             let group = &mut self.groups[g];
             if group.cache.is_empty() {
