@@ -159,14 +159,16 @@ impl Namespace {
 
 /// Builds state keys into one reusable buffer (no allocation per access once warm).
 ///
-/// The key group of the last string key is remembered, since an event's requests all share its
-/// key (a long key's group is cheaper to hash again than to look up).
+/// The key group of the last key is remembered, since an event's requests all share its key
+/// (a sliding window's event has the same key in every window it falls into).
 #[derive(Debug, Clone)]
 pub struct KeyLayout {
     max_parallelism: u32,
     buf: Vec<u8>,
     last_key: Key,
     last_group: u32,
+    /// The last long key and its key group.
+    last_long: Option<(i64, u32)>,
 }
 
 impl KeyLayout {
@@ -177,6 +179,7 @@ impl KeyLayout {
             buf: Vec::with_capacity(64),
             last_key: Key::NullByte,
             last_group: key_group_for_hash(Key::NullByte.java_hash(), max_parallelism),
+            last_long: None,
         }
     }
 
@@ -191,12 +194,19 @@ impl KeyLayout {
         key_group_for_hash(key.java_hash(), self.max_parallelism)
     }
 
-    /// The key group of a key; a string key's from a one-entry cache when it is the previous
-    /// key (a long key's hash costs less than the cache).
+    /// The key group of a key; from a one-entry cache (one for long keys, one for the
+    /// others) when it is the previous key.
     #[inline(always)]
     pub fn cached_key_group(&mut self, key: &Key) -> u32 {
-        if let Key::Long(_) = key {
-            return self.key_group(key);
+        if let Key::Long(k) = key {
+            return match self.last_long {
+                Some((last, group)) if last == *k => group,
+                _ => {
+                    let group = self.key_group(key);
+                    self.last_long = Some((*k, group));
+                    group
+                }
+            };
         }
         if *key != self.last_key {
             self.last_group = self.key_group(key);
