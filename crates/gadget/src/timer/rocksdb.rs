@@ -729,9 +729,10 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     /// The heap of key groups, 1-based as in Flink.
     outer: Vec<usize>,
     batch_entries: u32,
-    /// The full bytes of the timer key of the last request (the repeated-add shortcut issues
-    /// them again). Also scratch for timer keys off [`TimerKey::of_timer`]'s direct path:
-    /// whatever uses it replaces `last_add`, so the shortcut never reads the scratch.
+    /// The full bytes of the timer key of the last request (the repeated-add and
+    /// polled-removal shortcuts issue them again). Also scratch for timer keys off
+    /// [`TimerKey::of_timer`]'s direct path: whatever uses it replaces `last_add` and clears
+    /// `last_poll`, so the shortcuts never read the scratch.
     key: Vec<u8>,
     /// The timer of the last [`RocksDbTimerQueue::add`], its key group and where it went;
     /// cleared by anything else that changes the queue.
@@ -1010,7 +1011,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                     Placement::Cache
                         if group.all_in_cache && group.cache.len() < CACHE_CAPACITY =>
                     {
-                        return copies == 1
+                        return true; // de-duplicated, however often
                     }
                     Placement::Cache => {}
                 }
