@@ -284,19 +284,15 @@ impl Operator for SessionWindowOperator {
                 .entry((key.clone(), state_window))
                 .or_insert(0) += 1;
             let max_ts = max_timestamp(actual.1);
-            // no allowed lateness: the trigger's timer is the cleanup timer, registered twice
-            let twice = max_ts > self.watermark && cleanup == max_ts && cleanup != i64::MAX;
-            if max_ts <= self.watermark {
+            let trigger = if max_ts <= self.watermark {
                 self.contents(&[(Op::Get, 0)], &key, state_window, out);
-            } else if twice {
-                self.timers
-                    .add_twice(Self::timer(&key, max_ts, actual), out);
+                None
             } else {
-                self.timers.add(Self::timer(&key, max_ts, actual), out);
-            }
-            if cleanup != i64::MAX && !twice {
-                self.timers.add(Self::timer(&key, cleanup, actual), out);
-            }
+                Some(max_ts)
+            };
+            let cleanup = (cleanup != i64::MAX).then_some(cleanup);
+            self.timers
+                .add_window_timers(&key, actual, trigger, cleanup, out);
         }
         self.persist(&key, &mapping, &initial, out);
     }

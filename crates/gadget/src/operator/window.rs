@@ -154,19 +154,16 @@ impl WindowOperator {
         }
         self.add_element(key, window, out);
         let max_ts = max_timestamp(window.1);
-        // no allowed lateness: the trigger's timer is the cleanup timer, registered twice
-        let twice = max_ts > self.watermark && cleanup == max_ts && cleanup != i64::MAX;
-        if max_ts <= self.watermark {
+        let trigger = if max_ts <= self.watermark {
             // late but within allowed lateness: the trigger fires at once
             self.emit(&[(Op::Get, 0)], key, window, out);
-        } else if twice {
-            self.timers.add_twice(Self::timer(key, max_ts, window), out);
+            None
         } else {
-            self.timers.add(Self::timer(key, max_ts, window), out);
-        }
-        if cleanup != i64::MAX && !twice {
-            self.timers.add(Self::timer(key, cleanup, window), out);
-        }
+            Some(max_ts)
+        };
+        let cleanup = (cleanup != i64::MAX).then_some(cleanup);
+        self.timers
+            .add_window_timers(key, window, trigger, cleanup, out);
     }
 
     fn on_timer(&mut self, timer: Timer<(i64, i64)>, out: &mut dyn AccessSink) {

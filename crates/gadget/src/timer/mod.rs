@@ -73,16 +73,33 @@ impl<N: TimerNamespace> TimerQueue<N> {
         }
     }
 
-    /// Registers a timer twice in a row (the same as [`TimerQueue::add`] twice, in fewer
-    /// steps): Flink's window operators register a window's end timer as its trigger time
-    /// and again as its cleanup time when the allowed lateness is 0.
-    pub fn add_twice(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
-        match self {
-            TimerQueue::Heap(q) => {
-                q.add(timer.clone());
-                q.add(timer);
+    /// Registers the timers of `key`'s window `namespace`: its trigger timer at `trigger`
+    /// (`None` when the trigger fired at once), then its cleanup timer at `cleanup` (`None`
+    /// when it has none), as [`TimerQueue::add`] each. With no allowed lateness both are at
+    /// the window's end: one timer, which Flink's window operators register twice, here in
+    /// fewer steps (the RocksDB service hands both batch puts to the sink at once).
+    pub fn add_window_timers(
+        &mut self,
+        key: &Key,
+        namespace: N,
+        trigger: Option<i64>,
+        cleanup: Option<i64>,
+        out: &mut dyn AccessSink,
+    ) {
+        let timer = |timestamp| Timer {
+            timestamp,
+            key: key.clone(),
+            namespace: namespace.clone(),
+        };
+        match (trigger, cleanup, self) {
+            (Some(trigger), Some(cleanup), TimerQueue::RocksDb(q)) if trigger == cleanup => {
+                q.add_twice(timer(trigger), out)
             }
-            TimerQueue::RocksDb(q) => q.add_twice(timer, out),
+            (trigger, cleanup, queue) => {
+                for timestamp in [trigger, cleanup].into_iter().flatten() {
+                    queue.add(timer(timestamp), out);
+                }
+            }
         }
     }
 
