@@ -238,6 +238,19 @@ impl KeyLayout {
     /// `key group | key | namespace`.
     #[inline(always)]
     pub fn state_key(&mut self, key: &Key, namespace: Namespace) -> &[u8] {
+        if let (Key::Long(k), Namespace::Window { start, end }) = (key, namespace) {
+            // the common window key, composed in place and copied in one piece
+            let group = self.cached_key_group(key);
+            let mut bytes = [0u8; 26];
+            bytes[..2].copy_from_slice(&(group as u16).to_be_bytes());
+            bytes[2..10].copy_from_slice(&k.to_be_bytes());
+            bytes[10..18].copy_from_slice(&start.to_be_bytes());
+            bytes[18..26].copy_from_slice(&end.to_be_bytes());
+            let from = 2 - self.prefix_bytes();
+            self.buf.clear();
+            self.buf.extend_from_slice(&bytes[from..]);
+            return &self.buf;
+        }
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         let group = self.cached_key_group(key);
@@ -359,6 +372,29 @@ mod tests {
         let mut layout = KeyLayout::new(32768);
         let k = layout.state_key(&Key::Long(1), Namespace::Void).to_vec();
         assert_eq!(k.len(), 2 + 8 + 1);
+    }
+
+    #[test]
+    fn window_keys_of_long_keys_are_group_key_start_end() {
+        for max_parallelism in [128, 200, 32768] {
+            let mut layout = KeyLayout::new(max_parallelism);
+            for k in [0i64, 7, -3, i64::MAX, 0x0102_0304_0506_0708] {
+                let key = Key::Long(k);
+                let window = Namespace::Window {
+                    start: -5000,
+                    end: 0x7f00_0000_0000_0001,
+                };
+                let mut expected = Vec::new();
+                layout.push_key_group(layout.key_group(&key), &mut expected);
+                key.serialize_into(&mut expected);
+                window.serialize_into(&mut expected);
+                assert_eq!(
+                    hex(layout.state_key(&key, window)),
+                    hex(&expected),
+                    "key {k}, max parallelism {max_parallelism}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -110,13 +110,17 @@ impl TimerKey {
         (self.head.0[0] ^ (1 << 63)) as i64
     }
 
-    /// Appends the key's bytes.
-    fn write_to(&self, out: &mut Vec<u8>) {
-        let start = out.len();
-        for word in &self.head.0 {
-            out.extend_from_slice(&word.to_be_bytes());
+    /// Appends `prefix` (at most 2 bytes: a key-group prefix, or none) and the key's bytes, the prefix
+    /// and head composed in place and copied in one piece.
+    #[inline]
+    fn write_after(&self, prefix: &[u8], out: &mut Vec<u8>) {
+        let mut bytes = [0u8; 2 + INLINE_BYTES];
+        for (i, word) in self.head.0.iter().enumerate() {
+            bytes[2 + 8 * i..10 + 8 * i].copy_from_slice(&word.to_be_bytes());
         }
-        out.truncate(start + (self.len as usize).min(INLINE_BYTES));
+        let from = 2 - prefix.len();
+        bytes[from..2].copy_from_slice(prefix);
+        out.extend_from_slice(&bytes[from..2 + (self.len as usize).min(INLINE_BYTES)]);
         out.extend_from_slice(&self.tail);
     }
 }
@@ -745,9 +749,9 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
 /// Writes the full bytes of timer key `key` of key group `g` into `out`.
 #[inline]
 fn write_full_key(layout: &KeyLayout, g: usize, key: &TimerKey, out: &mut Vec<u8>) {
+    let group = (g as u16).to_be_bytes();
     out.clear();
-    layout.push_key_group(g as u32, out);
-    key.write_to(out);
+    key.write_after(&group[2 - layout.prefix_bytes()..], out);
 }
 
 /// Where an added timer went.
@@ -1603,7 +1607,7 @@ mod tests {
         keys.into_iter()
             .map(|(key, key_ref)| {
                 let mut bytes = Vec::new();
-                key.write_to(&mut bytes);
+                key.write_after(&[], &mut bytes);
                 (bytes, key_ref)
             })
             .collect()
@@ -1973,7 +1977,7 @@ mod tests {
             (start, end).serialize_into(&mut expected);
             let expected = layout.timer_key(&key, timestamp, &expected)[1..].to_vec();
             let mut bytes = Vec::new();
-            TimerKey::of_timer(&timer, &mut scratch).write_to(&mut bytes);
+            TimerKey::of_timer(&timer, &mut scratch).write_after(&[], &mut bytes);
             assert_eq!(bytes, expected, "{timer:?}");
         }
         for key in [Key::Str("job".into()), Key::NullByte] {
@@ -1984,7 +1988,7 @@ mod tests {
             };
             let expected = layout.timer_key(&key, 7, &[3])[1..].to_vec();
             let mut bytes = Vec::new();
-            TimerKey::of_timer(&timer, &mut scratch).write_to(&mut bytes);
+            TimerKey::of_timer(&timer, &mut scratch).write_after(&[], &mut bytes);
             assert_eq!(bytes, expected, "{timer:?}");
         }
     }
@@ -2010,7 +2014,7 @@ mod tests {
         for a in &samples {
             let ka = TimerKey::new(a);
             let mut bytes = Vec::new();
-            ka.write_to(&mut bytes);
+            ka.write_after(&[], &mut bytes);
             assert_eq!(&bytes, a, "round trip");
             for b in &samples {
                 let kb = TimerKey::new(b);
