@@ -19,6 +19,9 @@ pub enum Command {
     /// Generate a state-access trace from a workload config.
     ///
     /// Example: gadget gen examples/flink-reference/tumbling-incr.toml -o tumbling.gtrace
+    ///
+    /// Ctrl-C stops it cleanly: the trace so far is written, marked partial, and the exit
+    /// status is 130.
     Gen(GenArgs),
     /// Generate a workload on the fly and drive a real store with it, measuring every request.
     ///

@@ -1,8 +1,6 @@
 //! `gadget run` and `gadget replay`: drive a real store and measure it.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use clap::ValueEnum;
@@ -16,10 +14,8 @@ use gadget_eval::store::{StoreKind, StoreSettings};
 use gadget_eval::workload::WorkloadSource;
 
 use crate::cli::{Arrival, EvalArgs, ReplayArgs, RunArgs};
+use crate::interrupt::INTERRUPTED;
 use crate::progress;
-
-/// Exit status of a run stopped by Ctrl-C (128 + SIGINT), after its partial results are written.
-const INTERRUPTED: i32 = 130;
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut configs = Vec::new();
@@ -295,23 +291,7 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::
         ),
     };
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let handler_stop = stop.clone();
-    // The first Ctrl-C stops cleanly and keeps partial results; a second one exits at once.
-    // One interrupt can arrive twice (`timeout -s INT` signals the command and then its whole
-    // process group), so a repeat within half a second counts as the same one.
-    let mut first: Option<std::time::Instant> = None;
-    let _ = ctrlc::set_handler(move || {
-        let now = std::time::Instant::now();
-        match first {
-            None => {
-                first = Some(now);
-                handler_stop.store(true, Ordering::SeqCst);
-            }
-            Some(t) if now.duration_since(t) < std::time::Duration::from_millis(500) => {}
-            Some(_) => std::process::exit(INTERRUPTED),
-        }
-    });
+    let stop = crate::interrupt::stop_flag();
     let options = RunOptions {
         arrival: plan.arrival,
         seed: a.seed,

@@ -6,9 +6,12 @@ use gadget::summary::{KeyStats, Summary};
 use gadget::trace::{TraceFileWriter, TraceFooter, TraceFormat};
 
 use crate::cli::{Format, GenArgs};
+use crate::interrupt::INTERRUPTED;
 use crate::progress;
 
-pub fn run(args: GenArgs) -> anyhow::Result<()> {
+/// Runs `gadget gen`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C cut the trace short
+/// (the trace is still written, complete up to that point and marked partial).
+pub fn run(args: GenArgs) -> anyhow::Result<i32> {
     let mut config = Config::load_with_overrides(&args.config, &args.property)?;
     for w in &config.warnings {
         eprintln!("warning: {w}");
@@ -31,11 +34,12 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     let source = config.open_source()?;
     let mut writer = TraceFileWriter::create(&args.output, format, &header)
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
+    let stop = crate::interrupt::stop_flag();
     let bar = progress::spinner("generating");
     let started = std::time::Instant::now();
     let (generated, keys) = {
         let mut sink = KeyStats::new(&mut writer);
-        let generated = gadget::generate::generate(
+        let generated = gadget::generate::generate_until(
             source,
             operator.as_mut(),
             &mut sink,
@@ -47,6 +51,7 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
                     counts.requests()
                 ))
             },
+            &stop,
         )?;
         (generated, sink.keys)
     };
@@ -62,6 +67,9 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     footer
         .extra
         .insert("distinct_event_keys_exact".into(), exact.into());
+    if generated.interrupted {
+        footer.extra.insert("interrupted".into(), true.into());
+    }
     writer
         .finish(footer)
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
@@ -74,6 +82,7 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         distinct_state_keys: keys.count(),
         distinct_event_keys: generated.event_keys.count(),
         truncated: generated.truncated,
+        interrupted: generated.interrupted,
     };
     if args.json {
         let mut json = summary.to_json();
@@ -99,5 +108,13 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         eprint!("{}", summary.render());
         eprintln!("\ngenerated in {elapsed:.2} s: {rate:.0} requests/s");
     }
-    Ok(())
+    if generated.interrupted {
+        eprintln!(
+            "interrupted: {} holds the requests generated until Ctrl-C, marked partial \
+             (footer: truncated, interrupted); open windows were not fired",
+            args.output.display()
+        );
+        return Ok(INTERRUPTED);
+    }
+    Ok(0)
 }

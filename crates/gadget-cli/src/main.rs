@@ -4,6 +4,7 @@ mod analyze_cmd;
 mod cli;
 mod eval_cmd;
 mod gen;
+mod interrupt;
 mod progress;
 mod record_cmd;
 mod trace_cmd;
@@ -25,7 +26,7 @@ fn main() {
 /// Runs a command; its exit status.
 fn run(args: cli::Cli) -> anyhow::Result<i32> {
     match args.command {
-        cli::Command::Gen(a) => gen::run(a).map(|()| 0),
+        cli::Command::Gen(a) => gen::run(a),
         cli::Command::Run(a) => eval_cmd::run(a),
         cli::Command::Replay(a) => eval_cmd::replay(a),
         cli::Command::Trace(t) => match t.command {

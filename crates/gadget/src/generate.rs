@@ -1,5 +1,7 @@
 //! The generation loop: a source's elements through an operator into a sink.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::access::{Access, AccessCounts, AccessSink, Op, StateId};
 use crate::operator::Operator;
 use crate::source::{ElementStream, SourceError, StreamElement};
@@ -10,8 +12,10 @@ use crate::summary::EventKeyCounter;
 pub struct Generated {
     /// Requests by op and state, events and watermarks.
     pub counts: AccessCounts,
-    /// True when `limit` cut the run short (open windows were not fired).
+    /// True when `limit` or a stop cut the run short (open windows were not fired).
     pub truncated: bool,
+    /// True when a stop cut the run short ([`generate_until`]).
+    pub interrupted: bool,
     /// Distinct event keys.
     pub event_keys: EventKeyCounter,
 }
@@ -69,6 +73,27 @@ pub fn generate<S: AccessSink + ?Sized>(
     limit: Option<u64>,
     progress: &mut dyn FnMut(&AccessCounts),
 ) -> Result<Generated, SourceError> {
+    generate_until(
+        source,
+        operator,
+        sink,
+        limit,
+        progress,
+        &AtomicBool::new(false),
+    )
+}
+
+/// [`generate`] that also stops once `stop` is set (Ctrl-C), looking at it with each call of
+/// `progress`: the requests so far stay in the sink, and the result is marked `interrupted`
+/// and `truncated` (the operator's open windows are not fired).
+pub fn generate_until<S: AccessSink + ?Sized>(
+    source: ElementStream,
+    operator: &mut dyn Operator,
+    sink: &mut S,
+    limit: Option<u64>,
+    progress: &mut dyn FnMut(&AccessCounts),
+    stop: &AtomicBool,
+) -> Result<Generated, SourceError> {
     let limit = limit.unwrap_or(u64::MAX);
     let mut out = Limiter {
         inner: sink,
@@ -79,6 +104,7 @@ pub fn generate<S: AccessSink + ?Sized>(
     let mut watermark = i64::MIN;
     let mut elements: u64 = 0;
     let mut truncated = false;
+    let mut interrupted = false;
     let mut event_keys = EventKeyCounter::default();
     let mut key_bytes = Vec::with_capacity(32);
     for element in source {
@@ -103,6 +129,10 @@ pub fn generate<S: AccessSink + ?Sized>(
         elements += 1;
         if elements % 65_536 == 0 {
             progress(&out.counts);
+            if stop.load(Ordering::Relaxed) {
+                (truncated, interrupted) = (true, true);
+                break;
+            }
         }
     }
     if !truncated {
@@ -112,6 +142,67 @@ pub fn generate<S: AccessSink + ?Sized>(
     Ok(Generated {
         counts: out.counts,
         truncated,
+        interrupted,
         event_keys,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::VecSink;
+    use crate::key::Key;
+    use crate::operator::{WindowAssigner, WindowFunction, WindowOperator};
+    use crate::source::Event;
+    use crate::timer::TimerService;
+
+    /// 200,000 events of ten keys, one per ms, through a 1 s tumbling window; whether the
+    /// run was stopped from the start.
+    fn run(stopped: bool) -> (Generated, VecSink) {
+        let events = (0..200_000i64).map(|t| {
+            Ok(StreamElement::Event(Event {
+                key: Key::Long(t % 10),
+                timestamp: t,
+                input: 0,
+                closes: false,
+            }))
+        });
+        let mut operator = WindowOperator::new(
+            WindowAssigner::Tumbling {
+                size: 1000,
+                offset: 0,
+            },
+            WindowFunction::Incremental,
+            0,
+            true,
+            TimerService::RocksDb,
+            128,
+        );
+        let mut sink = VecSink::default();
+        let generated = generate_until(
+            Box::new(events),
+            &mut operator,
+            &mut sink,
+            None,
+            &mut |_| {},
+            &AtomicBool::new(stopped),
+        )
+        .unwrap();
+        (generated, sink)
+    }
+
+    #[test]
+    fn a_stop_ends_the_run_at_the_next_progress_call_marked_interrupted() {
+        let (whole, _) = run(false);
+        assert_eq!(whole.counts.events, 200_000);
+        assert!(!whole.truncated && !whole.interrupted);
+
+        let (stopped, sink) = run(true);
+        assert_eq!(stopped.counts.events, 65_536);
+        assert!(stopped.truncated && stopped.interrupted);
+        assert_eq!(sink.records.len() as u64, {
+            let c = &stopped.counts;
+            c.events + c.watermarks + c.requests()
+        });
+    }
 }

@@ -380,8 +380,10 @@ pub struct Summary {
     pub distinct_state_keys: (u64, bool),
     /// Distinct event keys.
     pub distinct_event_keys: (u64, bool),
-    /// True when a request limit cut the trace short.
+    /// True when a request limit or Ctrl-C cut the trace short.
     pub truncated: bool,
+    /// True when Ctrl-C cut the trace short.
+    pub interrupted: bool,
 }
 
 impl Summary {
@@ -439,6 +441,7 @@ impl Summary {
             "event_amplification": self.event_amplification(),
             "key_space_amplification": self.key_space_amplification(),
             "truncated": self.truncated,
+            "interrupted": self.interrupted,
         })
     }
 
@@ -453,7 +456,9 @@ impl Summary {
             s,
             "requests      {:>12}{}",
             total,
-            if self.truncated {
+            if self.interrupted {
+                "  (PARTIAL: stopped by Ctrl-C)"
+            } else if self.truncated {
                 "  (truncated by --limit)"
             } else {
                 ""

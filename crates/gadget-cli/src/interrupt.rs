@@ -1,0 +1,33 @@
+//! Ctrl-C for long commands: the first stops the work cleanly (partial results are kept,
+//! marked partial); a second one exits at once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Exit status of a command stopped by Ctrl-C (128 + SIGINT), after its partial results are
+/// written.
+pub const INTERRUPTED: i32 = 130;
+
+/// Installs the Ctrl-C handler; the flag it sets on the first Ctrl-C.
+///
+/// One interrupt can arrive twice (`timeout -s INT` signals the command and then its whole
+/// process group), so a repeat within half a second counts as the same one; a later one
+/// exits with [`INTERRUPTED`] at once.
+pub fn stop_flag() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let handler_stop = stop.clone();
+    let mut first: Option<Instant> = None;
+    let _ = ctrlc::set_handler(move || {
+        let now = Instant::now();
+        match first {
+            None => {
+                first = Some(now);
+                handler_stop.store(true, Ordering::SeqCst);
+            }
+            Some(t) if now.duration_since(t) < Duration::from_millis(500) => {}
+            Some(_) => std::process::exit(INTERRUPTED),
+        }
+    });
+    stop
+}
