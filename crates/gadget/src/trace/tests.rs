@@ -584,9 +584,13 @@ fn flink_recording_converts_with_its_state_table() {
     assert_eq!(a, b);
 }
 
-/// The reference recordings, or `None` (with a message) when they are not on this machine.
+/// The reference recordings in `../shared` beside the checkout, or `None` (with a message)
+/// when they are not on this machine.
 fn reference_dir() -> Option<&'static Path> {
-    let dir = Path::new("/work/shared/reference-traces/flink-1.20");
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/reference-traces/flink-1.20"
+    ));
     if dir.is_dir() {
         return Some(dir);
     }
