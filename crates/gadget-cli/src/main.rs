@@ -30,7 +30,7 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
         cli::Command::Run(a) => eval_cmd::run(a),
         cli::Command::Replay(a) => eval_cmd::replay(a),
         cli::Command::Trace(t) => match t.command {
-            cli::TraceCommand::Convert(a) => trace_cmd::convert(a).map(|()| 0),
+            cli::TraceCommand::Convert(a) => trace_cmd::convert(a),
             cli::TraceCommand::Diff(a) => trace_cmd::diff(a).map(|()| 0),
         },
         cli::Command::Analyze(a) => analyze_cmd::analyze(a).map(|()| 0),

@@ -1,17 +1,45 @@
 //! `gadget trace convert` and `gadget trace diff`.
 
+use std::ops::ControlFlow;
+use std::sync::atomic::Ordering;
+
 use anyhow::Context;
 use gadget::compare::{compare, Normalizer};
-use gadget::trace::{open_trace, TraceFormat};
+use gadget::trace::{open_trace, TraceError, TraceFormat};
 
 use crate::cli::{ConvertArgs, DiffArgs, Format};
+use crate::interrupt::INTERRUPTED;
+use crate::progress;
 
-pub fn convert(args: ConvertArgs) -> anyhow::Result<()> {
+/// Runs `gadget trace convert`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C stopped it
+/// (the output is then left as it was).
+pub fn convert(args: ConvertArgs) -> anyhow::Result<i32> {
     let format = match args.format {
         Format::Bin => TraceFormat::Binary,
         Format::Text => TraceFormat::Text,
     };
-    let footer = gadget::trace::convert(&args.input, &args.output, format)?;
+    let stop = crate::interrupt::stop_flag();
+    let bar = progress::spinner("converting");
+    let converted =
+        gadget::trace::convert_with_progress(&args.input, &args.output, format, &mut |records| {
+            bar.set_message(format!("{records} records"));
+            if stop.load(Ordering::Relaxed) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+    bar.finish_and_clear();
+    let footer = match converted {
+        Err(TraceError::Stopped { path }) => {
+            eprintln!(
+                "interrupted: {} was not written (left as it was)",
+                path.display()
+            );
+            return Ok(INTERRUPTED);
+        }
+        converted => converted?,
+    };
     println!(
         "{} -> {} ({}): {} requests, {} events, {} watermarks",
         args.input.display(),
@@ -21,7 +49,7 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<()> {
         footer.events,
         footer.watermarks
     );
-    Ok(())
+    Ok(0)
 }
 
 fn normalize(path: &std::path::Path) -> anyhow::Result<Normalizer> {

@@ -130,6 +130,12 @@ pub enum TraceError {
     /// Something handed to a writer cannot be represented in the trace.
     #[error("cannot write the trace: {0}")]
     InvalidInput(String),
+    /// The work was stopped (Ctrl-C) before it was complete; the output was left as it was.
+    #[error("stopped before the end: {} was not written", path.display())]
+    Stopped {
+        /// The output that was not written.
+        path: PathBuf,
+    },
     /// A reader was used again after it returned an error.
     #[error("the trace reader already failed (at byte/line reported before); reopen the file")]
     AlreadyFailed,

@@ -21,6 +21,7 @@ pub mod text;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -451,8 +452,30 @@ pub fn convert(
     output: impl AsRef<Path>,
     format: TraceFormat,
 ) -> Result<TraceFooter, TraceError> {
+    convert_with_progress(input, output, format, &mut |_| ControlFlow::Continue(()))
+}
+
+/// [`convert`], calling `progress` with the records read so far every 65,536 records. When it
+/// returns `Break` (Ctrl-C), the conversion stops, its temporary file is removed and `output`
+/// is left as it was: [`TraceError::Stopped`].
+pub fn convert_with_progress(
+    input: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    format: TraceFormat,
+    progress: &mut dyn FnMut(u64) -> ControlFlow<()>,
+) -> Result<TraceFooter, TraceError> {
     let input = input.as_ref();
     let output = output.as_ref();
+    let mut records = 0u64;
+    let mut counted = |records: &mut u64| {
+        *records += 1;
+        if *records % 65_536 == 0 && progress(*records).is_break() {
+            return Err(TraceError::Stopped {
+                path: output.to_path_buf(),
+            });
+        }
+        Ok(())
+    };
     let mut reader = open_trace(input)?;
     let header = match reader.header() {
         Some(h) => h.clone(),
@@ -462,7 +485,9 @@ pub fn convert(
                 .next_record()
                 .map_err(|e| e.in_file(input))?
                 .is_some()
-            {}
+            {
+                counted(&mut records)?;
+            }
             let names = reader.state_names().to_vec();
             reader = open_trace(input)?;
             let stem = input
@@ -484,7 +509,10 @@ pub fn convert(
     };
 
     let mut writer = TraceFileWriter::create(output, format, &header)?;
-    replay(&mut reader, &mut writer).map_err(|e| e.in_file(input))?;
+    while let Some(record) = reader.next_record().map_err(|e| e.in_file(input))? {
+        record.feed(&mut writer);
+        counted(&mut records)?;
+    }
     let footer = reader.footer().cloned().unwrap_or_default();
     writer.finish(footer)
 }

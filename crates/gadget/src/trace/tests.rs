@@ -584,6 +584,44 @@ fn flink_recording_converts_with_its_state_table() {
     assert_eq!(a, b);
 }
 
+#[test]
+fn a_stopped_conversion_leaves_the_output_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("in.gtrace");
+    let records: Vec<_> = (0..70_000u32)
+        .map(|i| access(Op::Put, 0, &i.to_be_bytes(), 8))
+        .collect();
+    let footer = TraceFooter::new(false);
+    std::fs::write(&src, write_binary(&header(STATES), &records, footer)).unwrap();
+    let out = dir.path().join("out.txt");
+    std::fs::write(&out, "an earlier trace").unwrap();
+
+    let mut calls = Vec::new();
+    let err = convert_with_progress(&src, &out, TraceFormat::Text, &mut |n| {
+        calls.push(n);
+        ControlFlow::Break(())
+    })
+    .unwrap_err();
+    assert!(
+        matches!(&err, TraceError::Stopped { path } if path == &out),
+        "{err}"
+    );
+    assert_eq!(calls, [65_536]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "an earlier trace");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "a temporary file is left"
+    );
+
+    let footer = convert_with_progress(&src, &out, TraceFormat::Text, &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(footer.requests, 70_000);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
 /// The reference recordings in `../shared` beside the checkout, or `None` (with a message)
 /// when they are not on this machine.
 fn reference_dir() -> Option<&'static Path> {
