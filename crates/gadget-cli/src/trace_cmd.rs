@@ -53,22 +53,31 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<i32> {
 }
 
 fn normalize(path: &std::path::Path) -> anyhow::Result<Normalizer> {
+    let bar = progress::spinner(&format!("reading {}", path.display()));
     let mut reader = open_trace(path)?;
     let mut n = Normalizer::new();
+    let mut records = 0u64;
     while let Some(rec) = reader
         .next_record()
         .with_context(|| format!("reading {}", path.display()))?
     {
         let rec = rec.to_record();
         n.push(&rec, reader.state_names());
+        records += 1;
+        if records % 65_536 == 0 {
+            bar.set_message(format!("{records} records"));
+        }
     }
+    bar.finish_and_clear();
     Ok(n)
 }
 
 pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     let a = normalize(&args.a)?;
     let b = normalize(&args.b)?;
+    let bar = progress::spinner("comparing");
     let c = compare(&a.tokens, &b.tokens, args.max_distance);
+    bar.finish_and_clear();
     let ratio = c.match_ratio(args.max_distance);
     let ok = match args.min_match {
         Some(min) => ratio >= min,
