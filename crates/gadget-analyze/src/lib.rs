@@ -21,6 +21,7 @@ pub mod results;
 pub mod series;
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use gadget::access::Op;
 use gadget::source::random::Rng;
@@ -80,6 +81,9 @@ pub struct KeyTrace {
     pub operator: String,
     /// True when the trace says it was cut short.
     pub truncated: bool,
+    /// True when the scan was stopped before the end of the trace (Ctrl-C): everything here
+    /// covers the records read until then.
+    pub partial: bool,
     /// Requests by op.
     pub by_op: [u64; Op::COUNT],
     /// Requests by state and op.
@@ -103,11 +107,12 @@ pub struct KeyTrace {
 }
 
 /// Reads the whole trace once. `progress` is called with the records read so far, every
-/// 2^20 records.
+/// 2^20 records; when it returns `Break` (Ctrl-C), the scan stops there and the result is
+/// marked `partial`.
 pub fn scan(
     reader: &mut TraceReader,
     options: &AnalyzeOptions,
-    mut progress: impl FnMut(u64),
+    mut progress: impl FnMut(u64) -> ControlFlow<()>,
 ) -> Result<KeyTrace, AnalyzeError> {
     let flink = reader.is_flink_recording();
     let event_key_bytes = options.event_key_bytes.or(flink.then_some(9));
@@ -127,10 +132,12 @@ pub fn scan(
     let mut now = BEFORE_FIRST;
     let mut first_watermark: Option<i64> = None;
     while let Some(record) = reader.next_record()? {
-        records += 1;
-        if records & ((1 << 20) - 1) == 0 {
-            progress(records);
+        // `records` analyzed so far: a stop leaves this one out
+        if records > 0 && records & ((1 << 20) - 1) == 0 && progress(records).is_break() {
+            out.partial = true;
+            break;
         }
+        records += 1;
         match record {
             RecordRef::Event { .. } => out.events += 1,
             RecordRef::Watermark { timestamp } => {
@@ -168,7 +175,7 @@ pub fn scan(
             }
         }
     }
-    progress(records);
+    let _ = progress(records);
     keys.finish()?;
     out.ids = keys.ids;
     out.popularity = keys.popularity;
@@ -255,6 +262,9 @@ pub struct Analysis {
     pub states: Vec<String>,
     /// True when the trace was cut short.
     pub truncated: bool,
+    /// True when the analysis was stopped before the end of the trace (Ctrl-C): it covers
+    /// the records read until then.
+    pub partial: bool,
     /// Requests.
     pub requests: u64,
     /// Input events.
@@ -361,6 +371,7 @@ impl KeyTrace {
         Analysis {
             operator: self.operator,
             truncated: self.truncated,
+            partial: self.partial,
             requests,
             events: self.events,
             watermarks: self.watermarks,

@@ -37,10 +37,15 @@ impl Analysis {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{name}: {} ({}{})",
+            "{name}: {} ({}{}){}",
             self.operator,
             self.states.join(", "),
-            if self.truncated { "; truncated" } else { "" }
+            if self.truncated { "; truncated" } else { "" },
+            if self.partial {
+                "\n  PARTIAL: stopped by Ctrl-C; everything below covers the records read until then"
+            } else {
+                ""
+            }
         );
         let _ = writeln!(
             s,

@@ -4,6 +4,8 @@
 #[path = "../../gadget/tests/common.rs"]
 mod common;
 
+use std::ops::ControlFlow;
+
 use gadget_analyze::{scan, AnalyzeOptions};
 
 #[test]
@@ -22,7 +24,7 @@ fn counts_agree_with_flinks_summaries() {
             max_sequence_len: 2,
             ..AnalyzeOptions::default()
         };
-        let a = scan(&mut reader, &options, |_| {})
+        let a = scan(&mut reader, &options, |_| ControlFlow::Continue(()))
             .unwrap()
             .analyze(&options);
         assert_eq!(a.events, summary["events_in"], "{name}: events");

@@ -1,7 +1,9 @@
 //! `gadget analyze` and `gadget compare`: traces, run results and workload configs.
 
 use std::io::Read as _;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Context};
 use gadget::config::Config;
@@ -13,6 +15,7 @@ use gadget_analyze::results::{results_table, RunResults};
 use gadget_analyze::{scan, Analysis, AnalyzeOptions};
 
 use crate::cli::{AnalysisOptions, AnalyzeArgs, CompareArgs, EvalArgs};
+use crate::interrupt::INTERRUPTED;
 use crate::progress::spinner;
 
 /// What a file given to `analyze` or `compare` is.
@@ -47,12 +50,22 @@ fn options(o: &AnalysisOptions) -> AnalyzeOptions {
     }
 }
 
-/// Reads and analyzes one trace, with a progress spinner.
-fn analyze_trace(path: &Path, options: &AnalyzeOptions) -> anyhow::Result<Analysis> {
+/// Reads and analyzes one trace, with a progress spinner; once `stop` is set (Ctrl-C), the
+/// rest of the trace is left unread and the analysis is marked partial.
+fn analyze_trace(
+    path: &Path,
+    options: &AnalyzeOptions,
+    stop: Option<&AtomicBool>,
+) -> anyhow::Result<Analysis> {
     let mut reader = gadget::trace::open_trace(path)?;
     let bar = spinner(&format!("analyzing {}", path.display()));
     let scanned = scan(&mut reader, options, |records| {
-        bar.set_message(format!("{records} records"))
+        bar.set_message(format!("{records} records"));
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
     })
     .with_context(|| format!("cannot analyze {}", path.display()))?;
     bar.set_message("stack distances and sequences");
@@ -108,12 +121,16 @@ fn write_json(path: &Path, json: &serde_json::Value) -> anyhow::Result<()> {
     .with_context(|| format!("cannot write the analysis to {}", path.display()))
 }
 
-/// `gadget analyze`.
-pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<()> {
+/// `gadget analyze`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C cut a trace's
+/// analysis short (its results are still printed and written, marked partial).
+pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
     let name = display_name(&args.input);
+    let mut partial = false;
     let (json, text, figs) = match input_kind(&args.input)? {
         Input::Trace => {
-            let analysis = analyze_trace(&args.input, &options(&args.options))?;
+            let stop = crate::interrupt::stop_flag();
+            let analysis = analyze_trace(&args.input, &options(&args.options), Some(&stop))?;
+            partial = analysis.partial;
             let mut json = serde_json::to_value(&analysis)?;
             json["trace"] = args.input.display().to_string().into();
             let figs = figures(&analysis, &name);
@@ -140,7 +157,12 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<()> {
         &figs,
         args.plots.as_ref(),
         args.report.as_ref(),
-    )
+    )?;
+    if partial {
+        eprintln!("interrupted: the analysis covers the part of the trace read before Ctrl-C (\"partial\": true)");
+        return Ok(INTERRUPTED);
+    }
+    Ok(0)
 }
 
 /// A config's event stream, and its arrival schedule when `[run]` names an open-loop one.
@@ -260,7 +282,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let options = options(&args.options);
     let mut traces = Vec::with_capacity(args.inputs.len());
     for (path, name) in args.inputs.iter().zip(&names) {
-        traces.push((name.clone(), analyze_trace(path, &options)?));
+        traces.push((name.clone(), analyze_trace(path, &options, None)?));
     }
     let table = comparison_table(&traces);
     if args.json {
