@@ -608,7 +608,7 @@ fn original_gadget_configs_run_with_their_request_limit() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "requests              1000  (truncated by --limit)",
+            "requests              1000  (truncated by the request limit)",
         ))
         .stderr(predicate::str::contains("`wrapper.*` ignored"));
     let text = std::fs::read_to_string(out).unwrap();

@@ -459,7 +459,7 @@ impl Summary {
             if self.interrupted {
                 "  (PARTIAL: stopped by Ctrl-C)"
             } else if self.truncated {
-                "  (truncated by --limit)"
+                "  (truncated by the request limit)"
             } else {
                 ""
             }
