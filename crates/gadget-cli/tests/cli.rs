@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
+mod interrupt;
+
 fn gadget() -> Command {
     Command::cargo_bin("gadget").unwrap()
 }
@@ -655,33 +657,15 @@ fn ctrl_c_stops_gen_and_keeps_a_readable_partial_trace() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/tumbling-incr-zipf.toml");
     std::fs::copy(example, &cfg).unwrap();
     let trace = dir.path().join("t.gtrace");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
         .args(["gen", cfg.to_str().unwrap(), "-o", trace.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // interrupt it as `timeout -s INT` does: the command, then its process group again
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let pid = child.id().to_string();
-    let status = std::process::Command::new("sh")
-        .args([
-            "-c",
-            &format!("kill -INT {pid}; sleep 0.01; kill -INT {pid}"),
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    // the source is endless: a generator that ignored the signal must not hang the suite
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("gadget gen did not stop within 30 s of Ctrl-C");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
+    // the source is endless: only the interrupt ends it
+    let out =
+        interrupt::interrupt_and_wait(child, std::time::Duration::from_millis(1500), "gadget gen");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
+mod interrupt;
+
 fn gadget() -> Command {
     Command::cargo_bin("gadget").unwrap()
 }
@@ -247,7 +249,7 @@ fn ctrl_c_stops_cleanly_and_keeps_partial_results() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = workload(dir.path(), None); // endless
     let results = dir.path().join("results.json");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
         .args(["run", cfg.to_str().unwrap(), "--store", "rocksdb"])
         .args(["--arrival", "constant", "--rate", "5000", "-o"])
         .arg(&results)
@@ -255,29 +257,10 @@ fn ctrl_c_stops_cleanly_and_keeps_partial_results() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // wait until it is running, then interrupt it the way `timeout -s INT` does: the command,
-    // then its process group again, while RocksDB is still closing (a second signal half a
-    // second after the first would exit at once, without results)
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let pid = child.id().to_string();
-    let status = std::process::Command::new("sh")
-        .args([
-            "-c",
-            &format!("kill -INT {pid}; sleep 0.01; kill -INT {pid}"),
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    // an endless run that ignored the signal must not hang the test suite
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("gadget run did not stop within 30 s of Ctrl-C");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
+    // the second signal arrives while RocksDB may still be closing: it must count as the
+    // same interrupt (a second one half a second later would exit at once, without results)
+    let out =
+        interrupt::interrupt_and_wait(child, std::time::Duration::from_millis(1500), "gadget run");
     assert_eq!(
         out.status.code(),
         Some(130),
