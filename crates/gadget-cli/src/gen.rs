@@ -32,9 +32,10 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
         Format::Text => TraceFormat::Text,
     };
     let source = config.open_source()?;
+    // from here on Ctrl-C finishes the trace so far instead of leaving its temporary file
+    let stop = crate::interrupt::stop_flag();
     let mut writer = TraceFileWriter::create(&args.output, format, &header)
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
-    let stop = crate::interrupt::stop_flag();
     let bar = progress::spinner("generating");
     let started = std::time::Instant::now();
     let (generated, keys) = {
