@@ -225,13 +225,20 @@ impl KeyLayout {
         }
     }
 
+    /// The key-group prefix of `group` within two bytes: `group` big-endian, and where the
+    /// prefix starts in them (0 for a two-byte prefix, 1 for a one-byte one). Writers that
+    /// compose a key in a fixed array put both bytes first and start the key there.
+    #[inline]
+    pub fn key_group_bytes(&self, group: u32) -> ([u8; 2], usize) {
+        ((group as u16).to_be_bytes(), 2 - self.prefix_bytes())
+    }
+
     /// Appends the key-group prefix of `group` (one or two big-endian bytes).
     #[inline]
     pub fn push_key_group(&self, group: u32, out: &mut Vec<u8>) {
-        if self.prefix_bytes() == 2 {
-            out.extend_from_slice(&(group as u16).to_be_bytes());
-        } else {
-            out.push(group as u8);
+        match self.key_group_bytes(group) {
+            (bytes, 0) => out.extend_from_slice(&bytes),
+            (bytes, _) => out.push(bytes[1]),
         }
     }
 
@@ -241,12 +248,12 @@ impl KeyLayout {
         if let (Key::Long(k), Namespace::Window { start, end }) = (key, namespace) {
             // the common window key, composed in place and copied in one piece
             let group = self.cached_key_group(key);
+            let (prefix, from) = self.key_group_bytes(group);
             let mut bytes = [0u8; 26];
-            bytes[..2].copy_from_slice(&(group as u16).to_be_bytes());
+            bytes[..2].copy_from_slice(&prefix);
             bytes[2..10].copy_from_slice(&k.to_be_bytes());
             bytes[10..18].copy_from_slice(&start.to_be_bytes());
             bytes[18..26].copy_from_slice(&end.to_be_bytes());
-            let from = 2 - self.prefix_bytes();
             self.buf.clear();
             self.buf.extend_from_slice(&bytes[from..]);
             return &self.buf;

@@ -110,8 +110,8 @@ impl TimerKey {
         (self.head.0[0] ^ (1 << 63)) as i64
     }
 
-    /// Appends `prefix` (at most 2 bytes: a key-group prefix, or none) and the key's bytes, the prefix
-    /// and head composed in place and copied in one piece.
+    /// Appends `prefix` (at most 2 bytes: a key-group prefix, or none) and the key's bytes,
+    /// the prefix and head composed in place and copied in one piece.
     #[inline]
     fn write_after(&self, prefix: &[u8], out: &mut Vec<u8>) {
         let mut bytes = [0u8; 2 + INLINE_BYTES];
@@ -749,9 +749,9 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
 /// Writes the full bytes of timer key `key` of key group `g` into `out`.
 #[inline]
 fn write_full_key(layout: &KeyLayout, g: usize, key: &TimerKey, out: &mut Vec<u8>) {
-    let group = (g as u16).to_be_bytes();
+    let (prefix, from) = layout.key_group_bytes(g as u32);
     out.clear();
-    key.write_after(&group[2 - layout.prefix_bytes()..], out);
+    key.write_after(&prefix[from..], out);
 }
 
 /// Where an added timer went.
