@@ -3,7 +3,7 @@
 use std::io::Read as _;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Context};
 use gadget::config::Config;
@@ -61,11 +61,7 @@ fn analyze_trace(
     let bar = spinner(&format!("analyzing {}", path.display()));
     let scanned = scan(&mut reader, options, |records| {
         bar.set_message(format!("{records} records"));
-        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
+        stop.map_or(ControlFlow::Continue(()), crate::interrupt::go_on)
     })
     .with_context(|| format!("cannot analyze {}", path.display()))?;
     bar.set_message("stack distances and sequences");

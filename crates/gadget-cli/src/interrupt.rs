@@ -1,6 +1,7 @@
 //! Ctrl-C for long commands: the first stops the work cleanly (partial results are kept,
 //! marked partial); a second one exits at once.
 
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,4 +31,13 @@ pub fn stop_flag() -> Arc<AtomicBool> {
         }
     });
     stop
+}
+
+/// Whether long work should go on: `Break` once the flag of [`stop_flag`] is set.
+pub fn go_on(stop: &AtomicBool) -> ControlFlow<()> {
+    if stop.load(Ordering::Relaxed) {
+        ControlFlow::Break(())
+    } else {
+        ControlFlow::Continue(())
+    }
 }

@@ -1,8 +1,5 @@
 //! `gadget trace convert` and `gadget trace diff`.
 
-use std::ops::ControlFlow;
-use std::sync::atomic::Ordering;
-
 use anyhow::Context;
 use gadget::compare::{compare, Normalizer};
 use gadget::trace::{open_trace, TraceError, TraceFormat};
@@ -23,11 +20,7 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<i32> {
     let converted =
         gadget::trace::convert_with_progress(&args.input, &args.output, format, &mut |records| {
             bar.set_message(format!("{records} records"));
-            if stop.load(Ordering::Relaxed) {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
+            crate::interrupt::go_on(&stop)
         });
     bar.finish_and_clear();
     let footer = match converted {
