@@ -2,7 +2,7 @@
 #   make run    builds Gadget and drives embedded RocksDB with the bundled example workload
 #   make gen    builds Gadget and writes the bundled example's trace
 #   make build-pgo  builds a profile-guided target/pgo/gadget, 8-15% faster at generation
-#                  (two builds and a training run, about 10 minutes on two cores)
+#                  (two builds and a training run, about nine minutes on two cores)
 #   make test   installs what is missing, checks formatting and lints, runs every test
 #   make recorder  builds the Flink recorder agent and the reference job (docs/recorder.md)
 #   make bundled-rocksdb  builds bundled-rocksdb/target/release/gadget with RocksDB built from
@@ -17,7 +17,7 @@ build:
 	scripts/setup.sh release
 
 build-pgo:
-	scripts/setup.sh release
+	scripts/setup.sh deps
 	scripts/pgo.sh
 
 run: build

@@ -52,6 +52,9 @@ if [ "${1:-}" = --train-with ]; then
   exit 0
 fi
 
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
 host="$(rustc -vV | sed -n 's/^host: //p')"
 llvm_major="$(rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')"
 

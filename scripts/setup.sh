@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what Gadget needs on a fresh Debian machine, only if it is missing, then builds.
-# Usage: scripts/setup.sh [release|debug|bundled-rocksdb]
+# Usage: scripts/setup.sh [release|debug|bundled-rocksdb|deps]   (deps: install and prepare, no build)
 set -euo pipefail
 profile="${1:-release}"
 
@@ -149,7 +149,9 @@ if [ ! -f "$sys/.gadget-patched-2" ]; then
   rm -rf "$fetch"
 fi
 
-if [ "$profile" = release ]; then
+if [ "$profile" = deps ]; then
+  :
+elif [ "$profile" = release ]; then
   cargo build --release --locked -p gadget-cli
 elif [ "$profile" = bundled-rocksdb ]; then
   # gadget with RocksDB built from source (bundled-rocksdb/Cargo.toml; ~20 minutes on two

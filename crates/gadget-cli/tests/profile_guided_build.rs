@@ -1,5 +1,5 @@
 //! The profile-guided build (`make build-pgo`, `scripts/pgo.sh`) trains an instrumented
-//! `gadget` on a set of bundled workloads. Building it takes about ten minutes, so this test
+//! `gadget` on a set of bundled workloads. Building it takes about nine minutes, so this test
 //! checks what would break it without building: every training run still works with this
 //! build of the CLI (its subcommands, flags and example configs), at 1% of its requests.
 
