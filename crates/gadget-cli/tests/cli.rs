@@ -657,12 +657,8 @@ fn ctrl_c_stops_gen_and_keeps_a_readable_partial_trace() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/tumbling-incr-zipf.toml");
     std::fs::copy(example, &cfg).unwrap();
     let trace = dir.path().join("t.gtrace");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
-        .args(["gen", cfg.to_str().unwrap(), "-o", trace.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        interrupt::spawn_gadget(["gen", cfg.to_str().unwrap(), "-o", trace.to_str().unwrap()]);
     // the source is endless: only the interrupt ends it
     let out =
         interrupt::interrupt_and_wait(child, std::time::Duration::from_millis(1500), "gadget gen");

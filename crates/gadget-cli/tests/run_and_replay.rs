@@ -249,14 +249,18 @@ fn ctrl_c_stops_cleanly_and_keeps_partial_results() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = workload(dir.path(), None); // endless
     let results = dir.path().join("results.json");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
-        .args(["run", cfg.to_str().unwrap(), "--store", "rocksdb"])
-        .args(["--arrival", "constant", "--rate", "5000", "-o"])
-        .arg(&results)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = interrupt::spawn_gadget([
+        "run",
+        cfg.to_str().unwrap(),
+        "--store",
+        "rocksdb",
+        "--arrival",
+        "constant",
+        "--rate",
+        "5000",
+        "-o",
+        results.to_str().unwrap(),
+    ]);
     // the second signal arrives while RocksDB may still be closing: it must count as the
     // same interrupt (a second one half a second later would exit at once, without results)
     let out =

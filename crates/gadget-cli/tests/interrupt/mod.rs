@@ -1,7 +1,18 @@
 //! Interrupting a running `gadget` as Ctrl-C does, for the tests of clean stops.
 
-use std::process::{Child, Command, Output};
+use std::ffi::OsStr;
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+/// Starts this build's `gadget` with `args`, its standard output and error captured.
+pub fn spawn_gadget<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("gadget starts")
+}
 
 /// Waits `after`, interrupts `child` the way `timeout -s INT` does (the command, then its
 /// process group again: one interrupt to `gadget`, which counts a repeat within half a second
