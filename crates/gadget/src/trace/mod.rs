@@ -467,9 +467,9 @@ pub fn convert_with_progress(
     let input = input.as_ref();
     let output = output.as_ref();
     let mut records = 0u64;
-    let mut counted = |records: &mut u64| {
-        *records += 1;
-        if *records % 65_536 == 0 && progress(*records).is_break() {
+    let mut counted = || {
+        records += 1;
+        if records % 65_536 == 0 && progress(records).is_break() {
             return Err(TraceError::Stopped {
                 path: output.to_path_buf(),
             });
@@ -486,7 +486,7 @@ pub fn convert_with_progress(
                 .map_err(|e| e.in_file(input))?
                 .is_some()
             {
-                counted(&mut records)?;
+                counted()?;
             }
             let names = reader.state_names().to_vec();
             reader = open_trace(input)?;
@@ -511,7 +511,7 @@ pub fn convert_with_progress(
     let mut writer = TraceFileWriter::create(output, format, &header)?;
     while let Some(record) = reader.next_record().map_err(|e| e.in_file(input))? {
         record.feed(&mut writer);
-        counted(&mut records)?;
+        counted()?;
     }
     let footer = reader.footer().cloned().unwrap_or_default();
     writer.finish(footer)
