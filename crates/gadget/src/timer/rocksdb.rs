@@ -991,18 +991,15 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
     /// Registers a timer twice in a row, as [`RocksDbTimerQueue::add`] twice: Flink's window
     /// operators do when a window's cleanup time is its end. A timer that goes only to
     /// RocksDB gets both batch puts in one call to the sink, so that the sink handles their
-    /// one key once.
+    /// one key once; one that goes to the cache is searched for once.
     #[inline]
     pub fn add_twice(&mut self, timer: Timer<N>, out: &mut dyn AccessSink) {
-        if !self.add_copies(&timer, 2, out) {
-            self.add_copies(&timer, 1, out);
-        }
+        self.add_copies(&timer, 2, out);
     }
 
-    /// Registers `timer` once, or with `copies` = 2 twice when it goes only to RocksDB
-    /// (the second registration's one batch put); whether it was registered `copies` times.
+    /// Registers `timer` `copies` times in a row (1 or 2).
     #[inline(always)]
-    fn add_copies(&mut self, timer: &Timer<N>, copies: u32, out: &mut dyn AccessSink) -> bool {
+    fn add_copies(&mut self, timer: &Timer<N>, copies: u32, out: &mut dyn AccessSink) {
         self.last_poll = None;
         if let Some((last, g, placement)) = &self.last_add {
             if last == timer {
@@ -1010,12 +1007,12 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 match placement {
                     Placement::Store => {
                         self.batch_puts(copies, out);
-                        return true;
+                        return;
                     }
                     Placement::Cache
                         if group.all_in_cache && group.cache.len() < CACHE_CAPACITY =>
                     {
-                        return true; // de-duplicated, however often
+                        return; // de-duplicated, however often
                     }
                     Placement::Cache => {}
                 }
@@ -1040,20 +1037,25 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 }
                 group.all_in_cache = false;
             }
-            match group.cache.search(&key) {
-                Ok(_) => return copies == 1, // the cache de-duplicates: no request
+            let index = match group.cache.search(&key) {
+                // the cache de-duplicates: no request
+                Ok(index) => index,
                 Err(index) => {
                     write_full_key(&self.layout, g, &key, &mut self.key);
                     group
                         .cache
                         .insert_at(index, key, self.strings.key_ref(timer.key.clone()));
+                    self.batch_entry(Op::BatchPut, out);
+                    if head_changed {
+                        self.adjust(g, out);
+                    }
+                    index
                 }
+            };
+            if copies == 2 {
+                let is_last = index + 1 == self.groups[g].cache.len();
+                self.add_cached_again(g, is_last, out);
             }
-            self.batch_entry(Op::BatchPut, out);
-            if head_changed {
-                self.adjust(g, out);
-            }
-            copies == 1
         } else {
             self.last_add = Some((timer.clone(), g, Placement::Store));
             write_full_key(&self.layout, g, &key, &mut self.key);
@@ -1068,8 +1070,41 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             }
             group.all_in_cache = false;
             self.batch_puts(copies, out);
-            true
         }
+    }
+
+    /// Registers once more the timer that the last add put into (or found in) the cache of
+    /// key group `g`, where it is the last cached timer if `is_last`: the outcome of a full
+    /// add without its search. Flink drops the full cache's last timer to RocksDB before it
+    /// finds the timer cached (no request); the last timer itself sorts after no cached one,
+    /// so it is written to RocksDB again.
+    #[inline]
+    fn add_cached_again(&mut self, g: usize, is_last: bool, out: &mut dyn AccessSink) {
+        let group = &mut self.groups[g];
+        let full = group.cache.len() >= CACHE_CAPACITY;
+        if !full && group.all_in_cache {
+            return;
+        }
+        group.all_in_cache = false;
+        if !is_last {
+            if full {
+                if let Some((k, key_ref)) = group.cache.pop_last() {
+                    if let Some(old) = group.overflow.insert(k, key_ref) {
+                        self.strings.forget(old);
+                    }
+                }
+            }
+            return;
+        }
+        if let Some((timer, _, placement)) = self.last_add.take() {
+            self.last_add = Some((timer, g, Placement::Store));
+            debug_assert_eq!(placement, Placement::Cache);
+        }
+        let group = &self.groups[g];
+        group.cache.with_end(true, |last| {
+            write_full_key(&self.layout, g, last, &mut self.key);
+        });
+        self.batch_entry(Op::BatchPut, out);
     }
 
     /// Adds `copies` (1 or 2) batch puts of the timer key in `self.key` to the write batch;
