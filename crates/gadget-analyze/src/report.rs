@@ -42,7 +42,7 @@ impl Analysis {
             self.states.join(", "),
             if self.truncated { "; truncated" } else { "" },
             if self.partial {
-                "\n  PARTIAL: stopped by Ctrl-C; everything below covers the records read until then"
+                "\n  PARTIAL: stopped by Ctrl-C or SIGTERM; everything below covers the records read until then"
             } else {
                 ""
             }

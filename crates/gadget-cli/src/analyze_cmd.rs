@@ -155,7 +155,7 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
         args.report.as_ref(),
     )?;
     if partial {
-        eprintln!("interrupted: the analysis covers the part of the trace read before Ctrl-C (\"partial\": true)");
+        eprintln!("interrupted: the analysis covers the part of the trace read before Ctrl-C or SIGTERM (\"partial\": true)");
         return Ok(INTERRUPTED);
     }
     Ok(0)

@@ -20,8 +20,8 @@ pub enum Command {
     ///
     /// Example: gadget gen examples/flink-reference/tumbling-incr.toml -o tumbling.gtrace
     ///
-    /// Ctrl-C stops it cleanly: the trace so far is written, marked partial, and the exit
-    /// status is 130.
+    /// Ctrl-C (or SIGTERM) stops it cleanly: the trace so far is written, marked partial, and
+    /// the exit status is 130.
     Gen(GenArgs),
     /// Generate a workload on the fly and drive a real store with it, measuring every request.
     ///

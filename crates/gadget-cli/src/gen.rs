@@ -111,7 +111,7 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
     }
     if generated.interrupted {
         eprintln!(
-            "interrupted: {} holds the requests generated until Ctrl-C, marked partial \
+            "interrupted: {} holds the requests generated until Ctrl-C (or SIGTERM), marked partial \
              (footer: truncated, interrupted); open windows were not fired",
             args.output.display()
         );

@@ -1,16 +1,17 @@
 //! Ctrl-C for long commands: the first stops the work cleanly (partial results are kept,
-//! marked partial); a second one exits at once.
+//! marked partial); a second one exits at once. SIGTERM and SIGHUP count as Ctrl-C, so that
+//! `timeout`, `kill` and job schedulers stop a run as cleanly.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Exit status of a command stopped by Ctrl-C (128 + SIGINT), after its partial results are
-/// written.
+/// Exit status of a command stopped by Ctrl-C (128 + SIGINT), SIGTERM or SIGHUP, after its
+/// partial results are written.
 pub const INTERRUPTED: i32 = 130;
 
-/// Installs the Ctrl-C handler; the flag it sets on the first Ctrl-C.
+/// Installs the handler of Ctrl-C, SIGTERM and SIGHUP; the flag it sets on the first of them.
 ///
 /// One interrupt can arrive twice (`timeout -s INT` signals the command and then its whole
 /// process group), so a repeat within half a second counts as the same one; a later one

@@ -649,8 +649,11 @@ fn original_gadget_configs_reject_typos_with_their_line() {
     }
 }
 
-#[test]
-fn ctrl_c_stops_gen_and_keeps_a_readable_partial_trace() {
+/// Starts `gadget gen` on an endless workload, stops it with `stop` after 1.5 s, and checks
+/// that the trace so far is in place, readable and marked partial.
+fn stopped_gen_keeps_a_readable_partial_trace(
+    stop: fn(std::process::Child, std::time::Duration, &str) -> std::process::Output,
+) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("endless.toml");
     let example =
@@ -659,13 +662,15 @@ fn ctrl_c_stops_gen_and_keeps_a_readable_partial_trace() {
     let trace = dir.path().join("t.gtrace");
     let child =
         interrupt::spawn_gadget(["gen", cfg.to_str().unwrap(), "-o", trace.to_str().unwrap()]);
-    // the source is endless: only the interrupt ends it
-    let out =
-        interrupt::interrupt_and_wait(child, std::time::Duration::from_millis(1500), "gadget gen");
+    // the source is endless: only the signal ends it
+    let out = stop(child, std::time::Duration::from_millis(1500), "gadget gen");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("(PARTIAL: stopped by Ctrl-C)"), "{stdout}");
+    assert!(
+        stdout.contains("(PARTIAL: stopped by Ctrl-C or SIGTERM)"),
+        "{stdout}"
+    );
     assert!(stderr.contains("marked partial"), "{stderr}");
 
     // the trace is in place, whole up to the interrupt (the reader checks the footer's
@@ -685,4 +690,14 @@ fn ctrl_c_stops_gen_and_keeps_a_readable_partial_trace() {
     assert_eq!(footer.requests, requests);
     assert!(footer.truncated);
     assert_eq!(footer.extra["interrupted"], true);
+}
+
+#[test]
+fn ctrl_c_stops_gen_and_keeps_a_readable_partial_trace() {
+    stopped_gen_keeps_a_readable_partial_trace(interrupt::interrupt_and_wait);
+}
+
+#[test]
+fn sigterm_stops_gen_as_ctrl_c_does() {
+    stopped_gen_keeps_a_readable_partial_trace(interrupt::terminate_and_wait);
 }

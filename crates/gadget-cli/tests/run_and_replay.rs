@@ -244,8 +244,11 @@ fn the_temporary_store_is_removed_unless_kept() {
     assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
 }
 
-#[test]
-fn ctrl_c_stops_cleanly_and_keeps_partial_results() {
+/// Starts an endless `gadget run` on RocksDB, stops it with `stop` after 1.5 s, and checks
+/// that the results so far are printed and written, marked partial.
+fn stopped_run_keeps_partial_results(
+    stop: fn(std::process::Child, std::time::Duration, &str) -> std::process::Output,
+) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = workload(dir.path(), None); // endless
     let results = dir.path().join("results.json");
@@ -261,10 +264,9 @@ fn ctrl_c_stops_cleanly_and_keeps_partial_results() {
         "-o",
         results.to_str().unwrap(),
     ]);
-    // the second signal arrives while RocksDB may still be closing: it must count as the
-    // same interrupt (a second one half a second later would exit at once, without results)
-    let out =
-        interrupt::interrupt_and_wait(child, std::time::Duration::from_millis(1500), "gadget run");
+    // with Ctrl-C, the second signal (from `timeout -s INT`'s process-group kill) arrives
+    // while RocksDB may still be closing: it must count as the same interrupt
+    let out = stop(child, std::time::Duration::from_millis(1500), "gadget run");
     assert_eq!(
         out.status.code(),
         Some(130),
@@ -277,6 +279,16 @@ fn ctrl_c_stops_cleanly_and_keeps_partial_results() {
         serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
     assert_eq!(written["partial"], true);
     assert!(written["requests"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_keeps_partial_results() {
+    stopped_run_keeps_partial_results(interrupt::interrupt_and_wait);
+}
+
+#[test]
+fn sigterm_stops_a_run_as_ctrl_c_does() {
+    stopped_run_keeps_partial_results(interrupt::terminate_and_wait);
 }
 
 #[test]

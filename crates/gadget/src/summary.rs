@@ -457,7 +457,7 @@ impl Summary {
             "requests      {:>12}{}",
             total,
             if self.interrupted {
-                "  (PARTIAL: stopped by Ctrl-C)"
+                "  (PARTIAL: stopped by Ctrl-C or SIGTERM)"
             } else if self.truncated {
                 "  (truncated by the request limit)"
             } else {
