@@ -57,7 +57,7 @@ fn normalize(path: &std::path::Path) -> anyhow::Result<Normalizer> {
         let rec = rec.to_record();
         n.push(&rec, reader.state_names());
         records += 1;
-        if records % 65_536 == 0 {
+        if records % gadget::PROGRESS_EVERY == 0 {
             bar.set_message(format!("{records} records"));
         }
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gadget::access::{range_bounds, Op};
+use gadget::PROGRESS_EVERY;
 use serde::{Deserialize, Serialize};
 
 use crate::arrival::ArrivalProcess;
@@ -412,9 +413,6 @@ pub fn issue(
 /// Requests a closed loop issues between two recordings of their completions: few enough that
 /// the readings stay in the first-level cache beside the store's data.
 const RECORD_EVERY: usize = 256;
-
-/// Requests between two progress reports.
-const PROGRESS_EVERY: u64 = 65_536;
 
 /// True once the warm-up is over: `issued` requests done, the last at `done_ns`.
 fn warmup_over(warmup: Warmup, issued: u64, done_ns: u64) -> bool {

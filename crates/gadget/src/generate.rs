@@ -64,7 +64,8 @@ impl<S: AccessSink + ?Sized> AccessSink for Limiter<'_, S> {
 /// Runs `source` through `operator` into `sink`.
 ///
 /// Watermarks that do not advance event time are dropped, as Flink's watermark valve does.
-/// `limit` stops after that many requests; `progress` is called every 65,536 elements. A
+/// `limit` stops after that many requests; `progress` is called every
+/// [`PROGRESS_EVERY`](crate::PROGRESS_EVERY) elements. A
 /// sink of a concrete type has its calls inlined into the loop (a `dyn` one works too).
 pub fn generate<S: AccessSink + ?Sized>(
     source: ElementStream,
@@ -127,7 +128,7 @@ pub fn generate_until<S: AccessSink + ?Sized>(
             break;
         }
         elements += 1;
-        if elements % 65_536 == 0 {
+        if elements % crate::PROGRESS_EVERY == 0 {
             progress(&out.counts);
             if stop.load(Ordering::Relaxed) {
                 (truncated, interrupted) = (true, true);
@@ -198,7 +199,7 @@ mod tests {
         assert!(!whole.truncated && !whole.interrupted);
 
         let (stopped, sink) = run(true);
-        assert_eq!(stopped.counts.events, 65_536);
+        assert_eq!(stopped.counts.events, crate::PROGRESS_EVERY);
         assert!(stopped.truncated && stopped.interrupted);
         assert_eq!(sink.records.len() as u64, {
             let c = &stopped.counts;

@@ -19,3 +19,8 @@ pub mod timer;
 pub mod trace;
 
 pub use access::{Access, AccessCounts, AccessSink, Op, StateId, TraceRecord, VecSink};
+
+/// Elements, records or requests that long loops (generation, conversion, replay) handle
+/// between two progress reports, where they also look for a stop request (Ctrl-C): often
+/// enough for a live display and a prompt stop, rarely enough to cost nothing.
+pub const PROGRESS_EVERY: u64 = 65_536;

@@ -455,9 +455,10 @@ pub fn convert(
     convert_with_progress(input, output, format, &mut |_| ControlFlow::Continue(()))
 }
 
-/// [`convert`], calling `progress` with the records read so far every 65,536 records. When it
-/// returns `Break` (Ctrl-C), the conversion stops, its temporary file is removed and `output`
-/// is left as it was: [`TraceError::Stopped`].
+/// [`convert`], calling `progress` with the records read so far every
+/// [`PROGRESS_EVERY`](crate::PROGRESS_EVERY) records. When it returns `Break` (Ctrl-C), the
+/// conversion stops, its temporary file is removed and `output` is left as it was:
+/// [`TraceError::Stopped`].
 pub fn convert_with_progress(
     input: impl AsRef<Path>,
     output: impl AsRef<Path>,
@@ -469,7 +470,7 @@ pub fn convert_with_progress(
     let mut records = 0u64;
     let mut counted = || {
         records += 1;
-        if records % 65_536 == 0 && progress(records).is_break() {
+        if records % crate::PROGRESS_EVERY == 0 && progress(records).is_break() {
             return Err(TraceError::Stopped {
                 path: output.to_path_buf(),
             });
