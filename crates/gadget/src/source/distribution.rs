@@ -768,6 +768,19 @@ impl KeyDistribution {
         self.key_space
     }
 
+    /// Fills `keys` with keys in `[0, N)`, the ones [`KeyDistribution::sample`] would draw
+    /// one after another (in one loop per shape, for the common ones).
+    pub fn sample_into(&mut self, rng: &mut Rng, keys: &mut [u64]) {
+        match &self.kind {
+            KeyKind::Zipf(z) => keys.iter_mut().for_each(|k| *k = z.sample(rng) - 1),
+            KeyKind::Uniform => {
+                let n = self.key_space;
+                keys.iter_mut().for_each(|k| *k = rng.below(n));
+            }
+            _ => keys.iter_mut().for_each(|k| *k = self.sample(rng)),
+        }
+    }
+
     /// One key in `[0, N)`.
     #[inline]
     pub fn sample(&mut self, rng: &mut Rng) -> u64 {
@@ -927,6 +940,17 @@ impl GapDistribution {
         self.spec
     }
 
+    /// Fills `gaps` with the gaps [`GapDistribution::sample`] would draw one after another
+    /// (in one loop of its own for exponential gaps).
+    pub fn sample_into(&mut self, rng: &mut Rng, gaps: &mut [f64]) {
+        match self.spec {
+            GapDistributionSpec::Exponential { rate } => gaps
+                .iter_mut()
+                .for_each(|g| *g = finite_or_max(StandardExponential.sample(rng) / rate)),
+            _ => gaps.iter_mut().for_each(|g| *g = self.sample(rng)),
+        }
+    }
+
     /// One gap in ms: finite and `>= 0`.
     #[inline]
     pub fn sample(&mut self, rng: &mut Rng) -> f64 {
@@ -942,11 +966,17 @@ impl GapDistribution {
                 scale * (1.0 - rng.next_f64()).powf(-1.0 / shape)
             }
         };
-        if x.is_finite() {
-            x
-        } else {
-            f64::MAX
-        }
+        finite_or_max(x)
+    }
+}
+
+/// `x`, or the largest finite gap for an infinite one.
+#[inline(always)]
+fn finite_or_max(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        f64::MAX
     }
 }
 

@@ -80,6 +80,33 @@ const GAP_STREAM: u64 = 1;
 const DISORDER_STREAM: u64 = 2;
 const INPUT_STREAM: u64 = 3;
 
+/// Keys and gaps drawn in one go, ahead of the events that take them.
+const DRAWN_AHEAD: usize = 64;
+
+/// The next events' keys and event-time gaps, drawn [`DRAWN_AHEAD`] at a time.
+///
+/// Each comes from a random stream of its own, so drawing ahead gives the same keys and gaps
+/// as drawing one per event. In one go the draws do not wait on each other: the sampler's
+/// table lookups overlap, where one per event would each stall the event's work that
+/// follows from its key.
+#[derive(Debug)]
+struct DrawnAhead {
+    keys: [u64; DRAWN_AHEAD],
+    gaps: [f64; DRAWN_AHEAD],
+    /// Index of the next key and gap; [`DRAWN_AHEAD`] when all are taken.
+    next: usize,
+}
+
+impl DrawnAhead {
+    fn new() -> Self {
+        DrawnAhead {
+            keys: [0; DRAWN_AHEAD],
+            gaps: [0.0; DRAWN_AHEAD],
+            next: DRAWN_AHEAD,
+        }
+    }
+}
+
 /// A deterministic generator of events and watermarks (see [`SyntheticSpec`]).
 ///
 /// Delivers every generated event exactly once, then `StreamElement::Watermark(i64::MAX)`
@@ -94,6 +121,7 @@ pub struct SyntheticSource {
     key_rng: Rng,
     gap_rng: Rng,
     disorder_rng: Rng,
+    ahead: Box<DrawnAhead>,
     /// Join inputs: the generator and the probability of input 1.
     inputs: Option<(Rng, f64)>,
     string_keys: bool,
@@ -186,6 +214,7 @@ impl SyntheticSource {
             key_rng: Rng::substream(seed, KEY_STREAM),
             gap_rng: Rng::substream(seed, GAP_STREAM),
             disorder_rng: Rng::substream(seed, DISORDER_STREAM),
+            ahead: Box::new(DrawnAhead::new()),
             inputs: None,
             string_keys: spec.string_keys,
             start_time: spec.start_time,
@@ -248,11 +277,18 @@ impl SyntheticSource {
         if let Some(r) = self.remaining.as_mut() {
             *r -= 1;
         }
-        let k = self.keys.sample(&mut self.key_rng);
+        if self.ahead.next == DRAWN_AHEAD {
+            self.draw_ahead();
+        }
+        let (k, gap) = (
+            self.ahead.keys[self.ahead.next],
+            self.ahead.gaps[self.ahead.next],
+        );
+        self.ahead.next += 1;
         let key = self.make_key(k);
         // `as` saturates: absurd clocks pin at the end of time instead of wrapping.
         let timestamp = self.start_time.saturating_add(self.clock as i64);
-        self.clock += self.gaps.sample(&mut self.gap_rng);
+        self.clock += gap;
         let input = match self.inputs.as_mut() {
             None => 0,
             Some((rng, left)) => {
@@ -284,6 +320,15 @@ impl SyntheticSource {
         } else {
             Some(event)
         }
+    }
+
+    /// Draws the next [`DRAWN_AHEAD`] keys and gaps.
+    #[inline(never)]
+    fn draw_ahead(&mut self) {
+        let ahead = &mut *self.ahead;
+        self.keys.sample_into(&mut self.key_rng, &mut ahead.keys);
+        self.gaps.sample_into(&mut self.gap_rng, &mut ahead.gaps);
+        ahead.next = 0;
     }
 
     fn deliver(&mut self, event: Event) -> StreamElement {
@@ -392,6 +437,50 @@ mod tests {
         assert_eq!(a, first(7));
         assert_ne!(a, first(8));
         assert!(events(&a).iter().all(|e| e.input == 0));
+    }
+
+    /// Keys and gaps drawn ahead in batches are those drawn one per event from the same
+    /// streams, for every key shape and the gap shapes (one with its own batch loop).
+    #[test]
+    fn keys_and_gaps_drawn_ahead_are_those_drawn_one_by_one() {
+        let shapes = [
+            KeyDistributionSpec::Zipf { s: 0.99 },
+            KeyDistributionSpec::Uniform,
+            KeyDistributionSpec::Latest {
+                s: 0.99,
+                insert_fraction: 0.05,
+            },
+            KeyDistributionSpec::Hotspot {
+                hot_key_fraction: 0.2,
+                hot_operation_fraction: 0.8,
+            },
+        ];
+        let gaps = [
+            GapDistributionSpec::Exponential { rate: 0.5 },
+            GapDistributionSpec::Uniform { min: 0.0, max: 3.0 },
+        ];
+        for (keys, gaps) in shapes.into_iter().zip(gaps.into_iter().cycle()) {
+            let mut s = spec();
+            s.keys = keys.clone();
+            s.gaps = gaps;
+            s.key_space = 100_000;
+            s.out_of_order_fraction = 0.0;
+            s.events = Some(3 * DRAWN_AHEAD as u64 + 5);
+            let elements = run(s.clone(), 11);
+            let mut key_sampler = KeyDistribution::new(&keys, s.key_space).unwrap();
+            let mut gap_sampler = GapDistribution::new(gaps).unwrap();
+            let mut key_rng = Rng::substream(11, KEY_STREAM);
+            let mut gap_rng = Rng::substream(11, GAP_STREAM);
+            let mut clock = 0.0;
+            let drawn = events(&elements);
+            assert_eq!(drawn.len() as u64, s.events.unwrap());
+            for e in drawn {
+                let key = key_sampler.sample(&mut key_rng);
+                assert_eq!(e.key, Key::Long(key as i64), "{keys:?}");
+                assert_eq!(e.timestamp, s.start_time + clock as i64, "{gaps:?}");
+                clock += gap_sampler.sample(&mut gap_rng);
+            }
+        }
     }
 
     #[test]
