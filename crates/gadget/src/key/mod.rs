@@ -157,7 +157,7 @@ impl Namespace {
     }
 }
 
-/// Builds state keys into one reusable buffer (no allocation per access once warm).
+/// Builds state keys into reusable buffers (no allocation per access once warm).
 ///
 /// The key group of the last key is remembered, since an event's requests all share its key
 /// (a sliding window's event has the same key in every window it falls into).
@@ -165,6 +165,9 @@ impl Namespace {
 pub struct KeyLayout {
     max_parallelism: u32,
     buf: Vec<u8>,
+    /// The state key of a long key in a window, the common one, composed here in place:
+    /// composing it elsewhere and copying it in took a `memcpy` call per key.
+    window_key: [u8; 26],
     last_key: Key,
     last_group: u32,
     /// The last long key and its key group.
@@ -177,6 +180,7 @@ impl KeyLayout {
         KeyLayout {
             max_parallelism,
             buf: Vec::with_capacity(64),
+            window_key: [0; 26],
             last_key: Key::NullByte,
             last_group: key_group_for_hash(Key::NullByte.java_hash(), max_parallelism),
             last_long: None,
@@ -246,32 +250,38 @@ impl KeyLayout {
     #[inline(always)]
     pub fn state_key(&mut self, key: &Key, namespace: Namespace) -> &[u8] {
         if let (Key::Long(k), Namespace::Window { start, end }) = (key, namespace) {
-            // the common window key, composed in place and copied in one piece
+            // the common window key, composed where it is read
             let group = self.cached_key_group(key);
             let (prefix, from) = self.key_group_bytes(group);
-            let mut bytes = [0u8; 26];
+            let bytes = &mut self.window_key;
             bytes[..2].copy_from_slice(&prefix);
             bytes[2..10].copy_from_slice(&k.to_be_bytes());
             bytes[10..18].copy_from_slice(&start.to_be_bytes());
             bytes[18..26].copy_from_slice(&end.to_be_bytes());
-            self.buf.clear();
-            self.buf.extend_from_slice(&bytes[from..]);
-            return &self.buf;
+            return &self.window_key[from..];
         }
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
-        let group = self.cached_key_group(key);
-        self.push_key_group(group, &mut buf);
-        key.serialize_into(&mut buf);
-        namespace.serialize_into(&mut buf);
+        self.push_state_key(key, namespace, &mut buf);
         self.buf = buf;
         &self.buf
     }
 
+    /// Appends `key group | key | namespace` to `out`.
+    fn push_state_key(&mut self, key: &Key, namespace: Namespace, out: &mut Vec<u8>) {
+        let group = self.cached_key_group(key);
+        self.push_key_group(group, out);
+        key.serialize_into(out);
+        namespace.serialize_into(out);
+    }
+
     /// `key group | key | namespace | user key (long)`: a map-state entry.
     pub fn map_key(&mut self, key: &Key, namespace: Namespace, user_key: i64) -> &[u8] {
-        self.state_key(key, namespace);
-        self.buf.extend_from_slice(&user_key.to_be_bytes());
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        self.push_state_key(key, namespace, &mut buf);
+        buf.extend_from_slice(&user_key.to_be_bytes());
+        self.buf = buf;
         &self.buf
     }
 
