@@ -121,7 +121,7 @@ pub struct SyntheticSource {
     key_rng: Rng,
     gap_rng: Rng,
     disorder_rng: Rng,
-    ahead: Box<DrawnAhead>,
+    ahead: DrawnAhead,
     /// Join inputs: the generator and the probability of input 1.
     inputs: Option<(Rng, f64)>,
     string_keys: bool,
@@ -214,7 +214,7 @@ impl SyntheticSource {
             key_rng: Rng::substream(seed, KEY_STREAM),
             gap_rng: Rng::substream(seed, GAP_STREAM),
             disorder_rng: Rng::substream(seed, DISORDER_STREAM),
-            ahead: Box::new(DrawnAhead::new()),
+            ahead: DrawnAhead::new(),
             inputs: None,
             string_keys: spec.string_keys,
             start_time: spec.start_time,
@@ -325,7 +325,7 @@ impl SyntheticSource {
     /// Draws the next [`DRAWN_AHEAD`] keys and gaps.
     #[inline(never)]
     fn draw_ahead(&mut self) {
-        let ahead = &mut *self.ahead;
+        let ahead = &mut self.ahead;
         self.keys.sample_into(&mut self.key_rng, &mut ahead.keys);
         self.gaps.sample_into(&mut self.gap_rng, &mut ahead.gaps);
         ahead.next = 0;
