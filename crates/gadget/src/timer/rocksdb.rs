@@ -704,19 +704,24 @@ impl Overflow {
 
 /// One key group. RocksDB holds `cache ∪ overflow`: the cache is written through, so every
 /// cached timer is also in RocksDB, and `overflow` holds the timers only RocksDB has.
+///
+/// Laid out so that what every registration reads (the cache's bounds, `all_in_cache`)
+/// shares the first cache line of the group, which starts a line: a registration of a
+/// random key group touches one line of it, not two.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 struct KeyGroupQueue {
     /// Timer keys, with what it takes to read the timer back from them: the bytes hold its
     /// timestamp, key and namespace; [`KeyRef`] says how to read the key.
     cache: OrderedCache,
+    all_in_cache: bool,
+    outer_index: usize,
     /// Timer keys only RocksDB has, as in `cache`.
     overflow: Overflow,
-    all_in_cache: bool,
     /// Where a reload seeks: the full key bytes, as requested.
     seek_hint: Vec<u8>,
     /// `seek_hint` without the key-group prefix.
     seek_from: TimerKey,
-    outer_index: usize,
 }
 
 /// The event-time timer queue of one RocksDB timer service.
