@@ -724,6 +724,9 @@ struct KeyGroupQueue {
     seek_from: TimerKey,
 }
 
+// what a registration reads stays within the group's first cache line
+const _: () = assert!(std::mem::offset_of!(KeyGroupQueue, outer_index) + 8 <= 64);
+
 /// The event-time timer queue of one RocksDB timer service.
 #[derive(Debug, Clone)]
 pub struct RocksDbTimerQueue<N: TimerNamespace> {
@@ -1101,9 +1104,8 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             }
             return;
         }
-        if let Some((timer, _, placement)) = self.last_add.take() {
-            self.last_add = Some((timer, g, Placement::Store));
-            debug_assert_eq!(placement, Placement::Cache);
+        if let Some((_, _, placement)) = self.last_add.as_mut() {
+            *placement = Placement::Store;
         }
         let group = &self.groups[g];
         group.cache.with_end(true, |last| {
