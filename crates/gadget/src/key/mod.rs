@@ -260,9 +260,14 @@ impl KeyLayout {
             bytes[18..26].copy_from_slice(&end.to_be_bytes());
             return &self.window_key[from..];
         }
+        self.build(|layout, buf| layout.push_state_key(key, namespace, buf))
+    }
+
+    /// A key written by `write` into the reusable buffer, emptied first.
+    fn build(&mut self, write: impl FnOnce(&mut Self, &mut Vec<u8>)) -> &[u8] {
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
-        self.push_state_key(key, namespace, &mut buf);
+        write(self, &mut buf);
         self.buf = buf;
         &self.buf
     }
@@ -277,22 +282,18 @@ impl KeyLayout {
 
     /// `key group | key | namespace | user key (long)`: a map-state entry.
     pub fn map_key(&mut self, key: &Key, namespace: Namespace, user_key: i64) -> &[u8] {
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        self.push_state_key(key, namespace, &mut buf);
-        buf.extend_from_slice(&user_key.to_be_bytes());
-        self.buf = buf;
-        &self.buf
+        self.build(|layout, buf| {
+            layout.push_state_key(key, namespace, buf);
+            buf.extend_from_slice(&user_key.to_be_bytes());
+        })
     }
 
     /// A RocksDB timer key: `key group | timestamp (sign bit flipped) | key | namespace bytes`.
     pub fn timer_key(&mut self, key: &Key, timestamp: i64, namespace: &[u8]) -> &[u8] {
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        self.write_timer_key_prefix(key, timestamp, &mut buf);
-        buf.extend_from_slice(namespace);
-        self.buf = buf;
-        &self.buf
+        self.build(|layout, buf| {
+            layout.write_timer_key_prefix(key, timestamp, buf);
+            buf.extend_from_slice(namespace);
+        })
     }
 
     /// Appends `key group | timestamp (sign bit flipped) | key` to `out`: a timer key without
