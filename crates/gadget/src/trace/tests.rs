@@ -381,7 +381,7 @@ fn write_errors_are_kept_and_reported() {
         }
     }
     assert!(BinaryTraceWriter::new(Failing, &header(STATES)).is_err());
-    // Fails once the first block is written.
+    // Fails once the first chunk of blocks is written.
     #[derive(Debug)]
     struct FailAfter(usize);
     impl Write for FailAfter {
@@ -397,7 +397,7 @@ fn write_errors_are_kept_and_reported() {
         }
     }
     let mut w = BinaryTraceWriter::new(FailAfter(1000), &header(STATES)).unwrap();
-    for i in 0..100_000u32 {
+    for i in 0..400_000u32 {
         w.access(Access {
             op: Op::Put,
             state: 0,
