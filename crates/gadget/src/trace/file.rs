@@ -208,6 +208,10 @@ impl Write for Target {
 }
 
 /// The output stream of a trace file: buffered, optionally gzip.
+///
+/// The buffer holds 512 KiB, as the binary writer's chunks ([`super::binary::OUTPUT_CHUNK`]),
+/// which pass through it unbuffered; the text writer's lines reach the file in writes as
+/// large, which the kernel takes faster than 64 KiB ones.
 enum OutFile {
     Plain(BufWriter<Target>),
     Gz(flate2::write::GzEncoder<BufWriter<Target>>),
@@ -215,7 +219,7 @@ enum OutFile {
 
 impl OutFile {
     fn new(target: Target, gz: bool) -> Self {
-        let w = BufWriter::with_capacity(64 * 1024, target);
+        let w = BufWriter::with_capacity(super::binary::OUTPUT_CHUNK, target);
         if gz {
             OutFile::Gz(flate2::write::GzEncoder::new(
                 w,
