@@ -1,20 +1,24 @@
-//! The binary trace format: checksummed blocks of prefix-compressed records.
+//! The binary trace format: checksummed blocks of records whose keys are edits of the keys
+//! before them.
 //!
 //! ```text
-//! file   = magic "GADGTRC1" (8 bytes) | version u16 LE (= 2) | header block | data block* | end block
+//! file   = magic "GADGTRC1" (8 bytes) | version u16 LE (= 3) | header block | data block* | end block
 //! block  = kind u8 | payload_len u32 LE | record_count u32 LE | crc32 u32 LE | payload
 //!          kind 'H' (header JSON), 'D' (records), 'E' (footer JSON)
 //!          crc32 covers kind, payload_len, record_count and the payload
-//! record = op code 0..=10 | state varint | shared varint | suffix_len varint | suffix | value_len varint
-//!        | 0x10 input u8                       (event marker)
-//!        | 0x11 zigzag varint timestamp        (watermark marker)
+//! record = tag (op code 0..=10 | flags) | [state varint] | [shared varint | [tail varint] |
+//!              middle_len varint | middle] | [value_len varint]
+//!        | 0x0f | input << 4 (input < 15), or 0xff input u8   (event marker)
+//!        | 0x0e zigzag varint timestamp                     (watermark marker)
 //! ```
 //!
-//! Version 2 added the range ops (codes 9 and 10); version 1 traces, which cannot hold them,
-//! are still read. `shared` is the length of the prefix the key shares with the previous key of the same state
-//! in the same block (every block starts with empty previous keys, so blocks decode alone).
-//! Data blocks are closed once their payload reaches [`BLOCK_TARGET`] bytes. See
-//! `docs/trace-format.md` for the full description.
+//! A key is written as an edit of the previous key of its state in the same block: the
+//! `shared` bytes it begins with, `middle`, then the last `tail` bytes of that key (every block
+//! starts with empty previous keys, so blocks decode alone). The tag's flags leave out what
+//! repeats: the state of the previous access, the whole previous key, a zero value length.
+//! Version 3 brought the edits and flags; versions 1 and 2 (prefixes only, see
+//! [`BinaryTraceReader`]) are still read. Data blocks are closed once their payload reaches
+//! [`BLOCK_TARGET`] bytes. See `docs/trace-format.md` for the full description.
 
 use std::io::{self, Read, Write};
 
@@ -29,7 +33,7 @@ use super::{
 pub const BINARY_MAGIC: [u8; 8] = *b"GADGTRC1";
 
 /// The binary format version this build writes, and the newest it reads.
-pub const BINARY_VERSION: u16 = 2;
+pub const BINARY_VERSION: u16 = 3;
 
 /// Op codes up to this one exist in version 1 traces; the range ops came with version 2.
 const LAST_VERSION_1_OP: u8 = Op::BatchCommit as u8;
@@ -47,10 +51,26 @@ const KIND_HEADER: u8 = b'H';
 const KIND_DATA: u8 = b'D';
 const KIND_END: u8 = b'E';
 
-/// Record tag of an event marker.
+/// Record tag of an event marker in versions 1 and 2.
 const TAG_EVENT: u8 = 0x10;
-/// Record tag of a watermark marker.
+/// Record tag of a watermark marker in versions 1 and 2.
 const TAG_WATERMARK: u8 = 0x11;
+
+/// Version 3: the low four bits of an event marker's tag; the high four hold the input (below
+/// 15), or are all set and the input follows in a byte.
+const TAG3_EVENT: u8 = 0x0f;
+/// Version 3: the tag of a watermark marker.
+const TAG3_WATERMARK: u8 = 0x0e;
+/// Version 3 access flag: the state is that of the previous access in the block.
+const SAME_STATE: u8 = 0x10;
+/// Version 3 access flag: the key is the previous key of its state, unchanged.
+const SAME_KEY: u8 = 0x20;
+/// Version 3 access flag: the value length is 0.
+const NO_VALUE: u8 = 0x40;
+/// Version 3 access flag: the key ends with the previous key's last `tail` bytes.
+const TAIL: u8 = 0x80;
+/// No access yet in this block (where a state id is kept as a `u32`).
+const NO_STATE: u32 = u32::MAX;
 
 /// Writes a LEB128 varint at the start of `buf` (at least 10 bytes) and returns its length.
 #[inline]
@@ -68,15 +88,15 @@ fn varint_into(buf: &mut [u8], mut v: u64) -> usize {
 /// Largest record: op, three varints, a key of [`MAX_KEY_LEN`] bytes, a varint value length.
 const MAX_RECORD_LEN: usize = 1 + 3 * 10 + MAX_KEY_LEN + 5;
 
-/// Longest key suffix written through the fixed-size short-record path.
-const SHORT_SUFFIX: usize = SHORT_RECORD - 5;
+/// Longest key middle written through the fixed-size short-record path.
+const SHORT_MIDDLE: usize = SHORT_RECORD - 6;
 
-/// Bytes of block a short record (four one-byte fields, suffix, one-byte value length) is
-/// written into at once.
+/// Bytes of block a short record (tag, four one-byte numbers, middle, one-byte value length)
+/// is written into at once.
 const SHORT_RECORD: usize = 64;
 
-/// Copies `src` (at most [`SHORT_SUFFIX`] bytes) to the start of `dst` (at least
-/// [`SHORT_SUFFIX`] bytes) with two fixed-size copies of its size class, overlapping where
+/// Copies `src` (at most [`SHORT_MIDDLE`] bytes) to the start of `dst` (at least
+/// [`SHORT_MIDDLE`] bytes) with two fixed-size copies of its size class, overlapping where
 /// `src` is shorter than both together.
 #[inline]
 fn copy_short(src: &[u8], dst: &mut [u8]) {
@@ -123,6 +143,22 @@ fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
         .zip(&b[i..])
         .take_while(|(x, y)| x == y)
         .count()
+}
+
+/// The length of the common ending the writer looks for in two keys: their last 16 bytes, or
+/// else their last 8, if equal (0 otherwise). Two fixed-size comparisons and no loop: keys
+/// that end alike in Flink's layout share a window namespace (16 bytes) or a long (8).
+#[inline]
+fn shared_tail(a: &[u8], b: &[u8]) -> usize {
+    if let (Some(x), Some(y)) = (a.last_chunk::<16>(), b.last_chunk::<16>()) {
+        if x == y {
+            return 16;
+        }
+    }
+    match (a.last_chunk::<8>(), b.last_chunk::<8>()) {
+        (Some(x), Some(y)) if x == y => 8,
+        _ => 0,
+    }
 }
 
 #[inline]
@@ -218,6 +254,8 @@ pub struct BinaryTraceWriter<W: Write> {
     end: usize,
     block_records: u32,
     prev: Vec<Vec<u8>>,
+    /// The state of the block's previous access, or [`NO_STATE`].
+    prev_state: u32,
     written: u64,
     counts: Counter,
     error: Option<TraceError>,
@@ -254,6 +292,7 @@ impl<W: Write> BinaryTraceWriter<W> {
             end: BLOCK_HEADER_LEN,
             block_records: 0,
             prev: Vec::new(),
+            prev_state: NO_STATE,
             written,
             counts: Counter::default(),
             error: None,
@@ -325,6 +364,7 @@ impl<W: Write> BinaryTraceWriter<W> {
         }
         self.end = self.pending + BLOCK_HEADER_LEN;
         self.block_records = 0;
+        self.prev_state = NO_STATE;
         for p in &mut self.prev {
             p.clear();
         }
@@ -358,47 +398,111 @@ impl<W: Write> BinaryTraceWriter<W> {
 }
 
 impl<W: Write> BinaryTraceWriter<W> {
-    /// Appends a request record whose key shares `shared` bytes with the previous key of its
-    /// state and goes on with `suffix`.
+    /// The tag of an access of `op` to `state` with `value_len`, without the key flags, and
+    /// whether its state must be written (a different state than the previous access's).
+    #[inline(always)]
+    fn access_tag(&mut self, op: Op, state: StateId, value_len: u32) -> (u8, bool) {
+        let mut tag = op as u8;
+        let new_state = u32::from(state) != self.prev_state;
+        self.prev_state = u32::from(state);
+        if !new_state {
+            tag |= SAME_STATE;
+        }
+        if value_len == 0 {
+            tag |= NO_VALUE;
+        }
+        (tag, new_state)
+    }
+
+    /// Appends a request record whose key is the previous key of its state edited: its first
+    /// `shared` bytes, then `middle`, then its last `tail` bytes.
     #[inline(always)]
     fn write_request(
         &mut self,
         op: Op,
         state: StateId,
-        shared: usize,
-        suffix: &[u8],
+        (shared, middle, tail): (usize, &[u8], usize),
         value_len: u32,
     ) {
+        let (mut tag, new_state) = self.access_tag(op, state, value_len);
+        if tail > 0 {
+            tag |= TAIL;
+        }
+        let at = self.end;
         let numbers = [
             u64::from(state),
             shared as u64,
-            suffix.len() as u64,
+            tail as u64,
+            middle.len() as u64,
             u64::from(value_len),
         ];
-        let at = self.end;
-        if numbers.iter().fold(0, |all, n| all | n) < 0x80 && suffix.len() <= SHORT_SUFFIX {
+        if numbers.iter().fold(0, |all, n| all | n) < 0x80 && middle.len() <= SHORT_MIDDLE {
             // nearly every record: each number is its own one-byte varint and the record fits
-            // a fixed-size window of the block, written with fixed-size copies
-            let [state, shared, suffix_len, value_len] = numbers.map(|n| n as u8);
+            // a fixed-size window of the block; a number left out is written and then
+            // overwritten, which saves a branch
+            let [state, shared, tail, middle_len, value_len] = numbers.map(|n| n as u8);
             let record: &mut [u8; SHORT_RECORD] = (&mut self.buf[at..at + SHORT_RECORD])
                 .try_into()
                 .expect("the block has room for a short record");
-            record[..4].copy_from_slice(&[op as u8, state, shared, suffix_len]);
-            copy_short(suffix, &mut record[4..]);
-            record[4 + suffix.len()] = value_len;
-            self.end = at + 5 + suffix.len();
+            record[0] = tag;
+            record[1] = state;
+            let mut n = 1 + usize::from(new_state);
+            record[n] = shared;
+            record[n + 1] = tail;
+            n += 1 + usize::from(tail > 0);
+            record[n] = middle_len;
+            n += 1;
+            copy_short(middle, &mut record[n..]);
+            n += middle.len();
+            record[n] = value_len;
+            n += usize::from(value_len > 0);
+            self.end = at + n;
         } else {
             let record = &mut self.buf[at..];
-            record[0] = op as u8;
+            record[0] = tag;
             let mut n = 1;
-            for number in &numbers[..3] {
-                n += varint_into(&mut record[n..], *number);
+            if new_state {
+                n += varint_into(&mut record[n..], u64::from(state));
             }
-            record[n..n + suffix.len()].copy_from_slice(suffix);
-            n += suffix.len();
-            n += varint_into(&mut record[n..], u64::from(value_len));
+            n += varint_into(&mut record[n..], shared as u64);
+            if tail > 0 {
+                n += varint_into(&mut record[n..], tail as u64);
+            }
+            n += varint_into(&mut record[n..], middle.len() as u64);
+            record[n..n + middle.len()].copy_from_slice(middle);
+            n += middle.len();
+            if value_len > 0 {
+                n += varint_into(&mut record[n..], u64::from(value_len));
+            }
             self.end = at + n;
         }
+        self.counts.access(op);
+        self.end_record();
+    }
+
+    /// Appends a request record whose key is the previous key of its state, unchanged.
+    #[inline(always)]
+    fn write_same_key(&mut self, op: Op, state: StateId, value_len: u32) {
+        let (tag, new_state) = self.access_tag(op, state, value_len);
+        let record = &mut self.buf[self.end..];
+        record[0] = tag | SAME_KEY;
+        let n = if state < 0x80 && value_len < 0x80 {
+            // one-byte numbers, each written and kept only when needed
+            record[1] = state as u8;
+            let n = 1 + usize::from(new_state);
+            record[n] = value_len as u8;
+            n + usize::from(value_len > 0)
+        } else {
+            let mut n = 1;
+            if new_state {
+                n += varint_into(&mut record[n..], u64::from(state));
+            }
+            if value_len > 0 {
+                n += varint_into(&mut record[n..], u64::from(value_len));
+            }
+            n
+        };
+        self.end += n;
         self.counts.access(op);
         self.end_record();
     }
@@ -426,10 +530,16 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             return;
         };
         let shared = shared_prefix(prev, a.key);
-        let suffix = a.key.get(shared..).unwrap_or_default();
+        if shared == a.key.len() && shared == prev.len() {
+            self.write_same_key(a.op, a.state, a.value_len);
+            return;
+        }
+        let rest = a.key.get(shared..).unwrap_or_default();
+        let tail = shared_tail(prev.get(shared..).unwrap_or_default(), rest);
+        let middle = rest.get(..rest.len() - tail).unwrap_or_default();
         prev.truncate(shared);
-        prev.extend_from_slice(suffix);
-        self.write_request(a.op, a.state, shared, suffix, a.value_len);
+        prev.extend_from_slice(rest);
+        self.write_request(a.op, a.state, (shared, middle, tail), a.value_len);
     }
 
     fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
@@ -452,8 +562,8 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
                     value_len,
                 });
             } else {
-                // the previous key of this state is `key` itself: all shared, no suffix
-                self.write_request(op, state, key.len(), &[], value_len);
+                // the previous key of this state is `key` itself
+                self.write_same_key(op, state, value_len);
             }
         }
     }
@@ -462,8 +572,14 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
         if self.error.is_some() {
             return;
         }
-        self.buf[self.end..self.end + 2].copy_from_slice(&[TAG_EVENT, input]);
-        self.end += 2;
+        let record = &mut self.buf[self.end..self.end + 2];
+        if input < 0x0f {
+            record[0] = TAG3_EVENT | input << 4;
+            self.end += 1;
+        } else {
+            record.copy_from_slice(&[0xff, input]);
+            self.end += 2;
+        }
         self.counts.event();
         self.end_record();
     }
@@ -473,7 +589,7 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             return;
         }
         let record = &mut self.buf[self.end..];
-        record[0] = TAG_WATERMARK;
+        record[0] = TAG3_WATERMARK;
         self.end += 1 + varint_into(&mut record[1..], zigzag(timestamp));
         self.counts.watermark();
         self.end_record();
@@ -541,6 +657,11 @@ fn read_full<R: Read>(
 }
 
 /// Reads a binary trace in constant memory: one block at a time, keys in reused buffers.
+///
+/// Reads every version: 3, and 1 and 2, whose access records are `op code | state varint |
+/// shared varint | suffix_len varint | suffix | value_len varint` (a key is the first `shared`
+/// bytes of the previous key of its state, then `suffix`; no flags) and whose markers are
+/// `0x10 input` and `0x11 zigzag-varint`. Version 1 has no range ops.
 #[derive(Debug)]
 pub struct BinaryTraceReader<R: Read> {
     inner: R,
@@ -555,6 +676,8 @@ pub struct BinaryTraceReader<R: Read> {
     block_records: u32,
     decoded: u32,
     prev: Vec<Vec<u8>>,
+    /// The state of the block's previous access, or [`NO_STATE`] (version 3).
+    prev_state: u32,
     counts: Counter,
     status: Status,
     /// The format version of the file.
@@ -604,6 +727,7 @@ impl<R: Read> BinaryTraceReader<R> {
             block_records: 0,
             decoded: 0,
             prev: Vec::new(),
+            prev_state: NO_STATE,
             counts: Counter::default(),
             status: Status::Reading,
             version,
@@ -741,6 +865,7 @@ impl<R: Read> BinaryTraceReader<R> {
                 self.pos = 0;
                 self.decoded = 0;
                 self.block_records = records;
+                self.prev_state = NO_STATE;
                 for p in &mut self.prev {
                     p.clear();
                 }
@@ -786,8 +911,8 @@ impl<R: Read> BinaryTraceReader<R> {
         }
     }
 
-    /// Decodes the record at `self.pos` when it is an event marker or an access whose four
-    /// numbers each fit in one byte (nearly every record) and which passes every check of
+    /// Decodes the version 1 or 2 record at `self.pos` when it is an event marker or an access
+    /// whose four numbers each fit in one byte (nearly every record) and which passes every check of
     /// [`decode`](Self::decode); `None` leaves anything else, errors included, to `decode`.
     #[inline]
     fn decode_common(&mut self) -> Option<Decoded> {
@@ -843,13 +968,156 @@ impl<R: Read> BinaryTraceReader<R> {
     /// Decodes the record at `self.pos`.
     #[inline]
     fn decode(&mut self) -> Result<Decoded, TraceError> {
+        if self.version >= 3 {
+            return self.decode_v3();
+        }
         match self.decode_common() {
             Some(decoded) => Ok(decoded),
             None => self.decode_any(),
         }
     }
 
-    /// Decodes any record at `self.pos`, or says what is wrong with it.
+    /// Decodes the version 3 record at `self.pos`, or says what is wrong with it.
+    #[inline]
+    fn decode_v3(&mut self) -> Result<Decoded, TraceError> {
+        let start = self.pos;
+        let at = self.block_payload_at + start as u64;
+        let corrupt = |what: String| TraceError::Corrupt { offset: at, what };
+        if self.decoded >= self.block_records {
+            return Err(corrupt(format!(
+                "the block holds more records than the {} its header says",
+                self.block_records
+            )));
+        }
+        let buf = &self.block;
+        let mut pos = start;
+        let Some(&tag) = buf.get(pos) else {
+            return Err(corrupt("a record is missing".into()));
+        };
+        pos += 1;
+        let num = |pos: &mut usize| get_varint(buf, pos).map_err(|w| corrupt(w.to_string()));
+        let decoded = match tag & 0x0f {
+            TAG3_EVENT => {
+                let input = if tag == 0xff {
+                    let Some(&input) = buf.get(pos) else {
+                        return Err(corrupt(
+                            "an event marker runs past the end of its block".into(),
+                        ));
+                    };
+                    pos += 1;
+                    input
+                } else {
+                    tag >> 4
+                };
+                self.counts.event();
+                Decoded::Event(input)
+            }
+            TAG3_WATERMARK if tag == TAG3_WATERMARK => {
+                let v = num(&mut pos)?;
+                self.counts.watermark();
+                Decoded::Watermark(unzigzag(v))
+            }
+            code => {
+                let Some(op) = Op::from_code(code) else {
+                    return Err(corrupt(format!(
+                        "unknown record tag 0x{tag:02x} for a version {} trace",
+                        self.version
+                    )));
+                };
+                let state = if tag & SAME_STATE != 0 {
+                    StateId::try_from(self.prev_state).map_err(|_| {
+                        corrupt(
+                            "an access takes the state of the previous access, but it is the \
+                             first in its block"
+                                .into(),
+                        )
+                    })?
+                } else {
+                    let state = num(&mut pos)?;
+                    StateId::try_from(state)
+                        .map_err(|_| corrupt(format!("state id {state} is larger than 65535")))?
+                };
+                let s = usize::from(state);
+                let prev_len = self.prev.get(s).map_or(0, Vec::len);
+                let edit = if tag & SAME_KEY != 0 {
+                    if tag & TAIL != 0 {
+                        return Err(corrupt(format!(
+                            "record tag 0x{tag:02x} both repeats the previous key and edits it"
+                        )));
+                    }
+                    None
+                } else {
+                    let shared = num(&mut pos)?;
+                    let tail = if tag & TAIL != 0 { num(&mut pos)? } else { 0 };
+                    let middle_len = num(&mut pos)?;
+                    if shared.saturating_add(tail) > prev_len as u64 {
+                        return Err(corrupt(format!(
+                            "the key keeps {shared} bytes from the start and {tail} from the end \
+                             of the previous key of state {state}, which has only {prev_len}"
+                        )));
+                    }
+                    let key_len = shared + tail + middle_len.min(MAX_KEY_LEN as u64 + 1);
+                    if key_len > MAX_KEY_LEN as u64 {
+                        return Err(corrupt(format!(
+                            "a key of {} bytes is longer than the {MAX_KEY_LEN} allowed",
+                            shared.saturating_add(tail).saturating_add(middle_len)
+                        )));
+                    }
+                    let end = pos + middle_len as usize;
+                    if end > buf.len() {
+                        return Err(corrupt(format!(
+                            "a key of {middle_len} new bytes runs past the end of its block"
+                        )));
+                    }
+                    let middle = pos..end;
+                    pos = end;
+                    Some((shared as usize, middle, tail as usize))
+                };
+                let value_len = if tag & NO_VALUE != 0 {
+                    0
+                } else {
+                    let value_len = num(&mut pos)?;
+                    u32::try_from(value_len).map_err(|_| {
+                        corrupt(format!("value length {value_len} does not fit in 32 bits"))
+                    })?
+                };
+                let key_len = edit.as_ref().map_or(prev_len, |(shared, middle, tail)| {
+                    shared + middle.len() + tail
+                });
+                if op.is_range() && value_len as usize > key_len {
+                    return Err(corrupt(format!(
+                        "a {op} says its start bound has {value_len} bytes, but its key has only \
+                         {key_len}"
+                    )));
+                }
+                if s >= self.prev.len() {
+                    self.prev.resize_with(s + 1, Vec::new);
+                }
+                if let (Some(prev), Some((shared, middle, tail))) = (self.prev.get_mut(s), edit) {
+                    let old_len = prev.len();
+                    let middle_len = middle.len();
+                    if key_len > old_len {
+                        prev.resize(key_len, 0);
+                    }
+                    prev.copy_within(old_len - tail..old_len, shared + middle_len);
+                    prev[shared..shared + middle_len].copy_from_slice(&self.block[middle]);
+                    prev.truncate(key_len);
+                }
+                self.prev_state = u32::from(state);
+                self.counts.access(op);
+                Decoded::Access {
+                    op,
+                    state,
+                    value_len,
+                }
+            }
+        };
+        self.pos = pos;
+        self.decoded += 1;
+        Ok(decoded)
+    }
+
+    /// Decodes any version 1 or 2 record at `self.pos`, or says what is wrong with it.
     fn decode_any(&mut self) -> Result<Decoded, TraceError> {
         let start = self.pos;
         let at = self.block_payload_at + start as u64;
@@ -1010,6 +1278,7 @@ impl<R: Read> RecordSource for BinaryTraceReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::TraceRecord;
     use proptest::strategy::Strategy;
 
     /// A reader at the start of `payload` as a data block of `records` records, the previous
@@ -1134,7 +1403,12 @@ mod tests {
         for (value_len, encoded) in &VARINTS[..5] {
             let value_len = *value_len as u32;
             let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
-            for key in [&b"abc"[..], b"abd"] {
+            for key in [
+                &b"abc12345678"[..],
+                b"abd12345678",
+                b"zbd12345678",
+                b"zbd12345678",
+            ] {
                 w.access(Access {
                     op: Op::Put,
                     state: 1,
@@ -1142,15 +1416,218 @@ mod tests {
                     value_len,
                 });
             }
-            let mut expected = vec![Op::Put as u8, 1, 0, 3, b'a', b'b', b'c'];
+            let (no_value, encoded) = match value_len {
+                0 => (NO_VALUE, &[][..]),
+                _ => (0, *encoded),
+            };
+            let put = Op::Put as u8 | no_value;
+            let mut expected = vec![put, 1, 0, 11];
+            expected.extend_from_slice(b"abc12345678");
             expected.extend_from_slice(encoded);
-            expected.extend([Op::Put as u8, 1, 2, 1, b'd']);
+            // keeps "ab" from the start and the last 8 bytes, with "d" between
+            expected.extend([put | SAME_STATE | TAIL, 2, 8, 1, b'd']);
+            expected.extend_from_slice(encoded);
+            // keeps nothing from the start and the last 8 bytes, after "zbd"
+            expected.extend([put | SAME_STATE | TAIL, 0, 8, 3, b'z', b'b', b'd']);
+            expected.extend_from_slice(encoded);
+            // the same key again
+            expected.push(put | SAME_STATE | SAME_KEY);
             expected.extend_from_slice(encoded);
             assert_eq!(
                 &w.buf[w.pending + BLOCK_HEADER_LEN..w.end],
                 expected.as_slice(),
                 "value length {value_len}"
             );
+        }
+    }
+
+    /// A whole trace of `version` 1 or 2 holding `records` in one data block, encoded as those
+    /// versions encode them (keys by their shared prefix only, markers tagged 0x10 and 0x11).
+    fn old_format_trace(version: u16, records: &[TraceRecord]) -> Vec<u8> {
+        let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+        let mut prev: Vec<Vec<u8>> = vec![Vec::new(); 2];
+        let mut counts = Counter::default();
+        let mut payload = Vec::new();
+        let varint = |payload: &mut Vec<u8>, v: u64| {
+            let mut b = [0u8; 10];
+            let n = varint_into(&mut b, v);
+            payload.extend_from_slice(&b[..n]);
+        };
+        for record in records {
+            match record {
+                TraceRecord::Access {
+                    op,
+                    state,
+                    key,
+                    value_len,
+                } => {
+                    let prev = &mut prev[usize::from(*state)];
+                    let shared = shared_prefix(prev, key);
+                    payload.push(*op as u8);
+                    varint(&mut payload, u64::from(*state));
+                    varint(&mut payload, shared as u64);
+                    varint(&mut payload, (key.len() - shared) as u64);
+                    payload.extend_from_slice(&key[shared..]);
+                    varint(&mut payload, u64::from(*value_len));
+                    prev.clone_from(key);
+                    counts.access(*op);
+                }
+                TraceRecord::Event { input } => {
+                    payload.extend([TAG_EVENT, *input]);
+                    counts.event();
+                }
+                TraceRecord::Watermark { timestamp } => {
+                    payload.push(TAG_WATERMARK);
+                    varint(&mut payload, zigzag(*timestamp));
+                    counts.watermark();
+                }
+            }
+        }
+        let mut footer = TraceFooter::new(false);
+        counts.fill(&mut footer);
+        let mut out = BINARY_MAGIC.to_vec();
+        out.extend_from_slice(&version.to_le_bytes());
+        let mut written = 0;
+        let header = serde_json::to_vec(&header).expect("header JSON");
+        let footer = serde_json::to_vec(&footer).expect("footer JSON");
+        write_block(&mut out, KIND_HEADER, &header, 0, &mut written).expect("written");
+        let n = records.len() as u32;
+        write_block(&mut out, KIND_DATA, &payload, n, &mut written).expect("written");
+        write_block(&mut out, KIND_END, &footer, 0, &mut written).expect("written");
+        out
+    }
+
+    fn read_records(bytes: &[u8]) -> Result<Vec<TraceRecord>, TraceError> {
+        let mut reader = BinaryTraceReader::new(bytes)?;
+        let mut records = Vec::new();
+        while let Some(record) = reader.next_record()? {
+            records.push(record.to_record());
+        }
+        Ok(records)
+    }
+
+    #[test]
+    fn traces_of_versions_1_and_2_are_still_read() {
+        let plain = vec![
+            TraceRecord::Event { input: 0 },
+            access(Op::Get, 0, b"\x00\x01key-a", 0),
+            access(Op::Put, 0, b"\x00\x01key-a", 8),
+            access(Op::Merge, 0, b"\x00\x01key-b", 300),
+            access(Op::Delete, 1, b"", 0),
+            access(Op::BatchPut, 1, b"\x7f\xff\x00", u32::MAX),
+            TraceRecord::Watermark { timestamp: -5 },
+            TraceRecord::Event { input: 200 },
+        ];
+        for version in [1, 2] {
+            let read = read_records(&old_format_trace(version, &plain));
+            assert_eq!(read.expect("read"), plain, "version {version}");
+        }
+        let ranged = vec![access(Op::RangeQuery, 0, b"ab", 1)];
+        assert_eq!(
+            read_records(&old_format_trace(2, &ranged)).expect("read"),
+            ranged
+        );
+        let err = read_records(&old_format_trace(1, &ranged))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown record tag 0x0a for a version 1 trace"),
+            "{err}"
+        );
+    }
+
+    fn access(op: Op, state: StateId, key: &[u8], value_len: u32) -> TraceRecord {
+        TraceRecord::Access {
+            op,
+            state,
+            key: key.to_vec(),
+            value_len,
+        }
+    }
+
+    /// An access whose key is the previous key of its state edited: a prefix of it kept, new
+    /// bytes, a suffix of it kept (lengths cut to fit). Long middles and large numbers take
+    /// the writer's long path.
+    fn edited_access(
+    ) -> impl proptest::strategy::Strategy<Value = (Op, StateId, usize, Vec<u8>, usize, u32)> {
+        use proptest::prelude::*;
+        (
+            0..Op::COUNT as u8,
+            prop_oneof![8 => 0u16..3, 1 => 100u16..300],
+            0usize..40,
+            prop_oneof![
+                6 => proptest::collection::vec(0u8..3, 0..12),
+                1 => proptest::collection::vec(any::<u8>(), 50..200)
+            ],
+            0usize..40,
+            prop_oneof![4 => Just(0u32), 4 => 0u32..0x80, 1 => any::<u32>()],
+        )
+            .prop_map(|(op, state, keep, middle, tail, value_len)| {
+                let op = Op::from_code(op).unwrap_or(Op::Get);
+                (op, state, keep, middle, tail, value_len)
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Keys made by editing the previous key of their state, the way operators' keys
+        /// change, come back exactly, across block boundaries too.
+        #[test]
+        fn keys_edited_from_the_previous_key_round_trip(
+            edits in proptest::collection::vec(edited_access(), 0..400),
+            markers in proptest::collection::vec((0usize..400, proptest::prelude::any::<u8>()), 0..20),
+        ) {
+            let header = TraceHeader::new("test", vec!["s".into(); 300], None, "{}".into());
+            let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+            let mut prev: std::collections::HashMap<StateId, Vec<u8>> = Default::default();
+            let mut records = Vec::new();
+            for (i, (op, state, keep, middle, tail, value_len)) in edits.into_iter().enumerate() {
+                for &(_, input) in markers.iter().filter(|(at, _)| *at == i) {
+                    records.push(TraceRecord::Event { input });
+                }
+                let before = prev.entry(state).or_default();
+                let keep = keep.min(before.len());
+                let tail = tail.min(before.len() - keep);
+                let key = [&before[..keep], &middle, &before[before.len() - tail..]].concat();
+                let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else { value_len };
+                before.clone_from(&key);
+                records.push(TraceRecord::Access { op, state, key, value_len });
+            }
+            // enough traffic on one key to fill several blocks
+            for _ in 0..(records.len() * 40) {
+                records.push(access(Op::Get, 1, b"0123456789", 0));
+            }
+            for record in &records {
+                RecordRef::from(record).feed(&mut w);
+            }
+            let bytes = w.finish(TraceFooter::new(false)).expect("written");
+            proptest::prop_assert_eq!(read_records(&bytes).expect("read"), records);
+        }
+
+        /// Any bytes in a version 3 data block decode or give an error, never a panic, and
+        /// every key decoded is within the allowed length.
+        #[test]
+        fn version_3_records_never_panic_the_decoder(
+            payload in proptest::collection::vec(
+                proptest::prelude::prop_oneof![
+                    4 => 0u8..0x0b,
+                    4 => proptest::prelude::any::<u8>(),
+                    2 => 0u8..8,
+                    1 => 0x80u8..0x90
+                ],
+                0..120,
+            ),
+            records in 0u32..60,
+            prev in proptest::collection::vec(
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..24), 1..6),
+        ) {
+            let mut r = reader_over(payload, records, prev, 3);
+            while r.pos < r.block.len() {
+                if r.decode().is_err() {
+                    break;
+                }
+                proptest::prop_assert!(r.prev.iter().all(|k| k.len() <= MAX_KEY_LEN));
+            }
         }
     }
 
@@ -1253,8 +1730,8 @@ mod tests {
 
     #[test]
     fn short_copies_copy_every_length_exactly() {
-        let src: Vec<u8> = (1..=SHORT_SUFFIX as u8).collect();
-        for n in 0..=SHORT_SUFFIX {
+        let src: Vec<u8> = (1..=SHORT_MIDDLE as u8).collect();
+        for n in 0..=SHORT_MIDDLE {
             let mut dst = [0xee; SHORT_RECORD];
             copy_short(&src[..n], &mut dst);
             assert_eq!(&dst[..n], &src[..n], "{n} bytes");
@@ -1283,6 +1760,21 @@ mod tests {
                 assert_eq!(shared_prefix(a, b), bytewise, "{a:?} {b:?}");
             }
         }
+    }
+
+    #[test]
+    fn shared_tails_are_the_last_16_or_8_bytes_when_equal() {
+        let namespace = b"0123456789abcdef";
+        let key = |head: &[u8]| [head, namespace].concat();
+        assert_eq!(shared_tail(&key(b"x"), &key(b"yz")), 16);
+        assert_eq!(shared_tail(namespace, namespace), 16);
+        // the 16 differ, the last 8 do not
+        assert_eq!(shared_tail(&key(b"x"), b"zzzzzzzz89abcdef"), 8);
+        assert_eq!(shared_tail(b"x89abcdef", &key(b"")), 8);
+        // shorter than 8, or different in the last 8: nothing, though bytes match
+        assert_eq!(shared_tail(b"bcdef", b"bcdef"), 0);
+        assert_eq!(shared_tail(&key(b"x"), &key(b"xX")[..16]), 0);
+        assert_eq!(shared_tail(b"", b""), 0);
     }
 
     #[test]

@@ -271,11 +271,11 @@ fn absurd_lengths_are_errors_not_allocations() {
 #[test]
 fn unsupported_version_and_foreign_files() {
     let mut bytes = write_binary(&header(STATES), &[], TraceFooter::default());
-    bytes[8] = 3;
+    bytes[8] = 4;
     let err = BinaryTraceReader::new(&bytes[..]).unwrap_err();
     assert!(
         err.to_string()
-            .contains("unsupported trace format version 3"),
+            .contains("unsupported trace format version 4"),
         "{err}"
     );
 
@@ -770,38 +770,72 @@ proptest! {
 #[test]
 fn binary_records_match_the_documented_example() {
     let mut w = BinaryTraceWriter::new(Vec::new(), &header(STATES)).unwrap();
-    w.access(Access {
-        op: Op::Put,
-        state: 0,
-        key: &[0x00, 0x01, 0x6b, 0x65, 0x79],
-        value_len: 8,
-    });
-    w.access(Access {
-        op: Op::Get,
-        state: 0,
-        key: &[0x00, 0x01, 0x6b, 0x66],
-        value_len: 0,
-    });
+    for (op, key, value_len) in [
+        (Op::Put, &[0x00, 0x01, 0x6b, 0x65, 0x79][..], 8),
+        (Op::Get, &[0x00, 0x01, 0x6b, 0x66], 0),
+        (Op::Put, &[0x00, 0x02, 0x6b, 0x66], 8),
+        (Op::Get, &[0x00, 0x02, 0x6b, 0x66], 0),
+    ] {
+        w.access(Access {
+            op,
+            state: 0,
+            key,
+            value_len,
+        });
+    }
     w.event(0);
     w.watermark(151_132_735);
     let bytes = w.finish(TraceFooter::default()).unwrap();
     let payload: &[u8] = &[
         0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x6b, 0x65, 0x79, 0x08, // put
-        0x00, 0x00, 0x03, 0x01, 0x66, 0x00, // get
-        0x10, 0x00, // event
-        0x11, 0xfe, 0xe8, 0x90, 0x90, 0x01, // watermark
+        0x50, 0x03, 0x01, 0x66, // get
+        0x11, 0x01, 0x03, 0x02, 0x6b, 0x66, 0x08, // put
+        0x70, // get
+        0x0f, // event
+        0x0e, 0xfe, 0xe8, 0x90, 0x90, 0x01, // watermark
     ];
     let header_len = u32::from_le_bytes(bytes[11..15].try_into().unwrap()) as usize;
     let block = &bytes[10 + 13 + header_len..];
     assert_eq!(block[0], b'D');
     assert_eq!(&block[1..5], &(payload.len() as u32).to_le_bytes());
-    assert_eq!(&block[5..9], &4u32.to_le_bytes());
+    assert_eq!(&block[5..9], &6u32.to_le_bytes());
     let mut crc = crc32fast::Hasher::new();
     crc.update(&block[..9]);
     crc.update(payload);
     assert_eq!(&block[9..13], &crc.finalize().to_le_bytes());
     assert_eq!(&block[13..13 + payload.len()], payload);
     assert_eq!(block[13 + payload.len()], b'E');
+}
+
+#[test]
+fn a_window_key_after_one_of_its_window_keeps_the_namespace_as_its_tail() {
+    let window_key = |k: u8| {
+        let mut key = vec![0x2a, 0, 0, 0, 0, 0, 0, 0, k];
+        key.extend_from_slice(&0i64.to_be_bytes());
+        key.extend_from_slice(&5000i64.to_be_bytes());
+        key
+    };
+    let mut w = BinaryTraceWriter::new(Vec::new(), &header(STATES)).unwrap();
+    for (op, k, value_len) in [(Op::Put, 5, 8), (Op::Get, 7, 0)] {
+        w.access(Access {
+            op,
+            state: 0,
+            key: &window_key(k),
+            value_len,
+        });
+    }
+    let bytes = w.finish(TraceFooter::default()).unwrap();
+    let header_len = u32::from_le_bytes(bytes[11..15].try_into().unwrap()) as usize;
+    let payload_len =
+        u32::from_le_bytes(bytes[24 + header_len..28 + header_len].try_into().unwrap());
+    let payload = &bytes[10 + 13 + header_len + 13..][..payload_len as usize];
+    // the put: state 0, nothing shared, 25 new bytes, value length 8
+    assert_eq!(&payload[..4], &[0x01, 0x00, 0x00, 25]);
+    assert_eq!(&payload[4 + 25..], &[0x08, 0xd0, 0x08, 0x10, 0x01, 0x07]);
+    assert_eq!(
+        read_binary(&bytes).unwrap()[1],
+        access(Op::Get, 0, &window_key(7), 0)
+    );
 }
 
 #[test]
@@ -827,24 +861,6 @@ fn truncated_or_damaged_gzip_is_an_error() {
             let _ = read_all(&b);
         }
     }
-}
-
-#[test]
-fn version_1_traces_are_read_but_hold_no_range_ops() {
-    let plain = vec![access(Op::Put, 0, b"k", 8), access(Op::Get, 0, b"k", 0)];
-    let mut bytes = write_binary(&header(STATES), &plain, TraceFooter::default());
-    bytes[8] = 1;
-    assert_eq!(read_binary(&bytes).unwrap(), plain);
-
-    let ranged = vec![access(Op::RangeQuery, 0, b"ab", 1)];
-    let mut bytes = write_binary(&header(STATES), &ranged, TraceFooter::default());
-    assert_eq!(read_binary(&bytes).unwrap(), ranged);
-    bytes[8] = 1;
-    let err = read_binary(&bytes).unwrap_err().to_string();
-    assert!(
-        err.contains("unknown record tag 0x0a for a version 1 trace"),
-        "{err}"
-    );
 }
 
 #[test]
