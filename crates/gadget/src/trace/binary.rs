@@ -977,11 +977,9 @@ impl<R: Read> BinaryTraceReader<R> {
         }
     }
 
-    /// Decodes the version 3 record at `self.pos`, or says what is wrong with it.
-    #[inline]
-    fn decode_v3(&mut self) -> Result<Decoded, TraceError> {
-        let start = self.pos;
-        let at = self.block_payload_at + start as u64;
+    /// The stream offset and the tag of the record at `self.pos`, or why there is none.
+    fn record_tag(&self) -> Result<(u64, u8), TraceError> {
+        let at = self.block_payload_at + self.pos as u64;
         let corrupt = |what: String| TraceError::Corrupt { offset: at, what };
         if self.decoded >= self.block_records {
             return Err(corrupt(format!(
@@ -989,12 +987,19 @@ impl<R: Read> BinaryTraceReader<R> {
                 self.block_records
             )));
         }
+        match self.block.get(self.pos) {
+            Some(&tag) => Ok((at, tag)),
+            None => Err(corrupt("a record is missing".into())),
+        }
+    }
+
+    /// Decodes the version 3 record at `self.pos`, or says what is wrong with it.
+    #[inline]
+    fn decode_v3(&mut self) -> Result<Decoded, TraceError> {
+        let (at, tag) = self.record_tag()?;
+        let corrupt = |what: String| TraceError::Corrupt { offset: at, what };
         let buf = &self.block;
-        let mut pos = start;
-        let Some(&tag) = buf.get(pos) else {
-            return Err(corrupt("a record is missing".into()));
-        };
-        pos += 1;
+        let mut pos = self.pos + 1;
         let num = |pos: &mut usize| get_varint(buf, pos).map_err(|w| corrupt(w.to_string()));
         let decoded = match tag & 0x0f {
             TAG3_EVENT => {
@@ -1119,21 +1124,10 @@ impl<R: Read> BinaryTraceReader<R> {
 
     /// Decodes any version 1 or 2 record at `self.pos`, or says what is wrong with it.
     fn decode_any(&mut self) -> Result<Decoded, TraceError> {
-        let start = self.pos;
-        let at = self.block_payload_at + start as u64;
+        let (at, tag) = self.record_tag()?;
         let corrupt = |what: String| TraceError::Corrupt { offset: at, what };
-        if self.decoded >= self.block_records {
-            return Err(corrupt(format!(
-                "the block holds more records than the {} its header says",
-                self.block_records
-            )));
-        }
         let buf = &self.block;
-        let mut pos = start;
-        let Some(&tag) = buf.get(pos) else {
-            return Err(corrupt("a record is missing".into()));
-        };
-        pos += 1;
+        let mut pos = self.pos + 1;
         let num = |pos: &mut usize| get_varint(buf, pos).map_err(|w| corrupt(w.to_string()));
         let decoded = match tag {
             TAG_EVENT => {
@@ -1278,6 +1272,7 @@ impl<R: Read> RecordSource for BinaryTraceReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::tests::access;
     use crate::trace::TraceRecord;
     use proptest::strategy::Strategy;
 
@@ -1534,15 +1529,6 @@ mod tests {
             err.contains("unknown record tag 0x0a for a version 1 trace"),
             "{err}"
         );
-    }
-
-    fn access(op: Op, state: StateId, key: &[u8], value_len: u32) -> TraceRecord {
-        TraceRecord::Access {
-            op,
-            state,
-            key: key.to_vec(),
-            value_len,
-        }
     }
 
     /// An access whose key is the previous key of its state edited: a prefix of it kept, new

@@ -15,7 +15,8 @@ fn header(states: &[&str]) -> TraceHeader {
     )
 }
 
-fn access(op: Op, state: StateId, key: &[u8], value_len: u32) -> TraceRecord {
+/// A request record, owned.
+pub(super) fn access(op: Op, state: StateId, key: &[u8], value_len: u32) -> TraceRecord {
     TraceRecord::Access {
         op,
         state,
