@@ -615,6 +615,20 @@ enum Decoded {
     Watermark(i64),
 }
 
+/// Turns `key` into its first `shared` bytes, then `middle`, then its last `tail` bytes
+/// (`shared + tail` at most its length), in place.
+#[inline]
+fn edit_key(key: &mut Vec<u8>, shared: usize, middle: &[u8], tail: usize) {
+    let old_len = key.len();
+    let new_len = shared + middle.len() + tail;
+    if new_len > old_len {
+        key.resize(new_len, 0);
+    }
+    key.copy_within(old_len - tail..old_len, shared + middle.len());
+    key[shared..shared + middle.len()].copy_from_slice(middle);
+    key.truncate(new_len);
+}
+
 /// Reads `buf.len()` bytes or reports where the input ended.
 fn read_full<R: Read>(
     inner: &mut R,
@@ -1040,13 +1054,7 @@ impl<R: Read> BinaryTraceReader<R> {
             return None;
         }
         if let Some((shared, middle, tail)) = edit {
-            let old_len = prev.len();
-            if key_len > old_len {
-                prev.resize(key_len, 0);
-            }
-            prev.copy_within(old_len - tail..old_len, shared + middle.len());
-            prev[shared..shared + middle.len()].copy_from_slice(middle);
-            prev.truncate(key_len);
+            edit_key(prev, shared, middle, tail);
         }
         self.prev_state = u32::from(state);
         self.pos += n;
@@ -1181,14 +1189,7 @@ impl<R: Read> BinaryTraceReader<R> {
                     self.prev.resize_with(s + 1, Vec::new);
                 }
                 if let (Some(prev), Some((shared, middle, tail))) = (self.prev.get_mut(s), edit) {
-                    let old_len = prev.len();
-                    let middle_len = middle.len();
-                    if key_len > old_len {
-                        prev.resize(key_len, 0);
-                    }
-                    prev.copy_within(old_len - tail..old_len, shared + middle_len);
-                    prev[shared..shared + middle_len].copy_from_slice(&self.block[middle]);
-                    prev.truncate(key_len);
+                    edit_key(prev, shared, &self.block[middle], tail);
                 }
                 self.prev_state = u32::from(state);
                 self.counts.access(op);
@@ -1882,6 +1883,22 @@ mod tests {
                 let bytewise = a.iter().zip(b).take_while(|(x, y)| x == y).count();
                 assert_eq!(shared_prefix(a, b), bytewise, "{a:?} {b:?}");
             }
+        }
+    }
+
+    #[test]
+    fn key_edits_keep_the_head_and_tail_around_the_new_bytes() {
+        for (shared, middle, tail, expected) in [
+            (2, &b"XY"[..], 3, &b"abXYdef"[..]),
+            (2, b"", 3, b"abdef"),
+            (0, b"0123456789", 1, b"0123456789f"),
+            (6, b"+", 0, b"abcdef+"),
+            (0, b"", 0, b""),
+            (3, b"", 3, b"abcdef"),
+        ] {
+            let mut key = b"abcdef".to_vec();
+            edit_key(&mut key, shared, middle, tail);
+            assert_eq!(key, expected, "{shared} {middle:?} {tail}");
         }
     }
 
