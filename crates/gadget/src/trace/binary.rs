@@ -350,8 +350,7 @@ impl<W: Write> BinaryTraceWriter<W> {
     /// Closes the data block being filled (if it holds records) and hands the output every
     /// whole chunk before it.
     fn flush_block(&mut self) {
-        let payload_at = self.pending + BLOCK_HEADER_LEN;
-        if self.end == payload_at {
+        if self.block_is_empty() {
             return;
         }
         if self.error.is_none() {
@@ -386,6 +385,12 @@ impl<W: Write> BinaryTraceWriter<W> {
             self.pending -= whole;
         }
         Ok(())
+    }
+
+    /// Whether the data block being filled holds no record yet (its previous keys are empty).
+    #[inline]
+    fn block_is_empty(&self) -> bool {
+        self.end == self.pending + BLOCK_HEADER_LEN
     }
 
     #[inline]
@@ -553,7 +558,7 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             value_len,
         });
         for &(op, value_len) in rest {
-            if self.error.is_some() || self.end == self.pending + BLOCK_HEADER_LEN {
+            if self.error.is_some() || self.block_is_empty() {
                 // failed, or a new block began (its previous keys are empty): the long way
                 self.access(Access {
                     op,
