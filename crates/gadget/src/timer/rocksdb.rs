@@ -616,6 +616,88 @@ fn lower_bound<T>(entries: &[T], precedes_key: &impl Fn(&T) -> bool) -> usize {
     base + usize::from(precedes_key(&entries[base]))
 }
 
+/// Slots of [`CachedTimers`]: room for the hot keys' timers, in few enough cache lines
+/// (192 KiB) that the table stays in the core's caches beside the key groups' caches.
+const CACHED_TIMER_SLOTS: usize = 1 << 12;
+
+/// Timer keys known to be in their key group's cache: a direct-mapped table of keys that are
+/// their heads alone (32 bytes: a long key's timer with a window namespace), so that
+/// registering a timer that is cached already takes one load instead of a search of the
+/// cache. Window operators register a window's timer again with each of its elements: with
+/// skewed keys, most registrations are of cached timers.
+///
+/// An entry says that the key was in its key group's cache when the group had seen
+/// [`KeyGroupQueue::cache_removals`] removals; while that count stands, the key is cached
+/// still (adds remove nothing). A key enters the table when a registration finds it cached,
+/// that is, on its second registration: keys registered once (cold keys) leave the hot keys'
+/// entries alone. A newer key may take the slot: then the next registration of the older
+/// one searches the cache again.
+#[derive(Debug, Clone)]
+struct CachedTimers {
+    slots: Box<[CachedTimer]>,
+}
+
+/// A slot of [`CachedTimers`]: a cached key, its key group ([`CachedTimer::EMPTY`]'s when the
+/// slot holds none) and that group's removal count then.
+#[derive(Debug, Clone, Copy)]
+struct CachedTimer {
+    head: Head,
+    removals: u64,
+    group: u32,
+}
+
+impl CachedTimer {
+    const EMPTY: CachedTimer = CachedTimer {
+        head: Head([0; INLINE_BYTES / 8]),
+        removals: 0,
+        group: u32::MAX,
+    };
+}
+
+impl Default for CachedTimers {
+    fn default() -> Self {
+        CachedTimers {
+            slots: vec![CachedTimer::EMPTY; CACHED_TIMER_SLOTS].into_boxed_slice(),
+        }
+    }
+}
+
+impl CachedTimers {
+    /// The slot of `head`, from its first two words, a timer's timestamp and key (a key's
+    /// timers of one window differ in their timestamps, a window's timers in their keys).
+    #[inline(always)]
+    fn slot(head: &Head) -> usize {
+        let [timestamp, key, ..] = head.0;
+        let mixed = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ timestamp)
+            .wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        (mixed >> (64 - CACHED_TIMER_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// Whether the table knows `key` to be in the cache of key group `g`, which has seen
+    /// `removals` removals.
+    #[inline(always)]
+    fn holds(&self, key: &TimerKey, g: usize, removals: u64) -> bool {
+        if !key.has_shape(INLINE_BYTES as u32) {
+            return false;
+        }
+        let entry = &self.slots[Self::slot(&key.head)];
+        entry.head == key.head && entry.group as usize == g && entry.removals == removals
+    }
+
+    /// Notes that the cache of key group `g`, after `removals` removals, holds `key` (a key
+    /// with a tail, or shorter than a head, is left out).
+    #[inline(always)]
+    fn record(&mut self, key: &TimerKey, g: usize, removals: u64) {
+        if key.has_shape(INLINE_BYTES as u32) {
+            self.slots[Self::slot(&key.head)] = CachedTimer {
+                head: key.head,
+                removals,
+                group: g as u32,
+            };
+        }
+    }
+}
+
 /// A key group's timer keys that only RocksDB has, in order, with their [`KeyRef`]s: B-trees,
 /// whose nodes span half the cache lines with heads alone.
 type Overflow = Shaped<BTreeSet<Head>, BTreeMap<TimerKey, KeyRef>>;
@@ -716,6 +798,9 @@ struct KeyGroupQueue {
     cache: OrderedCache,
     all_in_cache: bool,
     outer_index: usize,
+    /// Timers that left the cache so far (polled, removed, dropped to RocksDB alone): while
+    /// it stands, a timer [`CachedTimers`] saw in the cache is there still.
+    cache_removals: u64,
     /// Timer keys only RocksDB has, as in `cache`.
     overflow: Overflow,
     /// Where a reload seeks: the full key bytes, as requested.
@@ -725,7 +810,7 @@ struct KeyGroupQueue {
 }
 
 // what a registration reads stays within the group's first cache line
-const _: () = assert!(std::mem::offset_of!(KeyGroupQueue, outer_index) + 8 <= 64);
+const _: () = assert!(std::mem::offset_of!(KeyGroupQueue, cache_removals) + 8 <= 64);
 
 /// The event-time timer queue of one RocksDB timer service.
 #[derive(Debug, Clone)]
@@ -738,6 +823,8 @@ pub struct RocksDbTimerQueue<N: TimerNamespace> {
     namespace: PhantomData<N>,
     /// The string keys of the timers in the maps.
     strings: StringKeys,
+    /// Timers known to be cached, so that registering them again takes no search.
+    cached: CachedTimers,
     /// The heap of key groups, 1-based as in Flink.
     outer: Vec<usize>,
     batch_entries: u32,
@@ -787,6 +874,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 },
                 seek_from: TimerKey::default(),
                 outer_index: g + 1,
+                cache_removals: 0,
             })
             .collect();
         let mut outer = vec![usize::MAX];
@@ -799,6 +887,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             outer,
             namespace: PhantomData,
             strings: StringKeys::default(),
+            cached: CachedTimers::default(),
             batch_entries: 0,
             key: Vec::with_capacity(64),
             last_add: None,
@@ -1030,6 +1119,11 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         self.check_refill(g, out);
         let group = &mut self.groups[g];
         let full = group.cache.len() >= CACHE_CAPACITY;
+        if !full && group.all_in_cache && self.cached.holds(&key, g, group.cache_removals) {
+            // cached already, where the search below finds it: de-duplicated, no request
+            self.last_add = Some((timer.clone(), g, Placement::Cache));
+            return;
+        }
         let goes_to_cache = (!full && group.all_in_cache) || group.cache.precedes_last(&key);
         if goes_to_cache {
             let head_changed = group.cache.precedes_first(&key);
@@ -1039,6 +1133,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 // (which sorts before it), also when the new one is cached already: the
                 // dropped timer now lives only in RocksDB
                 if let Some((k, key_ref)) = group.cache.pop_last() {
+                    group.cache_removals += 1;
                     if let Some(old) = group.overflow.insert(k, key_ref) {
                         self.strings.forget(old);
                     }
@@ -1047,7 +1142,13 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             }
             let index = match group.cache.search(&key) {
                 // the cache de-duplicates: no request
-                Ok(index) => index,
+                Ok(index) => {
+                    // registered again: likely a hot key's, worth a slot in the table
+                    if !full && group.all_in_cache {
+                        self.cached.record(&key, g, group.cache_removals);
+                    }
+                    index
+                }
                 Err(index) => {
                     write_full_key(&self.layout, g, &key, &mut self.key);
                     group
@@ -1097,6 +1198,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         if !is_last {
             if full {
                 if let Some((k, key_ref)) = group.cache.pop_last() {
+                    group.cache_removals += 1;
                     if let Some(old) = group.overflow.insert(k, key_ref) {
                         self.strings.forget(old);
                     }
@@ -1166,6 +1268,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             self.strings.forget(old);
         }
         if let Some(old) = group.cache.remove(&key) {
+            group.cache_removals += 1;
             self.strings.forget(old);
         }
         let changed = if group.cache.is_empty() {
@@ -1194,6 +1297,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         let g = self.outer[1];
         self.check_refill(g, out);
         let result = self.groups[g].cache.pop_first().map(|(key, key_ref)| {
+            self.groups[g].cache_removals += 1;
             self.unserialize(g, &key);
             let timer = self.deserialize(key_ref);
             self.last_poll = Some((timer.clone(), g));
@@ -1214,8 +1318,8 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
 #[cfg(test)]
 mod tests {
     use super::{
-        KeyRef, OrderedCache, Overflow, RocksDbTimerQueue, TimerKey, TimerNamespace,
-        CACHE_CAPACITY, INLINE_BYTES,
+        CachedTimer, CachedTimers, KeyRef, OrderedCache, Overflow, RocksDbTimerQueue, TimerKey,
+        TimerNamespace, CACHE_CAPACITY, INLINE_BYTES,
     };
     use crate::access::{Op, TraceRecord, VecSink};
     use crate::key::{Key, KeyLayout};
@@ -1752,7 +1856,7 @@ mod tests {
                 let end = watermark + 1 + window * 5;
                 let timer = Timer { timestamp: end - 1, key: Key::Long(key), namespace: (end - 5, end) };
                 full.add(timer.clone(), &mut out_full);
-                full.last_add = None; // no shortcut: the second add does all the work
+                full.forget_shortcuts(&timer); // the second add does all the work
                 full.add(timer.clone(), &mut out_full);
                 again.add(timer.clone(), &mut out_again);
                 again.add(timer.clone(), &mut out_again);
@@ -1960,6 +2064,76 @@ mod tests {
     /// it where it already is (write-through) and leaves it cached: once polled (and deleted)
     /// it is gone, and Flink's `RocksDBCachingPriorityQueueSet` reloads an empty store: a
     /// seek, no entry.
+    impl<N: TimerNamespace> RocksDbTimerQueue<N> {
+        /// Forgets what lets adding `timer` again skip work: the last add, and the table
+        /// entry `timer`'s key would have.
+        fn forget_shortcuts(&mut self, timer: &Timer<N>) {
+            self.last_add = None;
+            let (_, key) = self.timer_key(timer);
+            self.cached.slots[CachedTimers::slot(&key.head)] = CachedTimer::EMPTY;
+        }
+
+        /// Whether the table of cached timers knows `timer` to be cached.
+        fn knows_cached(&mut self, timer: &Timer<N>) -> bool {
+            let (g, key) = self.timer_key(timer);
+            self.cached.holds(&key, g, self.groups[g].cache_removals)
+        }
+    }
+
+    /// A timer found cached is registered again without a search and without a request; once
+    /// it has left the cache (polled, or removed), registering it again puts it again.
+    #[test]
+    fn a_cached_timer_is_known_until_it_leaves_the_cache() {
+        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
+        let mut out = VecSink::default();
+        let timer = |key: i64| Timer {
+            timestamp: 4_999,
+            key: Key::Long(key),
+            namespace: (0, 5_000),
+        };
+        let puts = |out: &VecSink| {
+            out.records
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        r,
+                        TraceRecord::Access {
+                            op: Op::BatchPut,
+                            ..
+                        }
+                    )
+                })
+                .count()
+        };
+        let (a, b) = (timer(1), timer(2));
+        q.add(a.clone(), &mut out);
+        q.add(b.clone(), &mut out);
+        assert!(
+            !q.knows_cached(&a),
+            "a key enters the table when it is found cached"
+        );
+        q.add(a.clone(), &mut out);
+        assert!(q.knows_cached(&a));
+        q.add(b.clone(), &mut out);
+        q.add(a.clone(), &mut out);
+        assert_eq!(puts(&out), 2, "one put per timer: {:?}", out.records);
+
+        assert_eq!(q.poll(&mut out), Some(a.clone()));
+        assert!(!q.knows_cached(&a), "a polled timer is not cached");
+        q.add(b.clone(), &mut out);
+        q.add(a.clone(), &mut out);
+        assert_eq!(puts(&out), 3, "a polled timer is put again");
+
+        q.add(b.clone(), &mut out);
+        q.add(a.clone(), &mut out);
+        assert!(q.knows_cached(&a));
+        q.remove(&a, &mut out);
+        assert!(!q.knows_cached(&a), "a removed timer is not cached");
+        q.add(b.clone(), &mut out);
+        q.add(a.clone(), &mut out);
+        assert_eq!(puts(&out), 4, "a removed timer is put again");
+    }
+
     #[test]
     fn a_timer_added_again_as_the_full_caches_last_is_put_again_and_fires_once() {
         let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
