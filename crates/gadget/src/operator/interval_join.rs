@@ -171,7 +171,7 @@ impl Operator for IntervalJoin {
             return; // late: dropped before touching state
         }
         let (ours, other, relative_upper) = if event.input == 2 {
-            (Side::Right, Side::Left, -self.lower)
+            (Side::Right, Side::Left, self.lower.wrapping_neg())
         } else {
             (Side::Left, Side::Right, self.upper)
         };
@@ -183,8 +183,9 @@ impl Operator for IntervalJoin {
         let value_len = 4 + *n * (self.element_size + 1);
         self.entry(&[(Op::Get, 0), (Op::Put, value_len)], ours, key, ts, out);
         self.scan(other, key, out);
+        // Java's long arithmetic, which wraps around near the end of time
         let cleanup = if relative_upper > 0 {
-            ts + relative_upper
+            ts.wrapping_add(relative_upper)
         } else {
             ts
         };
@@ -208,8 +209,8 @@ impl Operator for IntervalJoin {
             let t = timer.timestamp;
             let ts = match timer.namespace {
                 Side::Left if self.upper <= 0 => t,
-                Side::Left => t - self.upper,
-                Side::Right if self.lower <= 0 => t + self.lower,
+                Side::Left => t.wrapping_sub(self.upper),
+                Side::Right if self.lower <= 0 => t.wrapping_add(self.lower),
                 Side::Right => t,
             };
             let side = timer.namespace;

@@ -263,7 +263,8 @@ impl Operator for SessionWindowOperator {
         let key = event.key.clone();
         let mut mapping = self.load(&key, out);
         let initial = mapping.clone();
-        let new = (event.timestamp, event.timestamp + self.gap);
+        // Java's long arithmetic: a session starting near the end of time wraps around
+        let new = (event.timestamp, event.timestamp.wrapping_add(self.gap));
         let actual = self.add_window(&key, &mut mapping, new, out);
         let cleanup = cleanup_time(actual.1, self.allowed_lateness);
         if cleanup <= self.watermark {

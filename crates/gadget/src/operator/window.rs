@@ -32,12 +32,12 @@ pub enum WindowAssigner {
     },
 }
 
-/// `TimeWindow.getWindowStartWithOffset`.
+/// `TimeWindow.getWindowStartWithOffset`, wrapping around as Java's `long` does.
 #[inline]
 fn window_start(timestamp: i64, offset: i64, size: i64) -> i64 {
     let remainder = (timestamp.wrapping_sub(offset)) % size;
     if remainder < 0 {
-        timestamp - (remainder + size)
+        timestamp.wrapping_sub(remainder + size)
     } else {
         timestamp - remainder
     }
@@ -45,13 +45,16 @@ fn window_start(timestamp: i64, offset: i64, size: i64) -> i64 {
 
 impl WindowAssigner {
     /// Calls `window` with each window of `timestamp` as `(start, end)`, in the assigner's
-    /// order (no list is built: most events have one window, or a few).
+    /// order (no list is built: most events have one window, or a few). Near the ends of
+    /// time the arithmetic wraps around as Java's `long` does (a window starting just before
+    /// `i64::MAX` ends at a negative time, as in Flink), except that the sliding assigner
+    /// stops where its next start would wrap, where Flink's loop would run on for ages.
     #[inline]
     pub fn for_each_window(&self, timestamp: i64, mut window: impl FnMut((i64, i64))) {
         match *self {
             WindowAssigner::Tumbling { size, offset } => {
                 let start = window_start(timestamp, offset, size);
-                window((start, start + size));
+                window((start, start.wrapping_add(size)));
             }
             WindowAssigner::Sliding {
                 size,
@@ -60,9 +63,12 @@ impl WindowAssigner {
             } => {
                 let last_start = window_start(timestamp, offset, slide);
                 let mut start = last_start;
-                while start > timestamp - size {
-                    window((start, start + size));
-                    start -= slide;
+                while start > timestamp.wrapping_sub(size) {
+                    window((start, start.wrapping_add(size)));
+                    let Some(next) = start.checked_sub(slide) else {
+                        break;
+                    };
+                    start = next;
                 }
             }
         }
@@ -236,6 +242,39 @@ mod tests {
         };
         assert_eq!(windows(a, 1), vec![(0, 5), (-2, 3)]); // [-4, 1) ends before 1
         assert_eq!(windows(a, -3), vec![(-4, 1), (-6, -1)]);
+    }
+
+    /// Timestamps at the ends of time (a Pareto gap of shape near 0 reaches them) wrap
+    /// around as in Java instead of overflowing, and the sliding loop ends.
+    #[test]
+    fn windows_at_the_ends_of_time_wrap_around_as_in_java() {
+        let tumbling = WindowAssigner::Tumbling {
+            size: 10,
+            offset: 0,
+        };
+        let start = i64::MAX - i64::MAX % 10;
+        assert_eq!(
+            windows(tumbling, i64::MAX),
+            vec![(start, start.wrapping_add(10))]
+        );
+        assert!(
+            start.wrapping_add(10) < 0,
+            "the end wraps to a negative time"
+        );
+        // Java: MIN - ((MIN % 10) + 10) wraps to just below MAX
+        assert_eq!(
+            windows(tumbling, i64::MIN),
+            vec![(i64::MAX - 1, i64::MIN + 8)]
+        );
+        let sliding = WindowAssigner::Sliding {
+            size: 10,
+            slide: 4,
+            offset: 0,
+        };
+        assert_eq!(windows(sliding, i64::MAX).len(), 2); // starts MAX - 3 and MAX - 7
+        for t in [i64::MIN, i64::MIN + 1, i64::MIN + 9, i64::MIN + 11] {
+            assert!(windows(sliding, t).len() <= 3, "at {t}");
+        }
     }
 
     #[test]

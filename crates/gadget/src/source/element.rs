@@ -80,11 +80,15 @@ impl WatermarkGenerator {
                 out_of_orderness,
             } => {
                 let interval = interval.max(1);
-                let boundary = *self
-                    .next_boundary
-                    .get_or_insert_with(|| (timestamp.div_euclid(interval) + 1) * interval);
+                // the next multiple of the interval; at the end of time, the end of time
+                let next = |t: i64| {
+                    t.div_euclid(interval)
+                        .saturating_add(1)
+                        .saturating_mul(interval)
+                };
+                let boundary = *self.next_boundary.get_or_insert_with(|| next(timestamp));
                 if self.max_seen >= boundary {
-                    self.next_boundary = Some((self.max_seen.div_euclid(interval) + 1) * interval);
+                    self.next_boundary = Some(next(self.max_seen));
                     (true, out_of_orderness)
                 } else {
                     (false, out_of_orderness)
@@ -99,5 +103,24 @@ impl WatermarkGenerator {
             self.last = w;
             w
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Event times at the end of time (a Pareto gap of shape near 0 reaches them) give
+    /// periodic watermarks without overflowing the next boundary.
+    #[test]
+    fn periodic_watermarks_reach_the_end_of_time() {
+        let mut generator = WatermarkGenerator::new(WatermarkPolicy::Periodic {
+            interval: 1_000,
+            out_of_orderness: 0,
+        });
+        assert_eq!(generator.on_event(10), None);
+        assert_eq!(generator.on_event(i64::MAX - 5), Some(i64::MAX - 6));
+        assert_eq!(generator.on_event(i64::MAX), Some(i64::MAX - 1));
+        assert_eq!(generator.on_event(i64::MAX), None, "no watermark twice");
     }
 }
