@@ -297,6 +297,10 @@ pub struct EvalArgs {
     /// Redis point writes sent per round trip (default 1: no pipelining).
     #[arg(long)]
     pub redis_pipeline: Option<usize>,
+    /// The longest a Redis connection or round trip may take (default 5s): a server that
+    /// stops answering then ends the run, results so far kept and marked partial.
+    #[arg(long)]
+    pub redis_timeout: Option<String>,
     /// LMDB map size in GiB (default 16): the most an lmdb store can hold (sparse on disk).
     #[arg(long)]
     pub lmdb_map_gb: Option<usize>,

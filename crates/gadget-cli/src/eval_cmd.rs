@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::ValueEnum;
-use gadget::config::run::{parse_duration, RunSettings, Warmup as ConfigWarmup};
+use gadget::config::run::{
+    parse_duration, RunSettings, Warmup as ConfigWarmup, MAX_REDIS_TIMEOUT_NS, MIN_REDIS_TIMEOUT_NS,
+};
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
@@ -153,6 +155,17 @@ impl Plan {
                 .redis_pipeline
                 .or(r.redis_pipeline)
                 .unwrap_or(defaults.redis_pipeline),
+            redis_timeout: match &a.redis_timeout {
+                Some(t) => parse_duration(t)
+                    .filter(|n| (MIN_REDIS_TIMEOUT_NS..=MAX_REDIS_TIMEOUT_NS).contains(n))
+                    .map(std::time::Duration::from_nanos)
+                    .with_context(|| {
+                        format!("--redis-timeout {t:?} is out of range; give a time from 1ms to 1h (5s, 500ms)")
+                    })?,
+                None => r
+                    .redis_timeout_ns
+                    .map_or(defaults.redis_timeout, std::time::Duration::from_nanos),
+            },
             lmdb_map_size: a
                 .lmdb_map_gb
                 .or(r.lmdb_map_gb)
@@ -319,7 +332,11 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::
         },
     );
     bar.finish_and_clear();
-    let InstancesOutcome { report, measured } = outcome?;
+    let InstancesOutcome {
+        report,
+        measured,
+        failure,
+    } = outcome?;
     if plan.settings.counters && report.store_counters.is_empty() {
         eprintln!(
             "warning: store {} keeps no counters of its own; --store-counters reports nothing for it (rocksdb does)",
@@ -333,6 +350,9 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::
             eprintln!("store data kept in {}", t.keep().display());
         }
         _ => {}
+    }
+    if let Some(e) = failure {
+        bail!("{e}; what was measured before it is printed and written, marked partial");
     }
     Ok(if report.partial { INTERRUPTED } else { 0 })
 }
@@ -354,8 +374,12 @@ fn write_outputs(
             .with_context(|| format!("cannot write the time series to {}", path.display()))?;
     }
     if let Some(path) = &a.hdr_log {
-        write_atomically(path, |mut w| measured.recorder.write_hdr_log(&mut w))
-            .with_context(|| format!("cannot write the HDR log to {}", path.display()))?;
+        write_atomically(path, |mut w| {
+            measured
+                .recorder
+                .write_hdr_log(&mut w, report.partial_reason.as_deref())
+        })
+        .with_context(|| format!("cannot write the HDR log to {}", path.display()))?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(report)?);

@@ -27,6 +27,9 @@ pub struct InstancesOutcome {
     pub report: RunReport,
     /// The combined measurements (for HDR logs).
     pub measured: Measured,
+    /// The error that ended the run early (the first instance's to fail), if one did; the
+    /// report then covers what ran before it and says so.
+    pub failure: Option<RunError>,
 }
 
 /// What one instance's thread returns: its measurements, the store's name, the ops it
@@ -95,7 +98,7 @@ pub fn run_instances(
                                 open_store(kind, &sub, &stream.state_names, settings)?
                             }
                         };
-                        let measured =
+                        let mut measured =
                             drive(store.as_mut(), &mut stream, &options, epoch, &mut |p| {
                                 issued[i].store(p.requests, Ordering::Relaxed);
                                 let total = issued.iter().map(|c| c.load(Ordering::Relaxed)).sum();
@@ -103,10 +106,18 @@ pub fn run_instances(
                                     requests: total,
                                     elapsed: p.elapsed,
                                 });
-                            })?;
+                            });
                         let producer = stream.finish();
-                        if !measured.is_partial() {
-                            producer?;
+                        if let Err(e) = producer {
+                            // an interrupted run may cut its producer short: only a run that
+                            // went on to the end has lost requests to a workload error
+                            if !measured.is_partial() {
+                                measured.fail(e);
+                            }
+                        }
+                        if measured.is_partial() {
+                            // a failure ends the other instances' runs too
+                            options.stop.store(true, Ordering::SeqCst);
                         }
                         // counters are read here: RocksDB keeps them per thread
                         Ok((
@@ -126,8 +137,9 @@ pub fn run_instances(
     });
     let mut measured = Vec::with_capacity(n);
     let mut reports = Vec::with_capacity(n);
+    let mut failure = None;
     for (i, r) in results.into_iter().enumerate() {
-        let (m, store, emulated, counters) = r?;
+        let (mut m, store, emulated, counters) = r?;
         let mut o = options.clone();
         o.seed = o.seed.wrapping_add(i as u64);
         let mut report = m.report(store, &emulated, &o);
@@ -135,13 +147,20 @@ pub fn run_instances(
             .into_iter()
             .map(|(name, value)| (name.to_string(), value))
             .collect();
+        if let Some(e) = m.take_failure() {
+            failure.get_or_insert(e);
+        }
         reports.push(report);
         measured.push(m);
     }
     if n == 1 {
         let report = reports.pop().expect("one instance");
         let measured = measured.pop().expect("one instance");
-        return Ok(InstancesOutcome { report, measured });
+        return Ok(InstancesOutcome {
+            report,
+            measured,
+            failure,
+        });
     }
     let combined = Measured::combine(&measured, options.interval_ns, options.keep_intervals);
     // each op once, in op order, if any instance emulated it
@@ -154,6 +173,9 @@ pub fn run_instances(
         })
         .collect();
     let mut report = combined.report(&reports[0].store, &emulated, options);
+    if let Some(e) = &failure {
+        report.partial_reason = Some(e.to_string());
+    }
     report.arrival = format!(
         "{n} instances ({}), each {}",
         match sharing {
@@ -176,5 +198,6 @@ pub fn run_instances(
     Ok(InstancesOutcome {
         report,
         measured: combined,
+        failure,
     })
 }

@@ -368,14 +368,25 @@ impl Recorder {
     }
 
     /// Writes the kept interval histograms as a standard HDR interval log (one tag per op),
-    /// readable by HdrHistogram's tools and mergeable across runs.
-    pub fn write_hdr_log<W: Write>(&self, out: &mut W) -> std::io::Result<()> {
+    /// readable by HdrHistogram's tools and mergeable across runs. A run that stopped early
+    /// gives its `partial_reason`, which the log's comments then state.
+    pub fn write_hdr_log<W: Write>(
+        &self,
+        out: &mut W,
+        partial_reason: Option<&str>,
+    ) -> std::io::Result<()> {
         let Some(log) = &self.hdr_log else {
             return Ok(());
         };
         let mut serializer = V2DeflateSerializer::new();
-        let mut writer = IntervalLogWriterBuilder::new()
-            .add_comment("gadget latency (completion - intended start), ns")
+        let mut builder = IntervalLogWriterBuilder::new();
+        builder.add_comment("gadget latency (completion - intended start), ns");
+        if let Some(reason) = partial_reason {
+            builder.add_comment(&format!(
+                "PARTIAL: {reason}; the intervals cover what ran before"
+            ));
+        }
+        let mut writer = builder
             .with_max_value_divisor(1e6)
             .begin_log_with(out, &mut serializer)
             .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
@@ -624,9 +635,14 @@ mod tests {
         assert_eq!(latency[0].max_ns, 30);
         assert_eq!(service[0].min_ns, 5);
         let mut log = Vec::new();
-        r.write_hdr_log(&mut log).unwrap();
+        r.write_hdr_log(&mut log, None).unwrap();
         let text = String::from_utf8(log).unwrap();
         assert!(text.contains("Tag=get"), "{text}");
+        assert!(!text.contains("PARTIAL"), "{text}");
+        let mut log = Vec::new();
+        r.write_hdr_log(&mut log, Some("interrupted")).unwrap();
+        let text = String::from_utf8(log).unwrap();
+        assert!(text.contains("#PARTIAL: interrupted;"), "{text}");
     }
 
     #[test]

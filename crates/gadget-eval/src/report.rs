@@ -64,8 +64,16 @@ pub fn render_summary(r: &RunReport) -> String {
     out
 }
 
-/// Writes the time series as CSV: one row per interval and op (and `all`).
+/// Writes the time series as CSV: one row per interval and op (and `all`). A partial run's
+/// file starts with a comment line saying so (`# PARTIAL: reason`).
 pub fn write_time_series_csv(r: &RunReport, out: &mut dyn Write) -> io::Result<()> {
+    if r.partial {
+        writeln!(
+            out,
+            "# PARTIAL: {}; the rows cover what ran before",
+            r.partial_reason.as_deref().unwrap_or("stopped early")
+        )?;
+    }
     writeln!(out, "start_s,end_s,op,ops,ops_per_s,p50_ns,p99_ns,p999_ns")?;
     for i in &r.time_series {
         for op in std::iter::once(&i.all).chain(&i.ops) {

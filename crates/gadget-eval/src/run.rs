@@ -77,8 +77,12 @@ pub struct RunReport {
     pub target_rate: Option<f64>,
     /// Seed of the arrival schedule.
     pub seed: u64,
-    /// True when the run stopped early (Ctrl-C); everything below covers what ran.
+    /// True when the run stopped early (Ctrl-C, a signal, a failed store or workload);
+    /// everything below covers what ran.
     pub partial: bool,
+    /// Why a partial run stopped: an interrupt, or the error that ended it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_reason: Option<String>,
     /// Requests issued in the warm-up and left out.
     pub warmup_requests: u64,
     /// Requests measured.
@@ -124,7 +128,10 @@ impl RunReport {
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if self.partial {
-            w.push("PARTIAL: the run was stopped early; results cover what ran".to_string());
+            w.push(format!(
+                "PARTIAL: {}; results cover what ran before",
+                self.partial_reason.as_deref().unwrap_or(INTERRUPTED_REASON)
+            ));
         }
         if self.sustained == Some(false) {
             w.push(format!(
@@ -149,12 +156,17 @@ impl RunReport {
     }
 }
 
+/// The reason of a run stopped by Ctrl-C, SIGTERM or SIGHUP.
+pub const INTERRUPTED_REASON: &str = "interrupted (Ctrl-C, SIGTERM or SIGHUP)";
+
 /// Everything the driver measured; [`Measured::report`] turns it into a [`RunReport`].
 #[derive(Debug)]
 pub struct Measured {
     /// The histograms and time series.
     pub recorder: Recorder,
     partial: bool,
+    /// The error that ended the run early, if one did.
+    failure: Option<RunError>,
     warmup_requests: u64,
     requests: u64,
     measure_start_ns: u64,
@@ -173,6 +185,25 @@ impl Measured {
         self.partial
     }
 
+    /// The error that ended the run early (a store or the workload failed), taken out.
+    pub fn take_failure(&mut self) -> Option<RunError> {
+        self.failure.take()
+    }
+
+    /// Ends the run here because of `failure`: what was measured so far stands, marked partial.
+    pub(crate) fn fail(&mut self, failure: impl Into<RunError>) {
+        self.partial = true;
+        self.failure.get_or_insert(failure.into());
+    }
+
+    /// Why the run stopped early, `None` when it ran to the end.
+    fn partial_reason(&self) -> Option<String> {
+        self.partial.then(|| match &self.failure {
+            Some(e) => e.to_string(),
+            None => INTERRUPTED_REASON.to_string(),
+        })
+    }
+
     /// The measurements of concurrent instances together: histograms merged, counts added,
     /// the measured time from the earliest start to the latest end.
     pub fn combine(all: &[Measured], interval_ns: u64, keep_intervals: bool) -> Measured {
@@ -183,6 +214,7 @@ impl Measured {
         Measured {
             recorder,
             partial: all.iter().any(|m| m.partial),
+            failure: None,
             warmup_requests: all.iter().map(|m| m.warmup_requests).sum(),
             requests: all.iter().map(|m| m.requests).sum(),
             measure_start_ns: all.iter().map(|m| m.measure_start_ns).min().unwrap_or(0),
@@ -214,6 +246,7 @@ impl Measured {
             target_rate,
             seed: options.seed,
             partial: self.partial,
+            partial_reason: self.partial_reason(),
             warmup_requests: self.warmup_requests,
             requests: self.requests,
             seconds,
@@ -298,23 +331,30 @@ impl RunClock {
     }
 
     /// Waits until `target_ns` after the epoch (sleeps while far, spins the last stretch) and
-    /// returns the time it saw then.
+    /// returns the time it saw then; `None` as soon as `stop` is set (looked at least every
+    /// [`STOP_CHECK`] while sleeping).
     #[inline]
-    fn wait_until(&self, target_ns: u64) -> u64 {
+    fn wait_until(&self, target_ns: u64, stop: &AtomicBool) -> Option<u64> {
         loop {
             let now = self.now_ns();
             if now >= target_ns {
-                return now;
+                return Some(now);
             }
             let left = target_ns - now;
             if left > 200_000 {
-                std::thread::sleep(Duration::from_nanos(left - 100_000));
+                if stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+                std::thread::sleep(Duration::from_nanos(left - 100_000).min(STOP_CHECK));
             } else {
                 std::hint::spin_loop();
             }
         }
     }
 }
+
+/// The longest the driver sleeps before it looks at the stop flag again.
+const STOP_CHECK: Duration = Duration::from_millis(50);
 
 /// True when `clock` reads the CPU's time-stamp counter: the CPU has an invariant one (what
 /// `quanta` requires to use it) and a reading of `clock` falls between two of the counter.
@@ -429,6 +469,7 @@ impl Measured {
         Measured {
             recorder,
             partial: false,
+            failure: None,
             warmup_requests: 0,
             requests: 0,
             measure_start_ns: 0,
@@ -581,14 +622,16 @@ impl CompletionRecorder<'_> {
 /// Drives `store` with every request of `stream` on the schedule of `options`, the schedule
 /// counting from `epoch` (the same for concurrent instances, so their intervals line up).
 ///
-/// A stop request (Ctrl-C) ends the run early with what was measured, marked partial.
+/// A stop request (Ctrl-C) or a failed request ends the run early with what was measured,
+/// marked partial; a failure is kept for [`Measured::take_failure`] (the failed request itself
+/// is not measured).
 pub fn drive(
     store: &mut dyn Store,
     stream: &mut RequestStream,
     options: &RunOptions,
     epoch: Instant,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Measured, RunError> {
+) -> Measured {
     let clock = RunClock::new(epoch);
     if options.arrival.is_closed_loop() {
         drive_closed_loop(store, stream, options, &clock, progress)
@@ -608,7 +651,7 @@ fn drive_closed_loop(
     options: &RunOptions,
     clock: &RunClock,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Measured, RunError> {
+) -> Measured {
     let mut recording = CompletionRecorder {
         clock,
         warmup: options.warmup,
@@ -634,9 +677,15 @@ fn drive_closed_loop(
             done.completions.clear();
             done.start = clock.raw();
             for r in chunk {
-                let read = issue(store, &block, r, &mut value)?;
-                done.completions
-                    .push(Completion::new(r.op, clock.raw(), read));
+                match issue(store, &block, r, &mut value) {
+                    Ok(read) => done
+                        .completions
+                        .push(Completion::new(r.op, clock.raw(), read)),
+                    Err(e) => {
+                        recording.m.fail(e);
+                        break;
+                    }
+                }
             }
             let before = recording.issued;
             recording.record(&done);
@@ -646,6 +695,9 @@ fn drive_closed_loop(
                     requests: recording.issued,
                     elapsed: Duration::from_nanos(clock.ns_of(last)),
                 });
+            }
+            if recording.m.partial {
+                break;
             }
         }
         stream.recycle(block);
@@ -660,7 +712,7 @@ fn drive_closed_loop(
         requests: recording.issued,
         elapsed: Duration::from_nanos(m.end_ns),
     });
-    Ok(m)
+    m
 }
 
 /// An open loop: each request waits for its intended start from the schedule (or from its
@@ -671,7 +723,7 @@ fn drive_open_loop(
     options: &RunOptions,
     clock: &RunClock,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Measured, RunError> {
+) -> Measured {
     let event_time_speed = match options.arrival {
         crate::arrival::ArrivalProcess::EventTime { speed } => Some(speed),
         _ => None,
@@ -701,8 +753,19 @@ fn drive_open_loop(
                 }
                 None => schedule.next_start(),
             };
-            let actual = clock.wait_until(intended);
-            let read = issue(store, &block, r, &mut value)?;
+            let Some(actual) = clock.wait_until(intended, &options.stop) else {
+                m.partial = true;
+                stream.recycle(block);
+                break 'blocks;
+            };
+            let read = match issue(store, &block, r, &mut value) {
+                Ok(read) => read,
+                Err(e) => {
+                    m.fail(e);
+                    stream.recycle(block);
+                    break 'blocks;
+                }
+            };
             let done = clock.now_ns();
             issued += 1;
             if !measuring && warmup_over(options.warmup, issued, done) {
@@ -733,7 +796,7 @@ fn drive_open_loop(
         requests: issued,
         elapsed: Duration::from_nanos(m.end_ns),
     });
-    Ok(m)
+    m
 }
 
 #[cfg(test)]

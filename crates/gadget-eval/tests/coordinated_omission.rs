@@ -6,85 +6,16 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gadget::access::{Op, StateId};
+use gadget::access::Op;
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::run::{drive, Measured, RunOptions, Warmup};
-use gadget_eval::store::memory::MemoryStore;
-use gadget_eval::store::{Store, StoreError};
 use gadget_eval::workload::{RequestStream, WorkloadSource};
 
-/// The memory store, stalling once for `stall` at request number `at`.
-struct StallingStore {
-    inner: MemoryStore,
-    requests: u64,
-    at: u64,
-    stall: Duration,
-}
+#[path = "support/faulty_store.rs"]
+mod faulty_store;
 
-impl StallingStore {
-    fn tick(&mut self) {
-        self.requests += 1;
-        if self.requests == self.at {
-            std::thread::sleep(self.stall);
-        }
-    }
-}
-
-impl Store for StallingStore {
-    fn name(&self) -> &'static str {
-        "stalling-memory"
-    }
-    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
-        self.tick();
-        self.inner.get(state, key)
-    }
-    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        self.tick();
-        self.inner.put(state, key, value)
-    }
-    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        self.tick();
-        self.inner.merge(state, key, value)
-    }
-    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
-        self.tick();
-        self.inner.delete(state, key)
-    }
-    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
-        self.tick();
-        self.inner.seek(state, key)
-    }
-    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError> {
-        self.tick();
-        self.inner.next(state)
-    }
-    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        self.tick();
-        self.inner.batch_put(state, key, value)
-    }
-    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
-        self.tick();
-        self.inner.batch_delete(state, key)
-    }
-    fn batch_commit(&mut self) -> Result<(), StoreError> {
-        self.tick();
-        self.inner.batch_commit()
-    }
-    fn range_query(
-        &mut self,
-        state: StateId,
-        start: &[u8],
-        end: &[u8],
-    ) -> Result<usize, StoreError> {
-        self.tick();
-        self.inner.range_query(state, start, end)
-    }
-    fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
-        self.tick();
-        self.inner.range_delete(state, start, end)
-    }
-}
+use faulty_store::{Fault, FaultyStore};
 
 const WORKLOAD: &str = r#"
 seed = 3
@@ -118,12 +49,11 @@ fn drive_stalling(
         limit: Some(10_000),
     })
     .unwrap();
-    let mut store = StallingStore {
-        inner: MemoryStore::new(stream.state_names.len()),
-        requests: 0,
-        at: stall_at,
-        stall: Duration::from_millis(100),
-    };
+    let mut store = FaultyStore::new(
+        stream.state_names.len(),
+        stall_at,
+        Fault::Stall(Duration::from_millis(100)),
+    );
     let options = RunOptions {
         arrival,
         seed: 1,
@@ -132,14 +62,14 @@ fn drive_stalling(
         keep_intervals: false,
         stop: Arc::new(AtomicBool::new(false)),
     };
-    let measured = drive(
+    let mut measured = drive(
         &mut store,
         &mut stream,
         &options,
         std::time::Instant::now(),
         &mut |_| {},
-    )
-    .unwrap();
+    );
+    assert!(measured.take_failure().is_none(), "the run succeeds");
     stream.finish().unwrap();
     (measured, options)
 }

@@ -143,14 +143,14 @@ impl Workload {
         let mut store = MemoryStore::new(self.states);
         let mut stream =
             RequestStream::start(WorkloadSource::Trace(self.trace.clone())).expect("trace opens");
-        let measured = drive(
+        let mut measured = drive(
             &mut store,
             &mut stream,
             &options,
             Instant::now(),
             &mut |_| {},
-        )
-        .expect("the run succeeds");
+        );
+        assert!(measured.take_failure().is_none(), "the run succeeds");
         stream.finish().expect("the trace reads");
         (measured, options)
     }

@@ -260,6 +260,8 @@ pub struct StoreSettings {
     pub redis_url: String,
     /// Redis point writes sent per round trip (1: no pipelining).
     pub redis_pipeline: usize,
+    /// The longest a Redis connection or round trip may take before it fails the request.
+    pub redis_timeout: std::time::Duration,
     /// LMDB map size in bytes: the most the database can hold. The file is sparse, so a large
     /// map costs address space, not disk.
     pub lmdb_map_size: usize,
@@ -284,6 +286,7 @@ impl Default for StoreSettings {
             redis_url: std::env::var("GADGET_REDIS_URL")
                 .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string()),
             redis_pipeline: 1,
+            redis_timeout: std::time::Duration::from_secs(5),
             lmdb_map_size: 16 << 30,
             faster_log_size: 256 << 20,
             faster_index_size: 64 << 20,

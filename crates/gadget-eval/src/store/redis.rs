@@ -14,9 +14,12 @@
 //!   two round trips each, reported as emulated;
 //! - write batches: `MULTI`/`EXEC` at commit;
 //! - pipelining: with a depth above 1, point writes are queued and sent together when the
-//!   depth is reached or before the next read (the request that sends them pays for all).
+//!   depth is reached or before the next read (the request that sends them pays for all);
+//! - every round trip has a timeout (`StoreSettings::redis_timeout`): a server that stops
+//!   answering fails the request, which ends the run as a partial one, instead of hanging it.
 
 use std::path::Path;
+use std::time::Duration;
 
 use gadget::access::{Op, StateId};
 use redis::{Connection, Pipeline};
@@ -36,7 +39,8 @@ return 0
 /// A Redis server used as the state store.
 pub struct RedisStore {
     con: Connection,
-    url: String,
+    client: redis::Client,
+    server: Server,
     /// `g<run>:<state>:` per state.
     prefixes: Vec<Vec<u8>>,
     /// The sorted-set index key per state.
@@ -53,11 +57,34 @@ pub struct RedisStore {
     delimited: Vec<u8>,
 }
 
-fn request_error(op: Op, e: redis::RedisError) -> StoreError {
+/// Where the server is and how long a round trip may take, for connections and messages.
+#[derive(Debug, Clone)]
+struct Server {
+    url: String,
+    timeout: Duration,
+}
+
+impl Server {
+    /// What went wrong with a request, said so that a user knows where to look.
+    fn describe(&self, e: &redis::RedisError) -> String {
+        if e.is_timeout() {
+            format!(
+                "no answer from {} within {:?} (is the server frozen or overloaded? --redis-timeout sets the limit)",
+                self.url, self.timeout
+            )
+        } else if e.is_connection_dropped() || e.is_connection_refusal() || e.is_io_error() {
+            format!("connection to {} lost ({e})", self.url)
+        } else {
+            format!("{} answered with an error: {e}", self.url)
+        }
+    }
+}
+
+fn request_error(server: &Server, op: Op, e: redis::RedisError) -> StoreError {
     StoreError::Request {
         store: "redis",
         op,
-        message: e.to_string(),
+        message: server.describe(&e),
     }
 }
 
@@ -65,6 +92,10 @@ impl RedisStore {
     /// Connects to `settings.redis_url` and prepares a keyspace per state.
     pub fn open(states: &[String], settings: &StoreSettings) -> Result<Self, StoreError> {
         let url = settings.redis_url.clone();
+        let server = Server {
+            url: url.clone(),
+            timeout: settings.redis_timeout,
+        };
         let open_error = |message: String| StoreError::Open {
             store: "redis",
             path: Path::new(&url).to_path_buf(),
@@ -72,16 +103,17 @@ impl RedisStore {
         };
         let client = redis::Client::open(url.as_str())
             .map_err(|e| open_error(format!("{e}; give a URL such as redis://127.0.0.1:6379")))?;
-        let mut con = client.get_connection().map_err(|e| {
+        let mut con = connect(&client, &server).map_err(|e| {
             open_error(format!(
-                "{e}; is redis-server running there? (start one with `redis-server --port 6379 --save ''`)"
+                "{}; is redis-server running there? (start one with `redis-server --port 6379 --save ''`)",
+                server.describe(&e)
             ))
         })?;
         let merge_sha: String = redis::cmd("SCRIPT")
             .arg("LOAD")
             .arg(MERGE_SCRIPT)
             .query(&mut con)
-            .map_err(|e| open_error(e.to_string()))?;
+            .map_err(|e| open_error(server.describe(&e)))?;
         let run_tag = format!(
             "g{:x}{:x}",
             std::process::id(),
@@ -99,7 +131,8 @@ impl RedisStore {
         batch.atomic();
         Ok(RedisStore {
             con,
-            url,
+            client,
+            server,
             prefixes,
             indexes,
             cursors: vec![None; states.len()],
@@ -161,7 +194,7 @@ impl RedisStore {
         if self.pending_writes > 0 {
             self.pending
                 .query::<()>(&mut self.con)
-                .map_err(|e| request_error(op, e))?;
+                .map_err(|e| request_error(&self.server, op, e))?;
             self.pending.clear();
             self.pending_writes = 0;
         }
@@ -191,7 +224,7 @@ impl RedisStore {
             .arg(0)
             .arg(1)
             .query(&mut self.con)
-            .map_err(|e| request_error(op, e))?;
+            .map_err(|e| request_error(&self.server, op, e))?;
         let Some(key) = found.into_iter().next() else {
             self.cursors[s] = None;
             return Ok(None);
@@ -200,7 +233,7 @@ impl RedisStore {
         let value: Option<Vec<u8>> = redis::cmd("GET")
             .arg(&self.scratch)
             .query(&mut self.con)
-            .map_err(|e| request_error(op, e))?;
+            .map_err(|e| request_error(&self.server, op, e))?;
         self.cursors[s] = Some(key);
         Ok(value.map(|v| v.len()))
     }
@@ -229,7 +262,7 @@ impl RedisStore {
             .arg(bound(b'(', end))
             .arg("BYLEX")
             .query(&mut self.con)
-            .map_err(|e| request_error(op, e))
+            .map_err(|e| request_error(&self.server, op, e))
     }
 
     /// The full keys (`g<run>:<state>:<key>`) of `keys`.
@@ -253,7 +286,7 @@ impl Store for RedisStore {
         let value: Option<Vec<u8>> = redis::cmd("GET")
             .arg(&self.scratch)
             .query(&mut self.con)
-            .map_err(|e| request_error(Op::Get, e))?;
+            .map_err(|e| request_error(&self.server, Op::Get, e))?;
         Ok(value.map(|v| v.len()))
     }
 
@@ -331,7 +364,7 @@ impl Store for RedisStore {
         self.send_pending(Op::BatchCommit)?;
         self.batch
             .query::<()>(&mut self.con)
-            .map_err(|e| request_error(Op::BatchCommit, e))?;
+            .map_err(|e| request_error(&self.server, Op::BatchCommit, e))?;
         self.batch.clear();
         self.batch.atomic();
         Ok(())
@@ -354,7 +387,7 @@ impl Store for RedisStore {
         let values: Vec<Option<Vec<u8>>> = redis::cmd("MGET")
             .arg(self.full_keys(state, &keys))
             .query(&mut self.con)
-            .map_err(|e| request_error(Op::RangeQuery, e))?;
+            .map_err(|e| request_error(&self.server, Op::RangeQuery, e))?;
         Ok(values.iter().flatten().count())
     }
 
@@ -377,7 +410,7 @@ impl Store for RedisStore {
             .arg(keys)
             .ignore()
             .query::<()>(&mut self.con)
-            .map_err(|e| request_error(Op::RangeDelete, e))
+            .map_err(|e| request_error(&self.server, Op::RangeDelete, e))
     }
 
     fn emulated(&self) -> &'static [Op] {
@@ -389,34 +422,97 @@ impl Store for RedisStore {
     }
 }
 
+/// Connects to the server with the timeout on the connection and on every round trip.
+///
+/// The client's own handshake reads its answer with no timeout, so a server that accepts
+/// connections but does not answer (frozen) would hang it: a `PING` with the timeout goes
+/// first.
+fn connect(client: &redis::Client, server: &Server) -> redis::RedisResult<Connection> {
+    ping(&client.get_connection_info().addr, server.timeout)?;
+    let con = client.get_connection_with_timeout(server.timeout)?;
+    con.set_read_timeout(Some(server.timeout))?;
+    con.set_write_timeout(Some(server.timeout))?;
+    Ok(con)
+}
+
+/// Sends `PING` to the server at `addr` on a connection of its own and waits at most
+/// `timeout` for any answer (an error such as `NOAUTH` counts: the server is alive).
+fn ping(addr: &redis::ConnectionAddr, timeout: Duration) -> redis::RedisResult<()> {
+    use std::io::{Read, Write};
+    fn exchange(mut s: impl Read + Write) -> std::io::Result<()> {
+        s.write_all(b"PING\r\n")?;
+        let mut answer = [0u8; 1];
+        s.read_exact(&mut answer)
+    }
+    match addr {
+        redis::ConnectionAddr::Tcp(host, port) => {
+            let mut last = None;
+            for a in std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), *port))? {
+                match std::net::TcpStream::connect_timeout(&a, timeout) {
+                    Ok(s) => {
+                        s.set_read_timeout(Some(timeout))?;
+                        s.set_write_timeout(Some(timeout))?;
+                        return Ok(exchange(s)?);
+                    }
+                    Err(e) => last = Some(e),
+                }
+            }
+            Err(last
+                .unwrap_or_else(|| std::io::Error::other(format!("{host} has no address")))
+                .into())
+        }
+        #[cfg(unix)]
+        redis::ConnectionAddr::Unix(path) => {
+            let s = std::os::unix::net::UnixStream::connect(path)?;
+            s.set_read_timeout(Some(timeout))?;
+            s.set_write_timeout(Some(timeout))?;
+            Ok(exchange(s)?)
+        }
+        // TLS: the client's own connection, whose handshake has its own limits
+        _ => Ok(()),
+    }
+}
+
+/// Removes every key matching `pattern` over `con`.
+fn remove_keys(con: &mut Connection, pattern: &str) -> redis::RedisResult<()> {
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(10_000)
+            .query(con)?;
+        if !keys.is_empty() {
+            redis::cmd("UNLINK").arg(keys).query::<()>(con)?;
+        }
+        if next == 0 {
+            return Ok(());
+        }
+        cursor = next;
+    }
+}
+
 impl Drop for RedisStore {
-    /// Removes every key the run wrote (best effort: the server may be gone).
+    /// Removes every key the run wrote. After a failed request the connection may hold a late
+    /// answer, so a fresh one does it; a server that still does not answer is named with the
+    /// command that removes the keys later.
     fn drop(&mut self) {
         let pattern = format!("{}[:#]*", self.run_tag);
-        let mut cursor: u64 = 0;
-        loop {
-            let Ok((next, keys)) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(10_000)
-                .query::<(u64, Vec<Vec<u8>>)>(&mut self.con)
-            else {
-                return;
-            };
-            if !keys.is_empty()
-                && redis::cmd("UNLINK")
-                    .arg(keys)
-                    .query::<()>(&mut self.con)
-                    .is_err()
-            {
-                return;
-            }
-            if next == 0 {
-                return;
-            }
-            cursor = next;
+        let cleaned = remove_keys(&mut self.con, &pattern).or_else(|_| {
+            let mut fresh = connect(&self.client, &self.server)?;
+            remove_keys(&mut fresh, &pattern)
+        });
+        if let Err(e) = cleaned {
+            eprintln!(
+                "warning: the run's keys are left on {}: {}; remove them later with \
+                 redis-cli -u {} --scan --pattern '{pattern}' | xargs -r redis-cli -u {} unlink",
+                self.server.url,
+                self.server.describe(&e),
+                self.server.url,
+                self.server.url
+            );
         }
     }
 }
@@ -424,7 +520,7 @@ impl Drop for RedisStore {
 impl std::fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisStore")
-            .field("url", &self.url)
+            .field("url", &self.server.url)
             .finish()
     }
 }

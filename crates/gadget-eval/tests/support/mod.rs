@@ -60,8 +60,36 @@ impl RedisServer {
     }
 }
 
+impl RedisServer {
+    /// Kills the server at once (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Freezes the server (SIGSTOP): connections stay open, nothing answers.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a frozen server go on (SIGCONT).
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(signal)
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("running kill");
+        assert!(status.success(), "kill {signal} failed");
+    }
+}
+
 impl Drop for RedisServer {
     fn drop(&mut self) {
+        // SIGKILL ends a frozen server too
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -70,6 +70,8 @@ pub struct RunSettings {
     pub redis_url: Option<String>,
     /// `[run.redis] pipeline`.
     pub redis_pipeline: Option<usize>,
+    /// `[run.redis] timeout`, nanoseconds.
+    pub redis_timeout_ns: Option<u64>,
     /// `[run.lmdb] map_gb`.
     pub lmdb_map_gb: Option<usize>,
     /// `[run.faster] log_mb`.
@@ -86,6 +88,11 @@ pub enum Warmup {
     /// Requests completed in the first N nanoseconds.
     Nanoseconds(u64),
 }
+
+/// The shortest Redis timeout accepted, ns (1 ms).
+pub const MIN_REDIS_TIMEOUT_NS: u64 = 1_000_000;
+/// The longest Redis timeout accepted, ns (1 h).
+pub const MAX_REDIS_TIMEOUT_NS: u64 = 3_600_000_000_000;
 
 /// Parses `5s`, `500ms`, `250us`, `10ns`, `2m` into nanoseconds.
 pub fn parse_duration(text: &str) -> Option<u64> {
@@ -158,6 +165,18 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
     if let Some(redis) = s.table("redis")? {
         r.redis_url = redis.string("url")?;
         r.redis_pipeline = redis.int("pipeline", 1, 1 << 20)?.map(|n| n as usize);
+        if let Some(text) = redis.string("timeout")? {
+            r.redis_timeout_ns = Some(
+                parse_duration(&text)
+                    .filter(|n| (MIN_REDIS_TIMEOUT_NS..=MAX_REDIS_TIMEOUT_NS).contains(n))
+                    .ok_or_else(|| {
+                        redis.error(
+                            "timeout",
+                            format!("`{text}` is out of range; give a time from 1ms to 1h, such as \"5s\""),
+                        )
+                    })?,
+            );
+        }
         redis.finish()?;
     }
     if let Some(lmdb) = s.table("lmdb")? {

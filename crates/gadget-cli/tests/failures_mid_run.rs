@@ -1,0 +1,193 @@
+//! Failures in the middle of a run, as users meet them: a Redis server that dies or freezes,
+//! a signal while the driver waits for a far intended start. Each run must end (bounded in
+//! time), print and write what it measured, marked partial with the reason, and exit non-zero.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output};
+use std::time::{Duration, Instant};
+
+// the Ctrl-C helpers (this test uses part of the module)
+#[allow(dead_code)]
+mod interrupt;
+#[path = "../../gadget-eval/tests/support/mod.rs"]
+mod redis_support;
+
+use interrupt::{spawn_gadget, terminate_and_wait};
+use redis_support::RedisServer;
+
+/// An endless synthetic tumbling-window workload.
+fn workload(dir: &Path) -> PathBuf {
+    let path = dir.join("workload.toml");
+    std::fs::write(
+        &path,
+        "seed = 5\n[source]\ntype = \"synthetic\"\nkey_space = 200\n\
+         [source.keys]\ndistribution = \"uniform\"\n\
+         [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
+         [source.watermarks]\ntype = \"punctuated\"\nevery = 20\n\
+         [operator]\ntype = \"tumbling\"\nsize = 100\nfunction = \"incremental\"\n",
+    )
+    .unwrap();
+    path
+}
+
+/// Waits at most 60 s for `child` to exit; its output.
+fn wait_bounded(mut child: Child, what: &str) -> Output {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{what} did not end within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The outputs of a run under `dir`: results, CSV series, HDR log.
+struct Outputs {
+    json: PathBuf,
+    csv: PathBuf,
+    hdr_log: PathBuf,
+}
+
+impl Outputs {
+    fn in_dir(dir: &Path) -> Self {
+        Outputs {
+            json: dir.join("r.json"),
+            csv: dir.join("r.csv"),
+            hdr_log: dir.join("r.hlog"),
+        }
+    }
+
+    fn args(&self) -> Vec<String> {
+        let p = |p: &PathBuf| p.to_str().unwrap().to_string();
+        vec![
+            "-o".into(),
+            p(&self.json),
+            "--csv".into(),
+            p(&self.csv),
+            "--hdr-log".into(),
+            p(&self.hdr_log),
+        ]
+    }
+
+    /// Checks that every output was written and marked partial; the JSON results.
+    fn assert_written_partial(&self, reason: &str) -> serde_json::Value {
+        let results: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&self.json).expect("the results are written"))
+                .unwrap();
+        assert_eq!(results["partial"], true, "{results}");
+        let stated = results["partial_reason"].as_str().unwrap_or_default();
+        assert!(
+            stated.contains(reason),
+            "partial_reason {stated:?} lacks {reason:?}"
+        );
+        assert!(results["requests"].as_u64().unwrap() > 0, "{results}");
+        let csv = std::fs::read_to_string(&self.csv).expect("the CSV is written");
+        assert!(csv.starts_with("# PARTIAL: "), "{csv}");
+        assert!(csv.contains(reason), "{csv}");
+        let log = std::fs::read_to_string(&self.hdr_log).expect("the HDR log is written");
+        assert!(log.contains("#PARTIAL: "), "{log}");
+        results
+    }
+}
+
+/// Starts `gadget run` of an endless workload on Redis at `url`, open loop at 2,000
+/// requests/s, writing every output, with `extra` arguments.
+fn run_on_redis(dir: &Path, url: &str, outputs: &Outputs, extra: &[&str]) -> Child {
+    let cfg = workload(dir);
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        cfg.to_str().unwrap().into(),
+        "--store".into(),
+        "redis".into(),
+        "--redis-url".into(),
+        url.into(),
+        "--arrival".into(),
+        "constant".into(),
+        "--rate".into(),
+        "2000".into(),
+        "--limit".into(),
+        "1000000".into(),
+    ];
+    args.extend(outputs.args());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    spawn_gadget(args)
+}
+
+#[test]
+fn a_redis_server_killed_mid_run_leaves_the_results_so_far_printed_written_and_partial() {
+    let Some(mut server) = RedisServer::start("redis_killed_mid_run") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = Outputs::in_dir(dir.path());
+    let child = run_on_redis(dir.path(), &server.url, &outputs, &[]);
+    std::thread::sleep(Duration::from_millis(1500));
+    server.kill();
+    let out = wait_bounded(child, "a run whose Redis died");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let lost = format!("connection to {} lost", server.url);
+    assert!(stderr.contains(&lost), "{stderr}");
+    assert!(stderr.contains("marked partial"), "{stderr}");
+    assert!(
+        stdout.contains("warning: PARTIAL: the redis store failed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("latency (completion - intended start)"),
+        "{stdout}"
+    );
+    outputs.assert_written_partial(&lost);
+}
+
+#[test]
+fn a_frozen_redis_server_times_out_instead_of_hanging_the_run() {
+    let Some(server) = RedisServer::start("redis_frozen_mid_run") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = Outputs::in_dir(dir.path());
+    let child = run_on_redis(
+        dir.path(),
+        &server.url,
+        &outputs,
+        &["--redis-timeout", "300ms"],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    server.freeze();
+    let out = wait_bounded(child, "a run whose Redis froze");
+    server.thaw();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let silent = format!("no answer from {} within 300ms", server.url);
+    assert!(stderr.contains(&silent), "{stderr}");
+    // the server was still frozen when the run cleaned up: the user learns how to do it later
+    assert!(
+        stderr.contains("the run's keys are left on") && stderr.contains("--scan --pattern"),
+        "{stderr}"
+    );
+    outputs.assert_written_partial(&silent);
+}
+
+#[test]
+fn sigterm_stops_an_open_loop_run_waiting_for_a_far_intended_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path());
+    let outputs = Outputs::in_dir(dir.path());
+    // one request every 100 s: after the first, the driver waits
+    let mut args: Vec<String> = ["run", cfg.to_str().unwrap(), "--store", "memory"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    args.extend(["--arrival", "constant", "--rate", "0.01"].map(String::from));
+    args.extend(outputs.args());
+    let child = spawn_gadget(args);
+    let out = terminate_and_wait(child, Duration::from_millis(1500), "a waiting run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let results = outputs.assert_written_partial("interrupted");
+    assert_eq!(results["requests"], 1);
+}
