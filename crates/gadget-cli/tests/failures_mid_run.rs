@@ -191,3 +191,33 @@ fn sigterm_stops_an_open_loop_run_waiting_for_a_far_intended_start() {
     let results = outputs.assert_written_partial("interrupted");
     assert_eq!(results["requests"], 1);
 }
+
+#[test]
+fn a_trace_cut_short_is_replayed_up_to_the_cut_and_marked_partial() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path());
+    let whole = dir.path().join("t.gtrace");
+    let status = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+        .args(["gen", cfg.to_str().unwrap(), "--limit", "200000", "-o"])
+        .arg(&whole)
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let bytes = std::fs::read(&whole).unwrap();
+    let cut = dir.path().join("cut.gtrace");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let outputs = Outputs::in_dir(dir.path());
+    let mut args = vec![
+        "replay".to_string(),
+        cut.to_str().unwrap().to_string(),
+        "--store".into(),
+        "memory".into(),
+    ];
+    args.extend(outputs.args());
+    let out = wait_bounded(spawn_gadget(args), "a replay of a cut trace");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("trace truncated at byte"), "{stderr}");
+    outputs.assert_written_partial("trace truncated at byte");
+}
