@@ -88,6 +88,20 @@ fn display_name(path: &Path) -> String {
     )
 }
 
+/// Fails before any work when an output flag names one of the inputs.
+fn refuse_writing_over_inputs(
+    outputs: &[(&str, &Option<PathBuf>)],
+    inputs: &[&Path],
+) -> anyhow::Result<()> {
+    for (flag, path) in outputs {
+        if let Some(path) = path {
+            gadget::atomic::refuse_overwriting_an_input(flag, path, inputs)
+                .map_err(anyhow::Error::msg)?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes the plots and the HTML report a command asked for; says where on stderr.
 fn write_outputs(
     title: &str,
@@ -120,6 +134,10 @@ fn write_json(path: &Path, json: &serde_json::Value) -> anyhow::Result<()> {
 /// `gadget analyze`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C cut a trace's
 /// analysis short (its results are still printed and written, marked partial).
 pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
+    refuse_writing_over_inputs(
+        &[("-o", &args.output), ("--report", &args.report)],
+        &[&args.input],
+    )?;
     let name = display_name(&args.input);
     let mut partial = false;
     let (json, text, figs) = match input_kind(&args.input)? {
@@ -233,6 +251,8 @@ fn hurst(h: Option<f64>) -> String {
 
 /// `gadget compare`.
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
+    let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
+    refuse_writing_over_inputs(&[("--report", &args.report)], &inputs)?;
     let kinds: Vec<Input> = args
         .inputs
         .iter()

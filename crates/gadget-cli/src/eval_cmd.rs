@@ -1,17 +1,19 @@
 //! `gadget run` and `gadget replay`: drive a real store and measure it.
 
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::ValueEnum;
+use gadget::atomic::{refuse_overwriting_an_input, write_or_fall_back, AtomicFile, OutputFailure};
 use gadget::config::run::{
     parse_duration, RunSettings, Warmup as ConfigWarmup, MAX_REDIS_TIMEOUT_NS, MIN_REDIS_TIMEOUT_NS,
 };
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
-use gadget_eval::report::{render_summary, write_atomically, write_time_series_csv};
-use gadget_eval::run::{RunOptions, RunReport, Warmup};
+use gadget_eval::report::{render_summary, write_time_series_csv};
+use gadget_eval::run::{Measured, RunOptions, RunReport, Warmup};
 use gadget_eval::store::{StoreKind, StoreSettings};
 use gadget_eval::workload::WorkloadSource;
 
@@ -53,7 +55,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             });
         }
     }
-    evaluate(sources, &args.eval, &plan)
+    let inputs: Vec<&Path> = args.config.iter().map(PathBuf::as_path).collect();
+    evaluate(sources, &inputs, &args.eval, &plan)
 }
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<i32> {
@@ -62,7 +65,8 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<i32> {
     for _ in 0..plan.instances {
         sources.extend(args.trace.iter().cloned().map(WorkloadSource::Trace));
     }
-    evaluate(sources, &args.eval, &plan)
+    let inputs: Vec<&Path> = args.trace.iter().map(PathBuf::as_path).collect();
+    evaluate(sources, &inputs, &args.eval, &plan)
 }
 
 /// The arrival process: the flags over the config's `[run]` section over closed loop.
@@ -289,7 +293,14 @@ impl StoreDir {
     }
 }
 
-fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::Result<i32> {
+/// Runs `sources` (read from `inputs`) as `plan` says and reports; the exit status.
+fn evaluate(
+    sources: Vec<WorkloadSource>,
+    inputs: &[&Path],
+    a: &EvalArgs,
+    plan: &Plan,
+) -> anyhow::Result<i32> {
+    let outputs = RunOutputs::prepare(a, inputs)?;
     let dir = match &a.dir {
         Some(d) => {
             std::fs::create_dir_all(d)
@@ -344,12 +355,17 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::
         );
     }
 
-    write_outputs(&report, &measured, a)?;
+    let failures = outputs.write(&report, &measured);
+    print_results(&report, a)?;
     match dir {
         StoreDir::Temporary(t) if a.keep => {
             eprintln!("store data kept in {}", t.keep().display());
         }
         _ => {}
+    }
+    if !failures.is_empty() {
+        let said: Vec<String> = failures.iter().map(ToString::to_string).collect();
+        bail!("{}", said.join("\n"));
     }
     if let Some(e) = failure {
         bail!("{e}; what was measured before it is printed and written, marked partial");
@@ -357,30 +373,85 @@ fn evaluate(sources: Vec<WorkloadSource>, a: &EvalArgs, plan: &Plan) -> anyhow::
     Ok(if report.partial { INTERRUPTED } else { 0 })
 }
 
-fn write_outputs(
-    report: &RunReport,
-    measured: &gadget_eval::run::Measured,
-    a: &EvalArgs,
-) -> anyhow::Result<()> {
-    if let Some(path) = &a.output {
-        write_atomically(path, |w| {
+/// The output files of a run, prepared before it starts: each one's temporary file exists, so
+/// an unwritable destination fails before any work instead of after the run.
+struct RunOutputs {
+    json: Option<AtomicFile>,
+    csv: Option<AtomicFile>,
+    hdr_log: Option<AtomicFile>,
+}
+
+impl RunOutputs {
+    /// Prepares `-o`, `--csv` and `--hdr-log`, refusing any that names an input or another
+    /// output.
+    fn prepare(a: &EvalArgs, inputs: &[&Path]) -> anyhow::Result<RunOutputs> {
+        let mut taken: Vec<&Path> = inputs.to_vec();
+        let mut prepared = Vec::new();
+        for (flag, path) in [
+            ("-o", &a.output),
+            ("--csv", &a.csv),
+            ("--hdr-log", &a.hdr_log),
+        ] {
+            let Some(path) = path else {
+                prepared.push(None);
+                continue;
+            };
+            refuse_overwriting_an_input(flag, path, &taken).map_err(anyhow::Error::msg)?;
+            let out = AtomicFile::create(path).with_context(|| {
+                format!(
+                    "{flag} {}: cannot write there, so the run does not start",
+                    path.display()
+                )
+            })?;
+            if prepared
+                .iter()
+                .flatten()
+                .any(|p: &AtomicFile| p.dest() == out.dest())
+            {
+                bail!(
+                    "{flag} {} is also another output; give each output a path of its own",
+                    path.display()
+                );
+            }
+            taken.push(path);
+            prepared.push(Some(out));
+        }
+        let mut prepared = prepared.into_iter();
+        let mut next = || prepared.next().flatten();
+        Ok(RunOutputs {
+            json: next(),
+            csv: next(),
+            hdr_log: next(),
+        })
+    }
+
+    /// Writes every prepared output; the ones that failed (written to fallback files instead).
+    fn write(self, report: &RunReport, measured: &Measured) -> Vec<OutputFailure> {
+        let mut failures = Vec::new();
+        let mut write = |out: Option<AtomicFile>,
+                         fill: &dyn Fn(&mut dyn Write) -> io::Result<()>| {
+            if let Some(out) = out {
+                if let Err(e) = write_or_fall_back(out, fill) {
+                    failures.push(e);
+                }
+            }
+        };
+        write(self.json, &|w| {
             serde_json::to_writer_pretty(&mut *w, report)?;
             writeln!(w)
-        })
-        .with_context(|| format!("cannot write the results to {}", path.display()))?;
-    }
-    if let Some(path) = &a.csv {
-        write_atomically(path, |w| write_time_series_csv(report, w))
-            .with_context(|| format!("cannot write the time series to {}", path.display()))?;
-    }
-    if let Some(path) = &a.hdr_log {
-        write_atomically(path, |mut w| {
+        });
+        write(self.csv, &|w| write_time_series_csv(report, w));
+        write(self.hdr_log, &|mut w| {
             measured
                 .recorder
                 .write_hdr_log(&mut w, report.partial_reason.as_deref())
-        })
-        .with_context(|| format!("cannot write the HDR log to {}", path.display()))?;
+        });
+        failures
     }
+}
+
+/// Prints the results: the summary, or JSON with `--json` (warnings then on stderr).
+fn print_results(report: &RunReport, a: &EvalArgs) -> anyhow::Result<()> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(report)?);
         for w in report.warnings() {

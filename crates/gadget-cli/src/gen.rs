@@ -12,6 +12,8 @@ use crate::progress;
 /// Runs `gadget gen`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C cut the trace short
 /// (the trace is still written, complete up to that point and marked partial).
 pub fn run(args: GenArgs) -> anyhow::Result<i32> {
+    gadget::atomic::refuse_overwriting_an_input("-o", &args.output, &[&args.config])
+        .map_err(anyhow::Error::msg)?;
     let mut config = Config::load_with_overrides(&args.config, &args.property)?;
     for w in &config.warnings {
         eprintln!("warning: {w}");

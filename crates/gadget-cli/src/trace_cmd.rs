@@ -11,6 +11,8 @@ use crate::progress;
 /// Runs `gadget trace convert`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C stopped it
 /// (the output is then left as it was).
 pub fn convert(args: ConvertArgs) -> anyhow::Result<i32> {
+    gadget::atomic::refuse_overwriting_an_input("-o", &args.output, &[&args.input])
+        .map_err(anyhow::Error::msg)?;
     let format = match args.format {
         Format::Bin => TraceFormat::Binary,
         Format::Text => TraceFormat::Text,

@@ -9,6 +9,7 @@ use super::{
     BinaryTraceWriter, TextTraceWriter, TraceError, TraceFooter, TraceFormat, TraceHeader,
 };
 use crate::access::{Access, AccessSink, Op, StateId};
+use crate::atomic::AtomicFile;
 
 /// A trace being written to a file (or to standard output for the path `-`).
 ///
@@ -16,7 +17,8 @@ use crate::access::{Access, AccessSink, Op, StateId};
 /// the writer instead removes the temporary file and leaves the destination untouched.
 pub struct TraceFileWriter {
     sink: FormatSink,
-    tmp: Option<TempFile>,
+    /// The file being written; `None` for standard output.
+    out: Option<AtomicFile>,
     dest: PathBuf,
 }
 
@@ -43,25 +45,19 @@ impl TraceFileWriter {
         let gz = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-        let (out, tmp) = if path.as_os_str() == "-" {
+        let (out, atomic) = if path.as_os_str() == "-" {
             (OutFile::new(Target::Stdout(io::stdout()), gz), None)
-        } else if crate::atomic::is_special_file(path) {
-            // /dev/null, a FIFO: write in place; a rename would replace the device itself
-            let file =
-                File::options()
-                    .write(true)
-                    .open(path)
-                    .map_err(|source| TraceError::File {
-                        action: "cannot open for writing",
-                        path: path.to_path_buf(),
-                        source,
-                    })?;
-            (OutFile::new(Target::File(WrittenBack::new(file)), gz), None)
         } else {
-            let mut tmp = TempFile::create(path)?;
+            let cannot_create = |source| TraceError::File {
+                action: "cannot create",
+                path: path.to_path_buf(),
+                source,
+            };
+            let mut atomic = AtomicFile::create(path).map_err(cannot_create)?;
+            let file = atomic.take_file().map_err(cannot_create)?;
             (
-                OutFile::new(Target::File(WrittenBack::new(tmp.file()?)), gz),
-                Some(tmp),
+                OutFile::new(Target::File(WrittenBack::new(file)), gz),
+                Some(atomic),
             )
         };
         let sink = match format {
@@ -70,7 +66,7 @@ impl TraceFileWriter {
         };
         Ok(TraceFileWriter {
             sink,
-            tmp,
+            out: atomic,
             dest: path.to_path_buf(),
         })
     }
@@ -93,8 +89,14 @@ impl TraceFileWriter {
             path: self.dest.clone(),
             source,
         })?;
-        if let (Some(tmp), Target::File(file)) = (self.tmp.as_mut(), target) {
-            tmp.commit(file.file, &self.dest)?;
+        if let (Some(atomic), Target::File(file)) = (self.out.take(), target) {
+            atomic
+                .commit(file.file)
+                .map_err(|source| TraceError::File {
+                    action: "cannot move the finished file onto",
+                    path: self.dest.clone(),
+                    source,
+                })?;
         }
         Ok(footer)
     }
@@ -256,89 +258,6 @@ impl Write for OutFile {
         match self {
             OutFile::Plain(w) => w.flush(),
             OutFile::Gz(w) => w.flush(),
-        }
-    }
-}
-
-/// A temporary file next to the destination, removed unless committed.
-struct TempFile {
-    path: PathBuf,
-    file: Option<File>,
-    committed: bool,
-}
-
-impl TempFile {
-    fn create(dest: &Path) -> Result<TempFile, TraceError> {
-        let dir = match dest.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "trace".into());
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let mut attempt = 0u32;
-        loop {
-            let path = dir.join(format!(
-                ".{name}.{}.{nanos}.{attempt}.tmp",
-                std::process::id()
-            ));
-            match File::options().write(true).create_new(true).open(&path) {
-                Ok(file) => {
-                    return Ok(TempFile {
-                        path,
-                        file: Some(file),
-                        committed: false,
-                    })
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
-                    attempt += 1;
-                }
-                Err(source) => {
-                    return Err(TraceError::File {
-                        action: "cannot create temporary file",
-                        path,
-                        source,
-                    })
-                }
-            }
-        }
-    }
-
-    fn file(&mut self) -> Result<File, TraceError> {
-        match self.file.take() {
-            Some(f) => Ok(f),
-            None => Err(TraceError::InvalidInput(
-                "temporary file already taken".into(),
-            )),
-        }
-    }
-
-    fn commit(&mut self, file: File, dest: &Path) -> Result<(), TraceError> {
-        file.sync_all().map_err(|source| TraceError::File {
-            action: "cannot sync",
-            path: self.path.clone(),
-            source,
-        })?;
-        drop(file);
-        std::fs::rename(&self.path, dest).map_err(|source| TraceError::File {
-            action: "cannot rename the temporary file onto",
-            path: dest.to_path_buf(),
-            source,
-        })?;
-        self.committed = true;
-        Ok(())
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.committed {
-            self.file = None;
-            let _ = std::fs::remove_file(&self.path);
         }
     }
 }

@@ -1,0 +1,270 @@
+//! Where results go, as users get it wrong or lose it: an unwritable destination fails before
+//! the run, an input is never written over, a full disk at the end leaves the results in a
+//! fallback file, and the temporary files of a killed run are cleaned by the next one.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+// the Ctrl-C helpers (this test uses part of the module)
+#[allow(dead_code)]
+mod interrupt;
+
+use interrupt::{spawn_gadget, terminate_and_wait};
+
+/// An endless synthetic tumbling-window workload.
+fn workload(dir: &Path) -> PathBuf {
+    let path = dir.join("workload.toml");
+    std::fs::write(
+        &path,
+        "seed = 5\n[source]\ntype = \"synthetic\"\nkey_space = 200\n\
+         [source.keys]\ndistribution = \"uniform\"\n\
+         [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
+         [source.watermarks]\ntype = \"punctuated\"\nevery = 20\n\
+         [operator]\ntype = \"tumbling\"\nsize = 100\nfunction = \"incremental\"\n",
+    )
+    .unwrap();
+    path
+}
+
+/// Waits at most 60 s for `child` to exit; its output.
+fn wait_bounded(mut child: Child, what: &str) -> Output {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{what} did not end within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn an_unwritable_destination_fails_before_an_endless_run_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path());
+    let missing = dir.path().join("no-such-dir/out");
+    for (flag, path) in [
+        ("-o", missing.clone()),
+        ("--csv", missing.clone()),
+        ("--hdr-log", missing.clone()),
+        ("-o", dir.path().to_path_buf()),
+    ] {
+        // the workload never ends: only a check before the run lets the command return
+        let child = spawn_gadget(["run", &s(&cfg), "--store", "memory", flag, &s(&path)]);
+        let out = wait_bounded(child, &format!("run {flag} {}", path.display()));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{flag} {}: cannot write there, so the run does not start",
+                path.display()
+            )),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn no_command_writes_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path());
+    let before = std::fs::read(&cfg).unwrap();
+    let trace = dir.path().join("t.gtrace");
+    let gen = |args: &[&str]| {
+        Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(gen(&["gen", &s(&cfg), "--limit", "1000", "-o", &s(&trace)])
+        .status
+        .success());
+    // the same file by another name
+    let other_name = format!(
+        "{}/../{}/workload.toml",
+        s(dir.path()),
+        dir.path().file_name().unwrap().to_str().unwrap()
+    );
+    for args in [
+        vec!["gen", &s(&cfg), "--limit", "10", "-o", &other_name],
+        vec![
+            "run",
+            &s(&cfg),
+            "--limit",
+            "10",
+            "--store",
+            "memory",
+            "--csv",
+            &s(&cfg),
+        ],
+        vec![
+            "replay",
+            &s(&trace),
+            "--store",
+            "memory",
+            "--hdr-log",
+            &s(&trace),
+        ],
+        vec![
+            "trace",
+            "convert",
+            &s(&trace),
+            "-o",
+            &s(&trace),
+            "--format",
+            "text",
+        ],
+        vec!["analyze", &s(&trace), "--report", &s(&trace)],
+    ] {
+        let out = gen(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("is also an input"), "{args:?}: {stderr}");
+    }
+    assert_eq!(
+        std::fs::read(&cfg).unwrap(),
+        before,
+        "the config is untouched"
+    );
+}
+
+#[test]
+fn a_killed_runs_temporary_file_is_removed_by_the_next_run_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path());
+    let out = dir.path().join("t.gtrace");
+    let temporaries = || -> Vec<PathBuf> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "tmp"))
+            .collect()
+    };
+    // an endless generation, killed as the OOM killer or `kill -9` would
+    let mut child = spawn_gadget(["gen", &s(&cfg), "-o", &s(&out)]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while temporaries().is_empty() {
+        assert!(Instant::now() < deadline, "gen made no temporary file");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = temporaries();
+    assert_eq!(left.len(), 1, "SIGKILL leaves the temporary file: {left:?}");
+    let next = Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+        .args(["gen", &s(&cfg), "--limit", "100", "-o", &s(&out)])
+        .output()
+        .unwrap();
+    assert!(next.status.success());
+    assert!(
+        temporaries().is_empty(),
+        "{:?} is still there",
+        temporaries()
+    );
+    assert!(out.exists());
+}
+
+/// A tmpfs of `kib` KiB mounted on a fresh directory; unmounted when dropped.
+struct SmallFilesystem {
+    dir: tempfile::TempDir,
+}
+
+impl SmallFilesystem {
+    /// Mounts one, or `None` (the test skipped) where this process may not mount; with
+    /// `CI=true` a failed mount as root fails the test, since CI runs as root.
+    fn mount(kib: u64, test: &str) -> Option<SmallFilesystem> {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout == b"0\n");
+        let mounted = root
+            && Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+                .arg(dir.path())
+                .status()
+                .is_ok_and(|s| s.success());
+        if !mounted {
+            if root && std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("{test}: cannot mount a tmpfs as root under CI=true");
+            }
+            eprintln!("skipping {test}: mounting a small tmpfs needs root");
+            return None;
+        }
+        Some(SmallFilesystem { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fills the filesystem to the last byte.
+    fn fill(&self) {
+        let filler = vec![0u8; 4096];
+        let mut f = std::fs::File::create(self.path().join("filler")).unwrap();
+        use std::io::Write;
+        while f.write_all(&filler).is_ok() {}
+    }
+}
+
+impl Drop for SmallFilesystem {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn a_disk_full_at_the_end_prints_the_summary_and_keeps_the_results_in_a_fallback_file() {
+    let Some(fs) = SmallFilesystem::mount(512, "disk full at the end") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = workload(dir.path());
+    let results = fs.path().join("r.json");
+    let csv = fs.path().join("r.csv");
+    let child = spawn_gadget([
+        "run",
+        &s(&cfg),
+        "--store",
+        "memory",
+        "--arrival",
+        "constant",
+        "--rate",
+        "20000",
+        "-o",
+        &s(&results),
+        "--csv",
+        &s(&csv),
+    ]);
+    std::thread::sleep(Duration::from_millis(1500));
+    fs.fill();
+    let out = terminate_and_wait(child, Duration::ZERO, "a run on a full disk");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stdout.contains("latency (completion - intended start)"),
+        "the summary is printed: {stdout}"
+    );
+    for (path, content) in [(&results, "\"partial\": true"), (&csv, "# PARTIAL")] {
+        let said = format!("cannot write {}: ", path.display());
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&said))
+            .unwrap_or_else(|| panic!("{said:?} missing from {stderr}"));
+        let fallback = line
+            .split("its content is in ")
+            .nth(1)
+            .and_then(|rest| rest.strip_suffix(" instead"))
+            .unwrap_or_else(|| panic!("no fallback named in {line:?}"));
+        let kept = std::fs::read_to_string(fallback).expect("the fallback file is written");
+        assert!(kept.contains(content), "{kept}");
+        std::fs::remove_file(fallback).unwrap();
+    }
+}
