@@ -17,6 +17,7 @@ use gadget_analyze::{scan, Analysis, AnalyzeOptions};
 use crate::cli::{AnalysisOptions, AnalyzeArgs, CompareArgs, EvalArgs};
 use crate::interrupt::INTERRUPTED;
 use crate::progress::spinner;
+use crate::stdout::{out, outln};
 
 /// What a file given to `analyze` or `compare` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,9 +162,9 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
         write_json(out, &json)?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?);
     } else {
-        print!("{text}");
+        out!("{text}");
     }
     write_outputs(
         &format!("Gadget analysis of {name}"),
@@ -274,9 +275,9 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
                     Ok(serde_json::from_str(&std::fs::read_to_string(p)?)?)
                 })
                 .collect::<anyhow::Result<_>>()?;
-            println!("{}", serde_json::to_string_pretty(&items)?);
+            outln!("{}", serde_json::to_string_pretty(&items)?);
         } else {
-            print!("{table}");
+            out!("{table}");
         }
         let figs = overlay(results.iter().map(|(n, r)| r.figures(n)).collect());
         let mut sections = vec![("Side by side".to_string(), table)];
@@ -315,9 +316,9 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&items)?);
+        outln!("{}", serde_json::to_string_pretty(&items)?);
     } else {
-        print!("{table}");
+        out!("{table}");
     }
     let figs = overlay(traces.iter().map(|(n, a)| figures(a, n)).collect());
     let mut sections = vec![("Side by side".to_string(), table)];

@@ -20,6 +20,7 @@ use gadget_eval::workload::WorkloadSource;
 use crate::cli::{Arrival, EvalArgs, ReplayArgs, RunArgs};
 use crate::interrupt::INTERRUPTED;
 use crate::progress;
+use crate::stdout::{out, outln};
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut configs = Vec::new();
@@ -453,12 +454,12 @@ impl RunOutputs {
 /// Prints the results: the summary, or JSON with `--json` (warnings then on stderr).
 fn print_results(report: &RunReport, a: &EvalArgs) -> anyhow::Result<()> {
     if a.json {
-        println!("{}", serde_json::to_string_pretty(report)?);
+        outln!("{}", serde_json::to_string_pretty(report)?);
         for w in report.warnings() {
             eprintln!("warning: {w}");
         }
     } else {
-        print!("{}", render_summary(report));
+        out!("{}", render_summary(report));
     }
     Ok(())
 }

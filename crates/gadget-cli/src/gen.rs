@@ -8,6 +8,7 @@ use gadget::trace::{TraceFileWriter, TraceFooter, TraceFormat};
 use crate::cli::{Format, GenArgs};
 use crate::interrupt::INTERRUPTED;
 use crate::progress;
+use crate::stdout::{out, outln};
 
 /// Runs `gadget gen`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C cut the trace short
 /// (the trace is still written, complete up to that point and marked partial).
@@ -95,9 +96,9 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
         json["seed"] = config.seed.into();
         json["seconds"] = elapsed.into();
         json["requests_per_second"] = rate.into();
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?);
     } else if args.output.as_os_str() != "-" {
-        println!(
+        outln!(
             "{} ({}, seed {}) -> {} ({})\n",
             args.config.display(),
             config.operator_name,
@@ -105,8 +106,8 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
             args.output.display(),
             format.name()
         );
-        print!("{}", summary.render());
-        println!("\ngenerated in {elapsed:.2} s: {rate:.0} requests/s");
+        out!("{}", summary.render());
+        outln!("\ngenerated in {elapsed:.2} s: {rate:.0} requests/s");
     } else {
         eprint!("{}", summary.render());
         eprintln!("\ngenerated in {elapsed:.2} s: {rate:.0} requests/s");

@@ -7,6 +7,7 @@ mod gen;
 mod interrupt;
 mod progress;
 mod record_cmd;
+mod stdout;
 mod trace_cmd;
 
 use clap::Parser;
@@ -16,6 +17,9 @@ fn main() {
     match run(args) {
         Ok(0) => {}
         Ok(code) => std::process::exit(code),
+        // the reader of standard output is gone (`gadget gen -o - | head`): end quietly, with
+        // the status of a process stopped by SIGPIPE, as Unix tools do
+        Err(e) if stdout::is_broken_pipe(&e) => std::process::exit(141),
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::exit(1);

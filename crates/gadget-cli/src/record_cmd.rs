@@ -8,6 +8,7 @@ use anyhow::{bail, Context};
 use gadget::trace::open_trace;
 
 use crate::cli::{Format, RecordFlinkArgs};
+use crate::stdout::outln;
 
 /// Where `make recorder` puts the agent, relative to the project root.
 const DEFAULT_AGENT: &str = "recorder/flink/agent/target/gadget-recorder-flink.jar";
@@ -83,10 +84,10 @@ pub fn flink(args: RecordFlinkArgs) -> anyhow::Result<i32> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        outln!("{}", serde_json::to_string_pretty(&list)?);
     } else {
         for t in &traces {
-            println!(
+            outln!(
                 "{}: {} requests, {} events, {} watermarks{}",
                 t.file.display(),
                 t.requests,

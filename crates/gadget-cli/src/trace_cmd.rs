@@ -7,6 +7,7 @@ use gadget::trace::{open_trace, TraceError, TraceFormat};
 use crate::cli::{ConvertArgs, DiffArgs, Format};
 use crate::interrupt::INTERRUPTED;
 use crate::progress;
+use crate::stdout::outln;
 
 /// Runs `gadget trace convert`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C stopped it
 /// (the output is then left as it was).
@@ -35,7 +36,7 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<i32> {
         }
         converted => converted?,
     };
-    println!(
+    outln!(
         "{} -> {} ({}): {} requests, {} events, {} watermarks",
         args.input.display(),
         args.output.display(),
@@ -102,21 +103,21 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
             "identical": c.identical(),
             "first_difference": first.as_ref().map(|(i, x, y)| serde_json::json!({"index": i, "a": x, "b": y})),
         });
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?);
     } else {
-        println!("A: {} ({} requests)", args.a.display(), c.len_a);
-        println!("B: {} ({} requests)", args.b.display(), c.len_b);
+        outln!("A: {} ({} requests)", args.a.display(), c.len_a);
+        outln!("B: {} ({} requests)", args.b.display(), c.len_b);
         match c.distance {
-            Some(d) => println!("match: {:.6} ({d} requests only on one side)", ratio),
-            None => println!(
+            Some(d) => outln!("match: {:.6} ({d} requests only on one side)", ratio),
+            None => outln!(
                 "match: <= {:.6} (more than {} requests differ; raise --max-distance for the exact figure)",
                 ratio, args.max_distance
             ),
         }
         match &first {
-            None => println!("identical request sequences"),
+            None => outln!("identical request sequences"),
             Some((i, x, y)) => {
-                println!("first difference at request {i}: A has `{x}`, B has `{y}`")
+                outln!("first difference at request {i}: A has `{x}`, B has `{y}`")
             }
         }
     }
