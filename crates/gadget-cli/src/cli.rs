@@ -177,7 +177,7 @@ pub struct RunArgs {
     #[arg(short = 'p', long = "property", value_name = "KEY=VALUE")]
     pub property: Vec<String>,
     /// Stop after this many requests (default: the config's `limit`, else the whole workload).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
     /// Play the workload's event file N times, each copy later in event time (overrides the
     /// file source's `repeat`; lengthens a short input such as the Borg trace).
@@ -353,7 +353,7 @@ pub struct GenArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Stop after this many requests (the trace is marked truncated; open windows do not fire).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
     /// Play the workload's event file N times, each copy later in event time (overrides the
     /// file source's `repeat`; lengthens a short input such as the Borg trace).

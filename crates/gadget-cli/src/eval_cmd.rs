@@ -7,7 +7,8 @@ use anyhow::{bail, Context};
 use clap::ValueEnum;
 use gadget::atomic::{refuse_overwriting_an_input, write_or_fall_back, AtomicFile, OutputFailure};
 use gadget::config::run::{
-    parse_duration, RunSettings, Warmup as ConfigWarmup, MAX_REDIS_TIMEOUT_NS, MIN_REDIS_TIMEOUT_NS,
+    parse_duration, parse_interval, Bounds, RunSettings, Warmup as ConfigWarmup, ALPHA, BIAS,
+    INSTANCES, MAX_REDIS_TIMEOUT_NS, MIN_REDIS_TIMEOUT_NS, MODULATION, PERIOD, RATE, SPEED,
 };
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
@@ -126,15 +127,13 @@ impl Plan {
             (None, None) => Warmup::None,
         };
         let interval_ns = match &a.interval {
-            Some(i) => parse_duration(i)
-                .filter(|&n| n > 0)
-                .with_context(|| format!("--interval {i:?}: give a positive time (1s, 100ms)"))?,
+            Some(i) => parse_interval(i).with_context(|| {
+                format!("--interval {i:?}: give a time of at least 1ms (1s, 100ms)")
+            })?,
             None => r.interval_ns.unwrap_or(1_000_000_000),
         };
         let instances = a.instances.or(r.instances).unwrap_or(1);
-        if instances == 0 {
-            bail!("--instances 0: give at least 1");
-        }
+        check(INSTANCES, "--instances", instances as f64)?;
         let defaults = StoreSettings::default();
         let settings = StoreSettings {
             write_buffer_size: a
@@ -218,10 +217,7 @@ fn arrival_process(
 ) -> anyhow::Result<ArrivalProcess> {
     let rate = |what: &str| -> anyhow::Result<f64> {
         match rate {
-            Some(r) if r.is_finite() && r > 0.0 => Ok(r),
-            Some(r) => {
-                bail!("--rate {r} is out of range; give a positive number of requests per second")
-            }
+            Some(r) => check(RATE, "--rate", r),
             None => {
                 bail!("--arrival {what} needs --rate (requests per second), e.g. --rate 100000")
             }
@@ -242,33 +238,19 @@ fn arrival_process(
         Arrival::Poisson => ArrivalProcess::Poisson {
             rate: rate("poisson")?,
         },
-        Arrival::BModel => {
-            if !(0.5..1.0).contains(&bias) {
-                bail!("--bias {bias} is out of range; allowed: 0.5 (uniform) up to but not including 1");
-            }
-            ArrivalProcess::BModel {
-                rate: rate("b-model")?,
-                bias,
-                bin_ns: 1_000_000,
-                levels: 12,
-            }
-        }
-        Arrival::EventTime => {
-            if !(speed > 0.0 && speed.is_finite()) {
-                bail!("--speed {speed} is out of range; give a positive factor (1 = real time)");
-            }
-            ArrivalProcess::EventTime { speed }
-        }
+        Arrival::BModel => ArrivalProcess::BModel {
+            bias: check(BIAS, "--bias", bias)?,
+            rate: rate("b-model")?,
+            bin_ns: 1_000_000,
+            levels: 12,
+        },
+        Arrival::EventTime => ArrivalProcess::EventTime {
+            speed: check(SPEED, "--speed", speed)?,
+        },
         Arrival::Diurnal => {
-            if !(0.0..1.0).contains(&modulation) {
-                bail!("--modulation {modulation} is out of range; allowed: 0 up to but not including 1");
-            }
-            if !(alpha > 1.0 && alpha.is_finite()) {
-                bail!("--alpha {alpha} is out of range; the Pareto shape must be above 1");
-            }
-            if !(period > 0.0 && period.is_finite()) {
-                bail!("--period {period} is out of range; give a positive number of seconds");
-            }
+            let modulation = check(MODULATION, "--modulation", modulation)?;
+            let alpha = check(ALPHA, "--alpha", alpha)?;
+            let period = check(PERIOD, "--period", period)?;
             ArrivalProcess::Diurnal {
                 rate: rate("diurnal")?,
                 period_ns: (period * 1e9) as u64,
@@ -277,6 +259,11 @@ fn arrival_process(
             }
         }
     })
+}
+
+/// `value` of `flag` when it is within `bounds` (those of its config key too).
+fn check(bounds: Bounds, flag: &str, value: f64) -> anyhow::Result<f64> {
+    bounds.check(flag, value).map_err(anyhow::Error::msg)
 }
 
 /// The store's directory: the user's, or a fresh temporary one (removed unless `--keep`).

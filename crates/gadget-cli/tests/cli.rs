@@ -468,6 +468,74 @@ fn out_of_range_value_names_the_allowed_range() {
 }
 
 #[test]
+fn flags_and_config_keys_share_one_set_of_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "type = \"tumbling\"\nsize = 5000");
+    let cfg = cfg.to_str().unwrap();
+    // each flag is refused with the range its config key has, tiny numbers in short form
+    for (args, said) in [
+        (
+            vec!["gen", cfg, "--limit", "0", "-o", "t"],
+            "invalid value '0' for '--limit",
+        ),
+        (
+            vec![
+                "run",
+                cfg,
+                "--store",
+                "memory",
+                "--arrival",
+                "constant",
+                "--rate",
+                "1e-300",
+            ],
+            "--rate 1e-300 is out of range; allowed: [1e-6, 1000000000000]",
+        ),
+        (
+            vec![
+                "run",
+                cfg,
+                "--store",
+                "memory",
+                "--arrival",
+                "event-time",
+                "--speed",
+                "1e-300",
+            ],
+            "--speed 1e-300 is out of range; allowed: [1e-9, 1000000000000]",
+        ),
+        (
+            vec!["run", cfg, "--store", "memory", "--interval", "10us"],
+            "--interval \"10us\": give a time of at least 1ms",
+        ),
+        (
+            vec!["run", cfg, "--store", "memory", "--instances", "5000"],
+            "--instances 5000 is out of range; allowed: [1, 4096]",
+        ),
+    ] {
+        let out = gadget()
+            .current_dir(dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+    }
+    let err = config_error(&format!(
+        "{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = 5\n[run]\narrival = \"constant\"\nrate = 1e-300\n"
+    ));
+    assert!(
+        err.contains("`run.rate`: 1e-300 is out of range; allowed: [1e-6, 1000000000000]"),
+        "{err}"
+    );
+    let err = config_error(&format!(
+        "{SOURCE}\n[operator]\ntype = \"tumbling\"\nsize = 5\n[run]\ninterval = \"1ns\"\n"
+    ));
+    assert!(err.contains("is not a time of at least 1ms"), "{err}");
+}
+
+#[test]
 fn unknown_choice_lists_the_allowed_values() {
     let err = config_error(&format!("{SOURCE}\n[operator]\ntype = \"hopping\"\n"));
     assert!(

@@ -178,10 +178,16 @@ pub struct Recorder {
     /// that the intervals of concurrent instances line up.
     interval_end_ns: u64,
     interval_ns: u64,
-    /// One entry per finished interval.
+    /// One entry per finished interval, the first [`MAX_INTERVALS`] of them.
     pub series: Vec<IntervalStats>,
     hdr_log: Option<Vec<LoggedInterval>>,
+    /// True once intervals beyond [`MAX_INTERVALS`] were left out of the series and the log.
+    truncated: bool,
 }
+
+/// The most intervals a run keeps in its time series and HDR log: a day of 1 s intervals, 100 s
+/// of the shortest (1 ms). Later intervals still count in the totals.
+pub const MAX_INTERVALS: usize = 100_000;
 
 /// One empty slot per op.
 fn per_op<T>() -> Vec<Option<T>> {
@@ -204,6 +210,7 @@ impl Recorder {
             interval_ns: interval_ns.max(1),
             series: Vec::new(),
             hdr_log: keep_intervals.then(Vec::new),
+            truncated: false,
         }
     }
 
@@ -256,15 +263,28 @@ impl Recorder {
         self.latency[op as usize].is_some() || self.interval[op as usize].is_some()
     }
 
-    /// Ends the interval that contains `now_ns`'s predecessor; empty intervals are recorded too.
+    /// True when intervals beyond [`MAX_INTERVALS`] were left out of the time series.
+    pub fn is_series_truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// Ends the interval that contains `now_ns`'s predecessor; empty intervals are recorded too,
+    /// until the series is full: then the empty ones are skipped at once.
     fn close_interval(&mut self, now_ns: u64) {
         while now_ns >= self.interval_end_ns {
             self.push_interval(self.interval_end_ns);
+            if self.truncated && now_ns >= self.interval_end_ns {
+                let empty = (now_ns - self.interval_end_ns) / self.interval_ns + 1;
+                self.interval_start_ns += empty * self.interval_ns;
+                self.interval_end_ns += empty * self.interval_ns;
+            }
         }
     }
 
     fn push_interval(&mut self, end_ns: u64) {
         let start = self.interval_start_ns;
+        let keep = self.series.len() < MAX_INTERVALS;
+        self.truncated |= !keep;
         let seconds = (end_ns - start) as f64 / 1e9;
         let mut ops = Vec::new();
         let mut all = histogram();
@@ -282,7 +302,7 @@ impl Recorder {
                     .get_or_insert_with(histogram)
                     .add(&*h)
                     .expect("same bounds");
-                if let Some(log) = self.hdr_log.as_mut() {
+                if let Some(log) = self.hdr_log.as_mut().filter(|_| keep) {
                     log.push(LoggedInterval {
                         start_ns: start,
                         end_ns,
@@ -293,12 +313,14 @@ impl Recorder {
                 h.reset();
             }
         }
-        self.series.push(IntervalStats {
-            start_s: start as f64 / 1e9,
-            end_s: end_ns as f64 / 1e9,
-            all: IntervalOp::from_histogram("all", &all, seconds),
-            ops,
-        });
+        if keep {
+            self.series.push(IntervalStats {
+                start_s: start as f64 / 1e9,
+                end_s: end_ns as f64 / 1e9,
+                all: IntervalOp::from_histogram("all", &all, seconds),
+                ops,
+            });
+        }
         self.interval_start_ns = end_ns;
         self.interval_end_ns = end_ns + self.interval_ns;
     }
@@ -315,6 +337,7 @@ impl Recorder {
     /// Adds the measurements of a concurrent instance: histograms op by op, and the time series
     /// interval by interval (intervals end on the same boundaries from the shared start).
     pub fn merge(&mut self, other: &Recorder) {
+        self.truncated |= other.truncated;
         for op in Op::ALL {
             let Some(theirs) = other.op_histograms(op) else {
                 continue;
@@ -643,6 +666,31 @@ mod tests {
         r.write_hdr_log(&mut log, Some("interrupted")).unwrap();
         let text = String::from_utf8(log).unwrap();
         assert!(text.contains("#PARTIAL: interrupted;"), "{text}");
+    }
+
+    #[test]
+    fn a_long_gap_keeps_at_most_the_cap_of_intervals_and_still_counts_every_request() {
+        // 1 ms intervals and a day between two requests: 86.4 M intervals, were they all kept
+        let mut r = Recorder::new(1_000_000, true, true);
+        r.start(0);
+        r.record(Op::Get, 10, 10, 500);
+        let day = 86_400_000_000_000;
+        r.record(Op::Put, 20, 20, day);
+        r.record(Op::Put, 30, 30, day + 2_000_000);
+        r.finish(day + 3_000_000);
+        assert_eq!(r.series.len(), MAX_INTERVALS);
+        assert!(r.is_series_truncated());
+        assert_eq!(
+            r.hdr_log.as_ref().unwrap().len(),
+            1,
+            "only the kept intervals are logged"
+        );
+        let (latency, _) = r.summary(1.0);
+        assert_eq!(
+            latency.last().unwrap().ops,
+            3,
+            "the totals count every request"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use gadget::PROGRESS_EVERY;
 use serde::{Deserialize, Serialize};
 
 use crate::arrival::ArrivalProcess;
-use crate::measure::{IntervalStats, OpSummary, Recorder};
+use crate::measure::{IntervalStats, OpSummary, Recorder, MAX_INTERVALS};
 use crate::store::{Store, StoreError};
 use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
 
@@ -113,6 +113,10 @@ pub struct RunReport {
     pub service: Vec<OpSummary>,
     /// Throughput and latency per interval.
     pub time_series: Vec<IntervalStats>,
+    /// True when the run had more intervals than the time series keeps (the first
+    /// [`MAX_INTERVALS`] are kept; the totals cover the whole run).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_series_truncated: bool,
     /// The store's own counters over the whole run, warm-up included, by name (with
     /// `--store-counters`, for stores that keep any; else empty). Summed over instances.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -138,6 +142,11 @@ impl RunReport {
                 "NOT SUSTAINED: the target was {:.0} requests/s but the store managed {:.0}; latencies include the growing backlog",
                 self.target_rate.unwrap_or(0.0),
                 self.throughput
+            ));
+        }
+        if self.time_series_truncated {
+            w.push(format!(
+                "the time series keeps the first {MAX_INTERVALS} intervals only (the totals cover the whole run); a longer --interval covers it all"
             ));
         }
         if self.producer_stalls > 0 {
@@ -269,6 +278,7 @@ impl Measured {
             latency,
             service,
             time_series: self.recorder.series.clone(),
+            time_series_truncated: self.recorder.is_series_truncated(),
             store_counters: BTreeMap::new(),
             instances: Vec::new(),
         }

@@ -214,9 +214,22 @@ impl<'a> Section<'a> {
         let n = v
             .as_float()
             .or_else(|| v.as_integer().map(|i| i as f64))
-            .ok_or_else(|| self.error(key, format!("must be a number in [{min}, {max}]")))?;
+            .ok_or_else(|| {
+                self.error(
+                    key,
+                    format!("must be a number in [{}, {}]", number(min), number(max)),
+                )
+            })?;
         if !(n >= min && n <= max) {
-            return Err(self.error(key, format!("{n} is out of range; allowed: [{min}, {max}]")));
+            return Err(self.error(
+                key,
+                format!(
+                    "{} is out of range; allowed: [{}, {}]",
+                    number(n),
+                    number(min),
+                    number(max)
+                ),
+            ));
         }
         Ok(Some(n))
     }
@@ -355,5 +368,15 @@ impl<'a> Section<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// A number as a message shows it: plainly in the usual range, in scientific notation when
+/// huge or tiny (`1e-300`, not 300 digits).
+pub(crate) fn number(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e15).contains(&x.abs()) || !x.is_finite() {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
     }
 }

@@ -19,6 +19,75 @@ pub const STORE_NAMES: &[&str] = &[
     "faster",
 ];
 
+/// The range a number of the `[run]` section may take: the same for its config key and its
+/// command-line flag.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    /// The smallest value allowed.
+    pub min: f64,
+    /// The largest value allowed.
+    pub max: f64,
+}
+
+impl Bounds {
+    /// `value` when it is in range; else a message naming `name` (the flag) and the range.
+    pub fn check(&self, name: &str, value: f64) -> Result<f64, String> {
+        if value >= self.min && value <= self.max {
+            Ok(value)
+        } else {
+            Err(format!(
+                "{name} {} is out of range; allowed: [{}, {}]",
+                super::reader::number(value),
+                super::reader::number(self.min),
+                super::reader::number(self.max)
+            ))
+        }
+    }
+}
+
+/// Requests per second of an open-loop arrival (one per 11.6 days up to 10^12).
+pub const RATE: Bounds = Bounds {
+    min: 1e-6,
+    max: 1e12,
+};
+/// b-model bias: 0.5 is uniform; 1 would put everything in one instant.
+pub const BIAS: Bounds = Bounds {
+    min: 0.5,
+    max: 0.999_999,
+};
+/// Diurnal period, seconds.
+pub const PERIOD: Bounds = Bounds {
+    min: 1e-6,
+    max: 1e9,
+};
+/// Diurnal modulation depth.
+pub const MODULATION: Bounds = Bounds {
+    min: 0.0,
+    max: 0.999_999,
+};
+/// Diurnal Pareto shape (above 1, so the mean exists).
+pub const ALPHA: Bounds = Bounds {
+    min: 1.000_001,
+    max: 1e6,
+};
+/// Event-time seconds replayed per wall-clock second.
+pub const SPEED: Bounds = Bounds {
+    min: 1e-9,
+    max: 1e12,
+};
+/// Concurrent instances.
+pub const INSTANCES: Bounds = Bounds {
+    min: 1.0,
+    max: 4096.0,
+};
+/// The shortest time-series interval, ns (1 ms): shorter ones cost more than they show.
+pub const MIN_INTERVAL_NS: u64 = 1_000_000;
+
+/// Parses a time-series interval (`1s`, `100ms`): at least [`MIN_INTERVAL_NS`].
+pub fn parse_interval(text: &str) -> Option<u64> {
+    parse_duration(text).filter(|&n| n >= MIN_INTERVAL_NS)
+}
+
 /// Arrival processes a config may name.
 pub const ARRIVAL_NAMES: &[&str] = &[
     "closed",
@@ -117,13 +186,15 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
     let mut r = RunSettings {
         store: s.choice("store", STORE_NAMES)?.map(str::to_string),
         arrival: s.choice("arrival", ARRIVAL_NAMES)?.map(str::to_string),
-        rate: s.float("rate", 1e-6, 1e12)?,
-        bias: s.float("bias", 0.5, 0.999_999)?,
-        period: s.float("period", 1e-6, 1e9)?,
-        modulation: s.float("modulation", 0.0, 0.999_999)?,
-        alpha: s.float("alpha", 1.000_001, 1e6)?,
-        speed: s.float("speed", 1e-9, 1e12)?,
-        instances: s.int("instances", 1, 4096)?.map(|n| n as usize),
+        rate: s.float("rate", RATE.min, RATE.max)?,
+        bias: s.float("bias", BIAS.min, BIAS.max)?,
+        period: s.float("period", PERIOD.min, PERIOD.max)?,
+        modulation: s.float("modulation", MODULATION.min, MODULATION.max)?,
+        alpha: s.float("alpha", ALPHA.min, ALPHA.max)?,
+        speed: s.float("speed", SPEED.min, SPEED.max)?,
+        instances: s
+            .int("instances", INSTANCES.min as i64, INSTANCES.max as i64)?
+            .map(|n| n as usize),
         shared_store: s.bool("shared_store")?,
         store_counters: s.bool("store_counters")?,
         ..RunSettings::default()
@@ -138,10 +209,12 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         });
     }
     if let Some(text) = s.string("interval")? {
-        r.interval_ns = Some(parse_duration(&text).filter(|&n| n > 0).ok_or_else(|| {
+        r.interval_ns = Some(parse_interval(&text).ok_or_else(|| {
             s.error(
                 "interval",
-                format!("`{text}` is not a positive time; use for example \"1s\" or \"100ms\""),
+                format!(
+                    "`{text}` is not a time of at least 1ms; use for example \"1s\" or \"100ms\""
+                ),
             )
         })?);
     }
