@@ -21,7 +21,7 @@ fn main() {
         // the status of a process stopped by SIGPIPE, as Unix tools do
         Err(e) if stdout::is_broken_pipe(&e) => std::process::exit(141),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", describe(&e));
             std::process::exit(1);
         }
     }
@@ -42,5 +42,42 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
         cli::Command::Record(r) => match r.engine {
             cli::RecordEngine::Flink(a) => record_cmd::flink(a),
         },
+    }
+}
+
+/// The error and its causes, each said once: a message that already holds its cause's text
+/// (`cannot open t.gtrace: No such file or directory (os error 2)`) does not get it again.
+fn describe(e: &anyhow::Error) -> String {
+    let mut said = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if said.contains(&text) {
+            continue;
+        }
+        if !said.is_empty() {
+            said.push_str(": ");
+        }
+        said.push_str(&text);
+    }
+    said
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+    use anyhow::Context;
+
+    #[test]
+    fn a_cause_already_in_its_message_is_said_once() {
+        let io = std::io::Error::from_raw_os_error(2);
+        let os = io.to_string();
+        // as an error type that prints its source and also returns it as its cause
+        let e = Err::<(), _>(io)
+            .with_context(|| format!("cannot open t.gtrace: {os}"))
+            .context("replaying")
+            .unwrap_err();
+        let said = describe(&e);
+        assert_eq!(said, format!("replaying: cannot open t.gtrace: {os}"));
+        assert_eq!(said.matches(&os).count(), 1, "{said}");
     }
 }

@@ -4,7 +4,11 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod interrupt;
+
+use interrupt::{endless_workload, wait_bounded};
 
 fn s(p: &Path) -> String {
     p.to_str().unwrap().to_string()
@@ -20,15 +24,7 @@ fn with_closed_stdout(args: &[String]) -> (Option<i32>, String) {
         .spawn()
         .unwrap();
     drop(child.stdout.take());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("{args:?} did not end within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = wait_bounded(child, Duration::from_secs(60), &format!("{args:?}"));
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -38,16 +34,7 @@ fn with_closed_stdout(args: &[String]) -> (Option<i32>, String) {
 #[test]
 fn every_command_ends_quietly_when_its_reader_closes_standard_output() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("w.toml");
-    std::fs::write(
-        &cfg,
-        "seed = 5\n[source]\ntype = \"synthetic\"\nkey_space = 200\n\
-         [source.keys]\ndistribution = \"uniform\"\n\
-         [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
-         [source.watermarks]\ntype = \"punctuated\"\nevery = 20\n\
-         [operator]\ntype = \"tumbling\"\nsize = 100\nfunction = \"incremental\"\n",
-    )
-    .unwrap();
+    let cfg = endless_workload(dir.path());
     let trace = dir.path().join("t.gtrace");
     let text = dir.path().join("t.txt");
     let report = dir.path().join("report.html");

@@ -3,45 +3,18 @@
 //! time), print and write what it measured, marked partial with the reason, and exit non-zero.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output};
-use std::time::{Duration, Instant};
+use std::process::Child;
+use std::time::Duration;
 
-// the Ctrl-C helpers (this test uses part of the module)
-#[allow(dead_code)]
 mod interrupt;
 #[path = "../../gadget-eval/tests/support/mod.rs"]
 mod redis_support;
 
-use interrupt::{spawn_gadget, terminate_and_wait};
+use interrupt::{endless_workload, spawn_gadget, terminate_and_wait, wait_bounded};
 use redis_support::RedisServer;
 
-/// An endless synthetic tumbling-window workload.
-fn workload(dir: &Path) -> PathBuf {
-    let path = dir.join("workload.toml");
-    std::fs::write(
-        &path,
-        "seed = 5\n[source]\ntype = \"synthetic\"\nkey_space = 200\n\
-         [source.keys]\ndistribution = \"uniform\"\n\
-         [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
-         [source.watermarks]\ntype = \"punctuated\"\nevery = 20\n\
-         [operator]\ntype = \"tumbling\"\nsize = 100\nfunction = \"incremental\"\n",
-    )
-    .unwrap();
-    path
-}
-
-/// Waits at most 60 s for `child` to exit; its output.
-fn wait_bounded(mut child: Child, what: &str) -> Output {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("{what} did not end within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
+/// The longest a command here may take.
+const LIMIT: Duration = Duration::from_secs(60);
 
 /// The outputs of a run under `dir`: results, CSV series, HDR log.
 struct Outputs {
@@ -95,7 +68,7 @@ impl Outputs {
 /// Starts `gadget run` of an endless workload on Redis at `url`, open loop at 2,000
 /// requests/s, writing every output, with `extra` arguments.
 fn run_on_redis(dir: &Path, url: &str, outputs: &Outputs, extra: &[&str]) -> Child {
-    let cfg = workload(dir);
+    let cfg = endless_workload(dir);
     let mut args: Vec<String> = vec![
         "run".into(),
         cfg.to_str().unwrap().into(),
@@ -125,7 +98,7 @@ fn a_redis_server_killed_mid_run_leaves_the_results_so_far_printed_written_and_p
     let child = run_on_redis(dir.path(), &server.url, &outputs, &[]);
     std::thread::sleep(Duration::from_millis(1500));
     server.kill();
-    let out = wait_bounded(child, "a run whose Redis died");
+    let out = wait_bounded(child, LIMIT, "a run whose Redis died");
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -158,7 +131,7 @@ fn a_frozen_redis_server_times_out_instead_of_hanging_the_run() {
     );
     std::thread::sleep(Duration::from_millis(1500));
     server.freeze();
-    let out = wait_bounded(child, "a run whose Redis froze");
+    let out = wait_bounded(child, LIMIT, "a run whose Redis froze");
     server.thaw();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -175,7 +148,7 @@ fn a_frozen_redis_server_times_out_instead_of_hanging_the_run() {
 #[test]
 fn sigterm_stops_an_open_loop_run_waiting_for_a_far_intended_start() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = workload(dir.path());
+    let cfg = endless_workload(dir.path());
     let outputs = Outputs::in_dir(dir.path());
     // one request every 100 s: after the first, the driver waits
     let mut args: Vec<String> = ["run", cfg.to_str().unwrap(), "--store", "memory"]
@@ -195,7 +168,7 @@ fn sigterm_stops_an_open_loop_run_waiting_for_a_far_intended_start() {
 #[test]
 fn a_trace_cut_short_is_replayed_up_to_the_cut_and_marked_partial() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = workload(dir.path());
+    let cfg = endless_workload(dir.path());
     let whole = dir.path().join("t.gtrace");
     let status = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
         .args(["gen", cfg.to_str().unwrap(), "--limit", "200000", "-o"])
@@ -215,7 +188,7 @@ fn a_trace_cut_short_is_replayed_up_to_the_cut_and_marked_partial() {
         "memory".into(),
     ];
     args.extend(outputs.args());
-    let out = wait_bounded(spawn_gadget(args), "a replay of a cut trace");
+    let out = wait_bounded(spawn_gadget(args), LIMIT, "a replay of a cut trace");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("trace truncated at byte"), "{stderr}");

@@ -3,42 +3,15 @@
 //! fallback file, and the temporary files of a killed run are cleaned by the next one.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-// the Ctrl-C helpers (this test uses part of the module)
-#[allow(dead_code)]
 mod interrupt;
 
-use interrupt::{spawn_gadget, terminate_and_wait};
+use interrupt::{endless_workload, spawn_gadget, terminate_and_wait, wait_bounded};
 
-/// An endless synthetic tumbling-window workload.
-fn workload(dir: &Path) -> PathBuf {
-    let path = dir.join("workload.toml");
-    std::fs::write(
-        &path,
-        "seed = 5\n[source]\ntype = \"synthetic\"\nkey_space = 200\n\
-         [source.keys]\ndistribution = \"uniform\"\n\
-         [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
-         [source.watermarks]\ntype = \"punctuated\"\nevery = 20\n\
-         [operator]\ntype = \"tumbling\"\nsize = 100\nfunction = \"incremental\"\n",
-    )
-    .unwrap();
-    path
-}
-
-/// Waits at most 60 s for `child` to exit; its output.
-fn wait_bounded(mut child: Child, what: &str) -> Output {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("{what} did not end within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
+/// The longest a command here may take.
+const LIMIT: Duration = Duration::from_secs(60);
 
 fn s(p: &Path) -> String {
     p.to_str().unwrap().to_string()
@@ -47,7 +20,7 @@ fn s(p: &Path) -> String {
 #[test]
 fn an_unwritable_destination_fails_before_an_endless_run_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = workload(dir.path());
+    let cfg = endless_workload(dir.path());
     let missing = dir.path().join("no-such-dir/out");
     for (flag, path) in [
         ("-o", missing.clone()),
@@ -57,7 +30,7 @@ fn an_unwritable_destination_fails_before_an_endless_run_starts() {
     ] {
         // the workload never ends: only a check before the run lets the command return
         let child = spawn_gadget(["run", &s(&cfg), "--store", "memory", flag, &s(&path)]);
-        let out = wait_bounded(child, &format!("run {flag} {}", path.display()));
+        let out = wait_bounded(child, LIMIT, &format!("run {flag} {}", path.display()));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(
@@ -73,7 +46,7 @@ fn an_unwritable_destination_fails_before_an_endless_run_starts() {
 #[test]
 fn no_command_writes_over_its_input() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = workload(dir.path());
+    let cfg = endless_workload(dir.path());
     let before = std::fs::read(&cfg).unwrap();
     let trace = dir.path().join("t.gtrace");
     let gen = |args: &[&str]| {
@@ -137,7 +110,7 @@ fn no_command_writes_over_its_input() {
 #[test]
 fn a_killed_runs_temporary_file_is_removed_by_the_next_run_there() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = workload(dir.path());
+    let cfg = endless_workload(dir.path());
     let out = dir.path().join("t.gtrace");
     let temporaries = || -> Vec<PathBuf> {
         std::fs::read_dir(dir.path())
@@ -225,7 +198,7 @@ fn a_disk_full_at_the_end_prints_the_summary_and_keeps_the_results_in_a_fallback
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let cfg = workload(dir.path());
+    let cfg = endless_workload(dir.path());
     let results = fs.path().join("r.json");
     let csv = fs.path().join("r.csv");
     let child = spawn_gadget([

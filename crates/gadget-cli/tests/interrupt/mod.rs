@@ -1,6 +1,9 @@
-//! Interrupting a running `gadget` as Ctrl-C does, for the tests of clean stops.
+//! Starting `gadget`, interrupting it as Ctrl-C does and waiting for it with a bound, for the
+//! tests of clean stops and failures. Each test uses part of it.
+#![allow(dead_code)]
 
 use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -34,18 +37,44 @@ pub fn terminate_and_wait(child: Child, after: Duration, what: &str) -> Output {
 
 /// Waits `after`, runs the shell `script` with `{pid}` replaced by the child's, and waits
 /// for the child to exit (at most 30 s); its output.
-fn signal_and_wait(mut child: Child, after: Duration, script: &str, what: &str) -> Output {
+fn signal_and_wait(child: Child, after: Duration, script: &str, what: &str) -> Output {
     std::thread::sleep(after);
     let script = script.replace("{pid}", &child.id().to_string());
     let status = Command::new("sh").args(["-c", &script]).status().unwrap();
     assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(30);
+    wait_bounded(
+        child,
+        Duration::from_secs(30),
+        &format!("{what}, signalled,"),
+    )
+}
+
+/// Waits at most `limit` for `child` to exit; its output. Panics (after killing it) if it
+/// has not: a command that hangs must fail its test, not hang the suite.
+pub fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Output {
+    let deadline = Instant::now() + limit;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
             child.kill().unwrap();
-            panic!("{what} did not stop within 30 s of the signal");
+            panic!("{what} did not end within {limit:?}");
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
     child.wait_with_output().unwrap()
+}
+
+/// Writes `workload.toml` in `dir`: a synthetic tumbling window whose stream never ends, for
+/// runs that only a signal, a failure or `--limit` stops; its path.
+pub fn endless_workload(dir: &Path) -> PathBuf {
+    let path = dir.join("workload.toml");
+    std::fs::write(
+        &path,
+        "seed = 5\n[source]\ntype = \"synthetic\"\nkey_space = 200\n\
+         [source.keys]\ndistribution = \"uniform\"\n\
+         [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
+         [source.watermarks]\ntype = \"punctuated\"\nevery = 20\n\
+         [operator]\ntype = \"tumbling\"\nsize = 100\nfunction = \"incremental\"\n",
+    )
+    .unwrap();
+    path
 }
