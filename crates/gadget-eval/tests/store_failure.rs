@@ -10,11 +10,10 @@ mod faulty_store;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gadget_eval::arrival::ArrivalProcess;
-use gadget_eval::run::{drive, RunError, RunOptions, Warmup};
-use gadget_eval::workload::{RequestStream, WorkloadSource};
+use gadget_eval::run::{RunError, RunOptions, Warmup};
 
 use common::Workload;
 use faulty_store::{Fault, FaultyStore};
@@ -43,17 +42,8 @@ fn a_store_failure_mid_run_keeps_every_request_measured_before_it() {
     ] {
         // request 5,000 is in the middle of a chunk of the closed loop's recording
         let mut store = FaultyStore::new(workload.states, 5_000, Fault::Fail);
-        let mut stream = RequestStream::start(WorkloadSource::Trace(workload.trace.clone()))
-            .expect("the trace opens");
         let options = options(arrival);
-        let mut measured = drive(
-            &mut store,
-            &mut stream,
-            &options,
-            Instant::now(),
-            &mut |_| {},
-        );
-        let _ = stream.finish();
+        let (mut measured, _) = workload.drive_into(&mut store, &options);
         assert_eq!(
             store.requests(),
             5_000,
@@ -93,19 +83,9 @@ fn a_stop_request_ends_a_wait_for_a_far_intended_start() {
     options.warmup = Warmup::None;
     let stop = options.stop.clone();
     let (done, finished) = mpsc::channel();
-    let trace = workload.trace.clone();
-    let states = workload.states;
     std::thread::spawn(move || {
-        let mut store = FaultyStore::new(states, u64::MAX, Fault::Fail);
-        let mut stream = RequestStream::start(WorkloadSource::Trace(trace)).unwrap();
-        let measured = drive(
-            &mut store,
-            &mut stream,
-            &options,
-            Instant::now(),
-            &mut |_| {},
-        );
-        let _ = stream.finish();
+        let mut store = FaultyStore::new(workload.states, u64::MAX, Fault::Fail);
+        let (measured, _) = workload.drive_into(&mut store, &options);
         done.send(measured.report("faulty-memory", &[], &options))
             .unwrap();
     });

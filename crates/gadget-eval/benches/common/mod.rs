@@ -12,7 +12,7 @@ use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::run::{drive, issue, Measured, RunOptions, Warmup};
 use gadget_eval::store::memory::MemoryStore;
 use gadget_eval::store::Store;
-use gadget_eval::workload::{RequestBlock, RequestStream, WorkloadSource};
+use gadget_eval::workload::{RequestBlock, RequestStream, WorkloadError, WorkloadSource};
 
 /// Requests of the benchmark workload.
 pub const REQUESTS: u64 = 2_000_000;
@@ -141,17 +141,22 @@ impl Workload {
             stop: Arc::new(AtomicBool::new(false)),
         };
         let mut store = MemoryStore::new(self.states);
+        let (mut measured, producer) = self.drive_into(&mut store, &options);
+        assert!(measured.take_failure().is_none(), "the run succeeds");
+        producer.expect("the trace reads");
+        (measured, options)
+    }
+
+    /// The driver with `options`, from the trace into `store`: what it measured, and how the
+    /// trace's producer ended.
+    pub fn drive_into(
+        &self,
+        store: &mut dyn Store,
+        options: &RunOptions,
+    ) -> (Measured, Result<(), WorkloadError>) {
         let mut stream =
             RequestStream::start(WorkloadSource::Trace(self.trace.clone())).expect("trace opens");
-        let mut measured = drive(
-            &mut store,
-            &mut stream,
-            &options,
-            Instant::now(),
-            &mut |_| {},
-        );
-        assert!(measured.take_failure().is_none(), "the run succeeds");
-        stream.finish().expect("the trace reads");
-        (measured, options)
+        let measured = drive(store, &mut stream, options, Instant::now(), &mut |_| {});
+        (measured, stream.finish())
     }
 }
