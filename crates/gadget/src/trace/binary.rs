@@ -25,8 +25,8 @@ use std::io::{self, Read, Write};
 use crate::access::{Access, AccessSink, Op, StateId};
 
 use super::{
-    Counter, RecordRef, RecordSource, Records, TraceError, TraceFooter, TraceHeader,
-    MAX_HEADER_LEN, MAX_KEY_LEN,
+    check_state_names, Counter, RecordRef, RecordSource, Records, TraceError, TraceFooter,
+    TraceHeader, MAX_HEADER_LEN, MAX_KEY_LEN,
 };
 
 /// The first 8 bytes of every binary trace.
@@ -267,6 +267,7 @@ impl<W: Write> BinaryTraceWriter<W> {
     /// `out` receives the header block, then data blocks in large writes that end on multiples
     /// of [`OUTPUT_CHUNK`] bytes of the stream, so it need not be buffered.
     pub fn new(mut out: W, header: &TraceHeader) -> Result<Self, TraceError> {
+        check_state_names(&header.state_names).map_err(TraceError::InvalidInput)?;
         let json = serde_json::to_vec(header)
             .map_err(|e| TraceError::InvalidInput(format!("the header cannot be encoded: {e}")))?;
         if json.len() > MAX_HEADER_LEN {
@@ -291,7 +292,7 @@ impl<W: Write> BinaryTraceWriter<W> {
             pending: 0,
             end: BLOCK_HEADER_LEN,
             block_records: 0,
-            prev: Vec::new(),
+            prev: vec![Vec::new(); header.state_names.len()],
             prev_state: NO_STATE,
             written,
             counts: Counter::default(),
@@ -364,9 +365,7 @@ impl<W: Write> BinaryTraceWriter<W> {
         self.end = self.pending + BLOCK_HEADER_LEN;
         self.block_records = 0;
         self.prev_state = NO_STATE;
-        for p in &mut self.prev {
-            p.clear();
-        }
+        release_keys(&mut self.prev);
     }
 
     /// Writes the current block's header before its payload, and writes out the buffer up to
@@ -527,11 +526,13 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             )));
             return;
         }
-        let s = usize::from(a.state);
-        if s >= self.prev.len() {
-            self.prev.resize_with(s + 1, Vec::new);
-        }
-        let Some(prev) = self.prev.get_mut(s) else {
+        let Some(prev) = self.prev.get_mut(usize::from(a.state)) else {
+            self.error = Some(TraceError::InvalidInput(format!(
+                "a {} of state {} cannot be written: the header names only {} states",
+                a.op,
+                a.state,
+                self.prev.len()
+            )));
             return;
         };
         let shared = shared_prefix(prev, a.key);
@@ -623,6 +624,33 @@ enum Decoded {
 /// Turns `key` into its first `shared` bytes, then `middle`, then its last `tail` bytes
 /// (`shared + tail` at most its length), in place.
 #[inline]
+/// The error for an access to a state id the header does not name.
+fn unknown_state(offset: u64, state: StateId, declared: usize) -> TraceError {
+    TraceError::Corrupt {
+        offset,
+        what: format!(
+            "an access to state id {state}, but the header names only {declared} states (ids 0 \
+             to {})",
+            declared.saturating_sub(1)
+        ),
+    }
+}
+
+/// Bytes of key buffer each state keeps from one block to the next; larger buffers are given
+/// back, so a reader's memory is bounded by one block's keys plus this much per state, not by
+/// the longest key each state ever had.
+const KEPT_KEY_CAPACITY: usize = 256;
+
+/// Empties every state's previous key at a block boundary, giving back large buffers.
+fn release_keys(prev: &mut [Vec<u8>]) {
+    for p in prev {
+        p.clear();
+        if p.capacity() > KEPT_KEY_CAPACITY {
+            p.shrink_to(KEPT_KEY_CAPACITY);
+        }
+    }
+}
+
 fn edit_key(key: &mut Vec<u8>, shared: usize, middle: &[u8], tail: usize) {
     let old_len = key.len();
     let new_len = shared + middle.len() + tail;
@@ -765,6 +793,11 @@ impl<R: Read> BinaryTraceReader<R> {
             offset: reader.block_payload_at,
             what: format!("the header is not valid header JSON: {e}"),
         })?;
+        check_state_names(&reader.header.state_names).map_err(|what| TraceError::Corrupt {
+            offset: reader.block_payload_at,
+            what: format!("the header's state names are invalid: {what}"),
+        })?;
+        reader.prev = vec![Vec::new(); reader.header.state_names.len()];
         reader.block.clear();
         reader.pos = 0;
         Ok(reader)
@@ -885,9 +918,7 @@ impl<R: Read> BinaryTraceReader<R> {
                 self.decoded = 0;
                 self.block_records = records;
                 self.prev_state = NO_STATE;
-                for p in &mut self.prev {
-                    p.clear();
-                }
+                release_keys(&mut self.prev);
                 Ok(true)
             }
             KIND_END => {
@@ -1138,6 +1169,9 @@ impl<R: Read> BinaryTraceReader<R> {
                         .map_err(|_| corrupt(format!("state id {state} is larger than 65535")))?
                 };
                 let s = usize::from(state);
+                if s >= self.prev.len() {
+                    return Err(unknown_state(at, state, self.prev.len()));
+                }
                 let prev_len = self.prev.get(s).map_or(0, Vec::len);
                 let edit = if tag & SAME_KEY != 0 {
                     if tag & TAIL != 0 {
@@ -1189,9 +1223,6 @@ impl<R: Read> BinaryTraceReader<R> {
                         "a {op} says its start bound has {value_len} bytes, but its key has only \
                          {key_len}"
                     )));
-                }
-                if s >= self.prev.len() {
-                    self.prev.resize_with(s + 1, Vec::new);
                 }
                 if let (Some(prev), Some((shared, middle, tail))) = (self.prev.get_mut(s), edit) {
                     edit_key(prev, shared, &self.block[middle], tail);
@@ -1249,6 +1280,9 @@ impl<R: Read> BinaryTraceReader<R> {
                 let shared = num(&mut pos)?;
                 let suffix_len = num(&mut pos)?;
                 let s = usize::from(state);
+                if s >= self.prev.len() {
+                    return Err(unknown_state(at, state, self.prev.len()));
+                }
                 let prev_len = self.prev.get(s).map_or(0, Vec::len);
                 if shared > prev_len as u64 {
                     return Err(corrupt(format!(
@@ -1279,9 +1313,6 @@ impl<R: Read> BinaryTraceReader<R> {
                         "a {op} says its start bound has {value_len} bytes, but its key has only \
                          {key_len}"
                     )));
-                }
-                if s >= self.prev.len() {
-                    self.prev.resize_with(s + 1, Vec::new);
                 }
                 if let Some(prev) = self.prev.get_mut(s) {
                     prev.truncate(shared as usize);
@@ -1706,7 +1737,7 @@ mod tests {
             edits in proptest::collection::vec(edited_access(), 0..400),
             markers in proptest::collection::vec((0usize..400, proptest::prelude::any::<u8>()), 0..20),
         ) {
-            let header = TraceHeader::new("test", vec!["s".into(); 300], None, "{}".into());
+            let header = TraceHeader::new("test", (0..300).map(|i| format!("s{i}")).collect(), None, "{}".into());
             let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
             let mut prev: std::collections::HashMap<StateId, Vec<u8>> = Default::default();
             let mut records = Vec::new();
@@ -1962,5 +1993,92 @@ mod tests {
         }
         assert_eq!(zigzag(-1), 1);
         assert_eq!(zigzag(1), 2);
+    }
+
+    /// A version 3 trace whose header names `names` and whose one data block holds `payload`
+    /// as `records` records (no end block: the tests stop at an error first).
+    fn raw_trace(names: &[&str], payload: &[u8], records: u32) -> Vec<u8> {
+        let names = names.iter().map(|n| n.to_string()).collect();
+        let header = TraceHeader::new("test", names, None, "{}".into());
+        let json = serde_json::to_vec(&header).expect("header encodes");
+        let mut out = BINARY_MAGIC.to_vec();
+        out.extend_from_slice(&BINARY_VERSION.to_le_bytes());
+        let mut written = 10;
+        write_block(&mut out, KIND_HEADER, &json, 0, &mut written).expect("in memory");
+        write_block(&mut out, KIND_DATA, payload, records, &mut written).expect("in memory");
+        out
+    }
+
+    #[test]
+    fn a_record_of_a_state_the_header_does_not_name_is_refused_with_its_offset() {
+        // a get of state 2 (key "k", no value) where the header names states 0 and 1
+        let get = Op::Get as u8;
+        let bytes = raw_trace(&["a", "b"], &[get, 2, 0, 1, b'k', 0], 1);
+        let err = read_records(&bytes).expect_err("state 2 is not in the header");
+        let TraceError::Corrupt { offset, what } = &err else {
+            panic!("expected a corrupt trace, got {err}");
+        };
+        assert!(
+            what.contains("state id 2") && what.contains("names only 2"),
+            "{what}"
+        );
+        assert_eq!(*offset, bytes.len() as u64 - 6, "the record's own byte");
+        // the same record is fine once the header names a third state
+        let bytes = raw_trace(&["a", "b", "c"], &[get, 2, 0, 1, b'k', 0], 1);
+        let mut reader = BinaryTraceReader::new(bytes.as_slice()).expect("header valid");
+        let record = reader
+            .next_record()
+            .expect("record valid")
+            .expect("one record");
+        assert_eq!(record.to_record(), access(Op::Get, 2, b"k", 0));
+    }
+
+    #[test]
+    fn a_header_with_duplicate_or_tabbed_state_names_is_refused_by_reader_and_writer() {
+        for names in [&["s", "s"][..], &["a\tb"][..]] {
+            let Err(err) = BinaryTraceReader::new(raw_trace(names, &[], 0).as_slice()) else {
+                panic!("{names:?} accepted");
+            };
+            assert!(err.to_string().contains("state name"), "{err}");
+            let owned = names.iter().map(|n| n.to_string()).collect();
+            let header = TraceHeader::new("test", owned, None, "{}".into());
+            assert!(BinaryTraceWriter::new(Vec::new(), &header).is_err());
+        }
+    }
+
+    #[test]
+    fn the_writer_refuses_an_access_to_a_state_the_header_does_not_name() {
+        let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+        let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+        RecordRef::from(&access(Op::Put, 5, b"k", 3)).feed(&mut w);
+        let err = w
+            .finish(TraceFooter::new(false))
+            .expect_err("state 5 unnamed");
+        assert!(err.to_string().contains("names only 2 states"), "{err}");
+    }
+
+    #[test]
+    fn reading_many_states_with_long_keys_keeps_memory_bounded_by_a_block() {
+        let states = 200usize;
+        let names = (0..states).map(|i| format!("s{i}")).collect();
+        let header = TraceHeader::new("test", names, None, "{}".into());
+        let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+        for s in 0..states {
+            let key = vec![s as u8; 64 << 10];
+            RecordRef::from(&access(Op::Get, s as StateId, &key, 0)).feed(&mut w);
+        }
+        let bytes = w.finish(TraceFooter::new(false)).expect("written");
+        let mut reader = BinaryTraceReader::new(bytes.as_slice()).expect("header valid");
+        let mut most = 0;
+        while reader.next_record().expect("valid").is_some() {
+            let held: usize = reader.prev.iter().map(Vec::capacity).sum();
+            most = most.max(held);
+        }
+        // 200 keys of 64 KiB are 12.5 MiB; a reader holds one block's keys and a little per state
+        let bound = 2 * MAX_BLOCK_PAYLOAD + states * KEPT_KEY_CAPACITY;
+        assert!(
+            most <= bound,
+            "{most} bytes of keys held, more than {bound}"
+        );
     }
 }

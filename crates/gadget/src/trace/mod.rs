@@ -37,6 +37,10 @@ pub use text::{TextDialect, TextTraceReader, TextTraceWriter, TEXT_VERSION};
 /// Longest key a trace may hold (1 MiB); longer keys are refused by writers and readers.
 pub const MAX_KEY_LEN: usize = 1 << 20;
 
+/// Longest state name a trace may hold (1 KiB; Flink's are a few words), so that a reader's
+/// table of names stays small however many states a trace has.
+pub const MAX_STATE_NAME_LEN: usize = 1 << 10;
+
 /// Largest JSON header or footer a trace may hold (64 MiB).
 pub const MAX_HEADER_LEN: usize = 64 << 20;
 
@@ -604,12 +608,25 @@ pub(crate) fn check_state_names(names: &[String]) -> Result<(), String> {
     }
     let mut seen = std::collections::HashSet::with_capacity(names.len());
     for name in names {
+        check_state_name_len(name)?;
         if name.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
             return Err(format!("state name {name:?} contains a tab or line break"));
         }
         if !seen.insert(name.as_str()) {
             return Err(format!("state name {name:?} appears twice"));
         }
+    }
+    Ok(())
+}
+
+/// Refuses a state name longer than [`MAX_STATE_NAME_LEN`].
+pub(crate) fn check_state_name_len(name: &str) -> Result<(), String> {
+    if name.len() > MAX_STATE_NAME_LEN {
+        let start: String = name.chars().take(40).collect();
+        return Err(format!(
+            "state name {start:?}… is {} bytes, longer than the {MAX_STATE_NAME_LEN} allowed",
+            name.len()
+        ));
     }
     Ok(())
 }

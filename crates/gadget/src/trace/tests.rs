@@ -876,3 +876,31 @@ fn a_range_op_whose_start_outgrows_its_key_is_refused() {
     let err = w.finish(TraceFooter::default()).unwrap_err().to_string();
     assert!(err.contains("start bound of 3 bytes"), "{err}");
 }
+
+#[test]
+fn a_state_name_longer_than_allowed_is_refused_by_every_reader() {
+    let long = "s".repeat(MAX_STATE_NAME_LEN + 1);
+    let flink = format!("#op\tcf\tkeyhex\tvlen\nget\t{long}\t0c00\t-1\n");
+    let err = TextTraceReader::new(flink.as_bytes())
+        .unwrap()
+        .next_record()
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("longer than the 1024 allowed"),
+        "{err}"
+    );
+    let mut text = Vec::new();
+    let h = TraceHeader::new("test", vec![long.clone()], None, serde_json::json!({}));
+    assert!(TextTraceWriter::new(&mut text, &h).is_err());
+    assert!(BinaryTraceWriter::new(Vec::new(), &h).is_err());
+    // a header written by hand with the long name
+    let json = serde_json::to_string(&h).unwrap();
+    let text = format!("#gadget-trace\ttext\t1\n#header\t{json}\n");
+    let Err(err) = TextTraceReader::new(text.as_bytes()) else {
+        panic!("a long name in the header accepted");
+    };
+    assert!(
+        err.to_string().contains("longer than the 1024 allowed"),
+        "{err}"
+    );
+}

@@ -21,8 +21,8 @@ use std::io::{self, BufRead, BufWriter, Read, Write};
 use crate::access::{Access, AccessSink, Op, StateId};
 
 use super::{
-    check_state_names, Counter, RecordRef, RecordSource, Records, TraceError, TraceFooter,
-    TraceHeader, MAX_HEADER_LEN, MAX_KEY_LEN,
+    check_state_name_len, check_state_names, Counter, RecordRef, RecordSource, Records, TraceError,
+    TraceFooter, TraceHeader, MAX_HEADER_LEN, MAX_KEY_LEN,
 };
 
 /// The text format version this build writes and reads.
@@ -585,8 +585,12 @@ impl<R: BufRead> TextTraceReader<R> {
             return Ok(id);
         }
         if !register {
-            return Err(format!("state {name:?} is not in the header's state_names"));
+            return Err(format!(
+                "state {:?} is not in the header's state_names",
+                preview(name.as_bytes())
+            ));
         }
+        check_state_name_len(name)?;
         let id = StateId::try_from(self.names.len())
             .map_err(|_| "more than 65536 state names".to_string())?;
         self.names.push(name.to_string());
