@@ -84,6 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .unwrap_or_else(|| "../shared/data/borg-jobs.csv.gz".into());
     let source = FileSource::open(FileSpec {
+        origin: "the first argument".into(),
         path: path.into(),
         delimiter: b',',
         header: false,

@@ -77,6 +77,11 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
     writer
         .finish(footer)
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
+    if !generated.interrupted {
+        if let Some(w) = config.no_events_warning(generated.counts.events) {
+            eprintln!("warning: {w}");
+        }
+    }
     let elapsed = started.elapsed().as_secs_f64();
     let rate = generated.counts.requests() as f64 / elapsed.max(1e-9);
 

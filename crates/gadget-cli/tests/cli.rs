@@ -564,7 +564,35 @@ fn toml_syntax_errors_have_a_line() {
 #[test]
 fn a_missing_event_file_names_the_path() {
     let err = config_error("[source]\ntype = \"file\"\npath = \"nope.csv\"\nkey_column = 0\ntime_column = 1\n[operator]\ntype = \"aggregation\"\n");
-    assert!(err.contains("nope.csv"), "{err}");
+    assert!(
+        err.contains("bad.toml:3: `source.path`: cannot read ") && err.contains("nope.csv"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_empty_or_header_only_event_file_warns_that_no_events_were_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), TUMBLING);
+    let toml = std::fs::read_to_string(&cfg).unwrap();
+    let with_header = toml.replace("time_column = 1\n", "time_column = 1\nheader = true\n");
+    std::fs::write(&cfg, with_header).unwrap();
+    for content in ["", "key,time\n"] {
+        std::fs::write(dir.path().join("events.csv"), content).unwrap();
+        gadget()
+            .args(["gen", cfg.to_str().unwrap(), "-o"])
+            .arg(dir.path().join("t.gtrace"))
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("events                   0"))
+            .stderr(predicate::str::contains("warning: no events read from "))
+            .stderr(predicate::str::contains("`source.path`"));
+        gadget()
+            .args(["run", cfg.to_str().unwrap(), "--store", "memory"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("the workload issued no requests"));
+    }
 }
 
 #[test]
@@ -693,7 +721,12 @@ fn original_gadget_configs_reject_typos_with_their_line() {
     let cases = [
         (
             ORIGINAL.replace("window.length", "window.lenght"),
-            vec!["`window.length`: missing"],
+            // a missing key has no line to point at, not the line of another key
+            vec!["config.txt: `window.length`: missing"],
+        ),
+        (
+            ORIGINAL.replace("window.length = 5", "window.length 5"),
+            vec!["config.txt:4: `window.length 5`: not a `key = value` line"],
         ),
         (
             format!("{ORIGINAL}first.event.generator.watermark.frequncy = 2\n"),

@@ -161,6 +161,13 @@ impl RunReport {
                 }
             ));
         }
+        if self.requests == 0 && self.warmup_requests == 0 && !self.partial {
+            w.push(
+                "the workload issued no requests: its input is empty (a data file with no rows \
+                 or only a header, an empty trace) or filters out every event"
+                    .into(),
+            );
+        }
         w
     }
 }

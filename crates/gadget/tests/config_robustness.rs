@@ -257,3 +257,25 @@ proptest! {
         load_and_generate(&text, &path);
     }
 }
+
+#[test]
+fn missing_sections_are_reported_without_a_line_and_conflicting_ones_at_theirs() {
+    let path = Path::new("job.toml");
+    let err = Config::parse("seed = 1\n", path).unwrap_err().to_string();
+    assert!(err.starts_with("job.toml: `operator`: missing"), "{err}");
+    let text = "[operator]\ntype = \"session\"\nfunction = \"holistic\"\ngap = 10000\n";
+    let err = Config::parse(text, path).unwrap_err().to_string();
+    assert!(err.starts_with("job.toml: `source`: missing"), "{err}");
+    let text = format!("{text}\n[source]\ntype = \"synthetic\"\n\n[left]\ntype = \"synthetic\"\n");
+    let err = Config::parse(&text, path).unwrap_err().to_string();
+    assert!(err.starts_with("job.toml:9: `left`:"), "{err}");
+}
+
+#[test]
+fn a_config_that_is_not_utf8_is_refused_at_its_first_bad_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.toml");
+    std::fs::write(&path, b"seed = 1\n# caf\xe9\n").unwrap();
+    let err = Config::load(&path).unwrap_err().to_string();
+    assert!(err.contains("job.toml:2: byte 14 is not UTF-8"), "{err}");
+}

@@ -41,7 +41,7 @@ struct Entries<'a> {
 }
 
 impl<'a> Entries<'a> {
-    fn parse(text: &str, path: &'a Path) -> Self {
+    fn parse(text: &str, path: &'a Path) -> Result<Self, ConfigError> {
         let mut entries: Vec<(String, String, usize)> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -49,7 +49,15 @@ impl<'a> Entries<'a> {
                 continue;
             }
             let Some((k, v)) = line.split_once('=') else {
-                continue;
+                let start: String = line.chars().take(40).collect();
+                return Err(ConfigError::Invalid {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    key: start,
+                    message: "not a `key = value` line; the original Gadget format has one \
+                              `key = value` per line, and comments start with #"
+                        .into(),
+                });
             };
             let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
             if v.is_empty() {
@@ -60,20 +68,24 @@ impl<'a> Entries<'a> {
             entries.push((k, v, i + 1));
         }
         let used = vec![false; entries.len()];
-        Entries {
+        Ok(Entries {
             path,
             entries,
             used,
-        }
+        })
     }
 
+    /// An error about `key` at its line (without a line if the file does not set it).
     fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
-        let line = self.entries.iter().find(|e| e.0 == key).map_or(0, |e| e.2);
-        ConfigError::Invalid {
-            path: self.path.to_path_buf(),
-            line,
-            key: key.to_string(),
-            message: message.into(),
+        let (path, key, message) = (self.path.to_path_buf(), key.to_string(), message.into());
+        match self.entries.iter().find(|e| e.0 == key) {
+            Some(e) => ConfigError::Invalid {
+                path,
+                line: e.2,
+                key,
+                message,
+            },
+            None => ConfigError::Missing { path, key, message },
         }
     }
 
@@ -83,16 +95,16 @@ impl<'a> Entries<'a> {
         Some(self.entries[i].1.clone())
     }
 
-    /// A missing key, reported at the `operator.type` line that requires it.
+    /// Where `key` is set, as errors name it: `job.conf:7: `file.path``.
+    fn origin(&self, key: &str) -> String {
+        let line = self.entries.iter().find(|e| e.0 == key).map_or(0, |e| e.2);
+        format!("{}:{line}: `{key}`", self.path.display())
+    }
+
+    /// A key the file does not set but must.
     fn missing(&self, key: &str, what: &str) -> ConfigError {
-        let line = self
-            .entries
-            .iter()
-            .find(|e| e.0 == "operator.type")
-            .map_or(1, |e| e.2);
-        ConfigError::Invalid {
+        ConfigError::Missing {
             path: self.path.to_path_buf(),
-            line,
             key: key.to_string(),
             message: format!("missing; add `{key} = ...`: {what}"),
         }
@@ -197,6 +209,7 @@ fn parse_generator(e: &mut Entries<'_>, p: &str, dir: &Path) -> Result<SourceCon
     );
     if kind == "tracefile" {
         let file = e.require(&format!("{p}file.path"), "the trace file")?;
+        let origin = e.origin(&format!("{p}file.path"));
         let path = if Path::new(&file).is_absolute() {
             PathBuf::from(file)
         } else {
@@ -216,6 +229,7 @@ fn parse_generator(e: &mut Entries<'_>, p: &str, dir: &Path) -> Result<SourceCon
         })?;
         let type_column = col(e, "event.type.index")?;
         return Ok(SourceConfig::File(FileSpec {
+            origin,
             path,
             delimiter: b',',
             header: false,
@@ -370,7 +384,7 @@ fn check_slide(e: &Entries<'_>, size: i64, slide: i64) -> Result<(), ConfigError
 
 /// Parses an original Gadget config.
 pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-    let mut e = Entries::parse(text, path);
+    let mut e = Entries::parse(text, path)?;
     let mut warnings = Vec::new();
     let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     const TYPES: &[&str] = &[
@@ -392,7 +406,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
     ];
     let kind = e
         .get("operator.type")
-        .ok_or_else(|| e.error("operator.type", "missing"))?;
+        .ok_or_else(|| e.missing("operator.type", "the operator to simulate"))?;
     if kind == "flink.replayer" || kind == "ycsb.replayer" {
         return Err(e.error("operator.type", format!("`{kind}` replays a trace: use `gadget trace convert` and `gadget replay` instead; generators: {}", TYPES.join(", "))));
     }

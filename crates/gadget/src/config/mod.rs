@@ -103,6 +103,26 @@ pub enum ConfigError {
         /// What is wrong and what is allowed.
         message: String,
     },
+    /// The file is not UTF-8 text.
+    #[error("{path}:{line}: byte {offset} is not UTF-8; configs are UTF-8 text (re-save the file as UTF-8)")]
+    NotUtf8 {
+        /// The config file.
+        path: PathBuf,
+        /// 1-based line of the first invalid byte.
+        line: usize,
+        /// Offset of the first invalid byte from the start of the file.
+        offset: usize,
+    },
+    /// A required key or section is absent (it has no line to point at).
+    #[error("{path}: `{key}`: {message}")]
+    Missing {
+        /// The config file.
+        path: PathBuf,
+        /// The full key or section, like `operator.size` or `source`.
+        key: String,
+        /// What to add.
+        message: String,
+    },
     /// A command-line option that changes the config (such as `--repeat`) does not apply.
     #[error("{flag}: {message}")]
     Option {
@@ -263,9 +283,18 @@ impl Config {
     /// Reads and validates a config file, then applies YCSB `-p key=value` overrides (an
     /// error unless the file is a YCSB workload).
     pub fn load_with_overrides(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+        let bytes = std::fs::read(path).map_err(|e| ConfigError::Io {
             path: path.to_path_buf(),
             source: e,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let offset = e.utf8_error().valid_up_to();
+            let before = &e.as_bytes()[..offset];
+            ConfigError::NotUtf8 {
+                path: path.to_path_buf(),
+                line: before.iter().filter(|b| **b == b'\n').count() + 1,
+                offset,
+            }
         })?;
         Config::parse_with_overrides(&text, path, overrides)
     }
@@ -361,15 +390,14 @@ impl Config {
                         right: Box::new(right),
                     }
                 }
-                (None, Some(_), Some(_)) => return Err(doc.error(
-                    None,
-                    "left",
+                (None, Some(l), Some(_)) => return Err(l.section_error(
                     "[left] and [right] sources are for two-input operators (joins); use [source]",
                 )),
-                (Some(_), _, _) | (None, Some(_), None) | (None, None, Some(_)) => {
-                    return Err(doc.error(
-                        None,
-                        "source",
+                (Some(_), Some(extra), _)
+                | (Some(_), None, Some(extra))
+                | (None, Some(extra), None)
+                | (None, None, Some(extra)) => {
+                    return Err(extra.section_error(
                         "give either one [source] or, for a join, both [left] and [right]",
                     ))
                 }
@@ -417,6 +445,36 @@ impl Config {
             }
             (source, None) => open_stream(source, self.seed)?,
         })
+    }
+
+    /// The warning for a generation that read no event: names the data files, which must be
+    /// empty, hold only a header line, or have every row filtered out. `None` when `events` is
+    /// not 0 or the workload reads no file.
+    pub fn no_events_warning(&self, events: u64) -> Option<String> {
+        fn files<'a>(source: &'a SourceConfig, out: &mut Vec<&'a FileSpec>) {
+            match source {
+                SourceConfig::File(spec) => out.push(spec),
+                SourceConfig::Separate { left, right } => {
+                    files(left, out);
+                    files(right, out);
+                }
+                _ => {}
+            }
+        }
+        let mut specs = Vec::new();
+        files(&self.source, &mut specs);
+        if events > 0 || specs.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = specs
+            .iter()
+            .map(|s| format!("{} ({})", s.path.display(), s.origin))
+            .collect();
+        Some(format!(
+            "no events read from {}: the file is empty, holds only a header line, or every row \
+             is filtered out (`types`); the trace has no requests",
+            names.join(" and ")
+        ))
     }
 
     /// Plays every file source `times` times (`gadget gen/run --repeat`), as the key `repeat`
@@ -1010,6 +1068,7 @@ fn parse_source(
         ));
     }
     let spec = FileSpec {
+        origin: s.origin("path"),
         path,
         delimiter,
         header: s.bool("header")?.unwrap_or(false),

@@ -26,17 +26,23 @@ impl Document<'_> {
         })
     }
 
+    /// An error about `key` at the line of `offset`, or without a line when there is none
+    /// (a key or section that is missing).
     pub(crate) fn error(
         &self,
         offset: Option<usize>,
         key: &str,
         message: impl Into<String>,
     ) -> ConfigError {
-        ConfigError::Invalid {
-            path: self.path.to_path_buf(),
-            line: self.line_of(offset),
-            key: key.to_string(),
-            message: message.into(),
+        let (path, key, message) = (self.path.to_path_buf(), key.to_string(), message.into());
+        match offset {
+            Some(_) => ConfigError::Invalid {
+                path,
+                line: self.line_of(offset),
+                key,
+                message,
+            },
+            None => ConfigError::Missing { path, key, message },
         }
     }
 }
@@ -94,6 +100,21 @@ impl<'a> Section<'a> {
     pub(crate) fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
         self.doc
             .error(self.item_offset(key), &self.full(key), message)
+    }
+
+    /// Where `key` is set, as errors name it: `job.toml:7: `source.path``.
+    pub(crate) fn origin(&self, key: &str) -> String {
+        format!(
+            "{}:{}: `{}`",
+            self.doc.path.display(),
+            self.doc.line_of(self.item_offset(key)),
+            self.full(key)
+        )
+    }
+
+    /// An error about the section as a whole, at its header line.
+    pub(crate) fn section_error(&self, message: impl Into<String>) -> ConfigError {
+        self.doc.error(self.offset, &self.name, message)
     }
 
     pub(crate) fn missing(&self, key: &str, what: &str) -> ConfigError {

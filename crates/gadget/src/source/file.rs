@@ -71,6 +71,9 @@ pub enum TypeRouting {
 pub struct FileSpec {
     /// Path of the CSV/TSV file (`.gz` or gzip magic: decompressed).
     pub path: PathBuf,
+    /// Where the path was given, named by errors opening it, like `job.toml:7: `source.path``
+    /// (empty when it was not given in a config).
+    pub origin: String,
     /// Field delimiter (`,` or tab).
     pub delimiter: u8,
     /// Skip the first line.
@@ -118,10 +121,17 @@ impl std::fmt::Debug for FileSource {
     }
 }
 
-fn open_reader(path: &Path) -> Result<Box<dyn BufRead>, SourceError> {
-    let io = |e| SourceError::Io {
-        path: path.to_path_buf(),
-        source: e,
+fn open_reader(path: &Path, origin: &str) -> Result<Box<dyn BufRead>, SourceError> {
+    let io = |source| match origin {
+        "" => SourceError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        origin => SourceError::Open {
+            origin: origin.to_string(),
+            path: path.to_path_buf(),
+            source,
+        },
     };
     let mut file = File::open(path).map_err(io)?;
     let mut magic = [0u8; 2];
@@ -249,7 +259,7 @@ impl FileSource {
     /// Opens the file; with [`FileOrder::SortByTime`] or a `repeat` above 1 the whole file is
     /// read first (and sorted).
     pub fn open(spec: FileSpec) -> Result<Self, SourceError> {
-        let reader = open_reader(&spec.path)?;
+        let reader = open_reader(&spec.path, &spec.origin)?;
         let watermarks = WatermarkGenerator::new(spec.watermarks);
         let order = spec.order;
         let repeat = spec.repeat.max(1);
@@ -342,6 +352,7 @@ mod tests {
 
     fn spec(path: PathBuf, order: FileOrder, repeat: u32) -> FileSpec {
         FileSpec {
+            origin: String::new(),
             path,
             delimiter: b',',
             header: false,

@@ -21,6 +21,16 @@ pub enum SourceError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The input file named in a config could not be opened.
+    #[error("{origin}: cannot read {path}: {source}")]
+    Open {
+        /// Where the config names the file, like `job.toml:7: `source.path``.
+        origin: String,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// A synthetic source's parameters are invalid.
     #[error(transparent)]
     Distribution(#[from] distribution::DistributionError),
