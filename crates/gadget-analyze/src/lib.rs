@@ -22,6 +22,7 @@ pub mod series;
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use gadget::access::Op;
 use gadget::source::random::Rng;
@@ -31,7 +32,7 @@ use serde::Serialize;
 
 use ephemerality::{Lifetimes, Percentiles, TtlSummary};
 use intern::KeyInterner;
-use locality::{unique_sequences_of_length, StackDistances, StackSummary};
+use locality::{stopped_at, unique_sequences_of_length_until, StackDistances, StackSummary};
 
 /// What can go wrong analysing a trace.
 #[derive(Debug, thiserror::Error)]
@@ -265,6 +266,9 @@ pub struct Analysis {
     /// True when the analysis was stopped before the end of the trace (Ctrl-C): it covers
     /// the records read until then.
     pub partial: bool,
+    /// False when a stop (Ctrl-C) came before the stack distances and key sequences were
+    /// computed: those are then empty.
+    pub locality_computed: bool,
     /// Requests.
     pub requests: u64,
     /// Input events.
@@ -310,7 +314,14 @@ pub struct Analysis {
 
 impl KeyTrace {
     /// Runs every analysis (consumes the scan), on two threads.
-    pub fn analyze(mut self, options: &AnalyzeOptions) -> Analysis {
+    pub fn analyze(self, options: &AnalyzeOptions) -> Analysis {
+        self.analyze_until(options, &AtomicBool::new(false))
+    }
+
+    /// [`analyze`](Self::analyze) that leaves out the locality measures (stack distances and
+    /// key sequences, the long part) once `stop` is set (Ctrl-C), within milliseconds; the
+    /// analysis is then marked partial and `locality_computed` is false.
+    pub fn analyze_until(mut self, options: &AnalyzeOptions, stop: &AtomicBool) -> Analysis {
         let distinct = self.popularity.len();
         let keyed = self.ids.len() as u64;
         let working_set = self
@@ -329,17 +340,20 @@ impl KeyTrace {
             let (hand_over, shuffled_copy) = std::sync::mpsc::sync_channel(1);
             let stacks = scope.spawn(move || {
                 let mut shuffled = ids.clone();
-                shuffle(&mut shuffled, options.shuffle_seed);
+                shuffle_until(&mut shuffled, options.shuffle_seed, stop);
                 let shuffled = std::sync::Arc::new(shuffled);
                 // the receiver lives until it has received, unless its thread panicked
                 let _ = hand_over.send(std::sync::Arc::clone(&shuffled));
-                let shuffled_stack = StackDistances::of(&shuffled, distinct);
-                (StackDistances::of(ids, distinct), shuffled_stack)
+                let shuffled_stack = StackDistances::of_until(&shuffled, distinct, stop);
+                (
+                    StackDistances::of_until(ids, distinct, stop),
+                    shuffled_stack,
+                )
             });
             let mut buffer = Vec::new();
             let mut count = |keys: &[u32]| -> Vec<u64> {
                 (2..=max_len)
-                    .map(|len| unique_sequences_of_length(keys, len, &mut buffer))
+                    .map(|len| unique_sequences_of_length_until(keys, len, &mut buffer, stop))
                     .collect()
             };
             let found = count(ids);
@@ -357,8 +371,18 @@ impl KeyTrace {
                 .chain(longer)
                 .collect()
         };
-        let sequences = with_first(found);
-        let sequences_shuffled = with_first(found_shuffled);
+        // a stop may have cut any of the four short: keep none of them
+        let locality_computed = !stop.load(Ordering::Relaxed);
+        let (stack, stack_shuffled, sequences, sequences_shuffled) = if locality_computed {
+            (
+                stack,
+                stack_shuffled,
+                with_first(found),
+                with_first(found_shuffled),
+            )
+        } else {
+            Default::default()
+        };
         self.ids = Vec::new();
         let requests = self.by_op.iter().sum::<u64>();
         let requests_by_state = self
@@ -371,7 +395,8 @@ impl KeyTrace {
         Analysis {
             operator: self.operator,
             truncated: self.truncated,
-            partial: self.partial,
+            partial: self.partial || !locality_computed,
+            locality_computed,
             requests,
             events: self.events,
             watermarks: self.watermarks,
@@ -409,8 +434,16 @@ fn stack_thread_result<T>(joined: std::thread::Result<T>) -> T {
 
 /// Fisher–Yates shuffle with Gadget's seeded generator (the same order on every machine).
 pub fn shuffle(ids: &mut [u32], seed: u64) {
+    shuffle_until(ids, seed, &AtomicBool::new(false));
+}
+
+/// [`shuffle`] that stops part-way once `stop` is set.
+fn shuffle_until(ids: &mut [u32], seed: u64, stop: &AtomicBool) {
     let mut rng = Rng::new(seed);
     for i in (1..ids.len()).rev() {
+        if stopped_at(i, stop) {
+            return;
+        }
         let j = rng.below(i as u64 + 1) as usize;
         ids.swap(i, j);
     }

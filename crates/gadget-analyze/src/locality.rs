@@ -6,9 +6,23 @@
 //! distances give the whole miss-ratio curve. Spatial locality is the number of distinct key
 //! sequences (n-grams) of each length: the fewer, the more the trace repeats its paths.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde::Serialize;
 
 use crate::fenwick::PositionSet;
+
+/// A stop flag never set, for the functions that run to the end.
+static NEVER: AtomicBool = AtomicBool::new(false);
+
+/// Accesses between two looks at a stop flag: a few milliseconds of work at most.
+const STOP_CHECK_EVERY: usize = 1 << 16;
+
+/// True at every [`STOP_CHECK_EVERY`]th position `i` once `stop` is set.
+#[inline]
+pub(crate) fn stopped_at(i: usize, stop: &AtomicBool) -> bool {
+    i % STOP_CHECK_EVERY == 0 && stop.load(Ordering::Relaxed)
+}
 
 /// Stack distances of a key sequence: an exact histogram.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -27,6 +41,12 @@ impl StackDistances {
     ///
     /// Panics with 2^32 or more accesses (the trace scan refuses those before).
     pub fn of(ids: &[u32], distinct: usize) -> StackDistances {
+        StackDistances::of_until(ids, distinct, &NEVER)
+    }
+
+    /// [`of`](Self::of) that gives up early once `stop` is set (Ctrl-C); the result is then
+    /// incomplete, and a caller that sees `stop` set discards it.
+    pub fn of_until(ids: &[u32], distinct: usize, stop: &AtomicBool) -> StackDistances {
         const NONE: u32 = u32::MAX;
         assert!(
             ids.len() < u32::MAX as usize,
@@ -47,6 +67,9 @@ impl StackDistances {
         const DELAYED: usize = 8;
         let mut delayed = [u32::MAX; DELAYED];
         for (i, &id) in ids.iter().enumerate() {
+            if stopped_at(i, stop) {
+                break;
+            }
             if let Some(&ahead) = ids.get(i + AHEAD) {
                 crate::prefetch(last.as_ptr().wrapping_add(ahead as usize));
             }
@@ -234,7 +257,18 @@ pub fn unique_sequences(ids: &[u32], max_len: usize) -> Vec<u64> {
 /// Number of distinct key sequences of length `len` in `ids` (as [`unique_sequences`]);
 /// `buffer` holds the windows' fingerprints (8 bytes per window) and can be reused.
 pub fn unique_sequences_of_length(ids: &[u32], len: usize, buffer: &mut Vec<u64>) -> u64 {
-    distinct_windows(ids, len, buffer)
+    distinct_windows(ids, len, buffer, &NEVER)
+}
+
+/// [`unique_sequences_of_length`] that gives up early once `stop` is set (Ctrl-C); the
+/// count is then incomplete, and a caller that sees `stop` set discards it.
+pub fn unique_sequences_of_length_until(
+    ids: &[u32],
+    len: usize,
+    buffer: &mut Vec<u64>,
+    stop: &AtomicBool,
+) -> u64 {
+    distinct_windows(ids, len, buffer, stop)
 }
 
 /// The fingerprints of every window of `len` keys, in order.
@@ -261,10 +295,17 @@ fn windows(ids: &[u32], len: usize) -> impl Iterator<Item = u64> + '_ {
 /// Counts distinct windows of `len` keys: fingerprints are scattered by their top bits into
 /// buckets small enough to count in cache (two passes over the keys, one buffer of 8 bytes per
 /// window), then each bucket's distinct values are counted in a hash set.
-fn distinct_windows(ids: &[u32], len: usize, buffer: &mut Vec<u64>) -> u64 {
-    if len == 0 || ids.len() < len {
+fn distinct_windows(ids: &[u32], len: usize, buffer: &mut Vec<u64>, stop: &AtomicBool) -> u64 {
+    if len == 0 || ids.len() < len || stop.load(Ordering::Relaxed) {
         return 0;
     }
+    // the windows, until `stop` is set
+    let windows = || {
+        windows(ids, len)
+            .enumerate()
+            .take_while(|&(i, _)| !stopped_at(i, stop))
+            .map(|(_, f)| f)
+    };
     let n = ids.len() - len + 1;
     // at most 1024 buckets: few enough output streams for the scatter to stay in cache, and
     // buckets of ~100K fingerprints for 10^8 windows, whose hash set stays in cache
@@ -278,7 +319,7 @@ fn distinct_windows(ids: &[u32], len: usize, buffer: &mut Vec<u64>) -> u64 {
     };
     let buckets = 1usize << bits;
     let mut starts = vec![0usize; buckets + 1];
-    for f in windows(ids, len) {
+    for f in windows() {
         starts[bucket(f) + 1] += 1;
     }
     for i in 1..starts.len() {
@@ -286,12 +327,17 @@ fn distinct_windows(ids: &[u32], len: usize, buffer: &mut Vec<u64>) -> u64 {
     }
     buffer.clear();
     buffer.resize(n, 0);
-    scatter(windows(ids, len), &starts, bucket, buffer);
+    if stop.load(Ordering::Relaxed) {
+        return 0;
+    }
+    // a stop during the scatter leaves buckets part-filled: never past their ends
+    scatter(windows(), &starts, bucket, buffer);
     let largest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
     let mut set = BucketSet::new(largest, bits);
     starts
         .windows(2)
         .enumerate()
+        .take_while(|_| !stop.load(Ordering::Relaxed))
         .map(|(b, w)| set.count_distinct(&buffer[w[0]..w[1]], b as u64))
         .sum()
 }

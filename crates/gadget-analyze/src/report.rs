@@ -99,55 +99,63 @@ impl Analysis {
             self.value_size.p99,
             self.value_size.max
         );
-        let (t, sh) = (&self.stack_distance, &self.stack_distance_shuffled);
-        let _ = writeln!(
-            s,
-            "\ntemporal locality (LRU stack distance)   trace    shuffled"
-        );
-        let _ = writeln!(
-            s,
-            "  mean                           {:>14.2} {:>11.2}",
-            t.mean, sh.mean
-        );
-        for (label, a, b) in [
-            ("p50", t.p50, sh.p50),
-            ("p90", t.p90, sh.p90),
-            ("p99", t.p99, sh.p99),
-            ("max", t.max, sh.max),
-        ] {
-            let _ = writeln!(s, "  {label:<31}{:>14} {:>11}", thousands(a), thousands(b));
-        }
-        let _ = writeln!(
-            s,
-            "  first accesses (cold)          {:>14}",
-            thousands(t.cold)
-        );
-        let sizes: Vec<u64> = [16u64, 256, 4096, 65536]
-            .into_iter()
-            .filter(|&c| c < self.distinct_state_keys)
-            .collect();
-        for c in sizes {
+        if self.locality_computed {
+            let (t, sh) = (&self.stack_distance, &self.stack_distance_shuffled);
             let _ = writeln!(
                 s,
-                "  LRU hit ratio, {:>7} keys      {:>13.1}% {:>10.1}%",
-                thousands(c),
-                100.0 * hit_ratio_at(&t.hit_ratio_curve, c),
-                100.0 * hit_ratio_at(&sh.hit_ratio_curve, c)
+                "\ntemporal locality (LRU stack distance)   trace    shuffled"
             );
-        }
-        let _ = writeln!(s, "\nspatial locality (unique key sequences)");
-        for (i, (a, b)) in self
-            .unique_sequences
-            .iter()
-            .zip(&self.unique_sequences_shuffled)
-            .enumerate()
-        {
             let _ = writeln!(
                 s,
-                "  length {:<2}                     {:>14} {:>11}",
-                i + 1,
-                thousands(*a),
-                thousands(*b)
+                "  mean                           {:>14.2} {:>11.2}",
+                t.mean, sh.mean
+            );
+            for (label, a, b) in [
+                ("p50", t.p50, sh.p50),
+                ("p90", t.p90, sh.p90),
+                ("p99", t.p99, sh.p99),
+                ("max", t.max, sh.max),
+            ] {
+                let _ = writeln!(s, "  {label:<31}{:>14} {:>11}", thousands(a), thousands(b));
+            }
+            let _ = writeln!(
+                s,
+                "  first accesses (cold)          {:>14}",
+                thousands(t.cold)
+            );
+            let sizes: Vec<u64> = [16u64, 256, 4096, 65536]
+                .into_iter()
+                .filter(|&c| c < self.distinct_state_keys)
+                .collect();
+            for c in sizes {
+                let _ = writeln!(
+                    s,
+                    "  LRU hit ratio, {:>7} keys      {:>13.1}% {:>10.1}%",
+                    thousands(c),
+                    100.0 * hit_ratio_at(&t.hit_ratio_curve, c),
+                    100.0 * hit_ratio_at(&sh.hit_ratio_curve, c)
+                );
+            }
+            let _ = writeln!(s, "\nspatial locality (unique key sequences)");
+            for (i, (a, b)) in self
+                .unique_sequences
+                .iter()
+                .zip(&self.unique_sequences_shuffled)
+                .enumerate()
+            {
+                let _ = writeln!(
+                    s,
+                    "  length {:<2}                     {:>14} {:>11}",
+                    i + 1,
+                    thousands(*a),
+                    thousands(*b)
+                );
+            }
+        } else {
+            let _ = writeln!(
+                s,
+                "\nlocality      not computed: stopped by Ctrl-C or SIGTERM before the stack \
+                 distances and key sequences were done"
             );
         }
         let peak = self.working_set.iter().map(|w| w.1).max().unwrap_or(0);
@@ -189,6 +197,17 @@ pub fn comparison_table(traces: &[(String, Analysis)]) -> String {
         ));
     };
     row("operator", &|a| a.operator.clone());
+    if traces.iter().any(|(_, a)| a.partial) {
+        // a trace read part-way compares only as far as it was read
+        row(
+            "PARTIAL (Ctrl-C)",
+            &|a| match (a.partial, a.locality_computed) {
+                (false, _) => "no".into(),
+                (true, true) => "read part-way".into(),
+                (true, false) => "no locality".into(),
+            },
+        );
+    }
     row("requests", &|a| thousands(a.requests));
     row("input events", &|a| thousands(a.events));
     for op in [
@@ -219,13 +238,23 @@ pub fn comparison_table(traces: &[(String, Analysis)]) -> String {
     row("key-space amplification", &|a| {
         optional(a.key_space_amplification, 3)
     });
+    // a locality measure, or n/a where a stop left it out
+    let locality = |a: &Analysis, value: String| {
+        if a.locality_computed {
+            value
+        } else {
+            "n/a".to_string()
+        }
+    };
     row("mean stack distance", &|a| {
-        format!("{:.1}", a.stack_distance.mean)
+        locality(a, format!("{:.1}", a.stack_distance.mean))
     });
     row("  shuffled", &|a| {
-        format!("{:.1}", a.stack_distance_shuffled.mean)
+        locality(a, format!("{:.1}", a.stack_distance_shuffled.mean))
     });
-    row("p99 stack distance", &|a| thousands(a.stack_distance.p99));
+    row("p99 stack distance", &|a| {
+        locality(a, thousands(a.stack_distance.p99))
+    });
     let longest = traces
         .iter()
         .map(|(_, a)| a.unique_sequences.len())

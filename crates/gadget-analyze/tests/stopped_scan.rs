@@ -1,6 +1,7 @@
 //! A scan stopped part way (Ctrl-C) analyzes what it read and says it is partial.
 
 use std::ops::ControlFlow;
+use std::sync::atomic::AtomicBool;
 
 use gadget::access::{Access, AccessSink, Op};
 use gadget::trace::{BinaryTraceWriter, TraceFooter, TraceHeader, TraceReader};
@@ -48,4 +49,53 @@ fn a_stopped_scan_covers_the_records_read_and_is_marked_partial() {
     assert_eq!(stopped.requests, 1 << 20);
     assert_eq!(stopped.distinct_state_keys, 1000);
     assert_eq!(calls[0], 1 << 20);
+}
+
+#[test]
+fn a_stop_after_the_scan_leaves_out_the_locality_measures_and_keeps_the_rest() {
+    let bytes = trace(200_000);
+    let options = AnalyzeOptions {
+        max_sequence_len: 4,
+        ..AnalyzeOptions::default()
+    };
+    let scanned = || {
+        let mut reader = TraceReader::from_reader(std::io::Cursor::new(bytes.clone())).unwrap();
+        scan(&mut reader, &options, |_| ControlFlow::Continue(())).unwrap()
+    };
+    let whole = scanned().analyze_until(&options, &AtomicBool::new(false));
+    assert!(whole.locality_computed && !whole.partial);
+    assert_eq!(whole.unique_sequences.len(), 4);
+
+    let stopped = scanned().analyze_until(&options, &AtomicBool::new(true));
+    assert!(stopped.partial && !stopped.locality_computed);
+    assert!(stopped.unique_sequences.is_empty());
+    assert_eq!(stopped.stack_distance.cold, 0);
+    // everything the scan measured is kept
+    assert_eq!(stopped.requests, 200_000);
+    assert_eq!(stopped.distinct_state_keys, 1000);
+    assert_eq!(stopped.working_set, whole.working_set);
+    let text = stopped.to_text("t");
+    assert!(text.contains("locality      not computed"), "{text}");
+    assert!(!text.contains("temporal locality"), "{text}");
+}
+
+#[test]
+fn stack_distances_and_sequences_give_up_at_once_when_stopped() {
+    use gadget_analyze::locality::{unique_sequences_of_length_until, StackDistances};
+    let ids: Vec<u32> = (0..1_000_000u32).map(|i| i % 5000).collect();
+    let stop = AtomicBool::new(true);
+    let s = StackDistances::of_until(&ids, 5000, &stop);
+    assert_eq!(s.cold + s.reuses(), 0, "no access measured after the stop");
+    let mut buffer = Vec::new();
+    assert_eq!(
+        unique_sequences_of_length_until(&ids, 3, &mut buffer, &stop),
+        0
+    );
+    let go_on = AtomicBool::new(false);
+    let s = StackDistances::of_until(&ids, 5000, &go_on);
+    assert_eq!(s.cold + s.reuses(), 1_000_000);
+    assert_eq!(
+        unique_sequences_of_length_until(&ids, 3, &mut buffer, &go_on),
+        5000
+    );
 }

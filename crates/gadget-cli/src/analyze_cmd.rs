@@ -3,7 +3,8 @@
 use std::io::Read as _;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use gadget::config::Config;
@@ -52,7 +53,8 @@ fn options(o: &AnalysisOptions) -> AnalyzeOptions {
 }
 
 /// Reads and analyzes one trace, with a progress spinner; once `stop` is set (Ctrl-C), the
-/// rest of the trace is left unread and the analysis is marked partial.
+/// rest of the trace is left unread, the locality measures are left out, and the analysis is
+/// marked partial.
 fn analyze_trace(
     path: &Path,
     options: &AnalyzeOptions,
@@ -66,7 +68,10 @@ fn analyze_trace(
     })
     .with_context(|| format!("cannot analyze {}", path.display()))?;
     bar.set_message("stack distances and sequences");
-    let analysis = scanned.analyze(options);
+    let analysis = match stop {
+        Some(stop) => scanned.analyze_until(options, stop),
+        None => scanned.analyze(options),
+    };
     bar.finish_and_clear();
     Ok(analysis)
 }
@@ -156,7 +161,13 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
             let json = serde_json::from_str(&std::fs::read_to_string(&args.input)?)?;
             (json, r.to_text(&name), r.figures(&name))
         }
-        Input::Config => analyze_config(&args.input, &args.options, &name)?,
+        Input::Config => {
+            let stop = crate::interrupt::stop_flag();
+            let (json, text, figs, stopped) =
+                analyze_config(&args.input, &args.options, &name, &stop)?;
+            partial = stopped;
+            (json, text, figs)
+        }
     };
     if let Some(out) = &args.output {
         write_json(out, &json)?;
@@ -181,15 +192,26 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
 }
 
 /// A config's event stream, and its arrival schedule when `[run]` names an open-loop one.
+///
+/// Once `stop` is set (Ctrl-C) the rest of the stream is left unread; the result says so and
+/// the last value returned is true.
 fn analyze_config(
     path: &Path,
     o: &AnalysisOptions,
     name: &str,
-) -> anyhow::Result<(serde_json::Value, String, Vec<Figure>)> {
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<(serde_json::Value, String, Vec<Figure>, bool)> {
     let config = Config::load(path)?;
     let bar = spinner(&format!("reading the event stream of {}", path.display()));
-    let events = analyze_event_stream(config.open_source()?, o.rate_bin_ms, Some(o.events))?;
+    let until = Arc::clone(stop);
+    let source = Box::new(
+        config
+            .open_source()?
+            .take_while(move |_| !until.load(Ordering::Relaxed)),
+    );
+    let events = analyze_event_stream(source, o.rate_bin_ms, Some(o.events))?;
     bar.finish_and_clear();
+    let stopped = stop.load(Ordering::Relaxed);
     let cut = if events.events >= o.events {
         format!(" (the first {}: --events)", thousands(o.events))
     } else {
@@ -243,15 +265,20 @@ fn analyze_config(
             "\narrival schedule: the workload's own event time (the event stream above)\n",
         );
     }
-    Ok((json, text, figs))
+    if stopped {
+        text.push_str("\n  PARTIAL: stopped by Ctrl-C or SIGTERM; the event stream above covers the events read until then\n");
+        json["partial"] = true.into();
+    }
+    Ok((json, text, figs, stopped))
 }
 
 fn hurst(h: Option<f64>) -> String {
     h.map_or_else(|| "n/a (too few bins)".to_string(), |h| format!("{h:.2}"))
 }
 
-/// `gadget compare`.
-pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
+/// `gadget compare`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C cut the analyses
+/// short (the comparison of what was read is still printed and written, marked partial).
+pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
     let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
     refuse_writing_over_inputs(&[("--report", &args.report)], &inputs)?;
     let kinds: Vec<Input> = args
@@ -282,13 +309,14 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         let figs = overlay(results.iter().map(|(n, r)| r.figures(n)).collect());
         let mut sections = vec![("Side by side".to_string(), table)];
         sections.extend(results.iter().map(|(n, r)| (n.clone(), r.to_text(n))));
-        return write_outputs(
+        write_outputs(
             &title,
             &sections,
             &figs,
             args.plots.as_ref(),
             args.report.as_ref(),
-        );
+        )?;
+        return Ok(0);
     }
     if let Some(i) = kinds.iter().position(|k| *k != Input::Trace) {
         bail!(
@@ -297,10 +325,12 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         );
     }
     let options = options(&args.options);
+    let stop = crate::interrupt::stop_flag();
     let mut traces = Vec::with_capacity(args.inputs.len());
     for (path, name) in args.inputs.iter().zip(&names) {
-        traces.push((name.clone(), analyze_trace(path, &options, None)?));
+        traces.push((name.clone(), analyze_trace(path, &options, Some(&stop))?));
     }
+    let partial = traces.iter().any(|(_, a)| a.partial);
     let table = comparison_table(&traces);
     if args.json {
         let reference = &traces[0].1;
@@ -329,5 +359,10 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         &figs,
         args.plots.as_ref(),
         args.report.as_ref(),
-    )
+    )?;
+    if partial {
+        eprintln!("interrupted: the comparison covers the parts of the traces read before Ctrl-C or SIGTERM (\"partial\": true)");
+        return Ok(INTERRUPTED);
+    }
+    Ok(0)
 }

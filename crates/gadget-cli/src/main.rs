@@ -38,7 +38,7 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
             cli::TraceCommand::Diff(a) => trace_cmd::diff(a).map(|()| 0),
         },
         cli::Command::Analyze(a) => analyze_cmd::analyze(a),
-        cli::Command::Compare(a) => analyze_cmd::compare(a).map(|()| 0),
+        cli::Command::Compare(a) => analyze_cmd::compare(a),
         cli::Command::Record(r) => match r.engine {
             cli::RecordEngine::Flink(a) => record_cmd::flink(a),
         },
