@@ -3,13 +3,15 @@
 //! time), print and write what it measured, marked partial with the reason, and exit non-zero.
 
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+mod filesystem;
 mod interrupt;
 #[path = "../../gadget-eval/tests/support/mod.rs"]
 mod redis_support;
 
+use filesystem::SmallFilesystem;
 use interrupt::{endless_workload, spawn_gadget, terminate_and_wait, wait_bounded};
 use redis_support::RedisServer;
 
@@ -193,4 +195,46 @@ fn a_trace_cut_short_is_replayed_up_to_the_cut_and_marked_partial() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("trace truncated at byte"), "{stderr}");
     outputs.assert_written_partial("trace truncated at byte");
+}
+
+#[test]
+fn rocksdb_filling_its_disk_ends_the_run_partial_and_removes_its_temporary_store() {
+    let Some(fs) = SmallFilesystem::mount(4096, "rocksdb on a full disk") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("w.toml");
+    // a holistic window over many keys: every event appends to a list, so the store grows
+    std::fs::write(
+        &cfg,
+        "seed = 5\n[source]\ntype = \"synthetic\"\nkey_space = 100000\n\
+         [source.keys]\ndistribution = \"uniform\"\n\
+         [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
+         [source.watermarks]\ntype = \"punctuated\"\nevery = 2000\n\
+         [operator]\ntype = \"tumbling\"\nsize = 100000\nfunction = \"holistic\"\n",
+    )
+    .unwrap();
+    let outputs = Outputs::in_dir(dir.path());
+    let mut args: Vec<String> = ["run", cfg.to_str().unwrap(), "--store", "rocksdb"]
+        .map(String::from)
+        .to_vec();
+    // small memtables and the write-ahead log: the disk fills within a second
+    args.extend(["--write-buffer-mb", "1", "--wal"].map(String::from));
+    args.extend(outputs.args());
+    // the store's temporary directory is made under TMPDIR: on the small filesystem
+    let child = Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+        .args(&args)
+        .env("TMPDIR", fs.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(child, LIMIT, "a run on a full disk");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // an error and a partial result, not an abort (134) or a crash
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    outputs.assert_written_partial("No space left on device");
+    let left: Vec<_> = std::fs::read_dir(fs.path()).unwrap().collect();
+    assert!(left.is_empty(), "the temporary store is left: {left:?}");
 }

@@ -92,3 +92,35 @@ fn an_unreachable_redis_says_how_to_start_one() {
     assert!(e.contains(&url), "{e}");
     assert!(e.contains("redis-server"), "{e}");
 }
+
+#[test]
+fn a_write_batch_to_a_frozen_server_fails_after_one_timeout_not_one_per_command() {
+    let Some(server) = support::RedisServer::start("redis frozen during a batch") else {
+        return;
+    };
+    let states = vec!["window-contents".to_string()];
+    let mut s = RedisStore::open(
+        &states,
+        &StoreSettings {
+            redis_timeout: std::time::Duration::from_millis(200),
+            ..settings(&server.url, 1)
+        },
+    )
+    .unwrap();
+    for i in 0u32..2_000 {
+        s.batch_put(0, &i.to_be_bytes(), b"value").unwrap();
+    }
+    server.freeze();
+    // the commit runs on a thread of its own, so that a hang fails the test instead of
+    // hanging it: 4,000 commands at 200 ms each would take 13 minutes
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(s.batch_commit().map_err(|e| e.to_string()));
+    });
+    let outcome = result.recv_timeout(std::time::Duration::from_secs(30));
+    server.thaw();
+    let err = outcome
+        .expect("the commit ends within 30 s")
+        .expect_err("a frozen server fails the commit");
+    assert!(err.contains("no answer from"), "{err}");
+}

@@ -3,9 +3,9 @@
 //! huge), are read to the end. A reader must give a value or an error, never panic, and must
 //! not allocate more than a bound proportional to its input plus its documented buffers.
 //!
-//! The budget is `GADGET_FUZZ_CASES` inputs per target (default 2,000, what CI runs: about a second); a longer
-//! run is `GADGET_FUZZ_CASES=100000 cargo test --release --test fuzz_readers`. A failing
-//! case prints its target, case number and seed, and replays with `GADGET_FUZZ_SEED`.
+//! The budget is `GADGET_FUZZ_CASES` inputs per target (default 2,000, what CI runs: about a
+//! second); a longer run is `GADGET_FUZZ_CASES=100000 cargo test --release --test
+//! fuzz_readers`. A failing case prints its target, case number and seed, and replays with `GADGET_FUZZ_SEED`.
 
 mod common;
 

@@ -192,8 +192,7 @@ impl RedisStore {
     /// Sends queued point writes.
     fn send_pending(&mut self, op: Op) -> Result<(), StoreError> {
         if self.pending_writes > 0 {
-            self.pending
-                .query::<()>(&mut self.con)
+            execute(&mut self.con, &self.pending, false)
                 .map_err(|e| request_error(&self.server, op, e))?;
             self.pending.clear();
             self.pending_writes = 0;
@@ -362,8 +361,7 @@ impl Store for RedisStore {
 
     fn batch_commit(&mut self) -> Result<(), StoreError> {
         self.send_pending(Op::BatchCommit)?;
-        self.batch
-            .query::<()>(&mut self.con)
+        execute(&mut self.con, &self.batch, true)
             .map_err(|e| request_error(&self.server, Op::BatchCommit, e))?;
         self.batch.clear();
         self.batch.atomic();
@@ -400,16 +398,16 @@ impl Store for RedisStore {
         if keys.is_empty() {
             return Ok(());
         }
-        redis::pipe()
-            .atomic()
+        let mut pipe = redis::pipe();
+        pipe.atomic()
             .cmd("DEL")
             .arg(self.full_keys(state, &keys))
             .ignore()
             .cmd("ZREM")
             .arg(&self.indexes[state as usize])
             .arg(keys)
-            .ignore()
-            .query::<()>(&mut self.con)
+            .ignore();
+        execute(&mut self.con, &pipe, true)
             .map_err(|e| request_error(&self.server, Op::RangeDelete, e))
     }
 
@@ -471,6 +469,31 @@ fn ping(addr: &redis::ConnectionAddr, timeout: Duration) -> redis::RedisResult<(
         // TLS: the client's own connection, whose handshake has its own limits
         _ => Ok(()),
     }
+}
+
+/// Sends `pipe` (in `MULTI`/`EXEC` when `atomic`) and reads its answers, failing at the first
+/// error or timeout.
+///
+/// The client's own pipeline goes on reading every answer after a timeout, so a frozen
+/// server would hold a run for the timeout once per command (minutes for a write batch);
+/// here the first timeout ends the request, and the store with it.
+fn execute(con: &mut Connection, pipe: &redis::Pipeline, atomic: bool) -> redis::RedisResult<()> {
+    /// An error answer anywhere in `value` (`EXEC` answers with one per command).
+    fn check(value: &redis::Value) -> redis::RedisResult<()> {
+        match value {
+            redis::Value::ServerError(e) => Err(e.clone().into()),
+            redis::Value::Array(items) => items.iter().try_for_each(check),
+            _ => Ok(()),
+        }
+    }
+    let commands = pipe.cmd_iter().count();
+    con.send_packed_command(&pipe.get_packed_pipeline())?;
+    // MULTI's OK, then QUEUED per command and EXEC's array; or an answer per command
+    let answers = if atomic { commands + 2 } else { commands };
+    for _ in 0..answers {
+        check(&con.recv_response()?)?;
+    }
+    Ok(())
 }
 
 /// Removes every key matching `pattern` over `con`.
