@@ -1,7 +1,6 @@
 //! `gadget analyze` and `gadget compare`: traces, run results and workload configs.
 
 use std::io::Read as _;
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -58,20 +57,17 @@ fn options(o: &AnalysisOptions) -> AnalyzeOptions {
 fn analyze_trace(
     path: &Path,
     options: &AnalyzeOptions,
-    stop: Option<&AtomicBool>,
+    stop: &AtomicBool,
 ) -> anyhow::Result<Analysis> {
     let mut reader = gadget::trace::open_trace(path)?;
     let bar = spinner(&format!("analyzing {}", path.display()));
     let scanned = scan(&mut reader, options, |records| {
         bar.set_message(format!("{records} records"));
-        stop.map_or(ControlFlow::Continue(()), crate::interrupt::go_on)
+        crate::interrupt::go_on(stop)
     })
     .with_context(|| format!("cannot analyze {}", path.display()))?;
     bar.set_message("stack distances and sequences");
-    let analysis = match stop {
-        Some(stop) => scanned.analyze_until(options, stop),
-        None => scanned.analyze(options),
-    };
+    let analysis = scanned.analyze_until(options, stop);
     bar.finish_and_clear();
     Ok(analysis)
 }
@@ -149,7 +145,7 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
     let (json, text, figs) = match input_kind(&args.input)? {
         Input::Trace => {
             let stop = crate::interrupt::stop_flag();
-            let analysis = analyze_trace(&args.input, &options(&args.options), Some(&stop))?;
+            let analysis = analyze_trace(&args.input, &options(&args.options), &stop)?;
             partial = analysis.partial;
             let mut json = serde_json::to_value(&analysis)?;
             json["trace"] = args.input.display().to_string().into();
@@ -328,7 +324,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
     let stop = crate::interrupt::stop_flag();
     let mut traces = Vec::with_capacity(args.inputs.len());
     for (path, name) in args.inputs.iter().zip(&names) {
-        traces.push((name.clone(), analyze_trace(path, &options, Some(&stop))?));
+        traces.push((name.clone(), analyze_trace(path, &options, &stop)?));
     }
     let partial = traces.iter().any(|(_, a)| a.partial);
     let table = comparison_table(&traces);

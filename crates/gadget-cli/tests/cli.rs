@@ -667,26 +667,8 @@ fn a_join_can_read_two_separate_files() {
     assert!(text.contains("get\tRIGHT_BUFFER"));
 }
 
-const ORIGINAL: &str = "\
-# an original Gadget config (key = value)
-operator.type = tumbling.keyed.incremental
-expected.num.operations = 1000
-window.length = 5
-first.event.generator.type = gadget
-first.event.generator.watermark.frequency = 1
-first.event.generator.key.popularity.distrib.type = zipf
-first.event.generator.key.popularity.distrib.params.keyspacesize = 1000
-first.event.generator.key.popularity.distrib.params.s = 1
-first.event.generator.event.occurrence.gap.distrib.type = exponential
-first.event.generator.event.occurrence.gap.distrib.params.lambda = 10
-operator.key.popularity.distrib.type = sequential
-operator.key.size.distrib.type = constant
-operator.key.size.distrib.params.constant = 10
-operator.value.size.distrib.type = constant
-operator.value.size.distrib.params.constant = 10
-wrapper.type = file
-wrapper.path = /tmp/Gadget
-";
+/// An original Gadget config (key = value), as the bundled example holds it.
+const ORIGINAL: &str = include_str!("../../../examples/original/tumbling-keyed-incremental.conf");
 
 #[test]
 fn original_gadget_configs_run_with_their_request_limit() {

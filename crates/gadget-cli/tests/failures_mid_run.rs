@@ -12,7 +12,7 @@ mod interrupt;
 mod redis_support;
 
 use filesystem::SmallFilesystem;
-use interrupt::{endless_workload, spawn_gadget, terminate_and_wait, wait_bounded};
+use interrupt::{endless_window, endless_workload, spawn_gadget, terminate_and_wait, wait_bounded};
 use redis_support::RedisServer;
 
 /// The longest a command here may take.
@@ -203,17 +203,8 @@ fn rocksdb_filling_its_disk_ends_the_run_partial_and_removes_its_temporary_store
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("w.toml");
     // a holistic window over many keys: every event appends to a list, so the store grows
-    std::fs::write(
-        &cfg,
-        "seed = 5\n[source]\ntype = \"synthetic\"\nkey_space = 100000\n\
-         [source.keys]\ndistribution = \"uniform\"\n\
-         [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
-         [source.watermarks]\ntype = \"punctuated\"\nevery = 2000\n\
-         [operator]\ntype = \"tumbling\"\nsize = 100000\nfunction = \"holistic\"\n",
-    )
-    .unwrap();
+    let cfg = endless_window(dir.path(), 100_000, 2000, 100_000, "holistic");
     let outputs = Outputs::in_dir(dir.path());
     let mut args: Vec<String> = ["run", cfg.to_str().unwrap(), "--store", "rocksdb"]
         .map(String::from)

@@ -156,21 +156,8 @@ fn toml_configs_parse_any_text_without_panic_in_bounded_memory() {
     });
 }
 
-const ORIGINAL: &str = "operator.type = tumbling.keyed.incremental
-expected.num.operations = 1000
-window.length = 5
-first.event.generator.type = gadget
-first.event.generator.watermark.frequency = 1
-first.event.generator.key.popularity.distrib.type = zipf
-first.event.generator.key.popularity.distrib.params.keyspacesize = 1000
-first.event.generator.key.popularity.distrib.params.s = 1
-first.event.generator.event.occurrence.gap.distrib.type = exponential
-first.event.generator.event.occurrence.gap.distrib.params.lambda = 10
-operator.key.size.distrib.type = constant
-operator.key.size.distrib.params.constant = 10
-operator.value.size.distrib.type = constant
-operator.value.size.distrib.params.constant = 10
-";
+/// The bundled original-format config.
+const ORIGINAL: &str = include_str!("../../../examples/original/tumbling-keyed-incremental.conf");
 
 const YCSB_PROPERTIES: &str = "workload=site.ycsb.workloads.CoreWorkload
 recordcount=1000

@@ -66,14 +66,29 @@ pub fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Output {
 /// Writes `workload.toml` in `dir`: a synthetic tumbling window whose stream never ends, for
 /// runs that only a signal, a failure or `--limit` stops; its path.
 pub fn endless_workload(dir: &Path) -> PathBuf {
+    endless_window(dir, 200, 20, 100, "incremental")
+}
+
+/// Writes `workload.toml` in `dir`: an endless tumbling window of `size` ms with the
+/// `function` (incremental or holistic) over `key_space` uniform keys, a watermark every
+/// `every` events; its path.
+pub fn endless_window(
+    dir: &Path,
+    key_space: u64,
+    every: u64,
+    size: u64,
+    function: &str,
+) -> PathBuf {
     let path = dir.join("workload.toml");
     std::fs::write(
         &path,
-        "seed = 5\n[source]\ntype = \"synthetic\"\nkey_space = 200\n\
-         [source.keys]\ndistribution = \"uniform\"\n\
-         [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
-         [source.watermarks]\ntype = \"punctuated\"\nevery = 20\n\
-         [operator]\ntype = \"tumbling\"\nsize = 100\nfunction = \"incremental\"\n",
+        format!(
+            "seed = 5\n[source]\ntype = \"synthetic\"\nkey_space = {key_space}\n\
+             [source.keys]\ndistribution = \"uniform\"\n\
+             [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
+             [source.watermarks]\ntype = \"punctuated\"\nevery = {every}\n\
+             [operator]\ntype = \"tumbling\"\nsize = {size}\nfunction = \"{function}\"\n"
+        ),
     )
     .unwrap();
     path
