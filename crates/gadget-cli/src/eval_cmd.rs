@@ -14,8 +14,8 @@ use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
 use gadget_eval::report::{render_summary, write_time_series_csv};
-use gadget_eval::run::{Measured, RunOptions, RunReport, Warmup};
-use gadget_eval::store::{StoreKind, StoreSettings};
+use gadget_eval::run::{Measured, RunError, RunOptions, RunReport, Warmup};
+use gadget_eval::store::{StoreError, StoreKind, StoreSettings};
 use gadget_eval::workload::WorkloadSource;
 
 use crate::cli::{Arrival, EvalArgs, ReplayArgs, RunArgs};
@@ -183,6 +183,8 @@ impl Plan {
                 .or(r.faster_index_mb)
                 .map_or(defaults.faster_index_size, |mb| mb.saturating_mul(1 << 20)),
             counters: a.store_counters || r.store_counters.unwrap_or(defaults.counters),
+            // the run's own stop flag replaces it (run_instances)
+            stop: defaults.stop,
         };
         let sharing = if a.shared_store || r.shared_store.unwrap_or(false) {
             Sharing::Shared
@@ -335,7 +337,13 @@ fn evaluate(
         report,
         measured,
         failure,
-    } = outcome?;
+    } = match outcome {
+        Err(RunError::Store(StoreError::Interrupted { store })) => {
+            eprintln!("stopped while the {store} store was opening: nothing was measured");
+            return Ok(INTERRUPTED);
+        }
+        outcome => outcome?,
+    };
     if plan.settings.counters && report.store_counters.is_empty() {
         eprintln!(
             "warning: store {} keeps no counters of its own; --store-counters reports nothing for it (rocksdb does)",

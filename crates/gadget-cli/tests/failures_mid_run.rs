@@ -148,6 +148,37 @@ fn a_frozen_redis_server_times_out_instead_of_hanging_the_run() {
 }
 
 #[test]
+fn sigterm_ends_a_run_waiting_on_a_frozen_redis_long_before_its_timeout() {
+    let Some(server) = RedisServer::start("redis_frozen_then_sigterm") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = Outputs::in_dir(dir.path());
+    let child = run_on_redis(
+        dir.path(),
+        &server.url,
+        &outputs,
+        &["--redis-timeout", "1h"],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    server.freeze();
+    // the run now waits on a request that only the signal can end (bounded by LIMIT, far
+    // below the hour-long timeout)
+    let out = terminate_and_wait(child, Duration::from_millis(300), "a run on a frozen Redis");
+    server.thaw();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("PARTIAL"),
+        "{stderr}"
+    );
+    // still frozen at the cleanup, which after a stop waits briefly and says what is left
+    assert!(stderr.contains("the run's keys are left on"), "{stderr}");
+    let results = outputs.assert_written_partial("interrupted");
+    assert!(results["requests"].as_u64().unwrap() > 0, "{results}");
+}
+
+#[test]
 fn sigterm_stops_an_open_loop_run_waiting_for_a_far_intended_start() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = endless_workload(dir.path());

@@ -50,6 +50,10 @@ pub fn run_instances(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<InstancesOutcome, RunError> {
     let n = sources.len();
+    let settings = &StoreSettings {
+        stop: options.stop.clone(),
+        ..settings.clone()
+    };
     let event_times = options.arrival.uses_event_time();
     let streams = sources
         .into_iter()

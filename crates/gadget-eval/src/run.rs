@@ -207,9 +207,16 @@ impl Measured {
     }
 
     /// Ends the run here because of `failure`: what was measured so far stands, marked partial.
+    /// A store that gave up waiting because of a stop request did not fail: the run is
+    /// interrupted.
     pub(crate) fn fail(&mut self, failure: impl Into<RunError>) {
         self.partial = true;
-        self.failure.get_or_insert(failure.into());
+        match failure.into() {
+            RunError::Store(StoreError::Interrupted { .. }) => {}
+            failure => {
+                self.failure.get_or_insert(failure);
+            }
+        }
     }
 
     /// Why the run stopped early, `None` when it ran to the end.

@@ -15,9 +15,11 @@ fn settings(url: &str, pipeline: usize) -> StoreSettings {
 }
 
 fn key_count(url: &str) -> u64 {
-    let client = redis::Client::open(url).unwrap();
-    let mut con = client.get_connection().unwrap();
-    redis::cmd("DBSIZE").query(&mut con).unwrap()
+    let out = std::process::Command::new("redis-cli")
+        .args(["-u", url, "dbsize"])
+        .output()
+        .expect("redis-cli runs (it comes with redis-server)");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
 }
 
 #[test]
@@ -123,4 +125,65 @@ fn a_write_batch_to_a_frozen_server_fails_after_one_timeout_not_one_per_command(
         .expect("the commit ends within 30 s")
         .expect_err("a frozen server fails the commit");
     assert!(err.contains("no answer from"), "{err}");
+}
+
+#[test]
+fn a_stop_request_ends_a_wait_on_a_frozen_server_long_before_its_timeout() {
+    let Some(server) = support::RedisServer::start("redis frozen, then Ctrl-C") else {
+        return;
+    };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut s = RedisStore::open(
+        &["s".to_string()],
+        &StoreSettings {
+            redis_timeout: std::time::Duration::from_secs(3600),
+            stop: stop.clone(),
+            ..settings(&server.url, 1)
+        },
+    )
+    .unwrap();
+    s.put(0, b"k", b"v").unwrap();
+    server.freeze();
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let got = s.get(0, b"k").map_err(|e| e.to_string());
+        // the store is dropped here, after the stop: its cleanup waits briefly, not an hour
+        drop(s);
+        let _ = done.send(got);
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    // bounded far below the hour-long timeout: only the stop flag can end the wait
+    let outcome = result.recv_timeout(std::time::Duration::from_secs(30));
+    server.thaw();
+    let err = outcome
+        .expect("the request ends on the stop request, not after its timeout")
+        .expect_err("an interrupted request has no answer");
+    assert!(err.contains("stopped"), "{err}");
+}
+
+#[test]
+fn a_password_and_database_in_the_url_are_used_and_never_shown() {
+    let Some(server) = support::RedisServer::start("redis with a password") else {
+        return;
+    };
+    let set = std::process::Command::new("redis-cli")
+        .args(["-u", &server.url, "config", "set", "requirepass", "s3cret"])
+        .output()
+        .unwrap();
+    assert!(set.status.success());
+    let with_password = server.url.replacen("redis://", "redis://:s3cret@", 1) + "/2";
+    let mut s = RedisStore::open(&["s".to_string()], &settings(&with_password, 1)).unwrap();
+    s.put(0, b"k", b"value").unwrap();
+    assert_eq!(s.get(0, b"k").unwrap(), Some(5));
+    drop(s);
+    let wrong = server.url.replacen("redis://", "redis://:wrong@", 1);
+    let e = RedisStore::open(&["s".to_string()], &settings(&wrong, 1))
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("wrong"), "the password is not shown: {e}");
+    assert!(e.contains("redis://:***@"), "{e}");
+    let _ = std::process::Command::new("redis-cli")
+        .args(["-u", &with_password, "config", "set", "requirepass", ""])
+        .output();
 }

@@ -57,6 +57,13 @@ pub enum StoreError {
         /// What the store said.
         message: String,
     },
+    /// A stop request (Ctrl-C, SIGTERM, SIGHUP; [`StoreSettings::stop`]) ended a wait for
+    /// the store: not a failure of the store, the run ends as an interrupted one.
+    #[error("stopped (Ctrl-C, SIGTERM or SIGHUP) while waiting for the {store} store")]
+    Interrupted {
+        /// The store's name.
+        store: &'static str,
+    },
     /// The trace names a state the store was not opened with.
     #[error("request for state #{state}, but the store was opened with {states} states; the trace is inconsistent")]
     UnknownState {
@@ -244,7 +251,7 @@ impl StoreKind {
 }
 
 /// Settings of the stores; each store reads the ones that concern it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct StoreSettings {
     /// RocksDB write buffer (memtable) size in bytes; Flink's paper setting is 128 MB.
     pub write_buffer_size: usize,
@@ -273,6 +280,9 @@ pub struct StoreSettings {
     /// Keep the store's own counters where it has them ([`Store::counters`]); they cost some
     /// throughput (RocksDB's perf context at its counting level).
     pub counters: bool,
+    /// Set from elsewhere (Ctrl-C) to end a networked store's waits within 50 ms; a run
+    /// shares its [`crate::run::RunOptions::stop`] here.
+    pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Default for StoreSettings {
@@ -291,6 +301,7 @@ impl Default for StoreSettings {
             faster_log_size: 256 << 20,
             faster_index_size: 64 << 20,
             counters: false,
+            stop: std::sync::Arc::default(),
         }
     }
 }

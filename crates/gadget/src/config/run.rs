@@ -163,7 +163,7 @@ pub const MIN_REDIS_TIMEOUT_NS: u64 = 1_000_000;
 /// The longest Redis timeout accepted, ns (1 h).
 pub const MAX_REDIS_TIMEOUT_NS: u64 = 3_600_000_000_000;
 
-/// Parses `5s`, `500ms`, `250us`, `10ns`, `2m` into nanoseconds.
+/// Parses `5s`, `500ms`, `250us`, `10ns`, `2m`, `1h` into nanoseconds.
 pub fn parse_duration(text: &str) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
@@ -175,6 +175,7 @@ pub fn parse_duration(text: &str) -> Option<u64> {
         "ms" => 1e6,
         "s" => 1e9,
         "m" | "min" => 60e9,
+        "h" => 3600e9,
         _ => return None,
     };
     let ns = n * scale;
@@ -274,6 +275,11 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Some(500_000_000));
         assert_eq!(parse_duration("1.5us"), Some(1_500));
         assert_eq!(parse_duration("2m"), Some(120_000_000_000));
+        assert_eq!(
+            parse_duration("1h"),
+            Some(super::MAX_REDIS_TIMEOUT_NS),
+            "as messages say"
+        );
         assert_eq!(parse_duration("5"), None);
         assert_eq!(parse_duration("5 parsecs"), None);
         assert_eq!(parse_duration("1e400s"), None);
