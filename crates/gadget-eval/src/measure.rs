@@ -49,6 +49,12 @@ fn staged_value(index: usize) -> u64 {
     }
 }
 
+/// The highest value counted at `index`: the lowest of the next index, less one.
+fn staged_highest_value(index: usize) -> u64 {
+    let bucket = (index >> SUB_BUCKET_HALF_MAGNITUDE) as u32;
+    staged_value(index) + (1u64 << bucket.saturating_sub(1)) - 1
+}
+
 /// Counts in a histogram of [`histogram`]'s bounds: HdrHistogram's buckets until one holds
 /// [`HIGHEST_NS`], and one more half-bucket.
 const STAGED_LEN: usize = {
@@ -116,6 +122,50 @@ impl StagedCounts {
         }
     }
 
+    /// How many values are counted.
+    fn total(&self) -> u64 {
+        self.used().iter().sum()
+    }
+
+    /// The counts from the lowest to the highest index counted.
+    fn used(&self) -> &[u64] {
+        if self.is_empty() {
+            &[]
+        } else {
+            &self.counts[self.first..=self.last]
+        }
+    }
+
+    /// Adds the counts to `other`'s.
+    fn add_to_counts(&self, other: &mut StagedCounts) {
+        if self.is_empty() {
+            return;
+        }
+        for (o, &c) in other.counts[self.first..=self.last]
+            .iter_mut()
+            .zip(self.used())
+        {
+            *o += c;
+        }
+        other.first = other.first.min(self.first);
+        other.last = other.last.max(self.last);
+    }
+
+    /// The value at quantile `q` of the `total` values counted, as
+    /// `Histogram::value_at_quantile` gives it (the highest value of the index the quantile's
+    /// count falls in), 0 when nothing is counted; it reads only the indices counted.
+    fn value_at_quantile(&self, q: f64, total: u64) -> u64 {
+        let wanted = ((q.min(1.0) * total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &c) in self.used().iter().enumerate() {
+            seen += c;
+            if seen >= wanted {
+                return staged_highest_value(self.first + i);
+            }
+        }
+        0
+    }
+
     /// Forgets every count.
     fn reset(&mut self) {
         if !self.is_empty() {
@@ -170,9 +220,8 @@ pub struct Recorder {
     service_is_latency: bool,
     /// The current interval's latencies per op.
     interval: Vec<Option<StagedCounts>>,
-    /// The histogram each op's interval counts are added to when the interval closes (kept to
-    /// be reused).
-    closing: Vec<Option<Histogram<u64>>>,
+    /// Every op's counts of the closing interval together (kept to be reused).
+    all: Option<StagedCounts>,
     interval_start_ns: u64,
     /// The end of the current interval: a multiple of `interval_ns` from the run's start, so
     /// that the intervals of concurrent instances line up.
@@ -204,7 +253,7 @@ impl Recorder {
             service: per_op(),
             service_is_latency: closed_loop,
             interval: per_op(),
-            closing: per_op(),
+            all: None,
             interval_start_ns: 0,
             interval_end_ns: interval_ns.max(1),
             interval_ns: interval_ns.max(1),
@@ -287,40 +336,41 @@ impl Recorder {
         self.truncated |= !keep;
         let seconds = (end_ns - start) as f64 / 1e9;
         let mut ops = Vec::new();
-        let mut all = histogram();
+        // everything here reads only the indices the interval counted: closing a 1 ms interval
+        // must not hold up the requests behind it (whole histograms took ~100 µs)
+        let all = self.all.get_or_insert_with(StagedCounts::new);
         for op in Op::ALL {
             if let Some(staged) = self.interval[op as usize].as_mut() {
                 if staged.is_empty() {
                     continue;
                 }
-                let h = self.closing[op as usize].get_or_insert_with(histogram);
-                staged.add_to(h);
-                staged.reset();
-                ops.push(IntervalOp::from_histogram(op.name(), h, seconds));
-                all.add(&*h).expect("same bounds");
-                self.latency[op as usize]
-                    .get_or_insert_with(histogram)
-                    .add(&*h)
-                    .expect("same bounds");
+                if keep {
+                    ops.push(IntervalOp::from_counts(op.name(), staged, seconds));
+                    staged.add_to_counts(all);
+                }
+                staged.add_to(self.latency[op as usize].get_or_insert_with(histogram));
                 if let Some(log) = self.hdr_log.as_mut().filter(|_| keep) {
+                    let mut latency = histogram();
+                    staged.add_to(&mut latency);
                     log.push(LoggedInterval {
                         start_ns: start,
                         end_ns,
                         op,
-                        latency: h.clone(),
+                        latency,
                     });
                 }
-                h.reset();
+                staged.reset();
             }
         }
         if keep {
             self.series.push(IntervalStats {
                 start_s: start as f64 / 1e9,
                 end_s: end_ns as f64 / 1e9,
-                all: IntervalOp::from_histogram("all", &all, seconds),
+                all: IntervalOp::from_counts("all", all, seconds),
                 ops,
             });
         }
+        all.reset();
         self.interval_start_ns = end_ns;
         self.interval_end_ns = end_ns + self.interval_ns;
     }
@@ -503,14 +553,15 @@ pub struct IntervalOp {
 }
 
 impl IntervalOp {
-    fn from_histogram(op: &str, h: &Histogram<u64>, seconds: f64) -> Self {
+    fn from_counts(op: &str, counts: &StagedCounts, seconds: f64) -> Self {
+        let total = counts.total();
         IntervalOp {
             op: op.to_string(),
-            ops: h.len(),
-            ops_per_s: per_second(h.len(), seconds),
-            p50_ns: quantile(h, 0.5),
-            p99_ns: quantile(h, 0.99),
-            p999_ns: quantile(h, 0.999),
+            ops: total,
+            ops_per_s: per_second(total, seconds),
+            p50_ns: counts.value_at_quantile(0.5, total),
+            p99_ns: counts.value_at_quantile(0.99, total),
+            p999_ns: counts.value_at_quantile(0.999, total),
         }
     }
 }
@@ -596,6 +647,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn interval_percentiles_from_counts_are_the_histograms_for_small_sets_too() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for n in 1..200u64 {
+            let mut direct = histogram();
+            let mut staged = StagedCounts::new();
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let v = 1 + x % (1000 << (n % 20));
+                direct.saturating_record(v);
+                staged.record(v);
+            }
+            for q in [0.5, 0.99, 0.999] {
+                assert_eq!(
+                    staged.value_at_quantile(q, n),
+                    direct.value_at_quantile(q),
+                    "{n} values, quantile {q}"
+                );
+            }
+        }
+        assert_eq!(StagedCounts::new().value_at_quantile(0.5, 0), 0);
+    }
+
+    #[test]
     fn staged_counts_give_the_histogram_that_recording_each_value_gives() {
         assert_eq!(STAGED_LEN, histogram().distinct_values());
         let mut values: Vec<u64> = vec![0, 1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 4097];
@@ -635,9 +711,24 @@ mod tests {
         assert_eq!(drained.min(), direct.min());
         assert_eq!(drained.max(), direct.max());
         assert_eq!(drained.mean(), direct.mean());
-        for q in [0.0, 0.5, 0.99, 0.999, 0.9999, 1.0] {
+        let total = staged.total();
+        assert_eq!(total, values.len() as u64);
+        for q in [0.0001, 0.5, 0.99, 0.999, 0.9999, 1.0] {
             assert_eq!(drained.value_at_quantile(q), direct.value_at_quantile(q));
+            assert_eq!(
+                staged.value_at_quantile(q, total),
+                direct.value_at_quantile(q),
+                "{q}"
+            );
         }
+        let mut merged = StagedCounts::new();
+        staged.add_to_counts(&mut merged);
+        staged.add_to_counts(&mut merged);
+        assert_eq!(merged.total(), 2 * total);
+        assert_eq!(
+            merged.value_at_quantile(0.5, 2 * total),
+            direct.value_at_quantile(0.5)
+        );
         staged.reset();
         assert!(staged.is_empty() && staged.counts.iter().all(|&c| c == 0));
     }
