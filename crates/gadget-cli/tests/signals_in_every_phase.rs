@@ -3,6 +3,7 @@
 //! endless trace. Each command ends (bounded in time), keeps what it measured marked partial,
 //! and says what happened; the phase of measuring is in `run_and_replay.rs`.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 mod interrupt;
@@ -131,4 +132,106 @@ fn ctrl_c_stops_compare_part_way_and_prints_the_partial_comparison() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("PARTIAL (Ctrl-C)"), "{stdout}");
     assert!(stdout.contains("no locality"), "{stdout}");
+}
+
+/// Starts a short open-loop run that prints its JSON, with two thousand 1 ms intervals, to a
+/// pipe nobody reads yet, so that it stays in its last phase (writing results); returns it
+/// once its results file is written.
+fn run_blocked_writing_its_results(dir: &std::path::Path) -> (std::process::Child, PathBuf) {
+    let cfg = endless_workload(dir);
+    let results = dir.join("r.json");
+    let child = spawn_gadget([
+        "run",
+        cfg.to_str().unwrap(),
+        "--store",
+        "memory",
+        "--arrival",
+        "constant",
+        "--rate",
+        "20000",
+        "--limit",
+        "40000",
+        "--interval",
+        "1ms",
+        "--json",
+        "-o",
+        results.to_str().unwrap(),
+    ]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !results.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the results are not written within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, results)
+}
+
+#[test]
+fn sigterm_while_results_are_written_lets_them_finish_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, results) = run_blocked_writing_its_results(dir.path());
+    // the run is measured and blocked printing; the signal must not cut what it prints
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    // now read what it prints, on a thread, so that a run that never ends fails the test
+    let (done, output) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let out = output
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the run ends once its output is read")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the run was whole when the signal came: {stderr}"
+    );
+    let printed: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("the printed JSON is whole");
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+    assert_eq!(printed, written);
+    assert_eq!(written["partial"], false);
+    assert!(written["time_series"].as_array().unwrap().len() > 1000);
+}
+
+#[test]
+fn a_second_signal_while_results_are_written_exits_at_once_leaving_written_files_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, results) = run_blocked_writing_its_results(dir.path());
+    // two signals further apart than one interrupt's echo: the second exits at once, even
+    // though the output it is printing is blocked
+    let out = signal_twice_and_wait(child);
+    assert_eq!(out.status.code(), Some(130));
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&results).unwrap()).expect("r.json is whole");
+    assert_eq!(written["partial"], false);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+/// Sends SIGTERM twice, 0.7 s apart, without reading the child's output; its output.
+fn signal_twice_and_wait(child: std::process::Child) -> std::process::Output {
+    let pid = child.id().to_string();
+    for _ in 0..2 {
+        std::thread::sleep(Duration::from_millis(700));
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    }
+    wait_bounded(child, Duration::from_secs(30), "a run signalled twice")
 }
