@@ -3,12 +3,12 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use gadget::access::Op;
 
-use crate::run::{drive, Measured, Progress, RunError, RunOptions, RunReport};
-use crate::store::{open_shared_store, open_store, StoreError, StoreKind, StoreSettings};
+use crate::run::{calibrate_clock, drive, Measured, Progress, RunError, RunOptions, RunReport};
+use crate::start::StartLine;
+use crate::store::{open_shared_store, open_store, Store, StoreError, StoreKind, StoreSettings};
 use crate::workload::{RequestStream, WorkloadError, WorkloadSource};
 
 /// How instances use the store.
@@ -35,6 +35,10 @@ pub struct InstancesOutcome {
 /// What one instance's thread returns: its measurements, the store's name, the ops it
 /// emulated and its counters.
 type InstanceResult = Result<(Measured, &'static str, Vec<Op>, Vec<(&'static str, u64)>), RunError>;
+
+/// Opens the store of instance `i` (the first argument) over its states (the second).
+pub type StoreOpener<'a> =
+    dyn Fn(usize, &[String]) -> Result<Box<dyn Store>, StoreError> + Sync + 'a;
 
 /// Runs every source as its own instance on its own thread against `kind` under `dir`.
 ///
@@ -72,45 +76,82 @@ pub fn run_instances(
         }
         Sharing::PerInstance => None,
     };
+    let open = |i: usize, states: &[String]| -> Result<Box<dyn Store>, StoreError> {
+        if let Some(s) = &shared {
+            return s.attach(i);
+        }
+        let sub = if n == 1 {
+            dir.to_path_buf()
+        } else {
+            dir.join(format!("instance-{i}"))
+        };
+        std::fs::create_dir_all(&sub).map_err(|e| StoreError::Open {
+            store: kind.name(),
+            path: sub.clone(),
+            message: e.to_string(),
+        })?;
+        open_store(kind, &sub, states, settings)
+    };
+    let stores = match sharing {
+        Sharing::Shared => "one shared store",
+        Sharing::PerInstance => "a store each",
+    };
+    run_streams(streams, &open, stores, options, progress)
+}
+
+/// Runs every stream as its own instance on its own thread, each against the store `open`
+/// gives it; `stores` says how they share stores, for the report.
+///
+/// The instances start together ([`StartLine`]): once every store is open and every stream
+/// has its first requests ready, so that neither is charged to any request's latency or to
+/// the throughput.
+pub fn run_streams(
+    streams: Vec<RequestStream>,
+    open: &StoreOpener<'_>,
+    stores: &str,
+    options: &RunOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<InstancesOutcome, RunError> {
+    let n = streams.len();
     let issued: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    let epoch = Instant::now();
+    let start_line = StartLine::new(n);
     let results: Vec<InstanceResult> = std::thread::scope(|scope| {
         let handles: Vec<_> = streams
             .into_iter()
             .enumerate()
             .map(|(i, mut stream)| {
-                let shared = shared.clone();
                 let issued = &issued;
+                let start_line = &start_line;
                 let mut options = options.clone();
                 options.seed = options.seed.wrapping_add(i as u64);
                 std::thread::Builder::new()
                     .name(format!("gadget-instance-{i}"))
                     .spawn_scoped(scope, move || -> InstanceResult {
-                        let mut store = match &shared {
-                            Some(s) => s.attach(i)?,
-                            None => {
-                                let sub = if n == 1 {
-                                    dir.to_path_buf()
-                                } else {
-                                    dir.join(format!("instance-{i}"))
-                                };
-                                std::fs::create_dir_all(&sub).map_err(|e| StoreError::Open {
-                                    store: kind.name(),
-                                    path: sub.clone(),
-                                    message: e.to_string(),
-                                })?;
-                                open_store(kind, &sub, &stream.state_names, settings)?
+                        let opened = open(i, &stream.state_names);
+                        let mut store = match opened {
+                            Ok(store) => store,
+                            Err(e) => {
+                                start_line.abandon();
+                                return Err(e.into());
                             }
                         };
-                        let mut measured =
-                            drive(store.as_mut(), &mut stream, &options, epoch, &mut |p| {
-                                issued[i].store(p.requests, Ordering::Relaxed);
-                                let total = issued.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-                                progress(Progress {
-                                    requests: total,
-                                    elapsed: p.elapsed,
-                                });
-                            });
+                        calibrate_clock();
+                        let ready = stream.wait_for_first_block(&options.stop);
+                        let mut measured = match start_line.arrive(&options.stop) {
+                            Some(epoch) if ready => {
+                                drive(store.as_mut(), &mut stream, &options, epoch, &mut |p| {
+                                    issued[i].store(p.requests, Ordering::Relaxed);
+                                    let total =
+                                        issued.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+                                    progress(Progress {
+                                        requests: total,
+                                        elapsed: p.elapsed,
+                                    });
+                                })
+                            }
+                            // stopped, or another instance could not start
+                            _ => Measured::stopped_before_start(options.interval_ns),
+                        };
                         let producer = stream.finish();
                         if let Err(e) = producer {
                             // an interrupted run may cut its producer short: only a run that
@@ -181,11 +222,7 @@ pub fn run_instances(
         report.partial_reason = Some(e.to_string());
     }
     report.arrival = format!(
-        "{n} instances ({}), each {}",
-        match sharing {
-            Sharing::Shared => "one shared store",
-            Sharing::PerInstance => "a store each",
-        },
+        "{n} instances ({stores}), each {}",
         options.arrival.describe()
     );
     report.target_rate = options.arrival.rate().map(|r| r * n as f64);

@@ -15,5 +15,6 @@ pub mod concurrent;
 pub mod measure;
 pub mod report;
 pub mod run;
+pub mod start;
 pub mod store;
 pub mod workload;

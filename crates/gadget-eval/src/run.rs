@@ -377,6 +377,12 @@ impl RunClock {
     }
 }
 
+/// Calibrates the run's clock (the time-stamp counter against the system clock, once per
+/// process), so that [`drive`] does not do it after its epoch, at its first requests' cost.
+pub fn calibrate_clock() {
+    drop(quanta::Clock::new());
+}
+
 /// The longest the driver sleeps before it looks at the stop flag again.
 const STOP_CHECK: Duration = Duration::from_millis(50);
 
@@ -488,6 +494,14 @@ fn warmup_over(warmup: Warmup, issued: u64, done_ns: u64) -> bool {
 }
 
 impl Measured {
+    /// A run stopped (or abandoned by another instance) before it started: nothing measured,
+    /// marked partial.
+    pub(crate) fn stopped_before_start(interval_ns: u64) -> Self {
+        let mut m = Measured::new(Recorder::new(interval_ns, false, false));
+        m.partial = true;
+        m
+    }
+
     /// Nothing measured yet, to be recorded by `recorder`.
     fn new(recorder: Recorder) -> Self {
         Measured {

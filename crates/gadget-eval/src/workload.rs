@@ -129,6 +129,8 @@ pub fn trace_state_names(path: &Path) -> Result<Vec<String>, WorkloadError> {
 #[derive(Debug)]
 pub struct RequestStream {
     blocks: Receiver<RequestBlock>,
+    /// A block received before the driver asked for it (the first, awaited before the start).
+    ready: Option<RequestBlock>,
     recycle: SyncSender<RequestBlock>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Result<(), WorkloadError>>>,
@@ -209,6 +211,7 @@ impl RequestStream {
         };
         Ok(RequestStream {
             blocks: rx,
+            ready: None,
             recycle: recycle_tx,
             stop,
             thread: Some(thread),
@@ -218,12 +221,37 @@ impl RequestStream {
 
     /// The next block, waiting for the producer; `None` at the end.
     pub fn next_block(&mut self) -> Option<RequestBlock> {
-        self.blocks.recv().ok()
+        self.ready.take().or_else(|| self.blocks.recv().ok())
     }
 
     /// The next block if one is ready now, without waiting.
     pub fn try_next_block(&mut self) -> Option<RequestBlock> {
-        self.blocks.try_recv().ok()
+        self.ready.take().or_else(|| self.blocks.try_recv().ok())
+    }
+
+    /// Waits until the producer has its first block ready (or has ended), looking at `stop`
+    /// every 50 ms; false when `stop` was set first.
+    pub fn wait_for_first_block(&mut self, stop: &AtomicBool) -> bool {
+        if self.ready.is_some() {
+            return true;
+        }
+        loop {
+            match self
+                .blocks
+                .recv_timeout(std::time::Duration::from_millis(50))
+            {
+                Ok(block) => {
+                    self.ready = Some(block);
+                    return true;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return true,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if stop.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                }
+            }
+        }
     }
 
     /// Hands an issued block back for reuse.

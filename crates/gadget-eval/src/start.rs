@@ -1,0 +1,121 @@
+//! The start line of a run: the schedule of every instance starts together, once every
+//! instance's store is open and its workload has its first requests ready, so that neither
+//! counts in any request's latency or in the run's throughput.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The longest a waiting instance goes without looking at the stop flag.
+const LOOK_EVERY: Duration = Duration::from_millis(50);
+
+/// Where the instances of a run wait for each other before they start.
+#[derive(Debug)]
+pub struct StartLine {
+    parties: usize,
+    state: Mutex<Line>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Line {
+    arrived: usize,
+    /// The start, once every instance arrived.
+    epoch: Option<Instant>,
+    /// An instance could not get ready: nobody starts.
+    abandoned: bool,
+}
+
+impl StartLine {
+    /// A start line for `parties` instances.
+    pub fn new(parties: usize) -> Self {
+        StartLine {
+            parties,
+            state: Mutex::new(Line::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Arrives ready and waits for the others; the run's epoch (the same for every instance:
+    /// the moment the last one arrived), or `None` when an instance abandoned or `stop` was
+    /// set meanwhile (looked at every 50 ms).
+    pub fn arrive(&self, stop: &AtomicBool) -> Option<Instant> {
+        let mut line = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        line.arrived += 1;
+        if line.arrived >= self.parties {
+            line.epoch.get_or_insert_with(Instant::now);
+            self.changed.notify_all();
+        }
+        loop {
+            if line.abandoned {
+                return None;
+            }
+            if let Some(epoch) = line.epoch {
+                return Some(epoch);
+            }
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            line = self
+                .changed
+                .wait_timeout(line, LOOK_EVERY)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Gives up: this instance cannot start (its store failed to open), so no one does.
+    pub fn abandon(&self) {
+        let mut line = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        line.abandoned = true;
+        self.changed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_start_is_when_the_last_instance_arrives_and_the_same_for_all() {
+        let line = Arc::new(StartLine::new(3));
+        let stop = Arc::new(AtomicBool::new(false));
+        let early: Vec<_> = (0..2)
+            .map(|_| {
+                let (line, stop) = (line.clone(), stop.clone());
+                std::thread::spawn(move || line.arrive(&stop))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(100));
+        let late_arrival = Instant::now();
+        let last = line.arrive(&stop).unwrap();
+        assert!(
+            last >= late_arrival,
+            "the start waits for the last instance"
+        );
+        for e in early {
+            assert_eq!(e.join().unwrap(), Some(last));
+        }
+    }
+
+    #[test]
+    fn an_abandoned_line_or_a_stop_request_releases_the_waiting() {
+        let line = Arc::new(StartLine::new(2));
+        let stop = Arc::new(AtomicBool::new(false));
+        let waiting = {
+            let (line, stop) = (line.clone(), stop.clone());
+            std::thread::spawn(move || line.arrive(&stop))
+        };
+        line.abandon();
+        assert_eq!(waiting.join().unwrap(), None);
+
+        let line = Arc::new(StartLine::new(2));
+        let waiting = {
+            let (line, stop) = (line.clone(), stop.clone());
+            std::thread::spawn(move || line.arrive(&stop))
+        };
+        stop.store(true, Ordering::SeqCst);
+        assert_eq!(waiting.join().unwrap(), None);
+    }
+}
