@@ -248,9 +248,15 @@ pub struct EvalArgs {
     /// Event-time seconds replayed per wall-clock second with --arrival event-time (default 1).
     #[arg(long)]
     pub speed: Option<f64>,
-    /// Seed of the arrival schedule (instance i uses seed + i).
+    /// Seed of the arrival schedule and of the value bytes (instance i uses seed + i).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// What the values written compress to, as a fraction of their size, from 0.01 to 1 (1:
+    /// incompressible). Values are db_bench's: printable pseudo-random bytes, each 100-byte
+    /// piece repeating a random prefix of this fraction (default 0.5, as db_bench's
+    /// --compression_ratio).
+    #[arg(long, value_name = "RATIO")]
+    pub value_compression_ratio: Option<f64>,
     /// Run every workload this many times as concurrent instances, each on its own thread
     /// with its own seeds (the paper's concurrent operators; default 1).
     #[arg(long)]

@@ -9,6 +9,7 @@ use gadget::atomic::{refuse_overwriting_an_input, write_or_fall_back, AtomicFile
 use gadget::config::run::{
     parse_duration, parse_interval, Bounds, RunSettings, Warmup as ConfigWarmup, ALPHA, BIAS,
     INSTANCES, MAX_REDIS_TIMEOUT_NS, MIN_REDIS_TIMEOUT_NS, MODULATION, PERIOD, RATE, SPEED,
+    VALUE_COMPRESSION_RATIO,
 };
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
@@ -16,6 +17,7 @@ use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
 use gadget_eval::report::{render_summary, write_time_series_csv};
 use gadget_eval::run::{Measured, RunError, RunOptions, RunReport, Warmup};
 use gadget_eval::store::{StoreError, StoreKind, StoreSettings};
+use gadget_eval::value::DEFAULT_COMPRESSION_RATIO;
 use gadget_eval::workload::WorkloadSource;
 
 use crate::cli::{Arrival, EvalArgs, ReplayArgs, RunArgs};
@@ -97,6 +99,7 @@ pub fn resolve_arrival(a: &EvalArgs, r: &RunSettings) -> anyhow::Result<ArrivalP
 struct Plan {
     kind: StoreKind,
     arrival: ArrivalProcess,
+    value_compression_ratio: f64,
     warmup: Warmup,
     interval_ns: u64,
     instances: usize,
@@ -115,6 +118,12 @@ impl Plan {
             )
         })?;
         let arrival = resolve_arrival(a, r)?;
+        let value_compression_ratio = match a.value_compression_ratio {
+            Some(v) => check(VALUE_COMPRESSION_RATIO, "--value-compression-ratio", v)?,
+            None => r
+                .value_compression_ratio
+                .unwrap_or(DEFAULT_COMPRESSION_RATIO),
+        };
         let warmup = match (&a.warmup, r.warmup) {
             (Some(w), _) => match w.parse::<u64>() {
                 Ok(n) => Warmup::Requests(n),
@@ -194,6 +203,7 @@ impl Plan {
         Ok(Plan {
             kind,
             arrival,
+            value_compression_ratio,
             warmup,
             interval_ns,
             instances,
@@ -313,6 +323,7 @@ fn evaluate(
         interval_ns: plan.interval_ns,
         keep_intervals: a.hdr_log.is_some(),
         stop: stop.clone(),
+        value_compression_ratio: plan.value_compression_ratio,
     };
 
     let bar = progress::spinner(&format!("driving {}", plan.kind.name()));

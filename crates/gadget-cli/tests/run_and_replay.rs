@@ -545,7 +545,12 @@ fn store_counters_count_the_tombstones_rocksdb_iterators_step_over() {
 fn an_open_loop_run_at_a_low_rate_on_rocksdb_is_not_charged_for_its_start() {
     // YCSB-A at 1,000 requests/s, far below RocksDB's capacity: every request should take
     // about its service time. When the schedule started before the store was open, the
-    // first ~100 requests were late by the opening (p99.9 ~100 ms against 30 µs of service).
+    // requests due during the opening were late by up to its length (116 ms where the issue
+    // was found). p99, the 20th-worst of 2,000, is read: on a 2-core machine running other
+    // tests, a late wake-up of ~10 ms delays the few requests due meanwhile, which is the
+    // machine, not the start. This catches an opening of more than ~40 ms charged to the
+    // run; tests/start_of_a_run.rs in gadget-eval proves the start line with a store that
+    // takes 400 ms to open.
     let cfg = project_root().join("examples/ycsb/workloada.toml");
     let r = run_json(
         &cfg,
@@ -564,14 +569,12 @@ fn an_open_loop_run_at_a_low_rate_on_rocksdb_is_not_charged_for_its_start() {
             .unwrap()
             .iter()
             .find(|o| o["op"] == "all")
-            .map(|o| o["p999_ns"].as_u64().unwrap())
+            .map(|o| o["p99_ns"].as_u64().unwrap())
             .unwrap()
     };
     let (latency, service) = (all("latency"), all("service"));
-    // a small multiple, with room for this shared 2-core machine's scheduling hiccups (a
-    // late wake-up of a millisecond or two), far below a store's opening
     assert!(
-        latency <= (10 * service).max(5_000_000),
-        "latency p99.9 {latency} ns against service time p99.9 {service} ns"
+        latency <= (10 * service).max(20_000_000),
+        "latency p99 {latency} ns against service time p99 {service} ns"
     );
 }

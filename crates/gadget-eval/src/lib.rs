@@ -17,4 +17,5 @@ pub mod report;
 pub mod run;
 pub mod start;
 pub mod store;
+pub mod value;
 pub mod workload;

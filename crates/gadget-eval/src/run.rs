@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::arrival::ArrivalProcess;
 use crate::measure::{IntervalStats, OpSummary, Recorder, MAX_INTERVALS};
 use crate::store::{Store, StoreError};
+use crate::value::ValueBytes;
 use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
 
 /// What is left out of the results at the start of a run.
@@ -40,6 +41,9 @@ pub struct RunOptions {
     pub keep_intervals: bool,
     /// Set from elsewhere (Ctrl-C) to stop early; results are then marked partial.
     pub stop: Arc<AtomicBool>,
+    /// What the values written compress to, as a fraction of their size
+    /// ([`crate::value::ValueBytes`]; `db_bench --compression_ratio`).
+    pub value_compression_ratio: f64,
 }
 
 /// A run that failed; results up to the failure are lost only when the store broke.
@@ -75,8 +79,12 @@ pub struct RunReport {
     pub open_loop: bool,
     /// The target rate of an open-loop run, requests/s.
     pub target_rate: Option<f64>,
-    /// Seed of the arrival schedule.
+    /// Seed of the arrival schedule and the value bytes.
     pub seed: u64,
+    /// What the values written compress to, as a fraction of their size (`None` in results
+    /// of Gadget versions whose values were one repeated byte).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_compression_ratio: Option<f64>,
     /// True when the run stopped early (Ctrl-C, a signal, a failed store or workload);
     /// everything below covers what ran.
     pub partial: bool,
@@ -268,6 +276,7 @@ impl Measured {
             open_loop: !options.arrival.is_closed_loop(),
             target_rate,
             seed: options.seed,
+            value_compression_ratio: Some(options.value_compression_ratio),
             partial: self.partial,
             partial_reason: self.partial_reason(),
             warmup_requests: self.warmup_requests,
@@ -417,33 +426,24 @@ pub fn issue(
     store: &mut dyn Store,
     block: &RequestBlock,
     r: &Request,
-    value: &mut Vec<u8>,
+    values: &mut ValueBytes,
 ) -> Result<Option<Option<usize>>, StoreError> {
     let key = block.key(r);
     let state = r.state;
-    let value_of = |value: &mut Vec<u8>, n: u32| {
-        let n = n as usize;
-        if value.len() < n {
-            value.resize(n, b'v');
-        }
-    };
     Ok(match r.op {
         Op::Get => Some(store.get(state, key)?),
         Op::Seek => Some(store.seek(state, key)?),
         Op::Next => Some(store.next(state)?),
         Op::Put => {
-            value_of(value, r.value_len);
-            store.put(state, key, &value[..r.value_len as usize])?;
+            store.put(state, key, values.next(r.value_len as usize))?;
             None
         }
         Op::Merge => {
-            value_of(value, r.value_len);
-            store.merge(state, key, &value[..r.value_len as usize])?;
+            store.merge(state, key, values.next(r.value_len as usize))?;
             None
         }
         Op::BatchPut => {
-            value_of(value, r.value_len);
-            store.batch_put(state, key, &value[..r.value_len as usize])?;
+            store.batch_put(state, key, values.next(r.value_len as usize))?;
             None
         }
         Op::Delete => {
@@ -705,7 +705,7 @@ fn drive_closed_loop(
         start: 0,
         completions: Vec::with_capacity(RECORD_EVERY),
     };
-    let mut value = Vec::new();
+    let mut values = ValueBytes::new(options.seed, options.value_compression_ratio);
     while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
         for chunk in block.requests.chunks(RECORD_EVERY) {
             if options.stop.load(Ordering::Relaxed) {
@@ -715,7 +715,7 @@ fn drive_closed_loop(
             done.completions.clear();
             done.start = clock.raw();
             for r in chunk {
-                match issue(store, &block, r, &mut value) {
+                match issue(store, &block, r, &mut values) {
                     Ok(read) => done
                         .completions
                         .push(Completion::new(r.op, clock.raw(), read)),
@@ -768,7 +768,7 @@ fn drive_open_loop(
     };
     let mut first_event_time_us: Option<i64> = None;
     let mut schedule = options.arrival.schedule(options.seed);
-    let mut value = Vec::new();
+    let mut values = ValueBytes::new(options.seed, options.value_compression_ratio);
     let mut m = Measured::new(Recorder::new(
         options.interval_ns,
         options.keep_intervals,
@@ -796,7 +796,7 @@ fn drive_open_loop(
                 stream.recycle(block);
                 break 'blocks;
             };
-            let read = match issue(store, &block, r, &mut value) {
+            let read = match issue(store, &block, r, &mut values) {
                 Ok(read) => read,
                 Err(e) => {
                     m.fail(e);
@@ -850,6 +850,7 @@ mod tests {
             interval_ns: 1_000_000_000,
             keep_intervals: false,
             stop: Arc::new(AtomicBool::new(false)),
+            value_compression_ratio: crate::value::DEFAULT_COMPRESSION_RATIO,
         };
         let mut m = Measured::new(Recorder::new(1_000_000_000, false, true));
         m.producer_stalls = 2;

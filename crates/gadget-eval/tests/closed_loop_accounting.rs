@@ -10,6 +10,7 @@ mod common;
 use gadget::access::Op;
 use gadget_eval::run::{issue, Warmup};
 use gadget_eval::store::memory::MemoryStore;
+use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
 use gadget_eval::workload::RequestBlock;
 
 use common::Workload;
@@ -21,7 +22,7 @@ const REQUESTS: u64 = 20_003;
 /// `skip`, issued one by one to a fresh memory store.
 fn expected_reads(blocks: &[RequestBlock], states: usize, skip: usize) -> (u64, u64, u64) {
     let mut store = MemoryStore::new(states);
-    let mut value = Vec::new();
+    let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
     let (mut found, mut empty, mut bytes) = (0, 0, 0);
     let requests = blocks
         .iter()

@@ -61,6 +61,7 @@ fn drive_stalling(
         interval_ns: 100_000_000,
         keep_intervals: false,
         stop: Arc::new(AtomicBool::new(false)),
+        value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
     };
     let mut measured = drive(
         &mut store,

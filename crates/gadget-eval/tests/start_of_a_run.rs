@@ -62,6 +62,7 @@ fn run(arrival: ArrivalProcess, instances: usize, requests: u64) -> InstancesOut
         interval_ns: 1_000_000_000,
         keep_intervals: false,
         stop: Arc::new(AtomicBool::new(false)),
+        value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
     };
     let outcome = run_streams(streams, &open, "a store each", &options, &|_| {}).unwrap();
     assert!(outcome.failure.is_none());

@@ -14,6 +14,7 @@ use gadget::config::Config;
 use gadget::trace::{open_trace, RecordRef};
 use gadget_eval::run::issue;
 use gadget_eval::store::{open_store, StoreKind, StoreSettings};
+use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
 use gadget_eval::workload::{trace_state_names, RequestBlock, RequestStream, WorkloadSource};
 
 /// KVBench with every operation kind, range deletes and range queries among them.
@@ -60,7 +61,7 @@ fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_sto
         .zip(&dirs)
         .map(|(k, d)| open_store(*k, d.path(), &states, &settings).unwrap())
         .collect();
-    let mut value = Vec::new();
+    let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
     let (mut range_queries, mut range_deletes, mut entries) = (0, 0, 0);
     while let Some(block) = stream.next_block() {
         for req in &block.requests {
@@ -131,7 +132,7 @@ fn replay_everywhere(name: &str, shared: &Path, settings: &StoreSettings, kinds:
         .map(|(k, d)| open_store(*k, d.path(), &states, settings).unwrap())
         .collect();
     assert_eq!(stores[0].name(), "memory");
-    let mut value = Vec::new();
+    let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
     let mut block = RequestBlock::default();
     let (mut reads, mut found) = (0u64, 0u64);
     let mut index = 0u64;

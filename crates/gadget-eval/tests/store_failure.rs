@@ -29,6 +29,7 @@ fn options(arrival: ArrivalProcess) -> RunOptions {
         interval_ns: 1_000_000_000,
         keep_intervals: false,
         stop: Arc::new(AtomicBool::new(false)),
+        value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
     }
 }
 

@@ -12,6 +12,7 @@ use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::run::{drive, issue, Measured, RunOptions, Warmup};
 use gadget_eval::store::memory::MemoryStore;
 use gadget_eval::store::Store;
+use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
 use gadget_eval::workload::{RequestBlock, RequestStream, WorkloadError, WorkloadSource};
 
 /// Requests of the benchmark workload.
@@ -90,7 +91,7 @@ impl Workload {
     /// histograms. Returns the reads that found a value.
     pub fn tight_loop(&self) -> u64 {
         let mut store = MemoryStore::new(self.states);
-        let mut value = Vec::new();
+        let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
         let mut found = 0u64;
         for block in &self.blocks {
             for r in &block.requests {
@@ -109,7 +110,7 @@ impl Workload {
         let mut store = MemoryStore::new(self.states);
         let mut stream =
             RequestStream::start(WorkloadSource::Trace(self.trace.clone())).expect("trace opens");
-        let mut value = Vec::new();
+        let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
         let mut found = 0u64;
         while let Some(block) = stream.next_block() {
             for r in &block.requests {
@@ -139,6 +140,7 @@ impl Workload {
             interval_ns: 1_000_000_000,
             keep_intervals: false,
             stop: Arc::new(AtomicBool::new(false)),
+            value_compression_ratio: DEFAULT_COMPRESSION_RATIO,
         };
         let mut store = MemoryStore::new(self.states);
         let (mut measured, producer) = self.drive_into(&mut store, &options);

@@ -75,6 +75,12 @@ pub const SPEED: Bounds = Bounds {
     min: 1e-9,
     max: 1e12,
 };
+/// What written values compress to, as a fraction of their size (`db_bench
+/// --compression_ratio`): 1 is incompressible; below 0.01 a value would repeat one byte.
+pub const VALUE_COMPRESSION_RATIO: Bounds = Bounds {
+    min: 0.01,
+    max: 1.0,
+};
 /// Concurrent instances.
 pub const INSTANCES: Bounds = Bounds {
     min: 1.0,
@@ -119,6 +125,8 @@ pub struct RunSettings {
     pub speed: Option<f64>,
     /// `warmup`: a request count or a duration (nanoseconds).
     pub warmup: Option<Warmup>,
+    /// `value_compression_ratio`: what written values compress to.
+    pub value_compression_ratio: Option<f64>,
     /// `interval`: time-series interval, nanoseconds.
     pub interval_ns: Option<u64>,
     /// `instances`: concurrent instances of the workload.
@@ -193,6 +201,11 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         modulation: s.float("modulation", MODULATION.min, MODULATION.max)?,
         alpha: s.float("alpha", ALPHA.min, ALPHA.max)?,
         speed: s.float("speed", SPEED.min, SPEED.max)?,
+        value_compression_ratio: s.float(
+            "value_compression_ratio",
+            VALUE_COMPRESSION_RATIO.min,
+            VALUE_COMPRESSION_RATIO.max,
+        )?,
         instances: s
             .int("instances", INSTANCES.min as i64, INSTANCES.max as i64)?
             .map(|n| n as usize),
