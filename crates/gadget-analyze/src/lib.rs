@@ -8,6 +8,7 @@
 //! and distinct keys; [`KeyTrace::analyze`] turns the scan into an [`Analysis`].
 #![deny(missing_docs)]
 
+pub mod differences;
 pub mod distance;
 pub mod ephemerality;
 pub mod events;

@@ -75,6 +75,35 @@ pub struct RunResults {
     /// Per-interval throughput and latency.
     #[serde(default)]
     pub time_series: Vec<Interval>,
+    /// What the values written compress to (absent in older results).
+    #[serde(default)]
+    pub value_compression_ratio: Option<f64>,
+    /// What ran (absent in older results).
+    #[serde(default)]
+    pub context: Option<RunContext>,
+}
+
+/// The parts of a results file's `context` that tell runs apart.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RunContext {
+    /// The user's name for the run.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The Gadget build.
+    #[serde(default)]
+    pub gadget_commit: Option<String>,
+    /// The workloads, as written.
+    #[serde(default)]
+    pub workloads: serde_json::Value,
+    /// The store's settings, as applied.
+    #[serde(default)]
+    pub store_settings: serde_json::Value,
+    /// The store's libraries.
+    #[serde(default)]
+    pub store_libraries: serde_json::Value,
+    /// The machine.
+    #[serde(default)]
+    pub host: serde_json::Value,
 }
 
 impl RunResults {

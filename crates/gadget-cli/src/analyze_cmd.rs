@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use gadget::config::Config;
+use gadget_analyze::differences::{differences, run_names};
 use gadget_analyze::distance::popularity_distance;
 use gadget_analyze::events::{analyze_event_stream, analyze_schedule};
 use gadget_analyze::plot::{figures, overlay, rate_figures, write_figures, Figure};
@@ -285,10 +286,22 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
     let names: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
     let title = format!("Gadget comparison of {}", names.join(", "));
     if kinds.iter().all(|k| *k == Input::Results) {
-        let mut results = Vec::new();
-        for (path, name) in args.inputs.iter().zip(&names) {
-            results.push((name.clone(), read_results(path)?));
+        let runs: Vec<RunResults> = args
+            .inputs
+            .iter()
+            .map(|p| read_results(p))
+            .collect::<anyhow::Result<_>>()?;
+        let run_refs: Vec<&RunResults> = runs.iter().collect();
+        let names = run_names(&inputs, &run_refs);
+        let differ = differences(&run_refs);
+        if differ.len() > 1 {
+            eprintln!(
+                "warning: the runs differ in more than one setting ({}): the comparison mixes their effects",
+                differ.join(", ")
+            );
         }
+        let title = format!("Gadget comparison of {}", names.join(", "));
+        let results: Vec<(String, RunResults)> = names.into_iter().zip(runs).collect();
         let table = results_table(&results);
         if args.json {
             let items: Vec<serde_json::Value> = args

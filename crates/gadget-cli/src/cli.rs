@@ -225,11 +225,12 @@ pub struct EvalArgs {
     /// which ops it emulates.
     #[arg(long)]
     pub store: Option<String>,
-    /// Arrival process (default closed). Open-loop processes measure latency from each
+    /// Arrival process (default closed, or constant with --rate). Open-loop processes measure latency from each
     /// request's intended start (coordinated-omission-correct); all but event-time need --rate.
     #[arg(long, value_enum)]
     pub arrival: Option<Arrival>,
-    /// Target rate in requests per second (open loop).
+    /// Target rate in requests per second (open loop); without --arrival, constant arrivals
+    /// at this rate.
     #[arg(long)]
     pub rate: Option<f64>,
     /// b-model bias: share of requests in the busier half at every time scale, 0.5 to <1
@@ -248,9 +249,15 @@ pub struct EvalArgs {
     /// Event-time seconds replayed per wall-clock second with --arrival event-time (default 1).
     #[arg(long)]
     pub speed: Option<f64>,
-    /// Seed of the arrival schedule and of the value bytes (instance i uses seed + i).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// One seed for everything random in the run: the workload's (a config's `seed`, which
+    /// it overrides), the arrival schedule's and the value bytes'. Instance i uses seed + i.
+    /// Default: the config's seed; 0 for a trace.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// A name for the run, kept in its results (`context.label`); `gadget compare` shows it
+    /// instead of the file name.
+    #[arg(long)]
+    pub label: Option<String>,
     /// What the values written compress to, as a fraction of their size, from 0.01 to 1 (1:
     /// incompressible). Values are db_bench's: printable pseudo-random bytes, each 100-byte
     /// piece repeating a random prefix of this fraction (default 0.5, as db_bench's

@@ -14,6 +14,7 @@ use gadget::config::run::{
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
+use gadget_eval::context::WorkloadUsed;
 use gadget_eval::report::{render_summary, write_time_series_csv};
 use gadget_eval::run::{Measured, RunError, RunOptions, RunReport, Warmup};
 use gadget_eval::store::{StoreError, StoreKind, StoreSettings};
@@ -23,6 +24,7 @@ use gadget_eval::workload::WorkloadSource;
 use crate::cli::{Arrival, EvalArgs, ReplayArgs, RunArgs};
 use crate::interrupt::INTERRUPTED;
 use crate::progress;
+use crate::run_context;
 use crate::stdout::{out, outln};
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
@@ -35,6 +37,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         for w in &config.warnings {
             eprintln!("warning: {w}");
         }
+        // one seed for everything: the workload's, the arrivals' and the values'
+        if let Some(seed) = args.eval.seed {
+            config.seed = seed;
+            config.json["seed"] = seed.into();
+        }
         configs.push(config);
     }
     // the first config's [run] section applies; flags override it
@@ -45,14 +52,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             args.config[0].display()
         );
     }
-    let plan = Plan::resolve(&args.eval, &run_settings)?;
+    let plan = Plan::resolve(&args.eval, &run_settings, configs[0].seed)?;
     let mut sources = Vec::new();
+    let mut workloads = Vec::new();
     for replica in 0..plan.instances {
-        for config in &configs {
+        for (config, path) in configs.iter().zip(&args.config) {
             let mut config = config.clone();
             // replicas of one config get their own seeds
             config.seed = config.seed.wrapping_add(replica as u64);
             let limit = args.limit.or(config.limit);
+            workloads.push(run_context::config_workload(path, &config, limit));
             sources.push(WorkloadSource::Generate {
                 config: Box::new(config),
                 limit,
@@ -60,17 +69,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         }
     }
     let inputs: Vec<&Path> = args.config.iter().map(PathBuf::as_path).collect();
-    evaluate(sources, &inputs, &args.eval, &plan)
+    evaluate(sources, workloads, &inputs, &args.eval, &plan)
 }
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<i32> {
-    let plan = Plan::resolve(&args.eval, &RunSettings::default())?;
+    let plan = Plan::resolve(&args.eval, &RunSettings::default(), 0)?;
     let mut sources = Vec::new();
+    let mut workloads = Vec::new();
     for _ in 0..plan.instances {
         sources.extend(args.trace.iter().cloned().map(WorkloadSource::Trace));
+        workloads.extend(args.trace.iter().map(run_context::trace_workload));
     }
     let inputs: Vec<&Path> = args.trace.iter().map(PathBuf::as_path).collect();
-    evaluate(sources, &inputs, &args.eval, &plan)
+    evaluate(sources, workloads, &inputs, &args.eval, &plan)
 }
 
 /// The arrival process: the flags over the config's `[run]` section over closed loop.
@@ -80,6 +91,8 @@ pub fn resolve_arrival(a: &EvalArgs, r: &RunSettings) -> anyhow::Result<ArrivalP
         (None, Some(name)) => {
             Arrival::from_str(name, false).map_err(|e| anyhow::anyhow!("arrival {name:?}: {e}"))?
         }
+        // a rate alone asks for an open loop at that rate: constant arrivals, as wrk2's -R
+        (None, None) if a.rate.or(r.rate).is_some() => Arrival::Constant,
         (None, None) => Arrival::Closed,
     };
     arrival_process(
@@ -98,6 +111,8 @@ pub fn resolve_arrival(a: &EvalArgs, r: &RunSettings) -> anyhow::Result<ArrivalP
 /// What to run: the flags over the config's `[run]` section over the defaults.
 struct Plan {
     kind: StoreKind,
+    /// The seed of the arrivals and values (instance i: seed + i).
+    seed: u64,
     arrival: ArrivalProcess,
     value_compression_ratio: f64,
     warmup: Warmup,
@@ -108,7 +123,8 @@ struct Plan {
 }
 
 impl Plan {
-    fn resolve(a: &EvalArgs, r: &RunSettings) -> anyhow::Result<Plan> {
+    /// `seed` is the workload's (a config's), the default of `--seed`.
+    fn resolve(a: &EvalArgs, r: &RunSettings, seed: u64) -> anyhow::Result<Plan> {
         let store = a.store.clone().or_else(|| r.store.clone());
         let store = store.as_deref().unwrap_or("rocksdb");
         let kind = StoreKind::from_name(store).with_context(|| {
@@ -202,6 +218,7 @@ impl Plan {
         };
         Ok(Plan {
             kind,
+            seed: a.seed.unwrap_or(seed),
             arrival,
             value_compression_ratio,
             warmup,
@@ -296,10 +313,12 @@ impl StoreDir {
 /// Runs `sources` (read from `inputs`) as `plan` says and reports; the exit status.
 fn evaluate(
     sources: Vec<WorkloadSource>,
+    mut workloads: Vec<WorkloadUsed>,
     inputs: &[&Path],
     a: &EvalArgs,
     plan: &Plan,
 ) -> anyhow::Result<i32> {
+    let started = std::time::SystemTime::now();
     let outputs = RunOutputs::prepare(a, inputs)?;
     let dir = match &a.dir {
         Some(d) => {
@@ -318,7 +337,7 @@ fn evaluate(
     let stop = crate::interrupt::stop_flag();
     let options = RunOptions {
         arrival: plan.arrival,
-        seed: a.seed,
+        seed: plan.seed,
         warmup: plan.warmup,
         interval_ns: plan.interval_ns,
         keep_intervals: a.hdr_log.is_some(),
@@ -345,9 +364,10 @@ fn evaluate(
     );
     bar.finish_and_clear();
     let InstancesOutcome {
-        report,
+        mut report,
         measured,
         failure,
+        states,
     } = match outcome {
         Err(RunError::Store(StoreError::Interrupted { store })) => {
             eprintln!("stopped while the {store} store was opening: nothing was measured");
@@ -362,6 +382,17 @@ fn evaluate(
         );
     }
 
+    for (w, states) in workloads.iter_mut().zip(states) {
+        w.states = states;
+    }
+    report.context = Some(run_context::context(
+        a.label.clone(),
+        started,
+        workloads,
+        plan.kind,
+        &plan.settings,
+        dir.path(),
+    ));
     let failures = outputs.write(&report, &measured);
     print_results(&report, a)?;
     match dir {
@@ -376,6 +407,9 @@ fn evaluate(
     }
     if let Some(e) = failure {
         bail!("{e}; what was measured before it is printed and written, marked partial");
+    }
+    if let Some(e) = report.warmup_covered_the_run() {
+        bail!("{e}");
     }
     Ok(if report.partial { INTERRUPTED } else { 0 })
 }

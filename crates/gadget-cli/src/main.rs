@@ -7,6 +7,7 @@ mod gen;
 mod interrupt;
 mod progress;
 mod record_cmd;
+mod run_context;
 mod stdout;
 mod trace_cmd;
 

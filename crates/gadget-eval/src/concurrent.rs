@@ -30,6 +30,8 @@ pub struct InstancesOutcome {
     /// The error that ended the run early (the first instance's to fail), if one did; the
     /// report then covers what ran before it and says so.
     pub failure: Option<RunError>,
+    /// Each instance's states, in state-id order.
+    pub states: Vec<Vec<String>>,
 }
 
 /// What one instance's thread returns: its measurements, the store's name, the ops it
@@ -113,6 +115,7 @@ pub fn run_streams(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<InstancesOutcome, RunError> {
     let n = streams.len();
+    let states: Vec<Vec<String>> = streams.iter().map(|s| s.state_names.clone()).collect();
     let issued: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
     let start_line = StartLine::new(n);
     let results: Vec<InstanceResult> = std::thread::scope(|scope| {
@@ -205,6 +208,7 @@ pub fn run_streams(
             report,
             measured,
             failure,
+            states,
         });
     }
     let combined = Measured::combine(&measured, options.interval_ns, options.keep_intervals);
@@ -240,5 +244,6 @@ pub fn run_streams(
         report,
         measured: combined,
         failure,
+        states,
     })
 }

@@ -12,6 +12,8 @@
 
 pub mod arrival;
 pub mod concurrent;
+pub mod context;
+pub mod host;
 pub mod measure;
 pub mod report;
 pub mod run;

@@ -132,6 +132,10 @@ pub struct RunReport {
     /// For concurrent instances (this report then combines them): each instance's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<RunReport>,
+    /// What ran: command line, workloads, store settings, machine, start time, label
+    /// (written by `gadget run`/`replay`; absent in results of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<crate::context::RunContext>,
 }
 
 impl RunReport {
@@ -176,7 +180,21 @@ impl RunReport {
                     .into(),
             );
         }
+        if let Some(w2) = self.warmup_covered_the_run() {
+            w.push(w2);
+        }
         w
+    }
+
+    /// When the warm-up took every request of a run that went to its end: nothing was
+    /// measured, and the message says so.
+    pub fn warmup_covered_the_run(&self) -> Option<String> {
+        (self.requests == 0 && self.warmup_requests > 0 && !self.partial).then(|| {
+            format!(
+                "the warm-up took all {} requests of the run: nothing was measured; give a                  shorter --warmup (or a longer workload)",
+                self.warmup_requests
+            )
+        })
     }
 }
 
@@ -304,6 +322,7 @@ impl Measured {
             time_series_truncated: self.recorder.is_series_truncated(),
             store_counters: BTreeMap::new(),
             instances: Vec::new(),
+            context: None,
         }
     }
 }

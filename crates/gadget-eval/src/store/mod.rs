@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use gadget::access::{Op, StateId};
 
+mod applied;
 mod batch;
 #[cfg(feature = "berkeleydb")]
 pub mod berkeleydb;

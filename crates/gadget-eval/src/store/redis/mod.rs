@@ -103,6 +103,11 @@ impl Server {
     }
 }
 
+/// `url` as messages and results show it: without its password.
+pub fn shown_url(url: &str) -> String {
+    url::redacted(url)
+}
+
 /// What went wrong with a request to `server`.
 fn describe(f: &Failure, server: &str) -> String {
     match f {

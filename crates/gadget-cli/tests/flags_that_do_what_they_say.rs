@@ -1,0 +1,73 @@
+//! Flags do what a careful user expects, or say why they cannot: a rate alone runs an open
+//! loop at that rate; a warm-up that takes the whole run is an error, not 0 requests/s; one
+//! seed seeds everything.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+fn gadget() -> Command {
+    Command::cargo_bin("gadget").unwrap()
+}
+
+fn ycsb(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/ycsb/{name}.toml"))
+}
+
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = gadget()
+        .arg("run")
+        .arg(ycsb("workloadc"))
+        .args(["--store", "memory", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_rate_without_an_arrival_runs_constant_arrivals_at_that_rate() {
+    let r = run_json(&["--rate", "20000"]);
+    assert_eq!(r["open_loop"], true, "{}", r["arrival"]);
+    assert_eq!(r["target_rate"], 20000.0);
+    assert!(r["arrival"].as_str().unwrap().starts_with("constant"));
+}
+
+#[test]
+fn a_warm_up_that_takes_the_whole_run_is_an_error_that_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.json");
+    let out = gadget()
+        .arg("run")
+        .arg(ycsb("workloadc"))
+        .args(["--store", "memory", "--warmup", "1000000", "-o"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the warm-up took all 2000 requests"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("shorter --warmup"), "{stderr}");
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+    assert_eq!(written["requests"], 0, "the results are still written");
+}
+
+#[test]
+fn one_seed_seeds_the_workload_the_arrivals_and_the_values() {
+    let given = run_json(&["--seed", "42"]);
+    assert_eq!(given["seed"], 42);
+    assert_eq!(given["context"]["workloads"][0]["seed"], 42);
+    // without --seed, the config's seed (1 in workloadc.toml) seeds everything
+    let default = run_json(&[]);
+    assert_eq!(default["seed"], 1);
+    assert_eq!(default["context"]["workloads"][0]["seed"], 1);
+}

@@ -1,0 +1,150 @@
+//! The machine a run ran on, as results record it: CPU model and count, memory, kernel, the
+//! filesystem of the store's directory and the store's shared library as loaded. Read from
+//! Linux's `/proc`; anything not found is `None`, never a guess.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// The machine a run ran on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    /// `model name` of the first CPU in `/proc/cpuinfo`.
+    pub cpu_model: Option<String>,
+    /// CPUs this process may run on.
+    pub cpus: Option<usize>,
+    /// `MemTotal` of `/proc/meminfo`, bytes.
+    pub memory_bytes: Option<u64>,
+    /// The kernel's release (`uname -r`).
+    pub kernel: Option<String>,
+    /// Type of the filesystem holding the store's directory (ext4, tmpfs, overlay, …).
+    pub store_filesystem: Option<String>,
+}
+
+impl Host {
+    /// This machine, with the filesystem of `store_dir`.
+    pub fn this(store_dir: &Path) -> Host {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        Host {
+            cpu_model: field(&cpuinfo, "model name").map(str::to_string),
+            cpus: std::thread::available_parallelism().ok().map(usize::from),
+            memory_bytes: field(&meminfo, "MemTotal").and_then(kibibytes),
+            kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .ok()
+                .map(|k| k.trim().to_string()),
+            store_filesystem: std::fs::canonicalize(store_dir)
+                .ok()
+                .and_then(|dir| filesystem_of(&mountinfo, &dir)),
+        }
+    }
+}
+
+/// The shared libraries mapped into this process whose file name contains `name` (such as
+/// `librocksdb`), by file name: the library a store runs on as the loader found it.
+pub fn loaded_libraries(name: &str) -> Vec<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut found: Vec<String> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter_map(|path| Path::new(path).file_name()?.to_str())
+        .filter(|file| file.contains(name))
+        .map(str::to_string)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The value of `key` in a `key : value` listing.
+fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == key).then(|| v.trim())
+    })
+}
+
+/// `16318748 kB` in bytes.
+fn kibibytes(v: &str) -> Option<u64> {
+    v.strip_suffix("kB")?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(|k| k * 1024)
+}
+
+/// The type of the filesystem mounted at the longest mount point that contains `dir`, from
+/// `/proc/self/mountinfo` (`… mount-point … - fstype source options`).
+fn filesystem_of(mountinfo: &str, dir: &Path) -> Option<String> {
+    mountinfo
+        .lines()
+        .filter_map(|l| {
+            let fields: Vec<&str> = l.split(' ').collect();
+            let mount_point = unescape(fields.get(4)?);
+            let dash = fields.iter().position(|f| *f == "-")?;
+            let fstype = fields.get(dash + 1)?;
+            dir.starts_with(&mount_point)
+                .then(|| (mount_point.len(), fstype.to_string()))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, fstype)| fstype)
+}
+
+/// A mountinfo path with its octal escapes (`\040` for a space) decoded.
+fn unescape(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut rest = path;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        match rest
+            .get(i + 1..i + 4)
+            .and_then(|o| u8::from_str_radix(o, 8).ok())
+        {
+            Some(b) => {
+                out.push(b as char);
+                rest = &rest[i + 4..];
+            }
+            None => {
+                out.push('\\');
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_directorys_filesystem_is_its_longest_mount_point() {
+        let mountinfo = "\
+22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+30 22 0:26 / /tmp rw,nosuid shared:2 - tmpfs tmpfs rw
+31 22 0:27 / /mnt/my\\040disk rw - xfs /dev/sdb1 rw";
+        let fs = |d: &str| filesystem_of(mountinfo, Path::new(d));
+        assert_eq!(fs("/home/u/store").as_deref(), Some("ext4"));
+        assert_eq!(fs("/tmp/gadget-store-1").as_deref(), Some("tmpfs"));
+        assert_eq!(fs("/mnt/my disk/s").as_deref(), Some("xfs"));
+        assert_eq!(fs("/tmpx").as_deref(), Some("ext4"), "a path, not a prefix");
+    }
+
+    #[test]
+    fn this_machine_is_described_from_proc() {
+        let host = Host::this(Path::new("/"));
+        assert!(host.cpus.unwrap() >= 1);
+        if Path::new("/proc/meminfo").exists() {
+            assert!(host.memory_bytes.unwrap() > 0);
+            assert!(host.kernel.is_some());
+            assert!(host.store_filesystem.is_some());
+        }
+        assert_eq!(
+            field("model name\t: Some CPU\n", "model name"),
+            Some("Some CPU")
+        );
+        assert_eq!(kibibytes("2048 kB"), Some(2 << 20));
+    }
+}

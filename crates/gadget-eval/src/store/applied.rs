@@ -1,0 +1,59 @@
+//! The settings each store runs with, as results record them.
+
+use std::collections::BTreeMap;
+
+use super::{StoreKind, StoreSettings};
+
+impl StoreSettings {
+    /// The settings `kind` reads, as Gadget applies them, by name; secrets (a Redis
+    /// password) are left out.
+    pub fn applied(&self, kind: StoreKind) -> BTreeMap<String, String> {
+        let mut s = BTreeMap::new();
+        let mut set = |name: &str, value: String| {
+            s.insert(name.to_string(), value);
+        };
+        match kind.name() {
+            "rocksdb" => {
+                set("write_buffer_bytes", self.write_buffer_size.to_string());
+                set("write_buffers", self.max_write_buffers.to_string());
+                set("block_cache_bytes", self.block_cache.to_string());
+                set("wal", self.wal.to_string());
+                set("compression", "RocksDB's default (Snappy)".to_string());
+                set(
+                    "merge_operator",
+                    "string append with ',' (Flink's list state)".to_string(),
+                );
+                set("counters", self.counters.to_string());
+            }
+            "leveldb" => {
+                set("write_buffer_bytes", self.write_buffer_size.to_string());
+                set("block_cache_bytes", self.block_cache.to_string());
+            }
+            "fjall" => {
+                set("write_buffer_bytes", self.write_buffer_size.to_string());
+                set("write_buffers", self.max_write_buffers.to_string());
+                set("block_cache_bytes", self.block_cache.to_string());
+            }
+            "redb" | "sqlite" => {
+                set("write_buffer_bytes", self.write_buffer_size.to_string());
+                set("write_buffers", self.max_write_buffers.to_string());
+            }
+            "berkeleydb" | "berkeleydb-hash" => {
+                set("cache_bytes", self.bdb_cache.to_string());
+            }
+            "lmdb" => set("map_bytes", self.lmdb_map_size.to_string()),
+            "faster" => {
+                set("log_bytes", self.faster_log_size.to_string());
+                set("index_bytes", self.faster_index_size.to_string());
+            }
+            #[cfg(feature = "redis")]
+            "redis" => {
+                set("url", super::redis::shown_url(&self.redis_url));
+                set("pipeline", self.redis_pipeline.to_string());
+                set("timeout", format!("{:?}", self.redis_timeout));
+            }
+            _ => {}
+        }
+        s
+    }
+}
