@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The paper's Figure 13 as a table: closed-loop throughput and p99.9 latency of every store on
 # the paper's 11 workloads, 2M requests each (the Borg input played as often as it takes,
-# `--repeat`; `gadget replay`, release build).
+# `--input-passes`; `gadget replay`, release build).
 # Usage: scripts/bench-stores.sh [OUT_DIR] [STORES...]   (Redis needs a redis-server on :6379)
 # Each replay is stopped after $BENCH_TIMEOUT seconds (default 120) with Ctrl-C, which keeps
 # its results marked partial; the table then shows the rate it sustained, marked "(partial)".
@@ -32,7 +32,7 @@ for cfg in examples/paper/*.toml; do
     # (a fifth more than the division says, since copies after the first can issue fewer
     # requests, as the continuous join's do; --limit cuts the excess)
     repeat=$(( 2400000 / once + 1 ))
-    "$gadget" gen "$cfg" --repeat "$repeat" --limit 2000000 -o "$trace" >/dev/null
+    "$gadget" gen "$cfg" --input-passes "$repeat" --limit 2000000 -o "$trace" >/dev/null
   fi
   row="| $name |"
   for s in "${stores[@]}"; do

@@ -179,9 +179,13 @@ pub struct RunArgs {
     /// Stop after this many requests (default: the config's `limit`, else the whole workload).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
-    /// Play the workload's event file N times, each copy later in event time (overrides the
-    /// file source's `repeat`; lengthens a short input such as the Borg trace).
+    /// Play the workload's input file N times, each copy later in event time (overrides the
+    /// file source's `repeat`; lengthens a short input such as the Borg trace). One run over
+    /// a longer input, not N runs.
     #[arg(long, value_name = "N")]
+    pub input_passes: Option<u32>,
+    /// The old name of --input-passes (it never repeated the run).
+    #[arg(long, value_name = "N", hide = true, conflicts_with = "input_passes")]
     pub repeat: Option<u32>,
     #[command(flatten)]
     pub eval: EvalArgs,
@@ -190,9 +194,13 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
     /// Trace to replay (binary, text or a Flink recording; gzip is detected); several replay
-    /// as concurrent instances.
+    /// as concurrent instances; `-` reads a Gadget trace from standard input
+    /// (`gadget gen job.toml -o - | gadget replay -`).
     #[arg(required = true, num_args = 1..)]
     pub trace: Vec<PathBuf>,
+    /// Stop after this many requests of each trace (default: the whole trace).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
     #[command(flatten)]
     pub eval: EvalArgs,
 }
@@ -225,8 +233,9 @@ pub struct EvalArgs {
     /// which ops it emulates.
     #[arg(long)]
     pub store: Option<String>,
-    /// Arrival process (default closed, or constant with --rate). Open-loop processes measure latency from each
-    /// request's intended start (coordinated-omission-correct); all but event-time need --rate.
+    /// Arrival process (default closed, or constant with --rate). Open-loop processes
+    /// measure latency from each request's intended start (coordinated-omission-correct);
+    /// all but event-time need --rate.
     #[arg(long, value_enum)]
     pub arrival: Option<Arrival>,
     /// Target rate in requests per second (open loop); without --arrival, constant arrivals
@@ -327,7 +336,8 @@ pub struct EvalArgs {
     /// Print the results as JSON on standard output instead of the summary table.
     #[arg(long)]
     pub json: bool,
-    /// Also write the JSON results to this file (atomically).
+    /// Also write the JSON results to this file (atomically); `-` prints them on standard
+    /// output instead, with the summary on standard error.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Write the time series as CSV to this file.
@@ -368,9 +378,13 @@ pub struct GenArgs {
     /// Stop after this many requests (the trace is marked truncated; open windows do not fire).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
-    /// Play the workload's event file N times, each copy later in event time (overrides the
-    /// file source's `repeat`; lengthens a short input such as the Borg trace).
+    /// Play the workload's input file N times, each copy later in event time (overrides the
+    /// file source's `repeat`; lengthens a short input such as the Borg trace). One run over
+    /// a longer input, not N runs.
     #[arg(long, value_name = "N")]
+    pub input_passes: Option<u32>,
+    /// The old name of --input-passes (it never repeated the run).
+    #[arg(long, value_name = "N", hide = true, conflicts_with = "input_passes")]
     pub repeat: Option<u32>,
     /// Print the summary as JSON on standard output instead of a table.
     #[arg(long)]
@@ -423,4 +437,15 @@ pub struct DiffArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--input-passes`, or its old name `--repeat` with a warning that says what it does.
+pub fn input_passes(passes: Option<u32>, repeat: Option<u32>) -> Option<u32> {
+    if repeat.is_some() {
+        eprintln!(
+            "warning: --repeat is now --input-passes: it plays the input file N times in one \
+             run (it never repeated the run)"
+        );
+    }
+    passes.or(repeat)
 }

@@ -31,7 +31,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut configs = Vec::new();
     for path in &args.config {
         let mut config = Config::load_with_overrides(path, &args.property)?;
-        if let Some(times) = args.repeat {
+        if let Some(times) = crate::cli::input_passes(args.input_passes, args.repeat) {
             config.set_repeat(times)?;
         }
         for w in &config.warnings {
@@ -74,10 +74,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<i32> {
     let plan = Plan::resolve(&args.eval, &RunSettings::default(), 0)?;
+    let from_stdin = args.trace.iter().filter(|p| p.as_os_str() == "-").count();
+    if from_stdin > 1 || (from_stdin == 1 && plan.instances > 1) {
+        bail!("standard input (`-`) can be replayed once: give `-` once, and without --instances");
+    }
     let mut sources = Vec::new();
     let mut workloads = Vec::new();
     for _ in 0..plan.instances {
-        sources.extend(args.trace.iter().cloned().map(WorkloadSource::Trace));
+        sources.extend(args.trace.iter().map(|path| WorkloadSource::Trace {
+            path: path.clone(),
+            limit: args.limit,
+        }));
         workloads.extend(args.trace.iter().map(run_context::trace_workload));
     }
     let inputs: Vec<&Path> = args.trace.iter().map(PathBuf::as_path).collect();
@@ -429,7 +436,8 @@ impl RunOutputs {
         let mut taken: Vec<&Path> = inputs.to_vec();
         let mut prepared = Vec::new();
         for (flag, path) in [
-            ("-o", &a.output),
+            // `-o -` is standard output, printed by print_results
+            ("-o", &a.output.clone().filter(|o| o.as_os_str() != "-")),
             ("--csv", &a.csv),
             ("--hdr-log", &a.hdr_log),
         ] {
@@ -492,11 +500,19 @@ impl RunOutputs {
 }
 
 /// Prints the results: the summary, or JSON with `--json` (warnings then on stderr).
+///
+/// With `-o -` the JSON goes to standard output and the summary to standard error, so that
+/// a pipe gets the results alone.
 fn print_results(report: &RunReport, a: &EvalArgs) -> anyhow::Result<()> {
-    if a.json {
+    let to_stdout = a.output.as_ref().is_some_and(|o| o.as_os_str() == "-");
+    if a.json || to_stdout {
         outln!("{}", serde_json::to_string_pretty(report)?);
-        for w in report.warnings() {
-            eprintln!("warning: {w}");
+        if to_stdout && !a.json {
+            eprint!("{}", render_summary(report));
+        } else {
+            for w in report.warnings() {
+                eprintln!("warning: {w}");
+            }
         }
     } else {
         out!("{}", render_summary(report));

@@ -20,7 +20,15 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
         eprintln!("warning: {w}");
     }
     let limit = args.limit.or(config.limit);
-    if let Some(times) = args.repeat {
+    if limit.is_none() && config.source.is_endless() && args.output.as_os_str() != "-" {
+        anyhow::bail!(
+            "{}: the synthetic source has no `events`, so the trace would grow until the disk \
+             is full; give --limit N (requests), `limit` in the config, or `events` in \
+             [source] (a pipe, -o -, may take an endless stream)",
+            args.config.display()
+        );
+    }
+    if let Some(times) = crate::cli::input_passes(args.input_passes, args.repeat) {
         config.set_repeat(times)?;
     }
     if let Some(seed) = args.seed {
@@ -101,7 +109,12 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
         json["seed"] = config.seed.into();
         json["seconds"] = elapsed.into();
         json["requests_per_second"] = rate.into();
-        outln!("{}", serde_json::to_string_pretty(&json)?);
+        if args.output.as_os_str() == "-" {
+            // standard output holds the trace
+            eprintln!("{}", serde_json::to_string_pretty(&json)?);
+        } else {
+            outln!("{}", serde_json::to_string_pretty(&json)?);
+        }
     } else if args.output.as_os_str() != "-" {
         outln!(
             "{} ({}, seed {}) -> {} ({})\n",

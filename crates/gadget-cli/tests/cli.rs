@@ -197,7 +197,7 @@ fn repeat_plays_the_event_file_again_later_and_the_header_says_so() {
         )
     };
     let (once, _) = gen(&["--format", "text"], "once.txt");
-    let (thrice, text) = gen(&["--format", "text", "--repeat", "3"], "thrice.txt");
+    let (thrice, text) = gen(&["--format", "text", "--input-passes", "3"], "thrice.txt");
     assert_eq!(once["events"].as_u64().unwrap(), 300);
     assert_eq!(thrice["events"].as_u64().unwrap(), 900);
     // about three times the requests: the copies share only the windows across their seams
@@ -225,12 +225,25 @@ fn repeat_rejects_zero_and_sources_without_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), TUMBLING);
     gadget()
-        .args(["gen", cfg.to_str().unwrap(), "-o", "-", "--repeat", "0"])
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "-o",
+            "-",
+            "--input-passes",
+            "0",
+        ])
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "--repeat: 0 is out of range; allowed: 1 to",
+            "--input-passes: 0 is out of range; allowed: 1 to",
         ));
+    // the old name still works, and says what the flag does
+    gadget()
+        .args(["gen", cfg.to_str().unwrap(), "-o", "-", "--repeat", "2"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("--repeat is now --input-passes"));
     let synthetic = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/synthetic/session-out-of-order.toml");
     gadget()
@@ -743,9 +756,16 @@ fn stopped_gen_keeps_a_readable_partial_trace(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/tumbling-incr-zipf.toml");
     std::fs::copy(example, &cfg).unwrap();
     let trace = dir.path().join("t.gtrace");
-    let child =
-        interrupt::spawn_gadget(["gen", cfg.to_str().unwrap(), "-o", trace.to_str().unwrap()]);
-    // the source is endless: only the signal ends it
+    // the source is endless (an endless one needs a limit to be written to a file): only the
+    // signal ends it
+    let child = interrupt::spawn_gadget([
+        "gen",
+        cfg.to_str().unwrap(),
+        "-o",
+        trace.to_str().unwrap(),
+        "--limit",
+        "1000000000000",
+    ]);
     let out = stop(child, std::time::Duration::from_millis(1500), "gadget gen");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");

@@ -71,3 +71,77 @@ fn one_seed_seeds_the_workload_the_arrivals_and_the_values() {
     assert_eq!(default["seed"], 1);
     assert_eq!(default["context"]["workloads"][0]["seed"], 1);
 }
+
+#[test]
+fn a_trace_generated_to_a_pipe_replays_from_standard_input_with_a_limit() {
+    let mut gen = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+        .arg("gen")
+        .arg(ycsb("workloadc"))
+        .args(["-o", "-", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+        .args([
+            "replay", "-", "--store", "memory", "--limit", "500", "-o", "-",
+        ])
+        .stdin(gen.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // -o -: the results alone on standard output, the summary on standard error
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(results["requests"], 500);
+    assert_eq!(results["context"]["workloads"][0]["path"], "-");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("requests/s"));
+    // gen's --json summary went to standard error, not into the trace
+    let mut summary = String::new();
+    std::io::Read::read_to_string(&mut gen.stderr.take().unwrap(), &mut summary).unwrap();
+    assert!(gen.wait().unwrap().success());
+    assert!(summary.contains("\"requests\""), "{summary}");
+}
+
+#[test]
+fn standard_input_is_replayed_once() {
+    let out = gadget()
+        .args(["replay", "-", "-", "--store", "memory"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("can be replayed once"));
+}
+
+#[test]
+fn an_endless_workload_is_not_written_to_a_file_without_a_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let endless = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/bench/tumbling-incr-zipf.toml");
+    let trace = dir.path().join("t.gtrace");
+    let out = gadget()
+        .arg("gen")
+        .arg(&endless)
+        .arg("-o")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("would grow until the disk is full; give --limit N"),
+        "{stderr}"
+    );
+    assert!(!trace.exists());
+    gadget()
+        .arg("gen")
+        .arg(&endless)
+        .arg("-o")
+        .arg(&trace)
+        .args(["--limit", "1000"])
+        .assert()
+        .success();
+}

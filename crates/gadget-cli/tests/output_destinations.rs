@@ -122,7 +122,7 @@ fn a_killed_runs_temporary_file_is_removed_by_the_next_run_there() {
             .collect()
     };
     // an endless generation, killed as the OOM killer or `kill -9` would
-    let mut child = spawn_gadget(["gen", &s(&cfg), "-o", &s(&out)]);
+    let mut child = spawn_gadget(["gen", &s(&cfg), "-o", &s(&out), "--limit", "1000000000000"]);
     let deadline = Instant::now() + Duration::from_secs(30);
     while temporaries().is_empty() {
         assert!(Instant::now() < deadline, "gen made no temporary file");

@@ -191,7 +191,8 @@ impl RunReport {
     pub fn warmup_covered_the_run(&self) -> Option<String> {
         (self.requests == 0 && self.warmup_requests > 0 && !self.partial).then(|| {
             format!(
-                "the warm-up took all {} requests of the run: nothing was measured; give a                  shorter --warmup (or a longer workload)",
+                "the warm-up took all {} requests of the run: nothing was measured; give a \
+                 shorter --warmup (or a longer workload)",
                 self.warmup_requests
             )
         })

@@ -92,8 +92,13 @@ impl RequestBlock {
 /// Where requests come from.
 #[derive(Debug, Clone)]
 pub enum WorkloadSource {
-    /// A trace file, binary or text (`gadget replay`).
-    Trace(PathBuf),
+    /// A trace file, binary or text (`gadget replay`); `-` is standard input.
+    Trace {
+        /// The trace's path.
+        path: PathBuf,
+        /// Stop after this many requests.
+        limit: Option<u64>,
+    },
     /// A workload config, generated on the fly (`gadget run`); `limit` bounds the requests.
     Generate {
         /// The parsed config.
@@ -112,6 +117,10 @@ pub enum WorkloadError {
     /// The event source of a generated workload failed.
     #[error(transparent)]
     Source(#[from] gadget::source::SourceError),
+    /// A Flink recording names its states as they appear, so it is read twice: not from
+    /// standard input.
+    #[error("standard input holds a Flink recording, which is read twice (once for its states); give its path, or convert it first with `gadget trace convert`")]
+    RecordingOnStdin,
 }
 
 /// The state table of a trace. A Flink recording has no header and names its states as they
@@ -157,16 +166,29 @@ impl RequestStream {
         let stop = Arc::new(AtomicBool::new(false));
         let producer_stop = stop.clone();
         let (state_names, thread) = match source {
-            WorkloadSource::Trace(path) => {
-                let names = trace_state_names(&path)?;
-                let mut reader = open_trace(&path)?;
+            WorkloadSource::Trace { path, limit } => {
+                let (names, mut reader) = if path.as_os_str() == "-" {
+                    // standard input is read once: the header names the states
+                    let reader = open_trace(&path)?;
+                    if reader.is_flink_recording() {
+                        return Err(WorkloadError::RecordingOnStdin);
+                    }
+                    (reader.state_names().to_vec(), reader)
+                } else {
+                    (trace_state_names(&path)?, open_trace(&path)?)
+                };
+                let mut left = limit.unwrap_or(u64::MAX);
                 let thread = std::thread::Builder::new()
                     .name("gadget-trace-reader".into())
                     .spawn(move || {
                         let mut out = BlockSink::new(tx, recycle_rx, producer_stop, event_times);
                         while let Some(r) = reader.next_record().map_err(|e| e.in_file(&path))? {
                             match r {
-                                RecordRef::Access(a) => out.access(a),
+                                RecordRef::Access(_) if left == 0 => break,
+                                RecordRef::Access(a) => {
+                                    left -= 1;
+                                    out.access(a)
+                                }
                                 RecordRef::Watermark { timestamp } => out.watermark(timestamp),
                                 RecordRef::Event { .. } => {}
                             }

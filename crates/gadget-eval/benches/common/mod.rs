@@ -108,8 +108,11 @@ impl Workload {
     /// but nothing measured. Returns the reads that found a value.
     pub fn stream_unmeasured(&self) -> u64 {
         let mut store = MemoryStore::new(self.states);
-        let mut stream =
-            RequestStream::start(WorkloadSource::Trace(self.trace.clone())).expect("trace opens");
+        let mut stream = RequestStream::start(WorkloadSource::Trace {
+            path: self.trace.clone(),
+            limit: None,
+        })
+        .expect("trace opens");
         let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
         let mut found = 0u64;
         while let Some(block) = stream.next_block() {
@@ -156,8 +159,11 @@ impl Workload {
         store: &mut dyn Store,
         options: &RunOptions,
     ) -> (Measured, Result<(), WorkloadError>) {
-        let mut stream =
-            RequestStream::start(WorkloadSource::Trace(self.trace.clone())).expect("trace opens");
+        let mut stream = RequestStream::start(WorkloadSource::Trace {
+            path: self.trace.clone(),
+            limit: None,
+        })
+        .expect("trace opens");
         let measured = drive(store, &mut stream, options, Instant::now(), &mut |_| {});
         (measured, stream.finish())
     }

@@ -123,7 +123,7 @@ pub enum ConfigError {
         /// What to add.
         message: String,
     },
-    /// A command-line option that changes the config (such as `--repeat`) does not apply.
+    /// A command-line option that changes the config (such as `--input-passes`) does not apply.
     #[error("{flag}: {message}")]
     Option {
         /// The option.
@@ -167,6 +167,18 @@ pub enum SourceConfig {
     Ycsb(Box<YcsbSpec>),
     /// A KVBench workload: one event per KVBench operation (see [`crate::baseline::kvbench`]).
     Kvbench(Box<KvbenchSpec>),
+}
+
+impl SourceConfig {
+    /// True when the source never ends: a synthetic stream without `events` (alone, or as
+    /// either input of two).
+    pub fn is_endless(&self) -> bool {
+        match self {
+            SourceConfig::Synthetic { spec, .. } => spec.events.is_none(),
+            SourceConfig::Separate { left, right } => left.is_endless() || right.is_endless(),
+            SourceConfig::File(_) | SourceConfig::Ycsb(_) | SourceConfig::Kvbench(_) => false,
+        }
+    }
 }
 
 /// The operator to simulate.
@@ -477,7 +489,7 @@ impl Config {
         ))
     }
 
-    /// Plays every file source `times` times (`gadget gen/run --repeat`), as the key `repeat`
+    /// Plays every file source `times` times (`gadget gen/run --input-passes`), as the key `repeat`
     /// of a file source does; an error when the workload reads no file.
     pub fn set_repeat(&mut self, times: u32) -> Result<(), ConfigError> {
         fn set(source: &mut SourceConfig, times: u32) -> bool {
@@ -495,13 +507,13 @@ impl Config {
         }
         if !(1..=MAX_REPEAT).contains(&i64::from(times)) {
             return Err(ConfigError::Option {
-                flag: "--repeat".into(),
+                flag: "--input-passes".into(),
                 message: format!("{times} is out of range; allowed: 1 to {MAX_REPEAT}"),
             });
         }
         if !set(&mut self.source, times) {
             return Err(ConfigError::Option {
-                flag: "--repeat".into(),
+                flag: "--input-passes".into(),
                 message: "only a file source can be repeated; this workload reads no file".into(),
             });
         }

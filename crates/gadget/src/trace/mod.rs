@@ -434,9 +434,13 @@ fn sniff<R: Read>(mut input: R) -> Result<Sniffed<R>, TraceError> {
     Ok((first, chained))
 }
 
-/// Opens a trace file of any format (binary or text, plain or gzip, or a Flink recording).
+/// Opens a trace file of any format (binary or text, plain or gzip, or a Flink recording);
+/// `-` reads standard input.
 pub fn open_trace(path: impl AsRef<Path>) -> Result<TraceReader, TraceError> {
     let path = path.as_ref();
+    if path.as_os_str() == "-" {
+        return TraceReader::from_reader(io::stdin()).map_err(|e| e.in_file(path));
+    }
     let file = File::open(path).map_err(|source| TraceError::File {
         action: "cannot open trace",
         path: path.to_path_buf(),
