@@ -33,6 +33,10 @@ fn input_kind(path: &Path) -> anyhow::Result<Input> {
     if path.extension().is_some_and(|e| e == "toml") {
         return Ok(Input::Config);
     }
+    if path.as_os_str() == "-" {
+        // standard input: a trace (read once, as it streams)
+        return Ok(Input::Trace);
+    }
     let mut first = [0u8; 64];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut first))

@@ -145,3 +145,28 @@ fn an_endless_workload_is_not_written_to_a_file_without_a_limit() {
         .assert()
         .success();
 }
+
+#[test]
+fn a_trace_on_standard_input_is_analyzed() {
+    let mut gen = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+        .arg("gen")
+        .arg(ycsb("workloadc"))
+        .args(["-o", "-"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+        .args(["analyze", "-", "--json"])
+        .stdin(gen.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    assert!(gen.wait().unwrap().success());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let analysis: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(analysis["requests"], 2000, "{analysis}");
+}
