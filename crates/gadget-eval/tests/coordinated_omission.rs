@@ -17,24 +17,10 @@ mod faulty_store;
 
 use faulty_store::{Fault, FaultyStore};
 
-const WORKLOAD: &str = r#"
-seed = 3
-[source]
-type = "synthetic"
-key_space = 1000
-[source.keys]
-distribution = "uniform"
-[source.gaps]
-distribution = "constant"
-value = 1
-[source.watermarks]
-type = "punctuated"
-every = 100
-[operator]
-type = "tumbling"
-size = 1000
-timers = "heap"
-"#;
+#[path = "support/workload.rs"]
+mod workload;
+
+use workload::ENDLESS_TUMBLING as WORKLOAD;
 
 /// Drives 10,000 requests of [`WORKLOAD`] into a memory store that stalls once for 100 ms at
 /// request `stall_at`.

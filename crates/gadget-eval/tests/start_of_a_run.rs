@@ -15,24 +15,10 @@ use gadget_eval::store::memory::MemoryStore;
 use gadget_eval::store::{Store, StoreError};
 use gadget_eval::workload::{RequestStream, WorkloadSource};
 
-const WORKLOAD: &str = r#"
-seed = 3
-[source]
-type = "synthetic"
-key_space = 1000
-[source.keys]
-distribution = "uniform"
-[source.gaps]
-distribution = "constant"
-value = 1
-[source.watermarks]
-type = "punctuated"
-every = 100
-[operator]
-type = "tumbling"
-size = 1000
-timers = "heap"
-"#;
+#[path = "support/workload.rs"]
+mod workload;
+
+use workload::ENDLESS_TUMBLING as WORKLOAD;
 
 /// How long the slowest store takes to open: far longer than the runs below take.
 const SLOW_OPEN: Duration = Duration::from_millis(400);

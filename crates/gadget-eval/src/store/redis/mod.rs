@@ -47,9 +47,10 @@ redis.call('ZADD', KEYS[2], 0, ARGV[3])
 return 0
 ";
 
-/// The most a run's keys are waited for at the end after a stop request: the user asked to
-/// stop, so a silent server is not waited for the whole timeout.
-const CLEANUP_AFTER_STOP: Duration = Duration::from_millis(500);
+/// The most a run's key cleanup waits for a silent server after a stop request: the user
+/// asked to stop, so the results are not held back for the whole timeout (a server that
+/// answers at all answers a SCAN or UNLINK far sooner).
+const CLEANUP_AFTER_STOP: Duration = Duration::from_millis(100);
 
 /// A Redis server used as the state store.
 pub struct RedisStore {
@@ -252,11 +253,7 @@ impl RedisStore {
         };
         self.con.command(2).arg(b"GET").arg_parts(prefix, key);
         let server = &self.server;
-        let reply = self
-            .con
-            .round_trip()
-            .map_err(|f| server.request_error(op, f))?;
-        self.pending_writes = 0;
+        let reply = ask(&mut self.con, &mut self.pending_writes, server, op)?;
         reply
             .bulk()
             .map(|v| v.map(<[u8]>::len))
@@ -287,11 +284,7 @@ impl RedisStore {
             .arg(b"1");
         let cursor = &mut self.cursors[s];
         let server = &self.server;
-        let reply = self
-            .con
-            .round_trip()
-            .map_err(|f| server.request_error(op, f))?;
-        self.pending_writes = 0;
+        let reply = ask(&mut self.con, &mut self.pending_writes, server, op)?;
         let first = reply
             .items()
             .and_then(|mut items| items.next().transpose())
@@ -328,11 +321,7 @@ impl RedisStore {
             .arg_parts(b"(", end)
             .arg(b"BYLEX");
         let server = &self.server;
-        let reply = self
-            .con
-            .round_trip()
-            .map_err(|f| server.request_error(op, f))?;
-        self.pending_writes = 0;
+        let reply = ask(&mut self.con, &mut self.pending_writes, server, op)?;
         self.keys.clear();
         self.key_ends.clear();
         for item in reply
@@ -356,6 +345,18 @@ fn split_keys<'a>(keys: &'a [u8], ends: &'a [usize]) -> impl Iterator<Item = &'a
         .chain(ends.iter().copied())
         .zip(ends.iter().copied())
         .map(|(a, b)| &keys[a..b])
+}
+
+/// Sends the queued point writes and the command written after them in one round trip; the
+/// reply to that command (the request that sends the writes pays for them).
+fn ask<'c>(
+    con: &'c mut Connection,
+    pending_writes: &mut usize,
+    server: &Server,
+    op: Op,
+) -> Result<reply::Reply<'c>, StoreError> {
+    *pending_writes = 0;
+    con.round_trip().map_err(|f| server.request_error(op, f))
 }
 
 /// Where the key of a `GET` is.
@@ -491,11 +492,12 @@ impl Store for RedisStore {
             out.arg_parts(prefix, key);
         }
         let server = &self.server;
-        let reply = self
-            .con
-            .round_trip()
-            .map_err(|f| server.request_error(Op::RangeQuery, f))?;
-        self.pending_writes = 0;
+        let reply = ask(
+            &mut self.con,
+            &mut self.pending_writes,
+            server,
+            Op::RangeQuery,
+        )?;
         let mut found = 0;
         for item in reply
             .items()
