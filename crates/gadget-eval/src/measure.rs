@@ -154,16 +154,29 @@ impl StagedCounts {
     /// The value at quantile `q` of the `total` values counted, as
     /// `Histogram::value_at_quantile` gives it (the highest value of the index the quantile's
     /// count falls in), 0 when nothing is counted; it reads only the indices counted.
+    #[cfg(test)]
     fn value_at_quantile(&self, q: f64, total: u64) -> u64 {
-        let wanted = ((q.min(1.0) * total as f64).ceil() as u64).max(1);
+        self.values_at_quantiles([q], total)[0]
+    }
+
+    /// The values at the ascending quantiles `qs`, as [`Self::value_at_quantile`] gives each,
+    /// in one pass over the counts.
+    fn values_at_quantiles<const N: usize>(&self, qs: [f64; N], total: u64) -> [u64; N] {
+        let wanted = qs.map(|q| ((q.min(1.0) * total as f64).ceil() as u64).max(1));
+        let mut values = [0; N];
+        let mut next = 0;
         let mut seen = 0;
         for (i, &c) in self.used().iter().enumerate() {
             seen += c;
-            if seen >= wanted {
-                return staged_highest_value(self.first + i);
+            while next < N && seen >= wanted[next] {
+                values[next] = staged_highest_value(self.first + i);
+                next += 1;
+            }
+            if next == N {
+                break;
             }
         }
-        0
+        values
     }
 
     /// Forgets every count.
@@ -555,13 +568,14 @@ pub struct IntervalOp {
 impl IntervalOp {
     fn from_counts(op: &str, counts: &StagedCounts, seconds: f64) -> Self {
         let total = counts.total();
+        let [p50_ns, p99_ns, p999_ns] = counts.values_at_quantiles([0.5, 0.99, 0.999], total);
         IntervalOp {
             op: op.to_string(),
             ops: total,
             ops_per_s: per_second(total, seconds),
-            p50_ns: counts.value_at_quantile(0.5, total),
-            p99_ns: counts.value_at_quantile(0.99, total),
-            p999_ns: counts.value_at_quantile(0.999, total),
+            p50_ns,
+            p99_ns,
+            p999_ns,
         }
     }
 }
@@ -667,6 +681,9 @@ mod tests {
                     "{n} values, quantile {q}"
                 );
             }
+            let one_pass = staged.values_at_quantiles([0.5, 0.99, 0.999], n);
+            let each = [0.5, 0.99, 0.999].map(|q| direct.value_at_quantile(q));
+            assert_eq!(one_pass, each, "{n} values, in one pass");
         }
         assert_eq!(StagedCounts::new().value_at_quantile(0.5, 0), 0);
     }
