@@ -5,13 +5,11 @@
 #                  (two builds and a training run, about nine minutes on two cores)
 #   make test   installs what is missing, checks formatting and lints, runs every test
 #   make recorder  builds the Flink recorder agent and the reference job (docs/recorder.md)
-#   make bundled-rocksdb  builds bundled-rocksdb/target/release/gadget with RocksDB built from
-#                  source instead of Debian's (about 20 minutes on two cores)
 SHELL := /bin/bash
 EXAMPLE ?= examples/flink-reference/tumbling-incr.toml
 OUT ?= out/tumbling-incr.gtrace
 
-.PHONY: run gen test build build-pgo bench recorder bundled-rocksdb
+.PHONY: run gen test build build-pgo bench recorder
 
 build:
 	scripts/setup.sh release
@@ -38,6 +36,3 @@ bench: build
 
 recorder:
 	mvn -B -q -Dstyle.color=never package -f recorder/flink/pom.xml
-
-bundled-rocksdb:
-	scripts/setup.sh bundled-rocksdb

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what Gadget needs on a fresh Debian machine, only if it is missing, then builds.
-# Usage: scripts/setup.sh [release|debug|bundled-rocksdb|deps]   (deps: install and prepare, no build)
+# Usage: scripts/setup.sh [release|debug|deps]   (deps: install and prepare, no build)
 set -euo pipefail
 profile="${1:-release}"
 
@@ -8,8 +8,12 @@ need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
-# RocksDB from Debian (linked, not built: building it takes ~20 minutes) and libclang for its bindings
+# RocksDB: Debian's library for --rocksdb-lib debian; the release builds come from Maven Central
+# (below), fetched with curl and unpacked with unzip. libclang for FASTER's bindings.
 [ -e /usr/include/rocksdb/c.h ] || need_apt+=(librocksdb-dev)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+command -v unzip >/dev/null 2>&1 || need_apt+=(unzip)
+command -v sha256sum >/dev/null 2>&1 || need_apt+=(coreutils)
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 # BerkeleyDB for --store berkeleydb
 [ -e /usr/include/db.h ] || need_apt+=(libdb5.3-dev)
@@ -85,14 +89,14 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
-# libfaster-sys 0.11.0 (2020, its last release) build-depends on bindgen 0.50 and so on
-# clang-sys 0.28; rocksdb's librocksdb-sys needs bindgen 0.64 and clang-sys 1. Both clang-sys
-# declare `links = "clang"`, which cargo allows once per dependency graph, so the two cannot be
-# in one workspace as published. The workspace Cargo.toml therefore patches libfaster-sys with a
+# libfaster-sys 0.11.0 (2020, its last release) build-depends on bindgen 0.50 (clang-sys 0.28),
+# which could not share a dependency graph with the rocksdb crate's bindgen 0.64 when Gadget
+# linked RocksDB (both clang-sys declare `links = "clang"`); it is built with bindgen 0.64, the
+# version it has been tested with since. The workspace Cargo.toml patches libfaster-sys with a
 # copy made here from its crates.io release, changed in two lines of its Rust build (bindgen
-# 0.64, the one RocksDB builds anyway, and bindgen's later name `blocklist_type`) and in three
-# places of its C++, without which no record can be read back from disk (see below). None of
-# it is committed: the edits are made here, to the downloaded release, and checked.
+# 0.64 and bindgen's later name `blocklist_type`) and in three places of its C++, without which
+# no record can be read back from disk (see below). None of it is committed: the edits are
+# made here, to the downloaded release, and checked.
 sys="$deps/libfaster-sys-0.11.0"
 if [ ! -f "$sys/.gadget-patched-2" ]; then
   echo "setup: making $sys from the crates.io release, with bindgen 0.64 and fixes for disk reads" >&2
@@ -149,16 +153,51 @@ if [ ! -f "$sys/.gadget-patched-2" ]; then
   rm -rf "$fetch"
 fi
 
+# The RocksDB libraries --rocksdb-lib loads at run time: release builds carried by RocksJava
+# jars on Maven Central (each .so exports RocksDB's whole C API and needs only libc and
+# libstdc++; no JVM is involved). Each jar is checked against the SHA-256 pinned here before
+# its library is unpacked to .deps/rocksdb/NAME/; the local Maven repository is used when it
+# holds the jar already. MAVEN_REPOSITORY overrides Maven Central.
+maven="${MAVEN_REPOSITORY:-https://repo1.maven.org/maven2}"
+rocksdb_library() { # NAME GROUP ARTIFACT VERSION CLASSIFIER FILE SHA256
+  local name="$1" group="$2" artifact="$3" version="$4" classifier="$5" file="$6" sha="$7"
+  local dir="$deps/rocksdb/$name"
+  [ -f "$dir/$file" ] && [ "$(cat "$dir/jar.sha256" 2>/dev/null)" = "$sha" ] && return 0
+  local jar="$artifact-$version${classifier:+-$classifier}.jar"
+  local path="${group//.//}/$artifact/$version/$jar"
+  local tmp
+  tmp="$(mktemp -d)"
+  if [ -f "$HOME/.m2/repository/$path" ]; then
+    cp "$HOME/.m2/repository/$path" "$tmp/$jar"
+  else
+    echo "setup: fetching $group:$artifact:$version${classifier:+:$classifier} for --rocksdb-lib $name" >&2
+    curl -sSfL --retry 3 -o "$tmp/$jar" "$maven/$path"
+  fi
+  if [ "$(sha256sum "$tmp/$jar" | cut -d' ' -f1)" != "$sha" ]; then
+    echo "setup: $jar does not have the SHA-256 pinned in scripts/setup.sh ($sha); not using it" >&2
+    rm -rf "$tmp"
+    exit 1
+  fi
+  unzip -q -o "$tmp/$jar" "$file" -d "$tmp"
+  mkdir -p "$dir"
+  mv "$tmp/$file" "$dir/$file.tmp"
+  mv "$dir/$file.tmp" "$dir/$file"
+  echo "$sha" >"$dir/jar.sha256"
+  rm -rf "$tmp"
+}
+rocksdb_library flink-1.20 com.ververica frocksdbjni 6.20.3-ververica-2.0 "" librocksdbjni-linux64.so \
+  5e6e5063b75196a17fbeaf656f088a807f83177525d9ecbec7125b9f3630b966
+rocksdb_library flink-2.x com.ververica frocksdbjni 8.10.0-ververica-1.0 "" librocksdbjni-linux64.so \
+  4e9bcd16a0232c7c8bc3779a2ff627be7c05c49826c1b2fa0bf7ba760f7cdcb7
+rocksdb_library forst com.ververica forstjni 0.1.8 "" libforstjni-linux64.so \
+  929c8d138a22715f28b690957ab28b7ac33aee286944bf22f8b6c1b18509f813
+rocksdb_library current org.rocksdb rocksdbjni 10.10.1.1 linux64 librocksdbjni-linux64.so \
+  3948e3537f413c697200ff2c316d8c614454685ad347625057479997d8757585
+
 if [ "$profile" = deps ]; then
   :
 elif [ "$profile" = release ]; then
   cargo build --release --locked -p gadget-cli
-elif [ "$profile" = bundled-rocksdb ]; then
-  # gadget with RocksDB built from source (bundled-rocksdb/Cargo.toml; ~20 minutes on two
-  # cores). Built from outside the repository so that .cargo/config.toml, which points the build
-  # at Debian's RocksDB, does not apply; FASTER's googletest mirror is passed along by hand.
-  (cd / && GIT_CONFIG_GLOBAL="$root/.deps/faster.gitconfig" \
-    cargo build --release --locked --manifest-path "$root/bundled-rocksdb/Cargo.toml")
 else
   cargo build --locked --workspace --all-targets
 fi

@@ -298,6 +298,13 @@ pub struct EvalArgs {
     /// cache, RocksDB's memory budget.
     #[arg(long)]
     pub write_buffer_mb: Option<usize>,
+    /// The RocksDB library to run on, loaded at run time: flink-1.20 (frocksdb 6.20.3, the
+    /// RocksDB Flink 1.x ships; the default), flink-2.x (frocksdb 8.10.0), forst (ForSt 0.1.8,
+    /// Flink 2.x's disaggregated backend), current (RocksDB 10.10.1), debian (the system's
+    /// librocksdb, a build with assertions on), or the path of any librocksdb .so (6.20 or
+    /// newer). scripts/setup.sh fetches the named release builds from Maven Central.
+    #[arg(long, env = "GADGET_ROCKSDB_LIB", value_name = "LIBRARY")]
+    pub rocksdb_lib: Option<String>,
     /// RocksDB number of write buffers (default 2).
     #[arg(long)]
     pub write_buffers: Option<i32>,

@@ -17,6 +17,7 @@ use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
 use gadget_eval::context::WorkloadUsed;
 use gadget_eval::report::{render_summary, write_time_series_csv};
 use gadget_eval::run::{Measured, RunError, RunOptions, RunReport, Warmup};
+use gadget_eval::store::rocksdb_lib::RocksDbLib;
 use gadget_eval::store::{StoreError, StoreKind, StoreSettings};
 use gadget_eval::value::DEFAULT_COMPRESSION_RATIO;
 use gadget_eval::workload::WorkloadSource;
@@ -180,6 +181,12 @@ impl Plan {
                 .block_cache_mb
                 .or(r.block_cache_mb)
                 .map_or(defaults.block_cache, |mb| mb << 20),
+            rocksdb_lib: match a.rocksdb_lib.as_deref().or(r.rocksdb_lib.as_deref()) {
+                Some(name) => name
+                    .parse::<RocksDbLib>()
+                    .with_context(|| format!("--rocksdb-lib {name:?}"))?,
+                None => defaults.rocksdb_lib,
+            },
             wal: a.wal || r.wal.unwrap_or(defaults.wal),
             bdb_cache: defaults.bdb_cache,
             redis_url: a

@@ -42,7 +42,7 @@ pub fn context(
     store_dir: &Path,
 ) -> RunContext {
     let library = match kind.name() {
-        "rocksdb" => "librocksdb",
+        "rocksdb" => "",
         "leveldb" => "libleveldb",
         "berkeleydb" | "berkeleydb-hash" => "libdb",
         _ => "",
@@ -54,11 +54,27 @@ pub fn context(
         gadget_commit: option_env!("GADGET_GIT_COMMIT").map(str::to_string),
         workloads,
         store_settings: settings.applied(kind),
-        store_libraries: if library.is_empty() {
+        store_libraries: if kind.name() == "rocksdb" {
+            rocksdb_library(settings)
+        } else if library.is_empty() {
             Vec::new()
         } else {
             loaded_libraries(library)
         },
         host: Host::this(store_dir),
     }
+}
+
+/// The RocksDB library the run loaded: choice, version, Maven artifact and file.
+#[cfg(feature = "rocksdb")]
+fn rocksdb_library(settings: &StoreSettings) -> Vec<String> {
+    gadget_eval::store::rocksdb::library::loaded(&settings.rocksdb_lib)
+        .map(|l| vec![l.describe()])
+        .unwrap_or_default()
+}
+
+/// Without the rocksdb feature no RocksDB library is ever loaded.
+#[cfg(not(feature = "rocksdb"))]
+fn rocksdb_library(_settings: &StoreSettings) -> Vec<String> {
+    Vec::new()
 }

@@ -66,13 +66,18 @@ fn results_say_what_ran() {
         (8u64 << 20).to_string()
     );
     assert_eq!(c["store_settings"]["wal"], "false");
+    // the default library: Flink 1.x's frocksdb, its version as the library itself says
+    assert_eq!(c["store_settings"]["library"], "flink-1.20");
+    assert_eq!(c["store_settings"]["rocksdb_version"], "6.20.3");
+    assert_eq!(c["store_settings"]["compression"], "kSnappyCompression");
+    let libraries = c["store_libraries"].as_array().unwrap();
+    assert_eq!(libraries.len(), 1, "{c}");
+    let library = libraries[0].as_str().unwrap();
     assert!(
-        c["store_libraries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l.as_str().unwrap().starts_with("librocksdb")),
-        "{c}"
+        library.starts_with(
+            "flink-1.20: RocksDB 6.20.3 from com.ververica:frocksdbjni:6.20.3-ververica-2.0 at /"
+        ),
+        "{library}"
     );
     if Path::new("/proc/meminfo").exists() {
         assert!(c["host"]["memory_bytes"].as_u64().unwrap() > 0);

@@ -14,11 +14,16 @@ impl StoreSettings {
         };
         match kind.name() {
             "rocksdb" => {
+                set("library", self.rocksdb_lib.name());
+                #[cfg(feature = "rocksdb")]
+                if let Some(library) = super::rocksdb::library::loaded(&self.rocksdb_lib) {
+                    set("rocksdb_version", library.version().to_string());
+                    set("compression", library.compression().to_string());
+                }
                 set("write_buffer_bytes", self.write_buffer_size.to_string());
                 set("write_buffers", self.max_write_buffers.to_string());
                 set("block_cache_bytes", self.block_cache.to_string());
                 set("wal", self.wal.to_string());
-                set("compression", "RocksDB's default (Snappy)".to_string());
                 set(
                     "merge_operator",
                     "string append with ',' (Flink's list state)".to_string(),

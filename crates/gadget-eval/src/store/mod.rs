@@ -32,6 +32,7 @@ pub mod redb;
 pub mod redis;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
+pub mod rocksdb_lib;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -260,6 +261,8 @@ pub struct StoreSettings {
     pub max_write_buffers: i32,
     /// Block cache in bytes; 64 MB in the paper.
     pub block_cache: usize,
+    /// The RocksDB library to run on; Flink 1.x's frocksdb 6.20.3 by default.
+    pub rocksdb_lib: rocksdb_lib::RocksDbLib,
     /// Write-ahead log; off in Flink.
     pub wal: bool,
     /// BerkeleyDB cache in bytes; 256 MB in the paper.
@@ -292,6 +295,7 @@ impl Default for StoreSettings {
             write_buffer_size: 128 << 20,
             max_write_buffers: 2,
             block_cache: 64 << 20,
+            rocksdb_lib: rocksdb_lib::RocksDbLib::default(),
             wal: false,
             bdb_cache: 256 << 20,
             redis_url: std::env::var("GADGET_REDIS_URL")

@@ -143,6 +143,9 @@ pub struct RunSettings {
     pub block_cache_mb: Option<usize>,
     /// `[run.rocksdb] wal`.
     pub wal: Option<bool>,
+    /// `[run.rocksdb] library`: one of [`ROCKSDB_LIBRARIES`], or a path (relative to the
+    /// config file's folder).
+    pub rocksdb_lib: Option<String>,
     /// `[run.redis] url`.
     pub redis_url: Option<String>,
     /// `[run.redis] pipeline`.
@@ -164,6 +167,15 @@ pub enum Warmup {
     Requests(u64),
     /// Requests completed in the first N nanoseconds.
     Nanoseconds(u64),
+}
+
+/// The RocksDB libraries `[run.rocksdb] library` and `--rocksdb-lib` name (gadget-eval's
+/// `RocksDbLib`); any other value must be the path of a `librocksdb` shared library.
+pub const ROCKSDB_LIBRARIES: &[&str] = &["flink-1.20", "flink-2.x", "forst", "current", "debian"];
+
+/// Whether `text` names a shared library's file rather than a RocksDB library by name.
+pub fn is_library_path(text: &str) -> bool {
+    text.contains('/') || text.ends_with(".so") || text.contains(".so.")
 }
 
 /// The shortest Redis timeout accepted, ns (1 ms).
@@ -247,6 +259,22 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         r.write_buffers = db.int("write_buffers", 1, 64)?.map(|n| n as i32);
         r.block_cache_mb = db.int("block_cache_mb", 0, 1 << 20)?.map(|n| n as usize);
         r.wal = db.bool("wal")?;
+        if let Some(name) = db.string("library")? {
+            r.rocksdb_lib = Some(if ROCKSDB_LIBRARIES.contains(&name.as_str()) {
+                name
+            } else if is_library_path(&name) {
+                let path = db.path("library")?.unwrap_or_default();
+                path.display().to_string()
+            } else {
+                return Err(db.error(
+                    "library",
+                    format!(
+                        "`{name}` is not a RocksDB library; choose one of {} or give the path of a librocksdb .so",
+                        ROCKSDB_LIBRARIES.join(", ")
+                    ),
+                ));
+            });
+        }
         db.finish()?;
     }
     if let Some(redis) = s.table("redis")? {

@@ -1,0 +1,584 @@
+//! RocksDB, set up as Flink's RocksDB state backend sets it up: a column family per state, a
+//! string-append merge operator with `,` as delimiter, the write-ahead log off; and the paper's
+//! sizes by default (two 128 MB write buffers, a 64 MB block cache), all configurable through
+//! [`StoreSettings`].
+//!
+//! RocksDB is not linked into Gadget: the library [`StoreSettings::rocksdb_lib`] names is
+//! loaded at run time and driven through RocksDB's C API ([`library`]). By default that is the
+//! release build of frocksdb 6.20.3 that Flink 1.x ships; `--rocksdb-lib` compares it with
+//! Flink 2.x's RocksDB and ForSt, current RocksDB and the system's library in one binary.
+
+mod api;
+pub mod library;
+mod merge;
+
+use std::ffi::{c_char, CString};
+use std::path::{Path, PathBuf};
+use std::ptr::null_mut;
+use std::sync::Arc;
+
+use gadget::access::{Op, StateId};
+
+use self::api::{
+    Api, Cache, Db, Family, FlushOptions, Iterator, Options, PerfContext, ReadOptions,
+    TableOptions, WriteBatch, WriteOptions, PERF_COUNTERS, PERF_ENABLE_COUNT,
+};
+use self::library::Library;
+use super::{empty_range, Store, StoreError, StoreSettings};
+
+/// An open database with its column families; closed when the last handle lets go of it.
+struct Database {
+    api: &'static Api,
+    /// Null until opened.
+    db: *mut Db,
+    /// Every column family's handle, `default` first.
+    families: Vec<*mut Family>,
+    /// The database's options and each column family's (each with its own merge operator).
+    options: Vec<*mut Options>,
+    table: *mut TableOptions,
+    cache: *mut Cache,
+}
+
+// SAFETY: RocksDB's database and column-family handles are safe to use from several threads
+// at once; the options, table options and cache are only touched when opening and closing.
+unsafe impl Send for Database {}
+// SAFETY: as for Send.
+unsafe impl Sync for Database {}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let api = self.api;
+        // SAFETY: every pointer was made by this library and is released once, handles before
+        // the database they belong to; store handles (and their iterators) are gone already,
+        // as they hold this database through an Arc.
+        unsafe {
+            for &family in &self.families {
+                (api.column_family_handle_destroy)(family);
+            }
+            if !self.db.is_null() {
+                (api.close)(self.db);
+            }
+            for &options in &self.options {
+                (api.options_destroy)(options);
+            }
+            (api.block_based_options_destroy)(self.table);
+            (api.cache_destroy)(self.cache);
+        }
+    }
+}
+
+/// One RocksDB database that several operator instances share (the paper's §6.4), each
+/// through its own [`RocksDbStore`] over its own column families: they compete for one block
+/// cache, one set of background compactions and one write path.
+pub struct SharedRocksDb {
+    db: Arc<Database>,
+    library: &'static Library,
+    path: PathBuf,
+    wal: bool,
+    /// Whether attached stores keep RocksDB's perf-context counters.
+    counters: bool,
+    /// Each instance's column families, as indices into [`Database::families`].
+    instances: Vec<Vec<usize>>,
+}
+
+/// A RocksDB database with one column family per state.
+pub struct RocksDbStore {
+    db: Arc<Database>,
+    api: &'static Api,
+    library: &'static Library,
+    families: Vec<*mut Family>,
+    /// Each state's open iterator; null when none is open.
+    iterators: Vec<*mut Iterator>,
+    batch: *mut WriteBatch,
+    write_options: *mut WriteOptions,
+    /// Reused for every point read and seek.
+    read_options: *mut ReadOptions,
+    /// Reused for range queries, whose upper bound it is given for each.
+    range_options: *mut ReadOptions,
+    flush_options: *mut FlushOptions,
+    /// The attaching thread's perf context, when counting (else null).
+    perf: *mut PerfContext,
+    path: PathBuf,
+}
+
+fn request_error(op: Op, message: String) -> StoreError {
+    StoreError::Request {
+        store: "rocksdb",
+        op,
+        message,
+    }
+}
+
+impl SharedRocksDb {
+    /// Creates (or opens) a database under `dir` with a column family per state of every
+    /// instance (`instances[i]` lists instance `i`'s states), on the library
+    /// `settings.rocksdb_lib` names.
+    pub fn open(
+        dir: &Path,
+        instances: &[Vec<String>],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        let open_error = |message: String| StoreError::Open {
+            store: "rocksdb",
+            path: dir.to_path_buf(),
+            message,
+        };
+        let library =
+            library::load(&settings.rocksdb_lib).map_err(|e| open_error(e.to_string()))?;
+        if settings.counters && !library.keeps_counters() {
+            let e = library::LibraryError::NoCounters {
+                library: library.describe(),
+            };
+            return Err(open_error(e.to_string()));
+        }
+        let api = &library.api;
+        // column-family names must be unique: number them by instance and state
+        let mut names = vec!["default".to_string()];
+        let mut indices = Vec::with_capacity(instances.len());
+        for (i, states) in instances.iter().enumerate() {
+            let mut own = Vec::with_capacity(states.len());
+            for (s, state) in states.iter().enumerate() {
+                own.push(names.len());
+                names.push(if instances.len() == 1 {
+                    format!("{s}:{state}")
+                } else {
+                    format!("{i}:{s}:{state}")
+                });
+            }
+            indices.push(own);
+        }
+        let c_names = names
+            .iter()
+            .map(|n| CString::new(n.as_bytes()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| open_error(format!("a state's name holds a NUL byte: {e}")))?;
+        let c_dir = CString::new(dir.as_os_str().as_encoded_bytes())
+            .map_err(|e| open_error(format!("the directory's name holds a NUL byte: {e}")))?;
+        // SAFETY: everything made here is owned by `database`, whose Drop releases it (also
+        // when opening fails below).
+        let mut database = unsafe {
+            let cache = (api.cache_create_lru)(settings.block_cache);
+            let table = (api.block_based_options_create)();
+            (api.block_based_options_set_block_cache)(table, cache);
+            Database {
+                api,
+                db: null_mut(),
+                families: Vec::new(),
+                options: Vec::new(),
+                table,
+                cache,
+            }
+        };
+        for _ in &names {
+            // SAFETY: options made and configured here, owned by `database`; the merge
+            // operator is owned by the options it is set on.
+            unsafe {
+                let o = (api.options_create)();
+                (api.options_set_write_buffer_size)(o, settings.write_buffer_size);
+                (api.options_set_max_write_buffer_number)(o, settings.max_write_buffers);
+                (api.options_set_merge_operator)(o, merge::string_append(api));
+                (api.options_set_block_based_table_factory)(o, database.table);
+                database.options.push(o);
+            }
+        }
+        let db_options = database.options[0];
+        let name_pointers: Vec<*const c_char> = c_names.iter().map(|n| n.as_ptr()).collect();
+        let family_options: Vec<*const Options> =
+            database.options.iter().map(|&o| o.cast_const()).collect();
+        let mut handles = vec![null_mut(); names.len()];
+        let mut err = null_mut();
+        // SAFETY: names, options and handles are arrays of `names.len()` entries.
+        unsafe {
+            (api.options_set_create_if_missing)(db_options, 1);
+            (api.options_set_create_missing_column_families)(db_options, 1);
+            database.db = (api.open_column_families)(
+                db_options,
+                c_dir.as_ptr(),
+                names.len() as i32,
+                name_pointers.as_ptr(),
+                family_options.as_ptr(),
+                handles.as_mut_ptr(),
+                &mut err,
+            );
+        }
+        if let Some(message) = api.take_error(err) {
+            return Err(open_error(message));
+        }
+        database.families = handles;
+        Ok(SharedRocksDb {
+            db: Arc::new(database),
+            library,
+            path: dir.to_path_buf(),
+            wal: settings.wal,
+            counters: settings.counters,
+            instances: indices,
+        })
+    }
+
+    /// The library the database runs on.
+    pub fn library(&self) -> &'static Library {
+        self.library
+    }
+
+    /// The store of instance `instance`: its own column families, iterators and write batch.
+    pub fn attach(&self, instance: usize) -> Result<RocksDbStore, StoreError> {
+        let own = super::instance_part("rocksdb", &self.path, &self.instances, instance)?;
+        let api = &self.library.api;
+        let families: Vec<*mut Family> = own.iter().map(|&i| self.db.families[i]).collect();
+        // SAFETY: each object is made here and released by the store's Drop.
+        unsafe {
+            let write_options = (api.writeoptions_create)();
+            (api.writeoptions_disable_WAL)(write_options, i32::from(!self.wal));
+            let perf = if self.counters {
+                // the perf context is the calling thread's: it counts what this thread asks
+                (api.set_perf_level)(PERF_ENABLE_COUNT);
+                let perf = (api.perfcontext_create)();
+                (api.perfcontext_reset)(perf);
+                perf
+            } else {
+                null_mut()
+            };
+            Ok(RocksDbStore {
+                db: self.db.clone(),
+                api,
+                library: self.library,
+                iterators: vec![null_mut(); families.len()],
+                families,
+                batch: (api.writebatch_create)(),
+                write_options,
+                read_options: (api.readoptions_create)(),
+                range_options: (api.readoptions_create)(),
+                flush_options: (api.flushoptions_create)(),
+                perf,
+                path: self.path.clone(),
+            })
+        }
+    }
+}
+
+impl super::SharedStore for SharedRocksDb {
+    fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError> {
+        Ok(Box::new(SharedRocksDb::attach(self, instance)?))
+    }
+}
+
+impl Drop for RocksDbStore {
+    fn drop(&mut self) {
+        let api = self.api;
+        // SAFETY: each object was made by this store and is released once, before the
+        // database (held through `self.db`) can close.
+        unsafe {
+            for &it in &self.iterators {
+                if !it.is_null() {
+                    (api.iter_destroy)(it);
+                }
+            }
+            (api.writebatch_destroy)(self.batch);
+            (api.writeoptions_destroy)(self.write_options);
+            (api.readoptions_destroy)(self.read_options);
+            (api.readoptions_destroy)(self.range_options);
+            (api.flushoptions_destroy)(self.flush_options);
+            if !self.perf.is_null() {
+                (api.perfcontext_destroy)(self.perf);
+            }
+        }
+    }
+}
+
+impl RocksDbStore {
+    /// Creates (or opens) a database under `dir` with a column family per state.
+    pub fn open(
+        dir: &Path,
+        states: &[String],
+        settings: &StoreSettings,
+    ) -> Result<Self, StoreError> {
+        SharedRocksDb::open(dir, &[states.to_vec()], settings)?.attach(0)
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The library the store runs on.
+    pub fn library(&self) -> &'static Library {
+        self.library
+    }
+
+    /// The column family of `state`.
+    fn family(&self, state: StateId) -> Result<*mut Family, StoreError> {
+        self.families
+            .get(state as usize)
+            .copied()
+            .ok_or(StoreError::UnknownState {
+                state,
+                states: self.families.len(),
+            })
+    }
+
+    /// Fails with what a call left in `err`.
+    fn checked(&self, op: Op, err: *mut c_char) -> Result<(), StoreError> {
+        match self.api.take_error(err) {
+            Some(message) => Err(request_error(op, message)),
+            None => Ok(()),
+        }
+    }
+
+    /// The length of the value `it` stands on, `None` when it is past the end (or failed).
+    fn value_at(&self, op: Op, it: *mut Iterator) -> Result<Option<usize>, StoreError> {
+        let api = self.api;
+        // SAFETY: `it` is a live iterator of this store.
+        unsafe {
+            if (api.iter_valid)(it) != 0 {
+                let mut length = 0;
+                (api.iter_value)(it, &mut length);
+                return Ok(Some(length));
+            }
+            let mut err = null_mut();
+            (api.iter_get_error)(it, &mut err);
+            self.checked(op, err)?;
+        }
+        Ok(None)
+    }
+
+    /// A point write through `call` (put, merge or delete) with this store's write options.
+    fn write(
+        &mut self,
+        op: Op,
+        call: impl FnOnce(&Api, *mut Db, *const WriteOptions, *mut *mut c_char),
+    ) -> Result<(), StoreError> {
+        let mut err = null_mut();
+        call(self.api, self.db.db, self.write_options, &mut err);
+        self.checked(op, err)
+    }
+}
+
+impl Store for RocksDbStore {
+    fn name(&self) -> &'static str {
+        "rocksdb"
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        if self.perf.is_null() {
+            return Vec::new();
+        }
+        PERF_COUNTERS
+            .iter()
+            // SAFETY: the perf context is live; the metric numbers are c.h's enum values.
+            .map(|&(name, metric)| {
+                (name, unsafe {
+                    (self.api.perfcontext_metric)(self.perf, metric)
+                })
+            })
+            .collect()
+    }
+
+    fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        let family = self.family(state)?;
+        let api = self.api;
+        let mut err = null_mut();
+        // SAFETY: the key outlives the call; the pinned value is released at once.
+        unsafe {
+            let pinned = (api.get_pinned_cf)(
+                self.db.db,
+                self.read_options,
+                family,
+                key.as_ptr().cast(),
+                key.len(),
+                &mut err,
+            );
+            self.checked(Op::Get, err)?;
+            if pinned.is_null() {
+                return Ok(None);
+            }
+            let mut length = 0;
+            (api.pinnableslice_value)(pinned, &mut length);
+            (api.pinnableslice_destroy)(pinned);
+            Ok(Some(length))
+        }
+    }
+
+    fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let family = self.family(state)?;
+        // SAFETY: key and value outlive the call, which copies them.
+        self.write(Op::Put, |api, db, wo, err| unsafe {
+            (api.put_cf)(
+                db,
+                wo,
+                family,
+                key.as_ptr().cast(),
+                key.len(),
+                value.as_ptr().cast(),
+                value.len(),
+                err,
+            )
+        })
+    }
+
+    fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let family = self.family(state)?;
+        // SAFETY: key and value outlive the call, which copies them.
+        self.write(Op::Merge, |api, db, wo, err| unsafe {
+            (api.merge_cf)(
+                db,
+                wo,
+                family,
+                key.as_ptr().cast(),
+                key.len(),
+                value.as_ptr().cast(),
+                value.len(),
+                err,
+            )
+        })
+    }
+
+    fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        let family = self.family(state)?;
+        // SAFETY: the key outlives the call, which copies it.
+        self.write(Op::Delete, |api, db, wo, err| unsafe {
+            (api.delete_cf)(db, wo, family, key.as_ptr().cast(), key.len(), err)
+        })
+    }
+
+    fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
+        let family = self.family(state)?;
+        let api = self.api;
+        let s = state as usize;
+        // SAFETY: Flink opens a new iterator for every seek; the old one is released first.
+        let it = unsafe {
+            if !self.iterators[s].is_null() {
+                (api.iter_destroy)(self.iterators[s]);
+            }
+            let it = (api.create_iterator_cf)(self.db.db, self.read_options, family);
+            (api.iter_seek)(it, key.as_ptr().cast(), key.len());
+            it
+        };
+        self.iterators[s] = it;
+        self.value_at(Op::Seek, it)
+    }
+
+    fn next(&mut self, state: StateId) -> Result<Option<usize>, StoreError> {
+        self.family(state)?;
+        let it = self.iterators[state as usize];
+        // SAFETY: a non-null entry is a live iterator of this store.
+        if it.is_null() || unsafe { (self.api.iter_valid)(it) } == 0 {
+            return Ok(None);
+        }
+        // SAFETY: as above.
+        unsafe { (self.api.iter_next)(it) };
+        self.value_at(Op::Next, it)
+    }
+
+    fn batch_put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let family = self.family(state)?;
+        // SAFETY: the batch copies key and value.
+        unsafe {
+            (self.api.writebatch_put_cf)(
+                self.batch,
+                family,
+                key.as_ptr().cast(),
+                key.len(),
+                value.as_ptr().cast(),
+                value.len(),
+            );
+        }
+        Ok(())
+    }
+
+    fn batch_delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
+        let family = self.family(state)?;
+        // SAFETY: the batch copies the key.
+        unsafe {
+            (self.api.writebatch_delete_cf)(self.batch, family, key.as_ptr().cast(), key.len())
+        };
+        Ok(())
+    }
+
+    fn batch_commit(&mut self) -> Result<(), StoreError> {
+        let mut err = null_mut();
+        // SAFETY: the batch is this store's; it is emptied for reuse whether or not it applied.
+        unsafe {
+            (self.api.write)(self.db.db, self.write_options, self.batch, &mut err);
+            (self.api.writebatch_clear)(self.batch);
+        }
+        self.checked(Op::BatchCommit, err)
+    }
+
+    fn range_query(
+        &mut self,
+        state: StateId,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<usize, StoreError> {
+        let family = self.family(state)?;
+        if empty_range(start, end) {
+            return Ok(0);
+        }
+        let api = self.api;
+        let mut entries = 0;
+        let mut err = null_mut();
+        // SAFETY: an iterator bounded above, as RocksDB's own range scans are; the options
+        // refer to `end` only while the iterator lives, and are reset before `end` goes.
+        unsafe {
+            (api.readoptions_set_iterate_upper_bound)(
+                self.range_options,
+                end.as_ptr().cast(),
+                end.len(),
+            );
+            let it = (api.create_iterator_cf)(self.db.db, self.range_options, family);
+            (api.iter_seek)(it, start.as_ptr().cast(), start.len());
+            while (api.iter_valid)(it) != 0 {
+                let mut length = 0;
+                std::hint::black_box((api.iter_value)(it, &mut length));
+                entries += 1;
+                (api.iter_next)(it);
+            }
+            (api.iter_get_error)(it, &mut err);
+            (api.iter_destroy)(it);
+            (api.readoptions_set_iterate_upper_bound)(self.range_options, std::ptr::null(), 0);
+        }
+        self.checked(Op::RangeQuery, err)?;
+        Ok(entries)
+    }
+
+    fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
+        let family = self.family(state)?;
+        if empty_range(start, end) {
+            return Ok(());
+        }
+        // SAFETY: both bounds outlive the call, which copies them.
+        self.write(Op::RangeDelete, |api, db, wo, err| unsafe {
+            (api.delete_range_cf)(
+                db,
+                wo,
+                family,
+                start.as_ptr().cast(),
+                start.len(),
+                end.as_ptr().cast(),
+                end.len(),
+                err,
+            )
+        })
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        let api = self.api;
+        for it in self.iterators.iter_mut() {
+            if !it.is_null() {
+                // SAFETY: a live iterator of this store, released once.
+                unsafe { (api.iter_destroy)(*it) };
+                *it = null_mut();
+            }
+        }
+        for &family in &self.families {
+            let mut err = null_mut();
+            // SAFETY: a column family of the open database.
+            unsafe { (api.flush_cf)(self.db.db, self.flush_options, family, &mut err) };
+            self.checked(Op::BatchCommit, err)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

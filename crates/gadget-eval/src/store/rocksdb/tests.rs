@@ -1,0 +1,224 @@
+//! The store contract on every RocksDB library `--rocksdb-lib` offers. A process runs one
+//! RocksDB library (see [`library`]), so the tests that cover every library run one test of
+//! this binary per library, each in a process of its own; run directly, such a test uses the
+//! default library.
+
+use std::process::Command;
+
+use super::super::contract;
+use super::*;
+use crate::store::rocksdb_lib::RocksDbLib;
+
+/// Names the library a child test process runs on.
+const LIBRARY_UNDER_TEST: &str = "GADGET_ROCKSDB_TEST_LIB";
+
+/// The library this process tests: the one the parent test named, else the default.
+fn library_under_test() -> RocksDbLib {
+    std::env::var(LIBRARY_UNDER_TEST)
+        .ok()
+        .and_then(|name| name.parse().ok())
+        .unwrap_or_default()
+}
+
+/// The named libraries installed here. `scripts/setup.sh` installs them all, so under CI a
+/// missing one fails; elsewhere it is skipped, saying why.
+fn installed() -> Vec<RocksDbLib> {
+    RocksDbLib::NAMED
+        .into_iter()
+        .filter(|lib| {
+            let path = library::location(lib);
+            if path.exists() {
+                return true;
+            }
+            let why = format!(
+                "the RocksDB library {lib} is not at {}: run scripts/setup.sh",
+                path.display()
+            );
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+            eprintln!("skipped {lib}: {why}");
+            false
+        })
+        .collect()
+}
+
+/// Runs this binary's test `test` once per installed library, each in a process of its own.
+fn in_a_process_per_library(test: &str) {
+    let binary = std::env::current_exe().expect("the test binary's path");
+    for lib in installed() {
+        let out = Command::new(&binary)
+            .args([test, "--exact", "--nocapture", "--test-threads=1"])
+            .env(LIBRARY_UNDER_TEST, lib.name())
+            .output()
+            .expect("the test binary runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{test} on {lib}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn settings(lib: &RocksDbLib) -> StoreSettings {
+    StoreSettings {
+        write_buffer_size: 1 << 20,
+        block_cache: 1 << 20,
+        rocksdb_lib: lib.clone(),
+        ..StoreSettings::default()
+    }
+}
+
+fn store(dir: &Path, lib: &RocksDbLib) -> RocksDbStore {
+    let states = vec!["window-contents".to_string(), "timers".to_string()];
+    RocksDbStore::open(dir, &states, &settings(lib)).unwrap_or_else(|e| panic!("{lib}: {e}"))
+}
+
+#[test]
+fn every_library_opens_writes_merges_iterates_and_reads_back_and_says_its_version() {
+    in_a_process_per_library(
+        "store::rocksdb::tests::the_library_under_test_keeps_the_store_contract",
+    );
+}
+
+#[test]
+fn the_library_under_test_keeps_the_store_contract() {
+    let lib = library_under_test();
+    let checks: [fn(&mut dyn Store); 4] = [
+        contract::merge_appends_with_flinks_delimiter,
+        contract::states_are_separate,
+        contract::seek_and_next_walk_in_key_order_and_batches_apply_on_commit,
+        contract::range_ops_cover_start_up_to_end,
+    ];
+    for check in checks {
+        let dir = tempfile::tempdir().unwrap();
+        check(&mut store(dir.path(), &lib));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), &lib);
+    assert_eq!(s.emulated(), &[]);
+    let library = s.library();
+    match lib.release() {
+        Some(release) => {
+            assert_eq!(library.version(), release.rocksdb_version, "{lib}");
+            assert!(
+                library.describe().contains(release.artifact),
+                "{}",
+                library.describe()
+            );
+        }
+        None => assert!(
+            library.version().starts_with(|c: char| c.is_ascii_digit()),
+            "{lib}"
+        ),
+    }
+    assert_eq!(library.compression(), "kSnappyCompression", "{lib}");
+    assert!(library.path().is_absolute(), "{lib}");
+    println!("{}", library.describe());
+}
+
+#[test]
+fn every_library_reads_merged_lists_back_from_its_files() {
+    in_a_process_per_library(
+        "store::rocksdb::tests::merged_lists_are_read_back_from_files_after_a_flush_and_a_reopen",
+    );
+}
+
+#[test]
+fn merged_lists_are_read_back_from_files_after_a_flush_and_a_reopen() {
+    let lib = library_under_test();
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut s = store(dir.path(), &lib);
+        for i in 0..1000u32 {
+            s.merge(0, &(i % 10).to_be_bytes(), b"abcd").unwrap();
+        }
+        s.flush().unwrap();
+        s.merge(0, &0u32.to_be_bytes(), b"xy").unwrap();
+    }
+    let mut s = store(dir.path(), &lib);
+    // 100 elements of 4 bytes and 99 commas; key 0 has one more element
+    assert_eq!(s.get(0, &1u32.to_be_bytes()).unwrap(), Some(499), "{lib}");
+    assert_eq!(
+        s.get(0, &0u32.to_be_bytes()).unwrap(),
+        Some(499 + 3),
+        "{lib}"
+    );
+}
+
+#[test]
+fn every_library_counts_or_refuses_to() {
+    in_a_process_per_library(
+        "store::rocksdb::tests::counters_count_the_deleted_entries_a_seek_steps_over",
+    );
+}
+
+#[test]
+fn counters_count_the_deleted_entries_a_seek_steps_over() {
+    let lib = library_under_test();
+    let dir = tempfile::tempdir().unwrap();
+    let states = vec!["s".to_string()];
+    let settings = StoreSettings {
+        counters: true,
+        ..settings(&lib)
+    };
+    let loaded = library::load(&lib).unwrap();
+    let mut s = match RocksDbStore::open(dir.path(), &states, &settings) {
+        Ok(s) => s,
+        Err(e) => {
+            assert!(!loaded.keeps_counters(), "{lib}: {e}");
+            assert!(e.to_string().contains("--store-counters"), "{e}");
+            return;
+        }
+    };
+    assert!(loaded.keeps_counters(), "{lib}");
+    for i in 0..100u32 {
+        s.put(0, &i.to_be_bytes(), b"v").unwrap();
+    }
+    for i in 0..99u32 {
+        s.delete(0, &i.to_be_bytes()).unwrap();
+    }
+    assert_eq!(s.seek(0, b"").unwrap(), Some(1));
+    let counters: std::collections::BTreeMap<_, _> = s.counters().into_iter().collect();
+    assert!(
+        counters["rocksdb.internal_delete_skipped_count"] >= 99,
+        "{lib}: {counters:?}"
+    );
+}
+
+#[test]
+fn a_process_runs_one_library() {
+    in_a_process_per_library("store::rocksdb::tests::a_second_library_is_refused");
+}
+
+#[test]
+fn a_second_library_is_refused() {
+    let lib = library_under_test();
+    library::load(&lib).unwrap();
+    let other = if lib == RocksDbLib::Debian {
+        RocksDbLib::Current
+    } else {
+        RocksDbLib::Debian
+    };
+    let e = library::load(&other).err().unwrap();
+    assert!(
+        matches!(e, library::LibraryError::AnotherLoaded { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("gadget process of its own"), "{e}");
+}
+
+#[test]
+fn instances_sharing_a_database_use_their_own_column_families() {
+    let lib = library_under_test();
+    let dir = tempfile::tempdir().unwrap();
+    let states = vec!["a".to_string(), "b".to_string()];
+    let shared =
+        SharedRocksDb::open(dir.path(), &[states.clone(), states], &settings(&lib)).unwrap();
+    let mut first = shared.attach(0).unwrap();
+    let mut second = shared.attach(1).unwrap();
+    first.put(1, b"k", b"first").unwrap();
+    assert_eq!(second.get(1, b"k").unwrap(), None);
+    second.put(1, b"k", b"2").unwrap();
+    assert_eq!(first.get(1, b"k").unwrap(), Some(5));
+    assert!(shared.attach(2).is_err());
+}
