@@ -68,7 +68,10 @@ fn each_named_library_runs_ycsb_a_and_the_results_say_which_ran() {
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         // the same workload, request for request, on every library
         requests.push(r["requests"].as_u64().unwrap());
-        assert!(requests.iter().all(|&n| n == requests[0] && n > 0), "{name}: {requests:?}");
+        assert!(
+            requests.iter().all(|&n| n == requests[0] && n > 0),
+            "{name}: {requests:?}"
+        );
         let settings = &r["context"]["store_settings"];
         assert_eq!(settings["library"], name);
         assert_eq!(settings["rocksdb_version"], version, "{name}");
