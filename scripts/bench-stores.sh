@@ -3,6 +3,8 @@
 # the paper's 11 workloads, 2M requests each (the Borg input played as often as it takes,
 # `--input-passes`; `gadget replay`, release build).
 # Usage: scripts/bench-stores.sh [OUT_DIR] [STORES...]   (Redis needs a redis-server on :6379)
+# A store may name its RocksDB library after an @ (rocksdb@debian: --rocksdb-lib debian), so
+# libraries alternate workload by workload. $GADGET is the binary (default target/release).
 # Each replay is stopped after $BENCH_TIMEOUT seconds (default 120) with Ctrl-C, which keeps
 # its results marked partial; the table then shows the rate it sustained, marked "(partial)".
 set -euo pipefail
@@ -12,7 +14,7 @@ shift || true
 stores=("$@")
 [ ${#stores[@]} -gt 0 ] || stores=(memory rocksdb leveldb berkeleydb berkeleydb-hash lmdb redb fjall sqlite faster redis)
 timeout_s="${BENCH_TIMEOUT:-120}"
-gadget=./target/release/gadget
+gadget="${GADGET:-./target/release/gadget}"
 [ -x "$gadget" ] || cargo build --release --locked -p gadget-cli
 mkdir -p "$out"
 table="$out/table.md"
@@ -38,7 +40,9 @@ for cfg in examples/paper/*.toml; do
   for s in "${stores[@]}"; do
     json="$out/$name.$s.json"
     set +e
-    timeout --foreground -s INT "$timeout_s" "$gadget" replay "$trace" --store "$s" -o "$json" >/dev/null 2>"$out/$name.$s.err"
+    store=("--store" "${s%%@*}")
+    [ "$s" = "${s#*@}" ] || store+=("--rocksdb-lib" "${s#*@}")
+    timeout --foreground -s INT "$timeout_s" "$gadget" replay "$trace" "${store[@]}" -o "$json" >/dev/null 2>"$out/$name.$s.err"
     rc=$?
     set -e
     if [ -s "$json" ] && [ $rc -eq 0 -o $rc -eq 130 -o $rc -eq 124 ]; then

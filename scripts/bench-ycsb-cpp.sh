@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # YCSB-A on RocksDB, side by side: YCSB-cpp (built beside the project, not committed) and
 # Gadget with the same store settings, values and requests, alternating (BENCHMARKS.md,
-# "YCSB-A on RocksDB: Gadget against YCSB-cpp").
+# "YCSB-A on RocksDB: Gadget against YCSB-cpp"). Both run Debian's librocksdb, the one YCSB-cpp
+# links (`--rocksdb-lib debian`).
 # Usage: scripts/bench-ycsb-cpp.sh YCSB_CPP_DIR GADGET_BINARY [ROUNDS] [WORK_DIR]
 #   YCSB_CPP_DIR: a clone of github.com/ls4154/YCSB-cpp built with
 #     make BIND_ROCKSDB=1 BIND_HDRHISTOGRAM=0 BUILD_HDRHISTOGRAM=0
@@ -29,7 +30,7 @@ for round in $(seq 1 "$rounds"); do
   rm -rf gdb && mkdir gdb
   same=(-p recordcount=$records -p operationcount=$operations -p fieldlength=114
         -p readproportion=0.5 -p updateproportion=0 -p readmodifywriteproportion=0.5
-        --store rocksdb --dir gdb --wal --write-buffer-mb 128 --block-cache-mb 64
+        --store rocksdb --rocksdb-lib debian --dir gdb --wal --write-buffer-mb 128 --block-cache-mb 64
         --value-compression-ratio 1 --json)
   "$gadget" run "$root/examples/ycsb/workloada.toml" -p phase=load "${same[@]}" > load.json
   "$gadget" run "$root/examples/ycsb/workloada.toml" -p phase=run "${same[@]}" > run.json
