@@ -26,8 +26,8 @@ pub struct RunContext {
     pub workloads: Vec<WorkloadUsed>,
     /// The store's settings as Gadget applied them.
     pub store_settings: BTreeMap<String, String>,
-    /// The shared libraries the store ran on, as the loader found them (`librocksdb.so.7.8`);
-    /// empty for stores built into Gadget.
+    /// The shared libraries the store ran on: RocksDB's choice, version, artifact and file;
+    /// others' file as the loader found it (`libleveldb.so.1d`); empty for stores built in.
     pub store_libraries: Vec<String>,
     /// The machine.
     pub host: Host,
