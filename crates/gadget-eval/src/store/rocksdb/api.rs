@@ -85,6 +85,18 @@ pub(super) type Destructor = unsafe extern "C" fn(*mut c_void);
 /// `errptr`: where a failing call leaves its message (free it with `free`).
 type Err = *mut *mut c_char;
 
+/// `put_cf`, `merge_cf` and `delete_range_cf`: a write of two byte strings to a column family.
+pub(super) type PairWrite = unsafe extern "C" fn(
+    *mut Db,
+    *const WriteOptions,
+    *mut Family,
+    *const c_char,
+    usize,
+    *const c_char,
+    usize,
+    Err,
+);
+
 /// Declares [`Api`]: one field per C function `rocksdb_NAME`, and its resolution.
 macro_rules! c_api {
     ($($name:ident: fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {

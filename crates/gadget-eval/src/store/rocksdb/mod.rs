@@ -20,7 +20,7 @@ use std::sync::Arc;
 use gadget::access::{Op, StateId};
 
 use self::api::{
-    Api, Cache, Db, Family, FlushOptions, Iterator, Options, PerfContext, ReadOptions,
+    Api, Cache, Db, Family, FlushOptions, Iterator, Options, PairWrite, PerfContext, ReadOptions,
     TableOptions, WriteBatch, WriteOptions, PERF_COUNTERS, PERF_ENABLE_COUNT,
 };
 use self::library::Library;
@@ -341,14 +341,31 @@ impl RocksDbStore {
         Ok(None)
     }
 
-    /// A point write through `call` (put, merge or delete) with this store's write options.
-    fn write(
+    /// A write of two byte strings to `state` (put and merge: key and value; range delete:
+    /// start and end) through `call`, with this store's write options.
+    fn write_pair(
         &mut self,
         op: Op,
-        call: impl FnOnce(&Api, *mut Db, *const WriteOptions, *mut *mut c_char),
+        call: PairWrite,
+        state: StateId,
+        first: &[u8],
+        second: &[u8],
     ) -> Result<(), StoreError> {
+        let family = self.family(state)?;
         let mut err = null_mut();
-        call(self.api, self.db.db, self.write_options, &mut err);
+        // SAFETY: both byte strings outlive the call, which copies them.
+        unsafe {
+            call(
+                self.db.db,
+                self.write_options,
+                family,
+                first.as_ptr().cast(),
+                first.len(),
+                second.as_ptr().cast(),
+                second.len(),
+                &mut err,
+            );
+        }
         self.checked(op, err)
     }
 }
@@ -399,45 +416,28 @@ impl Store for RocksDbStore {
     }
 
     fn put(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        let family = self.family(state)?;
-        // SAFETY: key and value outlive the call, which copies them.
-        self.write(Op::Put, |api, db, wo, err| unsafe {
-            (api.put_cf)(
-                db,
-                wo,
-                family,
-                key.as_ptr().cast(),
-                key.len(),
-                value.as_ptr().cast(),
-                value.len(),
-                err,
-            )
-        })
+        self.write_pair(Op::Put, self.api.put_cf, state, key, value)
     }
 
     fn merge(&mut self, state: StateId, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        let family = self.family(state)?;
-        // SAFETY: key and value outlive the call, which copies them.
-        self.write(Op::Merge, |api, db, wo, err| unsafe {
-            (api.merge_cf)(
-                db,
-                wo,
-                family,
-                key.as_ptr().cast(),
-                key.len(),
-                value.as_ptr().cast(),
-                value.len(),
-                err,
-            )
-        })
+        self.write_pair(Op::Merge, self.api.merge_cf, state, key, value)
     }
 
     fn delete(&mut self, state: StateId, key: &[u8]) -> Result<(), StoreError> {
         let family = self.family(state)?;
+        let mut err = null_mut();
         // SAFETY: the key outlives the call, which copies it.
-        self.write(Op::Delete, |api, db, wo, err| unsafe {
-            (api.delete_cf)(db, wo, family, key.as_ptr().cast(), key.len(), err)
-        })
+        unsafe {
+            (self.api.delete_cf)(
+                self.db.db,
+                self.write_options,
+                family,
+                key.as_ptr().cast(),
+                key.len(),
+                &mut err,
+            );
+        }
+        self.checked(Op::Delete, err)
     }
 
     fn seek(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
@@ -542,23 +542,11 @@ impl Store for RocksDbStore {
     }
 
     fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
-        let family = self.family(state)?;
+        self.family(state)?;
         if empty_range(start, end) {
             return Ok(());
         }
-        // SAFETY: both bounds outlive the call, which copies them.
-        self.write(Op::RangeDelete, |api, db, wo, err| unsafe {
-            (api.delete_range_cf)(
-                db,
-                wo,
-                family,
-                start.as_ptr().cast(),
-                start.len(),
-                end.as_ptr().cast(),
-                end.len(),
-                err,
-            )
-        })
+        self.write_pair(Op::RangeDelete, self.api.delete_range_cf, state, start, end)
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {
