@@ -26,6 +26,8 @@ enum Input {
     Trace,
     Results,
     Config,
+    /// A `gadget bench` folder (with its `summary.json`).
+    Experiment,
 }
 
 /// Tells traces, results (JSON) and configs (`.toml`) apart.
@@ -36,6 +38,12 @@ fn input_kind(path: &Path) -> anyhow::Result<Input> {
     if path.as_os_str() == "-" {
         // standard input: a trace (read once, as it streams)
         return Ok(Input::Trace);
+    }
+    if path.is_dir() {
+        if path.join("summary.json").is_file() {
+            return Ok(Input::Experiment);
+        }
+        bail!("{} is a folder without a summary.json: compare takes traces, results files, or gadget bench folders", path.display());
     }
     let mut first = [0u8; 64];
     let n = std::fs::File::open(path)
@@ -148,6 +156,10 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
     let name = display_name(&args.input);
     let mut partial = false;
     let (json, text, figs) = match input_kind(&args.input)? {
+        Input::Experiment => bail!(
+            "{} is a gadget bench folder: its summary.md is its report; compare two with `gadget compare A B`",
+            args.input.display()
+        ),
         Input::Trace => {
             let stop = crate::interrupt::stop_flag();
             let analysis = analyze_trace(&args.input, &options(&args.options), &stop)?;
@@ -289,6 +301,9 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
         .collect::<anyhow::Result<_>>()?;
     let names: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
     let title = format!("Gadget comparison of {}", names.join(", "));
+    if kinds.iter().all(|k| *k == Input::Experiment) {
+        return crate::bench_cmd::compare(&args.inputs, args.json);
+    }
     if kinds.iter().all(|k| *k == Input::Results) {
         let runs: Vec<RunResults> = args
             .inputs

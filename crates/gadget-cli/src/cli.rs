@@ -45,9 +45,39 @@ pub enum Command {
     /// trace's key popularity is from the first one's (Kolmogorov–Smirnov, Wasserstein).
     ///
     /// Example: gadget compare flink.tsv.gz gadget.gtrace
+    ///
+    /// Given `gadget bench` folders, it compares experiments instead: each folder's cells
+    /// against the first's, throughput and p99.9, as a ratio with its error and Welch's t-test
+    /// ("1.42 ± 0.05 times faster (p = 0.003)").
     Compare(CompareArgs),
     /// Record the state accesses of a real stream processor job as Gadget traces.
     Record(RecordArgs),
+    /// Run an experiment: every workload × store × arrival of an experiment file, each
+    /// repeated, one fresh `gadget run`/`replay` per run in a recorded random order; then the
+    /// mean, spread and 95% confidence interval of each cell (docs/bench.md).
+    ///
+    /// Example: gadget bench examples/experiments/stores.toml -o out/stores
+    ///
+    /// Writes DIR/runs/CELL.rN.json per run and DIR/summary.{json,csv,md}. Ctrl-C stops the
+    /// run in progress and keeps every finished one (the summary says partial, exit status
+    /// 130); `--resume` runs only what is missing.
+    Bench(BenchArgs),
+}
+
+/// `gadget bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The experiment file (TOML: [experiment], [[workload]], [[store]], [[arrival]]).
+    pub experiment: PathBuf,
+    /// The folder for the runs' results and the summary.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: PathBuf,
+    /// Finish an experiment in DIR: run only the runs without results.
+    #[arg(long)]
+    pub resume: bool,
+    /// Print the summary as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `gadget record`: which engine.
@@ -281,6 +311,11 @@ pub struct EvalArgs {
     /// each its own (every store but memory; redis instances always share the server).
     #[arg(long)]
     pub shared_store: bool,
+    /// Stop the run this long after it starts (10s, 2m), warm-up included; a run that
+    /// reaches it is complete, not partial. Closed loop: checked every 256 requests; open
+    /// loop: no request is scheduled after it.
+    #[arg(long)]
+    pub duration: Option<String>,
     /// Warm-up left out of the results: a request count (10000) or a time (5s, 500ms).
     #[arg(long)]
     pub warmup: Option<String>,

@@ -125,6 +125,7 @@ struct Plan {
     value_compression_ratio: f64,
     warmup: Warmup,
     interval_ns: u64,
+    duration_ns: Option<u64>,
     instances: usize,
     sharing: Sharing,
     settings: StoreSettings,
@@ -164,6 +165,16 @@ impl Plan {
                 format!("--interval {i:?}: give a time of at least 1ms (1s, 100ms)")
             })?,
             None => r.interval_ns.unwrap_or(1_000_000_000),
+        };
+        let duration_ns = match &a.duration {
+            Some(d) => Some(
+                parse_duration(d)
+                    .filter(|&ns| ns >= 1_000_000)
+                    .with_context(|| {
+                        format!("--duration {d:?}: give a time of at least 1ms (10s, 2m)")
+                    })?,
+            ),
+            None => None,
         };
         let instances = a.instances.or(r.instances).unwrap_or(1);
         check(INSTANCES, "--instances", instances as f64)?;
@@ -237,6 +248,7 @@ impl Plan {
             value_compression_ratio,
             warmup,
             interval_ns,
+            duration_ns,
             instances,
             sharing,
             settings,
@@ -357,6 +369,7 @@ fn evaluate(
         keep_intervals: a.hdr_log.is_some(),
         stop: stop.clone(),
         value_compression_ratio: plan.value_compression_ratio,
+        duration_ns: plan.duration_ns,
     };
 
     let bar = progress::spinner(&format!("driving {}", plan.kind.name()));

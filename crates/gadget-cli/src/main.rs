@@ -1,6 +1,7 @@
 //! The `gadget` command: a thin shell over the `gadget` library.
 
 mod analyze_cmd;
+mod bench_cmd;
 mod cli;
 mod eval_cmd;
 mod gen;
@@ -40,6 +41,7 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
         },
         cli::Command::Analyze(a) => analyze_cmd::analyze(a),
         cli::Command::Compare(a) => analyze_cmd::compare(a),
+        cli::Command::Bench(a) => bench_cmd::bench(a),
         cli::Command::Record(r) => match r.engine {
             cli::RecordEngine::Flink(a) => record_cmd::flink(a),
         },

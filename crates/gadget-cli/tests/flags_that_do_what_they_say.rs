@@ -170,3 +170,38 @@ fn a_trace_on_standard_input_is_analyzed() {
     let analysis: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(analysis["requests"], 2000, "{analysis}");
 }
+
+/// `gadget run` of an endless synthetic workload on the memory store with `args`.
+fn endless(args: &[&str]) -> std::process::Output {
+    let cfg = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/bench/tumbling-incr-zipf.toml");
+    gadget()
+        .arg("run")
+        .arg(cfg)
+        .args(["--store", "memory", "--json"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_duration_ends_an_endless_run_complete_not_partial() {
+    // open loop: requests are scheduled every millisecond from 0, none at or after 500 ms
+    let out = endless(&["--rate", "1000", "--duration", "500ms"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["partial"], false);
+    let requests = r["requests"].as_u64().unwrap();
+    assert!((499..=500).contains(&requests), "{requests}");
+
+    // closed loop: it runs until the duration is over
+    let out = endless(&["--duration", "300ms"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["partial"], false);
+    assert!(r["seconds"].as_f64().unwrap() >= 0.3, "{}", r["seconds"]);
+
+    let out = endless(&["--duration", "soon"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--duration \"soon\""));
+}

@@ -13,6 +13,7 @@
 pub mod arrival;
 pub mod concurrent;
 pub mod context;
+pub mod experiment;
 pub mod host;
 pub mod measure;
 pub mod report;

@@ -44,6 +44,10 @@ pub struct RunOptions {
     /// What the values written compress to, as a fraction of their size
     /// ([`crate::value::ValueBytes`]; `db_bench --compression_ratio`).
     pub value_compression_ratio: f64,
+    /// The longest the run lasts from its start, warm-up included (`--duration`): no request
+    /// starts after it (in an open loop, none is scheduled after it). A run that reaches it is
+    /// complete, not partial. `None`: until the workload ends.
+    pub duration_ns: Option<u64>,
 }
 
 /// A run that failed; results up to the failure are lost only when the store broke.
@@ -726,6 +730,7 @@ fn drive_closed_loop(
         completions: Vec::with_capacity(RECORD_EVERY),
     };
     let mut values = ValueBytes::new(options.seed, options.value_compression_ratio);
+    let mut timed_out = false;
     while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
         for chunk in block.requests.chunks(RECORD_EVERY) {
             if options.stop.load(Ordering::Relaxed) {
@@ -747,19 +752,22 @@ fn drive_closed_loop(
             }
             let before = recording.issued;
             recording.record(&done);
+            let last = done.completions.last().map_or(done.start, |c| c.ticks);
             if recording.issued / PROGRESS_EVERY > before / PROGRESS_EVERY {
-                let last = done.completions.last().map_or(done.start, |c| c.ticks);
                 progress(Progress {
                     requests: recording.issued,
                     elapsed: Duration::from_nanos(clock.ns_of(last)),
                 });
             }
-            if recording.m.partial {
+            if options.duration_ns.is_some_and(|d| clock.ns_of(last) >= d) {
+                timed_out = true;
+            }
+            if recording.m.partial || timed_out {
                 break;
             }
         }
         stream.recycle(block);
-        if recording.m.partial {
+        if recording.m.partial || timed_out {
             break;
         }
     }
@@ -811,6 +819,10 @@ fn drive_open_loop(
                 }
                 None => schedule.next_start(),
             };
+            if options.duration_ns.is_some_and(|d| intended >= d) {
+                stream.recycle(block);
+                break 'blocks;
+            }
             let Some(actual) = clock.wait_until(intended, &options.stop) else {
                 m.partial = true;
                 stream.recycle(block);
@@ -871,6 +883,7 @@ mod tests {
             keep_intervals: false,
             stop: Arc::new(AtomicBool::new(false)),
             value_compression_ratio: crate::value::DEFAULT_COMPRESSION_RATIO,
+            duration_ns: None,
         };
         let mut m = Measured::new(Recorder::new(1_000_000_000, false, true));
         m.producer_stalls = 2;

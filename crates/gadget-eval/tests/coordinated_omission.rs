@@ -48,6 +48,7 @@ fn drive_stalling(
         keep_intervals: false,
         stop: Arc::new(AtomicBool::new(false)),
         value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
+        duration_ns: None,
     };
     let mut measured = drive(
         &mut store,

@@ -49,6 +49,7 @@ fn run(arrival: ArrivalProcess, instances: usize, requests: u64) -> InstancesOut
         keep_intervals: false,
         stop: Arc::new(AtomicBool::new(false)),
         value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
+        duration_ns: None,
     };
     let outcome = run_streams(streams, &open, "a store each", &options, &|_| {}).unwrap();
     assert!(outcome.failure.is_none());

@@ -30,6 +30,7 @@ fn options(arrival: ArrivalProcess) -> RunOptions {
         keep_intervals: false,
         stop: Arc::new(AtomicBool::new(false)),
         value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
+        duration_ns: None,
     }
 }
 

@@ -144,6 +144,7 @@ impl Workload {
             keep_intervals: false,
             stop: Arc::new(AtomicBool::new(false)),
             value_compression_ratio: DEFAULT_COMPRESSION_RATIO,
+            duration_ns: None,
         };
         let mut store = MemoryStore::new(self.states);
         let (mut measured, producer) = self.drive_into(&mut store, &options);

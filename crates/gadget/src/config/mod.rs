@@ -1,5 +1,6 @@
 //! Workload configuration: a TOML file (documented in `docs/config.md`), validated key by key.
 
+pub mod experiment;
 mod kvbench;
 mod legacy;
 mod reader;
@@ -295,20 +296,7 @@ impl Config {
     /// Reads and validates a config file, then applies YCSB `-p key=value` overrides (an
     /// error unless the file is a YCSB workload).
     pub fn load_with_overrides(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
-        let bytes = std::fs::read(path).map_err(|e| ConfigError::Io {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let offset = e.utf8_error().valid_up_to();
-            let before = &e.as_bytes()[..offset];
-            ConfigError::NotUtf8 {
-                path: path.to_path_buf(),
-                line: before.iter().filter(|b| **b == b'\n').count() + 1,
-                offset,
-            }
-        })?;
-        Config::parse_with_overrides(&text, path, overrides)
+        Config::parse_with_overrides(&read_text(path)?, path, overrides)
     }
 
     /// Validates config text; `path` names it in errors and anchors relative paths.
@@ -1134,4 +1122,21 @@ fn toml_to_json(table: &toml_edit::Table) -> serde_json::Value {
             .map(|(k, v)| (k.to_string(), item(v)))
             .collect(),
     )
+}
+
+/// A config file's text, or why it cannot be read (missing, not UTF-8: with line and byte).
+pub(crate) fn read_text(path: &Path) -> Result<String, ConfigError> {
+    let bytes = std::fs::read(path).map_err(|e| ConfigError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..offset];
+        ConfigError::NotUtf8 {
+            path: path.to_path_buf(),
+            line: before.iter().filter(|b| **b == b'\n').count() + 1,
+            offset,
+        }
+    })
 }

@@ -153,6 +153,52 @@ impl<'a> Section<'a> {
         }
     }
 
+    /// An array of tables (`[[workload]]`), each a section named `workload[1]`, `workload[2]`...
+    pub(crate) fn tables(&self, key: &'static str) -> Result<Vec<Section<'a>>, ConfigError> {
+        match self.item(key) {
+            None => Ok(Vec::new()),
+            Some(Item::ArrayOfTables(a)) => Ok(a
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    Section::new(
+                        self.doc,
+                        t.clone(),
+                        &format!("{}[{}]", self.full(key), i + 1),
+                    )
+                })
+                .collect()),
+            Some(_) => Err(self.error(key, format!("must be [[{key}]] sections"))),
+        }
+    }
+
+    /// A list of numbers within `[min, max]`.
+    pub(crate) fn floats(
+        &self,
+        key: &'static str,
+        min: f64,
+        max: f64,
+    ) -> Result<Option<Vec<f64>>, ConfigError> {
+        let Some(v) = self.value(key) else {
+            return Ok(None);
+        };
+        let what = format!(
+            "must be a list of numbers from {} to {}, like [1000, 2000]",
+            number(min),
+            number(max)
+        );
+        let arr = v.as_array().ok_or_else(|| self.error(key, &what))?;
+        arr.iter()
+            .map(|x| {
+                x.as_float()
+                    .or_else(|| x.as_integer().map(|n| n as f64))
+                    .filter(|n| (min..=max).contains(n))
+                    .ok_or_else(|| self.error(key, &what))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
     /// A string that must be one of `allowed`.
     pub(crate) fn choice(
         &self,

@@ -1,0 +1,265 @@
+//! `gadget bench`: an experiment of 2 workloads × 3 stores × 3 repetitions runs every cell,
+//! summarizes each with its spread and confidence interval, in an order its seed decides;
+//! Ctrl-C keeps finished runs and `--resume` runs only the missing ones.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use assert_cmd::Command;
+
+fn project_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// An experiment file in `dir`: workloads `a` and `c` (under `examples/`) on memory, rocksdb
+/// and lmdb, three repetitions, `extra` in `[experiment]`.
+fn experiment(dir: &Path, seed: u64, extra: &str, [a, c]: [&str; 2]) -> PathBuf {
+    let examples = project_root().join("examples");
+    let text = format!(
+        "[experiment]\nseed = {seed}\nrepetitions = 3\n{extra}\n\
+         [[workload]]\nconfig = \"{a}\"\n[[workload]]\nconfig = \"{c}\"\n\
+         [[store]]\nkind = \"memory\"\n[[store]]\nkind = \"rocksdb\"\nwrite_buffer_mb = 4\n\
+         [[store]]\nkind = \"lmdb\"\nlmdb_map_gb = 1\n",
+        a = examples.join(a).display(),
+        c = examples.join(c).display(),
+    );
+    let path = dir.join(format!("exp-{seed}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Two small YCSB workloads (A and C).
+const YCSB: [&str; 2] = ["ycsb/workloada.toml", "ycsb/workloadc.toml"];
+
+/// Two endless synthetic windowed workloads.
+const ENDLESS: [&str; 2] = [
+    "bench/tumbling-incr-zipf.toml",
+    "bench/sliding-incr-zipf.toml",
+];
+
+fn bench(experiment: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    Command::cargo_bin("gadget")
+        .unwrap()
+        .env_remove("GADGET_ROCKSDB_LIB")
+        .arg("bench")
+        .arg(experiment)
+        .arg("-o")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn every_cell_runs_three_times_and_reports_its_spread_and_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = experiment(dir.path(), 1, "limit = 3000", YCSB);
+    let out = dir.path().join("out");
+    let done = bench(&exp, &out, &["--json"]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(summary, json(&out.join("summary.json")));
+    assert_eq!(summary["partial"], false);
+    let cells = summary["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 6);
+    for c in cells {
+        assert_eq!(
+            (c["completed"].as_u64(), c["planned"].as_u64()),
+            (Some(3), Some(3)),
+            "{c}"
+        );
+        let t = &c["throughput"];
+        assert_eq!(t["n"], 3);
+        let (low, mean, high) = (
+            t["ci95_low"].as_f64().unwrap(),
+            t["mean"].as_f64().unwrap(),
+            t["ci95_high"].as_f64().unwrap(),
+        );
+        assert!(low <= mean && mean <= high && mean > 0.0, "{t}");
+        assert!(
+            t["min"].as_f64().unwrap() <= mean && mean <= t["max"].as_f64().unwrap(),
+            "{t}"
+        );
+        // the interval is the mean ± t(0.975, 2) × s / √3
+        let half = 4.303 * t["stddev"].as_f64().unwrap() / 3f64.sqrt();
+        assert!(
+            ((high - low) / 2.0 - half).abs() <= 1e-6 * mean.max(1.0),
+            "{t}"
+        );
+        for p in ["p50", "p99", "p999", "max"] {
+            assert_eq!(c["latency_ns"][p]["n"], 3, "{c}");
+        }
+        // each cell's three results files, labelled by their run
+        for r in 1..=3 {
+            let id = format!("{}.r{r}", c["id"].as_str().unwrap());
+            let run = json(&out.join("runs").join(format!("{id}.json")));
+            assert_eq!(run["context"]["label"], id.as_str());
+            assert_eq!(
+                run["store"],
+                c["id"].as_str().unwrap().split('.').nth(1).unwrap()
+            );
+        }
+    }
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 7);
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .contains("throughput_ci95_low,throughput_ci95_high"));
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        md.contains("| workloada | rocksdb | closed | 3/3 |"),
+        "{md}"
+    );
+
+    // the order is the seed's: the same file plans the same order, another seed another one
+    let order = json(&out.join("experiment.json"))["order"].clone();
+    assert_eq!(order, summary["order"]);
+    assert_eq!(order.as_array().unwrap().len(), 18);
+    let again = dir.path().join("again");
+    assert!(bench(&exp, &again, &[]).status.success());
+    assert_eq!(json(&again.join("experiment.json"))["order"], order);
+    let other = dir.path().join("other");
+    assert!(bench(
+        &experiment(dir.path(), 2, "limit = 3000", YCSB),
+        &other,
+        &[]
+    )
+    .status
+    .success());
+    assert_ne!(json(&other.join("experiment.json"))["order"], order);
+
+    // two experiments compared cell by cell, with Welch's t-test
+    let compared = Command::cargo_bin("gadget")
+        .unwrap()
+        .args(["compare", "--json"])
+        .arg(&out)
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(
+        compared.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compared.stderr)
+    );
+    let compared: serde_json::Value = serde_json::from_slice(&compared.stdout).unwrap();
+    let changes = compared[0]["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 12, "throughput and p99.9 of 6 cells");
+    for c in changes {
+        let p = c["welch"]["p"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&p), "{c}");
+        let ratio = c["other"]["mean"].as_f64().unwrap() / c["baseline"]["mean"].as_f64().unwrap();
+        assert!((c["ratio"].as_f64().unwrap() - ratio).abs() < 1e-9, "{c}");
+    }
+    let table = Command::cargo_bin("gadget")
+        .unwrap()
+        .arg("compare")
+        .arg(&out)
+        .arg(&other)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("Welch's t-test")
+            && table.contains("| workloada.rocksdb.closed | requests/s |"),
+        "{table}"
+    );
+
+    // an experiment folder is not run over by accident
+    let refused = bench(&exp, &out, &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--resume"));
+}
+
+#[test]
+fn ctrl_c_keeps_finished_runs_and_resume_runs_only_the_missing_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    // 18 runs of 0.4 s each, on endless synthetic streams
+    let exp = experiment(dir.path(), 3, "duration = \"400ms\"", ENDLESS);
+    let out = dir.path().join("out");
+    let child = std::process::Command::cargo_bin("gadget")
+        .unwrap()
+        .env_remove("GADGET_ROCKSDB_LIB")
+        .arg("bench")
+        .arg(&exp)
+        .arg("-o")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // interrupt once some runs are done
+    let runs = out.join("runs");
+    let started = Instant::now();
+    while count_results(&runs) < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no run finished"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let stopped = child.wait_with_output().unwrap();
+    assert_eq!(
+        stopped.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    let summary = json(&out.join("summary.json"));
+    assert_eq!(summary["partial"], true);
+    let kept = count_results(&runs);
+    assert!((2..18).contains(&kept), "{kept} runs kept");
+    let mtimes = results_mtimes(&runs);
+
+    let resumed = bench(&exp, &out, &["--resume"]);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(json(&out.join("summary.json"))["partial"], false);
+    assert_eq!(count_results(&runs), 18);
+    // the runs finished before the stop were not run again
+    for (name, mtime) in mtimes {
+        let now = std::fs::metadata(runs.join(&name))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(now, mtime, "{name} was run again");
+    }
+}
+
+/// Completed runs' results files in `runs`.
+fn count_results(runs: &Path) -> usize {
+    results_mtimes(runs).len()
+}
+
+fn results_mtimes(runs: &Path) -> Vec<(String, std::time::SystemTime)> {
+    let Ok(entries) = std::fs::read_dir(runs) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let complete = name.ends_with(".json")
+                && !name.ends_with(".partial.json")
+                && !name.ends_with(".failed.json")
+                && !name.starts_with('.');
+            complete.then(|| Some((name, e.metadata().ok()?.modified().ok()?)))?
+        })
+        .collect()
+}

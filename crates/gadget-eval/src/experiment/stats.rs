@@ -1,0 +1,242 @@
+//! Statistics across repetitions: mean, standard deviation, extremes and a 95% confidence
+//! interval of the mean (Student's t), as hyperfine reports them.
+
+use serde::{Deserialize, Serialize};
+
+/// Summary statistics of one measure over a cell's repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// How many repetitions.
+    pub n: usize,
+    /// Their mean.
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); 0 for one sample.
+    pub stddev: f64,
+    /// The smallest.
+    pub min: f64,
+    /// The largest.
+    pub max: f64,
+    /// Lower end of the 95% confidence interval of the mean (the mean for one sample).
+    pub ci95_low: f64,
+    /// Upper end of the 95% confidence interval of the mean.
+    pub ci95_high: f64,
+}
+
+impl Stats {
+    /// The statistics of `samples`; `None` when there are none.
+    pub fn of(samples: &[f64]) -> Option<Stats> {
+        let n = samples.len();
+        if n == 0 {
+            return None;
+        }
+        let mean = samples.iter().sum::<f64>() / n as f64;
+        let stddev = if n > 1 {
+            let squares: f64 = samples.iter().map(|x| (x - mean).powi(2)).sum();
+            (squares / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        let half = if n > 1 {
+            t_975(n - 1) * stddev / (n as f64).sqrt()
+        } else {
+            0.0
+        };
+        Some(Stats {
+            n,
+            mean,
+            stddev,
+            min: samples.iter().copied().fold(f64::INFINITY, f64::min),
+            max: samples.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            ci95_low: mean - half,
+            ci95_high: mean + half,
+        })
+    }
+
+    /// Half the width of the 95% confidence interval.
+    pub fn ci95_half_width(&self) -> f64 {
+        (self.ci95_high - self.ci95_low) / 2.0
+    }
+}
+
+/// Student's t distribution's 97.5th percentile (a two-sided 95% interval) for `df` degrees
+/// of freedom: exact to three decimals from a table up to 30, then the Cornish–Fisher
+/// expansion around the normal quantile (error below 10⁻³).
+pub fn t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[df - 1],
+        _ => {
+            let z: f64 = 1.959_963_984_540_054;
+            let v = df as f64;
+            z + (z.powi(3) + z) / (4.0 * v)
+                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * v * v)
+        }
+    }
+}
+
+/// Welch's t-test of two means with unequal variances.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Welch {
+    /// The t statistic (positive when the second mean is larger).
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value: how likely a difference at least this large is if the means are equal.
+    pub p: f64,
+}
+
+impl Welch {
+    /// The test of `b`'s mean against `a`'s; `None` unless both have two samples or more and
+    /// some spread.
+    pub fn test(a: &Stats, b: &Stats) -> Option<Welch> {
+        if a.n < 2 || b.n < 2 {
+            return None;
+        }
+        let (va, vb) = (a.stddev.powi(2) / a.n as f64, b.stddev.powi(2) / b.n as f64);
+        if va + vb <= 0.0 {
+            return None;
+        }
+        let t = (b.mean - a.mean) / (va + vb).sqrt();
+        let df =
+            (va + vb).powi(2) / (va.powi(2) / (a.n - 1) as f64 + vb.powi(2) / (b.n - 1) as f64);
+        let p = incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+        Some(Welch { t, df, p })
+    }
+}
+
+/// `b`'s mean over `a`'s, with its standard error propagated from both relative deviations
+/// (hyperfine's "1.42 ± 0.05 times").
+pub fn ratio(a: &Stats, b: &Stats) -> (f64, f64) {
+    let r = b.mean / a.mean;
+    let relative = ((a.stddev / a.mean).powi(2) + (b.stddev / b.mean).powi(2)).sqrt();
+    (r, r * relative)
+}
+
+/// The regularized incomplete beta function I_x(a, b), by its continued fraction (modified
+/// Lentz), flipped to the side where it converges fast.
+fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_fraction(a, b, x) / a
+    } else {
+        1.0 - front * beta_fraction(b, a, 1.0 - x) / b
+    }
+}
+
+fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let mut c = 1.0;
+    let mut d = 1.0 - (a + b) * x / (a + 1.0);
+    d = 1.0 / if d.abs() < TINY { TINY } else { d };
+    let mut h = d;
+    for m in 1..300 {
+        let m = m as f64;
+        for numerator in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + numerator * d;
+            d = 1.0 / if d.abs() < TINY { TINY } else { d };
+            c = 1.0 + numerator / c;
+            c = if c.abs() < TINY { TINY } else { c };
+            h *= d * c;
+        }
+        if (d * c - 1.0).abs() < 1e-14 {
+            break;
+        }
+    }
+    h
+}
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, nine terms: 15 significant digits).
+fn ln_gamma(x: f64) -> f64 {
+    const G: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    let x = x - 1.0;
+    let t = x + 7.5;
+    let sum: f64 = G[0] + (1..9).map(|i| G[i] / (x + i as f64)).sum::<f64>();
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn welchs_test_computed_by_hand() {
+        // a = 10, 12, 14 (mean 12, s² 4); b = 15, 18, 21 (mean 18, s² 9):
+        // t = 6 / √(4/3 + 9/3) = 2.8823, df = (13/3)² / ((4/3)²/2 + 3²/2) = 3.4845,
+        // two-sided p = 0.05298 (the t density integrated numerically over |x| > 2.8823)
+        let a = Stats::of(&[10.0, 12.0, 14.0]).unwrap();
+        let b = Stats::of(&[15.0, 18.0, 21.0]).unwrap();
+        let w = Welch::test(&a, &b).unwrap();
+        assert!((w.t - 2.882_3).abs() < 1e-4, "{w:?}");
+        assert!((w.df - 3.484_5).abs() < 1e-4, "{w:?}");
+        assert!((w.p - 0.052_98).abs() < 1e-4, "{w:?}");
+        let (r, e) = ratio(&a, &b);
+        assert!((r - 1.5).abs() < 1e-12);
+        // 1.5 × √((2/12)² + (3/18)²) = 0.35355
+        assert!((e - 0.353_55).abs() < 1e-5, "{e}");
+        assert_eq!(Welch::test(&a, &Stats::of(&[1.0]).unwrap()), None);
+    }
+
+    #[test]
+    fn the_incomplete_beta_meets_known_values() {
+        // I_0.5(a, a) = 0.5; I_x(1, 1) = x; I_x(a, 1) = x^a
+        assert!((incomplete_beta(3.0, 3.0, 0.5) - 0.5).abs() < 1e-12);
+        assert!((incomplete_beta(1.0, 1.0, 0.3) - 0.3).abs() < 1e-12);
+        assert!((incomplete_beta(2.5, 1.0, 0.4) - 0.4f64.powf(2.5)).abs() < 1e-12);
+        // a t of 2.776 at 4 degrees of freedom is the 97.5th percentile: p = 0.05
+        let p = incomplete_beta(2.0, 0.5, 4.0 / (4.0 + 2.776f64.powi(2)));
+        assert!((p - 0.05).abs() < 1e-4, "{p}");
+    }
+
+    #[test]
+    fn a_confidence_interval_computed_by_hand() {
+        // 10, 12, 14: mean 12, s = 2, t(0.975, 2) = 4.303, half width 4.303 × 2 / √3 = 4.9687
+        let s = Stats::of(&[10.0, 12.0, 14.0]).unwrap();
+        assert_eq!(
+            (s.n, s.mean, s.stddev, s.min, s.max),
+            (3, 12.0, 2.0, 10.0, 14.0)
+        );
+        assert!((s.ci95_half_width() - 4.968_70).abs() < 1e-4, "{s:?}");
+        assert!((s.ci95_low - 7.031_30).abs() < 1e-4 && (s.ci95_high - 16.968_70).abs() < 1e-4);
+    }
+
+    #[test]
+    fn one_sample_has_no_spread_and_none_has_no_stats() {
+        let s = Stats::of(&[5.0]).unwrap();
+        assert_eq!((s.stddev, s.ci95_low, s.ci95_high), (0.0, 5.0, 5.0));
+        assert_eq!(Stats::of(&[]), None);
+    }
+
+    #[test]
+    fn t_quantiles_match_the_tables_beyond_thirty() {
+        // published values: t(0.975, 40) = 2.021, 60: 2.000, 120: 1.980
+        for (df, t) in [(40, 2.021), (60, 2.000), (120, 1.980), (1_000_000, 1.960)] {
+            assert!((t_975(df) - t).abs() < 1.5e-3, "df {df}: {}", t_975(df));
+        }
+        assert_eq!(t_975(2), 4.303);
+    }
+}

@@ -1,0 +1,221 @@
+//! What an experiment's runs say together: per cell, the statistics of throughput and of the
+//! latency percentiles across its repetitions, as JSON, CSV and Markdown.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::Plan;
+use super::stats::Stats;
+use crate::run::RunReport;
+use gadget::config::experiment::Experiment;
+
+/// The latency percentiles summarized, by name, from the "all requests" row of each run.
+const PERCENTILES: [&str; 4] = ["p50", "p99", "p999", "max"];
+
+/// One cell across its repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellSummary {
+    /// `workload.store.arrival`.
+    pub id: String,
+    /// The workload's name.
+    pub workload: String,
+    /// The store's name.
+    pub store: String,
+    /// The arrival process and rate.
+    pub arrival: String,
+    /// Runs planned.
+    pub planned: usize,
+    /// Runs that completed and are summarized here.
+    pub completed: usize,
+    /// Requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<Stats>,
+    /// Latency of all requests in nanoseconds (open loop: from the intended start), by
+    /// percentile (`p50`, `p99`, `p999`, `max`).
+    pub latency_ns: BTreeMap<String, Stats>,
+}
+
+/// The experiment's summary (`summary.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentSummary {
+    /// Gadget's version.
+    pub gadget_version: String,
+    /// The experiment file.
+    pub experiment: String,
+    /// The seed that ordered the runs.
+    pub seed: u64,
+    /// Runs per cell.
+    pub repetitions: u32,
+    /// Every run, in the order they went.
+    pub order: Vec<String>,
+    /// True when runs are missing (stopped, or failed); `gadget bench --resume` runs them.
+    pub partial: bool,
+    /// Why, when partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_reason: Option<String>,
+    /// Each cell, in listed order.
+    pub cells: Vec<CellSummary>,
+}
+
+impl ExperimentSummary {
+    /// The summary of `plan`'s runs whose results are `done` (by cell index).
+    pub fn of(
+        e: &Experiment,
+        plan: &Plan,
+        done: &[(usize, RunReport)],
+        partial_reason: Option<String>,
+    ) -> ExperimentSummary {
+        let cells = plan
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                let reports: Vec<&RunReport> = done
+                    .iter()
+                    .filter(|(c, _)| *c == i)
+                    .map(|(_, r)| r)
+                    .collect();
+                let all: Vec<_> = reports
+                    .iter()
+                    .filter_map(|r| r.latency.iter().find(|o| o.op == "all"))
+                    .collect();
+                let latency_ns = PERCENTILES
+                    .iter()
+                    .filter_map(|&p| {
+                        let values: Vec<f64> = all
+                            .iter()
+                            .map(|o| match p {
+                                "p50" => o.p50_ns,
+                                "p99" => o.p99_ns,
+                                "p999" => o.p999_ns,
+                                _ => o.max_ns,
+                            } as f64)
+                            .collect();
+                        Some((p.to_string(), Stats::of(&values)?))
+                    })
+                    .collect();
+                let throughput: Vec<f64> = reports.iter().map(|r| r.throughput).collect();
+                CellSummary {
+                    id: cell.id.clone(),
+                    workload: e.workloads[cell.workload].name.clone(),
+                    store: e.stores[cell.store].name.clone(),
+                    arrival: e.arrivals[cell.arrival].name(),
+                    planned: e.repetitions as usize,
+                    completed: reports.len(),
+                    throughput: Stats::of(&throughput),
+                    latency_ns,
+                }
+            })
+            .collect::<Vec<_>>();
+        let missing = plan.runs.len() - done.len();
+        ExperimentSummary {
+            gadget_version: env!("CARGO_PKG_VERSION").to_string(),
+            experiment: e.path.display().to_string(),
+            seed: e.seed,
+            repetitions: e.repetitions,
+            order: plan.runs.iter().map(|&r| plan.run_id(r)).collect(),
+            partial: missing > 0,
+            partial_reason: partial_reason.or_else(|| {
+                (missing > 0).then(|| format!("{missing} of {} runs are missing", plan.runs.len()))
+            }),
+            cells,
+        }
+    }
+
+    /// One row per cell: throughput and each percentile's mean, standard deviation, 95%
+    /// interval, min and max (`summary.csv`).
+    pub fn write_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        write!(w, "cell,workload,store,arrival,completed,planned")?;
+        let measures: Vec<String> = std::iter::once("throughput".to_string())
+            .chain(PERCENTILES.iter().map(|p| format!("{p}_ns")))
+            .collect();
+        for m in &measures {
+            write!(
+                w,
+                ",{m}_mean,{m}_stddev,{m}_ci95_low,{m}_ci95_high,{m}_min,{m}_max"
+            )?;
+        }
+        writeln!(w)?;
+        for c in &self.cells {
+            write!(
+                w,
+                "{},{},{},{},{},{}",
+                c.id, c.workload, c.store, c.arrival, c.completed, c.planned
+            )?;
+            let stats = std::iter::once(c.throughput.as_ref())
+                .chain(PERCENTILES.iter().map(|p| c.latency_ns.get(*p)));
+            for s in stats {
+                match s {
+                    Some(s) => write!(
+                        w,
+                        ",{},{},{},{},{},{}",
+                        s.mean, s.stddev, s.ci95_low, s.ci95_high, s.min, s.max
+                    )?,
+                    None => write!(w, ",,,,,,")?,
+                }
+            }
+            writeln!(w)?;
+        }
+        Ok(())
+    }
+
+    /// A table for people (`summary.md`): mean ± half the 95% interval per cell.
+    pub fn write_markdown(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "# {}\n", self.experiment)?;
+        if let Some(reason) = &self.partial_reason {
+            writeln!(
+                w,
+                "**Partial:** {reason}; `gadget bench --resume` runs what is missing.\n"
+            )?;
+        }
+        writeln!(
+            w,
+            "Mean ± half the 95% confidence interval over each cell's runs (Student's t); \
+             latency of all requests, from the intended start in an open loop.\n"
+        )?;
+        writeln!(
+            w,
+            "| workload | store | arrival | runs | requests/s | p50 | p99 | p99.9 | max |"
+        )?;
+        writeln!(w, "|---|---|---|---:|---:|---:|---:|---:|---:|")?;
+        for c in &self.cells {
+            let throughput = c.throughput.as_ref().map_or("–".into(), |s| {
+                format!("{} ± {}", si(s.mean), si(s.ci95_half_width()))
+            });
+            write!(
+                w,
+                "| {} | {} | {} | {}/{} | {throughput} |",
+                c.workload, c.store, c.arrival, c.completed, c.planned
+            )?;
+            for p in PERCENTILES {
+                match c.latency_ns.get(p) {
+                    Some(s) => write!(w, " {} ± {} |", time(s.mean), time(s.ci95_half_width()))?,
+                    None => write!(w, " – |")?,
+                }
+            }
+            writeln!(w)?;
+        }
+        Ok(())
+    }
+}
+
+/// `1234567.0` as `1.23M`.
+fn si(x: f64) -> String {
+    match x.abs() {
+        a if a >= 1e6 => format!("{:.2}M", x / 1e6),
+        a if a >= 1e3 => format!("{:.1}K", x / 1e3),
+        _ => format!("{x:.1}"),
+    }
+}
+
+/// Nanoseconds as `12.3 µs`.
+fn time(ns: f64) -> String {
+    match ns.abs() {
+        a if a >= 1e9 => format!("{:.2} s", ns / 1e9),
+        a if a >= 1e6 => format!("{:.2} ms", ns / 1e6),
+        a if a >= 1e3 => format!("{:.1} µs", ns / 1e3),
+        _ => format!("{ns:.0} ns"),
+    }
+}

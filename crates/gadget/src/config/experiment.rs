@@ -1,0 +1,460 @@
+//! Experiment files for `gadget bench`: which workloads, stores (with their settings) and
+//! arrival processes to cross, how many repetitions, and how long each run lasts
+//! (docs/bench.md).
+
+use std::path::{Path, PathBuf};
+
+use super::reader::{Document, Section};
+use super::run::{parse_duration, ARRIVAL_NAMES, RATE, STORE_NAMES};
+use super::{read_text, ConfigError};
+
+/// The settings a `[[store]]` may give, as `gadget run` flags without their `--` (and with
+/// `_` for `-`). Each is passed to every run of that store.
+pub const STORE_SETTINGS: &[&str] = &[
+    "rocksdb_lib",
+    "write_buffer_mb",
+    "write_buffers",
+    "block_cache_mb",
+    "wal",
+    "store_counters",
+    "redis_url",
+    "redis_pipeline",
+    "redis_timeout",
+    "lmdb_map_gb",
+    "faster_log_mb",
+    "faster_index_mb",
+    "instances",
+    "shared_store",
+    "value_compression_ratio",
+];
+
+/// The most repetitions of a cell.
+pub const MAX_REPETITIONS: i64 = 1000;
+
+/// In which order the runs go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOrder {
+    /// Shuffled by the experiment's seed, so drift over time spreads over every cell.
+    Random,
+    /// As listed: workloads, then stores, then arrivals, repetitions innermost.
+    Listed,
+}
+
+/// What a workload is read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkloadFile {
+    /// A workload config (Gadget TOML, YCSB properties): `gadget run`.
+    Config(PathBuf),
+    /// A trace: `gadget replay`.
+    Trace(PathBuf),
+}
+
+/// A `[[workload]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExperimentWorkload {
+    /// Its name in cell names and tables (default: the file's stem).
+    pub name: String,
+    /// Its file, relative paths resolved against the experiment file's folder.
+    pub file: WorkloadFile,
+}
+
+/// A `[[store]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExperimentStore {
+    /// Its name in cell names and tables (default: the kind).
+    pub name: String,
+    /// The store kind (`--store`).
+    pub kind: String,
+    /// Settings as `(flag, value)`: `("--write-buffer-mb", "64")`; a `true` switch has no
+    /// value.
+    pub flags: Vec<(String, Option<String>)>,
+}
+
+/// One arrival process at one rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExperimentArrival {
+    /// The process (`closed`, `poisson`, ...).
+    pub process: String,
+    /// Its rate, requests per second (open loop only).
+    pub rate: Option<f64>,
+}
+
+impl ExperimentArrival {
+    /// Its name in cell names: `closed`, `poisson-20000`.
+    pub fn name(&self) -> String {
+        match self.rate {
+            Some(r) => format!("{}-{}", self.process, super::reader::number(r)),
+            None => self.process.clone(),
+        }
+    }
+}
+
+/// A validated experiment file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Experiment {
+    /// The file.
+    pub path: PathBuf,
+    /// Seeds the run order (and nothing else: each workload keeps its own seed).
+    pub seed: u64,
+    /// Runs per cell.
+    pub repetitions: u32,
+    /// The run order.
+    pub order: RunOrder,
+    /// `--limit` of every run.
+    pub limit: Option<u64>,
+    /// `--duration` of every run, as written (`"10s"`).
+    pub duration: Option<String>,
+    /// `--warmup` of every run, as written (`"2s"` or a request count).
+    pub warmup: Option<String>,
+    /// The workloads.
+    pub workloads: Vec<ExperimentWorkload>,
+    /// The stores.
+    pub stores: Vec<ExperimentStore>,
+    /// The arrival processes, one entry per rate.
+    pub arrivals: Vec<ExperimentArrival>,
+}
+
+impl Experiment {
+    /// Reads and validates an experiment file.
+    pub fn load(path: &Path) -> Result<Experiment, ConfigError> {
+        Experiment::parse(&read_text(path)?, path)
+    }
+
+    /// Validates experiment text; `path` names it in errors and anchors relative paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Experiment, ConfigError> {
+        let doc = Document { path, text };
+        let parsed =
+            toml_edit::ImDocument::parse(text.to_string()).map_err(|e| ConfigError::Syntax {
+                path: path.to_path_buf(),
+                line: doc.line_of(e.span().map(|s| s.start)),
+                message: e.message().trim().to_string(),
+            })?;
+        let top = Section::new(&doc, parsed.as_table().clone(), "");
+        let mut e = Experiment {
+            path: path.to_path_buf(),
+            seed: 0,
+            repetitions: 3,
+            order: RunOrder::Random,
+            limit: None,
+            duration: None,
+            warmup: None,
+            workloads: Vec::new(),
+            stores: Vec::new(),
+            arrivals: Vec::new(),
+        };
+        if let Some(s) = top.table("experiment")? {
+            e.seed = s.int("seed", 0, i64::MAX)?.unwrap_or(0) as u64;
+            e.repetitions = s.int("repetitions", 1, MAX_REPETITIONS)?.unwrap_or(3) as u32;
+            e.order = match s.choice("order", &["random", "listed"])? {
+                Some("listed") => RunOrder::Listed,
+                _ => RunOrder::Random,
+            };
+            e.limit = s.int("limit", 1, i64::MAX)?.map(|n| n as u64);
+            if let Some(d) = s.string("duration")? {
+                if parse_duration(&d).is_none_or(|ns| ns < 1_000_000) {
+                    return Err(s.error(
+                        "duration",
+                        format!("`{d}` is not a time of at least 1ms; give one such as \"10s\""),
+                    ));
+                }
+                e.duration = Some(d);
+            }
+            e.warmup = match s.string_or_int("warmup")? {
+                None => None,
+                Some(Ok(n)) if n >= 0 => Some(n.to_string()),
+                Some(Ok(n)) => {
+                    return Err(s.error(
+                        "warmup",
+                        format!(
+                        "{n} is out of range; give a request count ≥ 0 or a time such as \"2s\""
+                    ),
+                    ))
+                }
+                Some(Err(t)) if parse_duration(&t).is_some() => Some(t),
+                Some(Err(t)) => {
+                    return Err(s.error(
+                        "warmup",
+                        format!(
+                            "`{t}` is not a time; give a request count (10000) or a time (\"2s\")"
+                        ),
+                    ))
+                }
+            };
+            s.finish()?;
+        }
+        for w in top.tables("workload")? {
+            e.workloads.push(workload(&w)?);
+            w.finish()?;
+        }
+        for s in top.tables("store")? {
+            e.stores.push(store(&s)?);
+            s.finish()?;
+        }
+        for a in top.tables("arrival")? {
+            let process = a.choice("process", ARRIVAL_NAMES)?.ok_or_else(|| {
+                a.missing(
+                    "process",
+                    "the arrival process: closed, constant, poisson, b-model or diurnal",
+                )
+            })?;
+            let rates = a.floats("rates", RATE.min, RATE.max)?;
+            match (process, rates) {
+                ("closed", None) => e.arrivals.push(ExperimentArrival {
+                    process: process.into(),
+                    rate: None,
+                }),
+                ("closed", Some(_)) => return Err(a.error("rates", "a closed loop has no rate; drop `rates`")),
+                ("event-time", _) => return Err(a.error("process", "event-time arrivals replay a workload's own event times; bench takes closed, constant, poisson, b-model or diurnal")),
+                (_, Some(rates)) if !rates.is_empty() => {
+                    e.arrivals.extend(rates.into_iter().map(|r| ExperimentArrival {
+                        process: process.into(),
+                        rate: Some(r),
+                    }));
+                }
+                (_, _) => return Err(a.missing("rates", "the open-loop rates to run, requests per second, like [1000, 10000]")),
+            }
+            a.finish()?;
+        }
+        if e.workloads.is_empty() {
+            return Err(top.missing(
+                "workload",
+                "at least one [[workload]] with `config = \"...\"` or `trace = \"...\"`",
+            ));
+        }
+        if e.stores.is_empty() {
+            return Err(top.missing(
+                "store",
+                "at least one [[store]] with `kind = \"rocksdb\"` (or another store)",
+            ));
+        }
+        if e.arrivals.is_empty() {
+            e.arrivals.push(ExperimentArrival {
+                process: "closed".into(),
+                rate: None,
+            });
+        }
+        unique(&top, "workload", e.workloads.iter().map(|w| &w.name))?;
+        unique(&top, "store", e.stores.iter().map(|s| &s.name))?;
+        top.finish()?;
+        Ok(e)
+    }
+}
+
+fn workload(w: &Section<'_>) -> Result<ExperimentWorkload, ConfigError> {
+    let file = match (w.path("config")?, w.path("trace")?) {
+        (Some(c), None) => WorkloadFile::Config(c),
+        (None, Some(t)) => WorkloadFile::Trace(t),
+        (Some(_), Some(_)) => return Err(w.error("trace", "give `config` or `trace`, not both")),
+        (None, None) => {
+            return Err(w.missing(
+                "config",
+                "the workload's config (or `trace = \"...\"` for a trace file)",
+            ))
+        }
+    };
+    let stem = match &file {
+        WorkloadFile::Config(p) | WorkloadFile::Trace(p) => p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    let name = w.string("name")?.unwrap_or(stem);
+    check_name(w, "name", &name)?;
+    Ok(ExperimentWorkload { name, file })
+}
+
+fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
+    let kind = s
+        .choice("kind", STORE_NAMES)?
+        .ok_or_else(|| {
+            s.missing(
+                "kind",
+                &format!("the store: one of {}", STORE_NAMES.join(", ")),
+            )
+        })?
+        .to_string();
+    let name = s.string("name")?.unwrap_or_else(|| kind.clone());
+    check_name(s, "name", &name)?;
+    let mut flags = Vec::new();
+    for (key, value, _) in s.text_entries(&["kind", "name"])? {
+        if !STORE_SETTINGS.contains(&key.as_str()) {
+            return Err(s.error(
+                &key,
+                format!(
+                    "unknown store setting; allowed: kind, name, {}",
+                    STORE_SETTINGS.join(", ")
+                ),
+            ));
+        }
+        let flag = format!("--{}", key.replace('_', "-"));
+        match value.as_str() {
+            "true" => flags.push((flag, None)),
+            "false" => {}
+            _ => flags.push((flag, Some(value))),
+        }
+    }
+    Ok(ExperimentStore { name, kind, flags })
+}
+
+/// Names become file names: letters, digits, `.`, `_` and `-` only.
+fn check_name(s: &Section<'_>, key: &str, name: &str) -> Result<(), ConfigError> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(s.error(key, format!("`{name}` cannot name files; use letters, digits, '.', '_' and '-' (set `name = \"...\"`)")))
+    }
+}
+
+fn unique<'n>(
+    top: &Section<'_>,
+    what: &str,
+    names: impl Iterator<Item = &'n String>,
+) -> Result<(), ConfigError> {
+    let mut seen: Vec<&String> = Vec::new();
+    for n in names {
+        if seen.contains(&n) {
+            return Err(top.section_error(format!(
+                "two [[{what}]] sections are named `{n}`; give each a `name = \"...\"` of its own"
+            )));
+        }
+        seen.push(n);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Experiment, ConfigError> {
+        Experiment::parse(text, Path::new("dir/exp.toml"))
+    }
+
+    #[test]
+    fn an_experiment_crosses_workloads_stores_and_rates() {
+        let e = parse(
+            r#"
+[experiment]
+seed = 7
+repetitions = 2
+duration = "5s"
+warmup = 1000
+
+[[workload]]
+config = "ycsb/workloada.toml"
+[[workload]]
+name = "tumbling"
+trace = "/t/tumbling.gtrace"
+
+[[store]]
+kind = "rocksdb"
+name = "rocksdb-current"
+rocksdb_lib = "current"
+write_buffer_mb = 64
+wal = true
+store_counters = false
+
+[[arrival]]
+process = "closed"
+[[arrival]]
+process = "poisson"
+rates = [1000, 2500.5]
+"#,
+        )
+        .unwrap();
+        assert_eq!((e.seed, e.repetitions, e.order), (7, 2, RunOrder::Random));
+        assert_eq!(
+            (e.duration.as_deref(), e.warmup.as_deref()),
+            (Some("5s"), Some("1000"))
+        );
+        assert_eq!(e.workloads[0].name, "workloada");
+        assert_eq!(
+            e.workloads[0].file,
+            WorkloadFile::Config("dir/ycsb/workloada.toml".into())
+        );
+        assert_eq!(
+            e.workloads[1].file,
+            WorkloadFile::Trace("/t/tumbling.gtrace".into())
+        );
+        let flags: Vec<_> = e.stores[0]
+            .flags
+            .iter()
+            .map(|(f, v)| (f.as_str(), v.as_deref()))
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                ("--rocksdb-lib", Some("current")),
+                ("--write-buffer-mb", Some("64")),
+                ("--wal", None)
+            ]
+        );
+        let arrivals: Vec<String> = e.arrivals.iter().map(ExperimentArrival::name).collect();
+        assert_eq!(arrivals, ["closed", "poisson-1000", "poisson-2500.5"]);
+    }
+
+    #[test]
+    fn mistakes_name_the_line_and_what_is_allowed() {
+        let base = "[[workload]]\nconfig = \"a.toml\"\n";
+        let cases = [
+            (
+                format!("{base}[[store]]\nkind = \"rocksdb\"\nblock_cache = 1\n"),
+                ":5:",
+                "allowed: kind, name, rocksdb_lib",
+            ),
+            (
+                format!("{base}[[store]]\nkind = \"rocks\"\n"),
+                ":4:",
+                "rocksdb",
+            ),
+            (
+                format!("{base}[[store]]\nkind = \"memory\"\n[[arrival]]\nprocess = \"poisson\"\n"),
+                "arrival[1].rates",
+                "rates to run",
+            ),
+            (
+                format!("{base}[[store]]\nkind = \"memory\"\n[[store]]\nkind = \"memory\"\n"),
+                "named `memory`",
+                "name = ",
+            ),
+            (
+                format!("{base}[[store]]\nkind = \"memory\"\nname = \"a/b\"\n"),
+                ":5:",
+                "cannot name files",
+            ),
+            (
+                format!("{base}[experiment]\nduration = \"soon\"\n[[store]]\nkind = \"memory\"\n"),
+                ":4:",
+                "at least 1ms",
+            ),
+            (
+                "[[store]]\nkind = \"memory\"\n".to_string(),
+                "workload",
+                "at least one [[workload]]",
+            ),
+        ];
+        for (text, at, says) in cases {
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(e.contains(at) && e.contains(says), "{text}\n=> {e}");
+        }
+    }
+
+    #[test]
+    fn arrivals_default_to_a_closed_loop() {
+        let e =
+            parse("[[workload]]\ntrace = \"t.gtrace\"\n[[store]]\nkind = \"memory\"\n").unwrap();
+        assert_eq!(
+            e.arrivals,
+            [ExperimentArrival {
+                process: "closed".into(),
+                rate: None
+            }]
+        );
+        assert_eq!(e.repetitions, 3);
+    }
+}
