@@ -263,3 +263,45 @@ fn results_mtimes(runs: &Path) -> Vec<(String, std::time::SystemTime)> {
         })
         .collect()
 }
+
+#[test]
+fn a_rate_sweep_reports_the_curve_and_the_highest_rate_sustained() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = project_root().join("examples/bench/tumbling-incr-zipf.toml");
+    let exp = dir.path().join("sweep.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "[experiment]\nrepetitions = 2\nduration = \"300ms\"\nlatency_bound = \"50ms\"\n\
+             [[workload]]\nconfig = \"{}\"\n[[store]]\nkind = \"memory\"\n\
+             [[arrival]]\nprocess = \"constant\"\nrates = {{ from = 1000, to = 4000, steps = 2 }}\n",
+            cfg.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let done = bench(&exp, &out, &[]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let summary = json(&out.join("summary.json"));
+    let sweep = &summary["capacity"][0];
+    assert_eq!(sweep["process"], "constant");
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for (p, rate) in points.iter().zip([1000.0, 4000.0]) {
+        assert_eq!(p["rate"], rate);
+        // a constant schedule over 300 ms: the achieved rate is the target's
+        let achieved = p["throughput"].as_f64().unwrap();
+        assert!(achieved > 0.9 * rate && achieved < 1.1 * rate, "{p}");
+    }
+    // the in-memory store keeps up with 4,000 requests/s well within 50 ms
+    assert_eq!(sweep["highest_sustained_rate"], 4000.0, "{sweep}");
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        md.contains("sustains 4.0K requests/s with p99 ≤ 50.00 ms"),
+        "{md}"
+    );
+}

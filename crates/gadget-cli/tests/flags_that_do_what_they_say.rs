@@ -188,7 +188,11 @@ fn endless(args: &[&str]) -> std::process::Output {
 fn a_duration_ends_an_endless_run_complete_not_partial() {
     // open loop: requests are scheduled every millisecond from 0, none at or after 500 ms
     let out = endless(&["--rate", "1000", "--duration", "500ms"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["partial"], false);
     let requests = r["requests"].as_u64().unwrap();
@@ -196,7 +200,11 @@ fn a_duration_ends_an_endless_run_complete_not_partial() {
 
     // closed loop: it runs until the duration is over
     let out = endless(&["--duration", "300ms"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["partial"], false);
     assert!(r["seconds"].as_f64().unwrap() >= 0.3, "{}", r["seconds"]);

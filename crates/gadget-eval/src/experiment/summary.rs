@@ -57,6 +57,47 @@ pub struct ExperimentSummary {
     pub partial_reason: Option<String>,
     /// Each cell, in listed order.
     pub cells: Vec<CellSummary>,
+    /// Per workload, store and open-loop process run at several rates: the latency–throughput
+    /// curve and the highest rate sustained.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<Capacity>,
+}
+
+/// A rate counts as sustained when the store completed at least this share of it.
+pub const SUSTAINED_SHARE: f64 = 0.95;
+
+/// One rate of a sweep: what was asked, what was done, at what latency (means over runs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityPoint {
+    /// The target rate, requests/s.
+    pub rate: f64,
+    /// The throughput achieved, requests/s.
+    pub throughput: f64,
+    /// The percentile held to the bound, ns.
+    pub latency_ns: f64,
+    /// Throughput at least 95% of the rate, and latency within the bound (when there is one).
+    pub sustained: bool,
+}
+
+/// A rate sweep of one workload, store and arrival process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capacity {
+    /// The workload.
+    pub workload: String,
+    /// The store.
+    pub store: String,
+    /// The arrival process.
+    pub process: String,
+    /// The latency percentile held to the bound (`p99`).
+    pub percentile: String,
+    /// The bound, ns (`latency_bound`); none: throughput alone decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_ns: Option<u64>,
+    /// Each rate, ascending.
+    pub points: Vec<CapacityPoint>,
+    /// The highest rate sustained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highest_sustained_rate: Option<f64>,
 }
 
 impl ExperimentSummary {
@@ -120,6 +161,7 @@ impl ExperimentSummary {
             partial_reason: partial_reason.or_else(|| {
                 (missing > 0).then(|| format!("{missing} of {} runs are missing", plan.runs.len()))
             }),
+            capacity: capacity(e, &cells),
             cells,
         }
     }
@@ -197,8 +239,93 @@ impl ExperimentSummary {
             }
             writeln!(w)?;
         }
+        for c in &self.capacity {
+            let bound = c.bound_ns.map_or(String::new(), |b| {
+                format!(" with {} ≤ {}", c.percentile, time(b as f64))
+            });
+            let verdict = c.highest_sustained_rate.map_or_else(
+                || "no rate tried was sustained".to_string(),
+                |r| format!("sustains {} requests/s{bound}", si(r)),
+            );
+            writeln!(
+                w,
+                "\n## {} on {}, {} arrivals: {verdict}\n",
+                c.workload, c.store, c.process
+            )?;
+            writeln!(
+                w,
+                "| target rate | achieved | {} | sustained |",
+                c.percentile
+            )?;
+            writeln!(w, "|---:|---:|---:|---|")?;
+            for p in &c.points {
+                let yes = if p.sustained { "yes" } else { "no" };
+                writeln!(
+                    w,
+                    "| {} | {} | {} | {yes} |",
+                    si(p.rate),
+                    si(p.throughput),
+                    time(p.latency_ns)
+                )?;
+            }
+        }
         Ok(())
     }
+}
+
+/// The rate sweeps among `cells`: per workload, store and open-loop process with rates.
+fn capacity(e: &Experiment, cells: &[CellSummary]) -> Vec<Capacity> {
+    let mut out: Vec<Capacity> = Vec::new();
+    for w in &e.workloads {
+        for s in &e.stores {
+            let mut processes: Vec<&str> = Vec::new();
+            for a in e.arrivals.iter().filter(|a| a.rate.is_some()) {
+                if !processes.contains(&a.process.as_str()) {
+                    processes.push(&a.process);
+                }
+            }
+            for process in processes {
+                let mut points: Vec<CapacityPoint> = e
+                    .arrivals
+                    .iter()
+                    .filter(|a| a.process == process)
+                    .filter_map(|a| {
+                        let rate = a.rate?;
+                        let c = cells.iter().find(|c| {
+                            c.workload == w.name && c.store == s.name && c.arrival == a.name()
+                        })?;
+                        let throughput = c.throughput.as_ref()?.mean;
+                        let latency_ns = c.latency_ns.get(&e.latency_percentile)?.mean;
+                        let within = e.latency_bound_ns.is_none_or(|b| latency_ns <= b as f64);
+                        Some(CapacityPoint {
+                            rate,
+                            throughput,
+                            latency_ns,
+                            sustained: throughput >= SUSTAINED_SHARE * rate && within,
+                        })
+                    })
+                    .collect();
+                points.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+                if points.is_empty() {
+                    continue;
+                }
+                out.push(Capacity {
+                    workload: w.name.clone(),
+                    store: s.name.clone(),
+                    process: process.to_string(),
+                    percentile: e.latency_percentile.clone(),
+                    bound_ns: e.latency_bound_ns,
+                    highest_sustained_rate: points
+                        .iter()
+                        .filter(|p| p.sustained)
+                        .map(|p| p.rate)
+                        .reduce(f64::max),
+                    points,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// `1234567.0` as `1.23M`.
@@ -217,5 +344,48 @@ fn time(ns: f64) -> String {
         a if a >= 1e6 => format!("{:.2} ms", ns / 1e6),
         a if a >= 1e3 => format!("{:.1} µs", ns / 1e3),
         _ => format!("{ns:.0} ns"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(arrival: &str, throughput: &[f64], p99_ns: &[f64]) -> CellSummary {
+        CellSummary {
+            id: format!("w.memory.{arrival}"),
+            workload: "w".into(),
+            store: "memory".into(),
+            arrival: arrival.into(),
+            planned: 2,
+            completed: 2,
+            throughput: Stats::of(throughput),
+            latency_ns: [("p99".to_string(), Stats::of(p99_ns).unwrap())].into(),
+        }
+    }
+
+    #[test]
+    fn the_highest_rate_sustained_keeps_up_and_stays_within_the_bound() {
+        let e = Experiment::parse(
+            "[experiment]\nlatency_bound = \"1ms\"\n[[workload]]\nname = \"w\"\ntrace = \"t\"\n\
+             [[store]]\nkind = \"memory\"\n[[arrival]]\nprocess = \"poisson\"\nrates = [1000, 2000, 4000, 8000]\n",
+            std::path::Path::new("e.toml"),
+        )
+        .unwrap();
+        let cells = [
+            cell("poisson-1000", &[1000.0, 999.0], &[1e5, 1e5]),
+            // kept up, within the bound
+            cell("poisson-2000", &[1990.0, 1985.0], &[9e5, 9e5]),
+            // kept up, latency over the bound
+            cell("poisson-4000", &[3990.0, 3980.0], &[2e6, 3e6]),
+            // fell behind
+            cell("poisson-8000", &[5000.0, 5100.0], &[5e7, 6e7]),
+        ];
+        let c = capacity(&e, &cells);
+        assert_eq!(c.len(), 1);
+        let sustained: Vec<bool> = c[0].points.iter().map(|p| p.sustained).collect();
+        assert_eq!(sustained, [true, true, false, false]);
+        assert_eq!(c[0].highest_sustained_rate, Some(2000.0));
+        assert_eq!(c[0].points[2].latency_ns, 2.5e6);
     }
 }

@@ -106,6 +106,10 @@ pub struct Experiment {
     pub duration: Option<String>,
     /// `--warmup` of every run, as written (`"2s"` or a request count).
     pub warmup: Option<String>,
+    /// The latency a rate must stay within to count as sustained, ns (`latency_bound`).
+    pub latency_bound_ns: Option<u64>,
+    /// The percentile held to that bound: `p50`, `p99` (the default) or `p999`.
+    pub latency_percentile: String,
     /// The workloads.
     pub workloads: Vec<ExperimentWorkload>,
     /// The stores.
@@ -138,6 +142,8 @@ impl Experiment {
             limit: None,
             duration: None,
             warmup: None,
+            latency_bound_ns: None,
+            latency_percentile: "p99".into(),
             workloads: Vec::new(),
             stores: Vec::new(),
             arrivals: Vec::new(),
@@ -180,6 +186,18 @@ impl Experiment {
                     ))
                 }
             };
+            if let Some(b) = s.string("latency_bound")? {
+                e.latency_bound_ns =
+                    Some(parse_duration(&b).filter(|&ns| ns > 0).ok_or_else(|| {
+                        s.error(
+                            "latency_bound",
+                            format!("`{b}` is not a time; give one such as \"1ms\" or \"500us\""),
+                        )
+                    })?);
+            }
+            if let Some(p) = s.choice("latency_percentile", &["p50", "p99", "p999"])? {
+                e.latency_percentile = p.into();
+            }
             s.finish()?;
         }
         for w in top.tables("workload")? {
@@ -197,7 +215,11 @@ impl Experiment {
                     "the arrival process: closed, constant, poisson, b-model or diurnal",
                 )
             })?;
-            let rates = a.floats("rates", RATE.min, RATE.max)?;
+            let rates = if a.is_table("rates") {
+                a.table("rates")?.map(rate_range).transpose()?
+            } else {
+                a.floats("rates", RATE.min, RATE.max)?
+            };
             match (process, rates) {
                 ("closed", None) => e.arrivals.push(ExperimentArrival {
                     process: process.into(),
@@ -238,6 +260,45 @@ impl Experiment {
         top.finish()?;
         Ok(e)
     }
+}
+
+/// `rates = { from = 1000, to = 100000, steps = 8, spacing = "log" }`: `steps` rates from
+/// `from` to `to`, evenly spaced (`linear`, the default) or by a constant factor (`log`).
+fn rate_range(t: Section<'_>) -> Result<Vec<f64>, ConfigError> {
+    let from = t
+        .float("from", RATE.min, RATE.max)?
+        .ok_or_else(|| t.missing("from", "the lowest rate, requests per second"))?;
+    let to = t
+        .float("to", RATE.min, RATE.max)?
+        .ok_or_else(|| t.missing("to", "the highest rate, requests per second"))?;
+    let steps = t
+        .int("steps", 2, 1000)?
+        .ok_or_else(|| t.missing("steps", "how many rates from `from` to `to`, both included"))?
+        as usize;
+    let log = t.choice("spacing", &["linear", "log"])? == Some("log");
+    if to <= from {
+        return Err(t.error(
+            "to",
+            format!("must be above `from` ({})", super::reader::number(from)),
+        ));
+    }
+    t.finish()?;
+    Ok((0..steps)
+        .map(|i| {
+            let f = i as f64 / (steps - 1) as f64;
+            let r = if log {
+                from * (to / from).powf(f)
+            } else {
+                from + (to - from) * f
+            };
+            // rates people read: whole requests per second, unless they are below ten
+            if from >= 10.0 {
+                r.round()
+            } else {
+                r
+            }
+        })
+        .collect())
 }
 
 fn workload(w: &Section<'_>) -> Result<ExperimentWorkload, ConfigError> {
@@ -442,6 +503,32 @@ rates = [1000, 2500.5]
             let e = parse(&text).unwrap_err().to_string();
             assert!(e.contains(at) && e.contains(says), "{text}\n=> {e}");
         }
+    }
+
+    #[test]
+    fn a_rate_sweep_is_spaced_evenly_or_by_a_constant_factor() {
+        let e = parse(
+            "[experiment]\nlatency_bound = \"1ms\"\nlatency_percentile = \"p999\"\n\
+             [[workload]]\ntrace = \"t.gtrace\"\n[[store]]\nkind = \"memory\"\n\
+             [[arrival]]\nprocess = \"constant\"\nrates = { from = 1000, to = 4000, steps = 4 }\n\
+             [[arrival]]\nprocess = \"poisson\"\nrates = { from = 100, to = 10000, steps = 3, spacing = \"log\" }\n",
+        )
+        .unwrap();
+        let rates: Vec<f64> = e.arrivals.iter().filter_map(|a| a.rate).collect();
+        assert_eq!(
+            rates,
+            [1000.0, 2000.0, 3000.0, 4000.0, 100.0, 1000.0, 10000.0]
+        );
+        assert_eq!(
+            (e.latency_bound_ns, e.latency_percentile.as_str()),
+            (Some(1_000_000), "p999")
+        );
+        let bad = "[[workload]]\ntrace = \"t\"\n[[store]]\nkind = \"memory\"\n[[arrival]]\nprocess = \"constant\"\nrates = { from = 10, to = 5, steps = 2 }\n";
+        let e = parse(bad).unwrap_err().to_string();
+        assert!(
+            e.contains(":7:") && e.contains("must be above `from`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -134,6 +134,14 @@ impl<'a> Section<'a> {
         self.item(key).and_then(|i| i.as_value())
     }
 
+    /// True if `key` holds a table (`[a.key]` or an inline `{ ... }`), without reading it.
+    pub(crate) fn is_table(&self, key: &str) -> bool {
+        matches!(
+            self.table.get(key),
+            Some(Item::Table(_)) | Some(Item::Value(Value::InlineTable(_)))
+        )
+    }
+
     /// True if the section sets `key` (without counting it as read).
     pub(crate) fn has(&self, key: &str) -> bool {
         self.table.contains_key(key)
