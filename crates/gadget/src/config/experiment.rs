@@ -127,13 +127,7 @@ impl Experiment {
     /// Validates experiment text; `path` names it in errors and anchors relative paths.
     pub fn parse(text: &str, path: &Path) -> Result<Experiment, ConfigError> {
         let doc = Document { path, text };
-        let parsed =
-            toml_edit::ImDocument::parse(text.to_string()).map_err(|e| ConfigError::Syntax {
-                path: path.to_path_buf(),
-                line: doc.line_of(e.span().map(|s| s.start)),
-                message: e.message().trim().to_string(),
-            })?;
-        let top = Section::new(&doc, parsed.as_table().clone(), "");
+        let top = doc.top()?;
         let mut e = Experiment {
             path: path.to_path_buf(),
             seed: 0,

@@ -331,13 +331,8 @@ impl Config {
             return legacy::parse(text, path);
         }
         let doc = Document { path, text };
-        let parsed =
-            toml_edit::ImDocument::parse(text.to_string()).map_err(|e| ConfigError::Syntax {
-                path: path.to_path_buf(),
-                line: doc.line_of(e.span().map(|s| s.start)),
-                message: e.message().trim().to_string(),
-            })?;
-        let top = Section::new(&doc, parsed.as_table().clone(), "");
+        let top = doc.top()?;
+        let json = toml_to_json(top.as_table());
         let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(0) as u64;
         let limit = top.int("limit", 1, i64::MAX)?.map(|n| n as u64);
         if let Some(y) = top.table("ycsb")? {
@@ -420,7 +415,7 @@ impl Config {
             limit,
             warnings: Vec::new(),
             run,
-            json: toml_to_json(parsed.as_table()),
+            json,
         })
     }
 

@@ -26,6 +26,18 @@ impl Document<'_> {
         })
     }
 
+    /// The file's top level as a section, or where its TOML is broken.
+    pub(crate) fn top(&self) -> Result<Section<'_>, ConfigError> {
+        let parsed = toml_edit::ImDocument::parse(self.text.to_string()).map_err(|e| {
+            ConfigError::Syntax {
+                path: self.path.to_path_buf(),
+                line: self.line_of(e.span().map(|s| s.start)),
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        Ok(Section::new(self, parsed.as_table().clone(), ""))
+    }
+
     /// An error about `key` at the line of `offset`, or without a line when there is none
     /// (a key or section that is missing).
     pub(crate) fn error(
@@ -132,6 +144,11 @@ impl<'a> Section<'a> {
 
     fn value(&self, key: &'static str) -> Option<&Value> {
         self.item(key).and_then(|i| i.as_value())
+    }
+
+    /// The section's TOML table.
+    pub(crate) fn as_table(&self) -> &Table {
+        &self.table
     }
 
     /// True if `key` holds a table (`[a.key]` or an inline `{ ... }`), without reading it.
