@@ -14,6 +14,7 @@ use gadget::atomic::write_atomically;
 use gadget::config::experiment::Experiment;
 use gadget_eval::experiment::compare::{changes, render};
 use gadget_eval::experiment::plan::Plan;
+use gadget_eval::experiment::report;
 use gadget_eval::experiment::summary::ExperimentSummary;
 use gadget_eval::run::RunReport;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -129,7 +130,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<i32> {
         summary.write_markdown(&mut md)?;
         out!("{}", String::from_utf8_lossy(&md));
         eprintln!(
-            "wrote {}/summary.{{json,csv,md}} and one results file per run in {}",
+            "wrote {}/summary.{{json,csv,md}}, report.html and one results file per run in {}",
             args.output.display(),
             runs_dir.display()
         );
@@ -232,6 +233,9 @@ fn write_summary(dir: &Path, summary: &ExperimentSummary) -> anyhow::Result<()> 
         .with_context(|| format!("cannot write {}", path.display()))?;
     let path = dir.join("summary.md");
     write_atomically(&path, |w| summary.write_markdown(w))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let path = dir.join("report.html");
+    write_atomically(&path, |w| w.write_all(report::html(summary).as_bytes()))
         .with_context(|| format!("cannot write {}", path.display()))
 }
 

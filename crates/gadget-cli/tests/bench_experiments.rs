@@ -304,4 +304,57 @@ fn a_rate_sweep_reports_the_curve_and_the_highest_rate_sustained() {
         md.contains("sustains 4.0K requests/s with p99 ≤ 50.00 ms"),
         "{md}"
     );
+
+    // the report: throughput bars, p99.9 on a log axis, the sweep's curve, drawn by a browser
+    let report = out.join("report.html");
+    let html = std::fs::read_to_string(&report).unwrap();
+    for outside in ["src=\"http", "href=\"http", "<link", "@import"] {
+        assert!(!html.contains(outside), "the report fetches {outside}…");
+    }
+    for id in ["throughput", "p999", "capacity-0"] {
+        assert!(html.contains(&format!("<figure id=\"{id}\">")), "{id}");
+    }
+    assert!(html.contains("(log scale)") && html.contains("sustains 4K requests/s"));
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let profile = dir.path().join("chromium-profile");
+    let shown = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
+        .arg(format!("file://{}", report.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        dom.contains("data-plots-drawn=\"3\""),
+        "the browser drew not all 3 plots; stderr: {}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+}
+
+/// Headless Chromium, or `None` (that check skipped) when it is missing outside CI.
+fn chromium() -> Option<&'static str> {
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            std::process::Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "chromium is missing, but CI=true: scripts/setup.sh debug installs it"
+        );
+        eprintln!("skipping the browser check: no chromium (apt-get install chromium)");
+    }
+    found
 }

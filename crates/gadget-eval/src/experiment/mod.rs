@@ -3,5 +3,7 @@
 
 pub mod compare;
 pub mod plan;
+pub mod report;
 pub mod stats;
 pub mod summary;
+pub mod svg;

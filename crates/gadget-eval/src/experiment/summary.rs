@@ -69,6 +69,8 @@ pub const SUSTAINED_SHARE: f64 = 0.95;
 /// One rate of a sweep: what was asked, what was done, at what latency (means over runs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapacityPoint {
+    /// The cell run at this rate.
+    pub cell: String,
     /// The target rate, requests/s.
     pub rate: f64,
     /// The throughput achieved, requests/s.
@@ -298,6 +300,7 @@ fn capacity(e: &Experiment, cells: &[CellSummary]) -> Vec<Capacity> {
                         let latency_ns = c.latency_ns.get(&e.latency_percentile)?.mean;
                         let within = e.latency_bound_ns.is_none_or(|b| latency_ns <= b as f64);
                         Some(CapacityPoint {
+                            cell: c.id.clone(),
                             rate,
                             throughput,
                             latency_ns,

@@ -1,0 +1,248 @@
+//! `report.html` of an experiment: a sortable table of every cell and the plots people read,
+//! self-contained (inline SVG, no network): throughput as grouped bars with 95% whiskers, the
+//! p99.9 latency on a log axis, and each rate sweep's latency–throughput curve. One colour per
+//! store throughout.
+
+use std::fmt::Write as _;
+
+use super::summary::{CellSummary, ExperimentSummary};
+use super::svg::{bars, lines, short, Axis, Bar, Line};
+
+/// A cell's bar: its value and the ends of its whisker, when it has one.
+type Measure = dyn Fn(&CellSummary) -> Option<(f64, f64, f64)>;
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The page.
+pub fn html(summary: &ExperimentSummary) -> String {
+    let stores = names(summary.cells.iter().map(|c| c.store.as_str()));
+    let legend: Vec<(usize, String)> = stores.iter().cloned().enumerate().collect();
+    let series = |c: &CellSummary| stores.iter().position(|s| *s == c.store).unwrap_or(0);
+    let mut s = String::new();
+    let title = format!("Gadget experiment {}", summary.experiment);
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>\
+         body{{font-family:sans-serif;margin:2em auto;max-width:1000px;color:#222}}\
+         table{{border-collapse:collapse;font-size:13px}}th,td{{border:1px solid #ccc;padding:3px 8px;text-align:right}}\
+         th{{cursor:pointer;background:#f3f3f3}}td:nth-child(-n+3){{text-align:left}}\
+         figure{{margin:1.5em 0}}figure svg{{max-width:100%;height:auto;border:1px solid #ddd}}\
+         .partial{{color:#a00}}</style></head><body>\n<h1>{t}</h1>\n",
+        t = escape(&title)
+    );
+    let _ = writeln!(
+        s,
+        "<p>Gadget {}; seed {}; {} runs per cell in a random order. Values are means over a cell's runs, \
+         ± half their 95% confidence interval (Student's t).</p>",
+        escape(&summary.gadget_version),
+        summary.seed,
+        summary.repetitions
+    );
+    if let Some(reason) = &summary.partial_reason {
+        let _ = writeln!(s, "<p class=\"partial\">Partial: {}. <code>gadget bench --resume</code> runs what is missing.</p>", escape(reason));
+    }
+    table(&mut s, summary);
+
+    let groups = names(summary.cells.iter().map(group));
+    let grouped = |value: &Measure| -> Vec<(String, Vec<Bar>)> {
+        groups
+            .iter()
+            .map(|g| {
+                let members = summary
+                    .cells
+                    .iter()
+                    .filter(|c| group(c) == *g)
+                    .filter_map(|c| {
+                        let (value, low, high) = value(c)?;
+                        Some(Bar {
+                            series: series(c),
+                            value,
+                            low,
+                            high,
+                        })
+                    })
+                    .collect();
+                (g.clone(), members)
+            })
+            .collect()
+    };
+    let throughput = grouped(&|c| {
+        c.throughput
+            .as_ref()
+            .map(|t| (t.mean, t.ci95_low, t.ci95_high))
+    });
+    let y = Axis::covering(
+        "requests/s",
+        false,
+        throughput
+            .iter()
+            .flat_map(|(_, b)| b.iter().map(|b| b.high)),
+    );
+    figure(
+        &mut s,
+        "throughput",
+        &bars("Throughput by workload and store", &y, &throughput, &legend),
+        "Each bar is a store's mean throughput on the workload below it; the whisker spans the 95% confidence interval. Bars whose whiskers overlap are not reliably different.",
+    );
+    let p999 = grouped(&|c| {
+        c.latency_ns
+            .get("p999")
+            .map(|t| (t.mean / 1e3, t.ci95_low.max(t.min) / 1e3, t.ci95_high / 1e3))
+    });
+    let y = Axis::covering(
+        "p99.9 latency, µs",
+        true,
+        p999.iter()
+            .flat_map(|(_, b)| b.iter().flat_map(|b| [b.low, b.high])),
+    );
+    figure(
+        &mut s,
+        "p999",
+        &bars("p99.9 latency by workload and store", &y, &p999, &legend),
+        "Each bar is a store's mean 99.9th-percentile latency of all requests (from the intended start in an open loop), on a log axis because stores differ by decades; lower is better.",
+    );
+    for (k, c) in summary.capacity.iter().enumerate() {
+        let store = stores.iter().position(|s| *s == c.store).unwrap_or(0);
+        let points: Vec<(f64, f64, f64, f64)> = c
+            .points
+            .iter()
+            .map(|p| {
+                let (lo, hi) = summary
+                    .cells
+                    .iter()
+                    .find(|x| x.id == p.cell)
+                    .and_then(|x| x.latency_ns.get(&c.percentile))
+                    .map_or((p.latency_ns, p.latency_ns), |t| {
+                        (t.ci95_low.max(t.min), t.ci95_high)
+                    });
+                (p.throughput, p.latency_ns / 1e3, lo / 1e3, hi / 1e3)
+            })
+            .collect();
+        let x = Axis::covering(
+            "achieved throughput, requests/s",
+            false,
+            points.iter().map(|p| p.0),
+        );
+        let y = Axis::covering(
+            &format!("{} latency, µs", c.percentile),
+            true,
+            points
+                .iter()
+                .flat_map(|p| [p.2.max(1e-3), p.3])
+                .chain(c.bound_ns.map(|b| b as f64 / 1e3)),
+        );
+        let verdict = c
+            .highest_sustained_rate
+            .map_or("no rate tried was sustained".into(), |r| {
+                format!("sustains {} requests/s", short(r))
+            });
+        figure(
+            &mut s,
+            &format!("capacity-{k}"),
+            &lines(
+                &format!("{} on {}, {} arrivals: {verdict}", c.workload, c.store, c.process),
+                &x,
+                &y,
+                &[Line { series: store, points }],
+                &[(store, c.store.clone())],
+                c.bound_ns.map(|b| (b as f64 / 1e3, format!("bound {}µs", short(b as f64 / 1e3)))),
+            ),
+            "Each point is one target rate: how much the store did (x) at what latency (y, log axis). Where the curve turns up steeply the store is saturated; points past the dashed bound are not sustained.",
+        );
+    }
+    s.push_str(
+        "<script>function sortBy(th){var t=th.closest('table'),i=[].indexOf.call(th.parentNode.children,th),\
+         up=th.dataset.up!=='1';th.dataset.up=up?'1':'0';var rows=[].slice.call(t.tBodies[0].rows);\
+         rows.sort(function(a,b){var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v;\
+         var d=(x!==undefined&&y!==undefined)?(parseFloat(x)-parseFloat(y)):a.cells[i].textContent.localeCompare(b.cells[i].textContent);\
+         return up?d:-d;});rows.forEach(function(r){t.tBodies[0].appendChild(r);});}\
+         window.addEventListener('load',function(){var n=0;document.querySelectorAll('figure svg').forEach(function(g){\
+         var b=g.getBBox();if(b.width>0&&b.height>0&&g.querySelectorAll('text').length>0)n++;});\
+         document.body.setAttribute('data-plots-drawn',String(n));});</script>\n</body></html>\n",
+    );
+    s
+}
+
+/// The distinct values, in first-seen order.
+fn names<'a>(values: impl Iterator<Item = impl Into<String> + 'a>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        let v = v.into();
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// A cell's bar group: its workload, and its arrival when it is not a closed loop.
+fn group(c: &CellSummary) -> String {
+    if c.arrival == "closed" {
+        c.workload.clone()
+    } else {
+        format!("{} ({})", c.workload, c.arrival)
+    }
+}
+
+fn figure(s: &mut String, id: &str, svg: &str, how_to_read: &str) {
+    let _ = writeln!(
+        s,
+        "<figure id=\"{id}\">{svg}<figcaption>{}</figcaption></figure>",
+        escape(how_to_read)
+    );
+}
+
+fn table(s: &mut String, summary: &ExperimentSummary) {
+    s.push_str(
+        "<table><thead><tr><th onclick=\"sortBy(this)\">workload</th><th onclick=\"sortBy(this)\">store</th>\
+         <th onclick=\"sortBy(this)\">arrival</th><th onclick=\"sortBy(this)\">runs</th>\
+         <th onclick=\"sortBy(this)\">requests/s</th><th onclick=\"sortBy(this)\">p50</th>\
+         <th onclick=\"sortBy(this)\">p99</th><th onclick=\"sortBy(this)\">p99.9</th>\
+         <th onclick=\"sortBy(this)\">max</th></tr></thead><tbody>\n",
+    );
+    for c in &summary.cells {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td data-v=\"{}\">{}/{}</td>",
+            escape(&c.workload),
+            escape(&c.store),
+            escape(&c.arrival),
+            c.completed,
+            c.completed,
+            c.planned
+        );
+        match &c.throughput {
+            Some(t) => {
+                let _ = write!(
+                    s,
+                    "<td data-v=\"{}\">{} ± {}</td>",
+                    t.mean,
+                    short(t.mean),
+                    short(t.ci95_half_width())
+                );
+            }
+            None => s.push_str("<td>–</td>"),
+        }
+        for p in ["p50", "p99", "p999", "max"] {
+            match c.latency_ns.get(p) {
+                Some(t) => {
+                    let _ = write!(
+                        s,
+                        "<td data-v=\"{}\">{:.1} ± {:.1} µs</td>",
+                        t.mean,
+                        t.mean / 1e3,
+                        t.ci95_half_width() / 1e3
+                    );
+                }
+                None => s.push_str("<td>–</td>"),
+            }
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody></table>\n<p>Click a column's name to sort by it.</p>\n");
+}
