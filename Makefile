@@ -5,11 +5,13 @@
 #                  (two builds and a training run, about nine minutes on two cores)
 #   make test   installs what is missing, checks formatting and lints, runs every test
 #   make recorder  builds the Flink recorder agent and the reference job (docs/recorder.md)
+#   make paper  reproduces the Gadget paper's Figures 11-14 with gadget bench
+#               (examples/experiments/paper/; docs/reproducing-the-paper.md says how long)
 SHELL := /bin/bash
 EXAMPLE ?= examples/flink-reference/tumbling-incr.toml
 OUT ?= out/tumbling-incr.gtrace
 
-.PHONY: run gen test build build-pgo bench recorder
+.PHONY: run gen test build build-pgo bench recorder paper
 
 build:
 	scripts/setup.sh release
@@ -36,3 +38,9 @@ bench: build
 
 recorder:
 	mvn -B -q -Dstyle.color=never package -f recorder/flink/pom.xml
+
+# each figure's experiment into out/paper/FIGURE; --resume: a stopped `make paper` goes on
+paper: build
+	for f in examples/experiments/paper/*.toml; do \
+	  ./target/release/gadget bench $$f -o out/paper/$$(basename $$f .toml) --resume || exit $$?; \
+	done

@@ -358,3 +358,44 @@ fn chromium() -> Option<&'static str> {
     }
     found
 }
+
+#[test]
+fn every_bundled_experiment_is_valid_and_names_files_that_exist() {
+    let shared = project_root().join("../shared");
+    let mut checked = 0;
+    for folder in ["examples/experiments", "examples/experiments/paper"] {
+        for entry in std::fs::read_dir(project_root().join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue;
+            }
+            let e = gadget::config::experiment::Experiment::load(&path)
+                .unwrap_or_else(|e| panic!("{e}"));
+            for w in &e.workloads {
+                let files = match &w.file {
+                    gadget::config::experiment::WorkloadFile::Config(c) => c.clone(),
+                    gadget::config::experiment::WorkloadFile::Trace(t) => vec![t.clone()],
+                };
+                for f in files {
+                    let in_shared = f.to_string_lossy().contains("/shared/");
+                    if in_shared && !shared.exists() {
+                        assert!(
+                            std::env::var("CI").as_deref() != Ok("true"),
+                            "../shared is missing, but CI=true"
+                        );
+                        eprintln!("not checked (no ../shared here): {}", f.display());
+                        continue;
+                    }
+                    assert!(
+                        f.exists(),
+                        "{}: {} does not exist",
+                        path.display(),
+                        f.display()
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "{checked} experiment files");
+}

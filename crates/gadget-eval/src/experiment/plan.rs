@@ -74,10 +74,17 @@ impl Plan {
     /// labelled `label`.
     pub fn arguments(e: &Experiment, cell: &Cell, label: &str, output: &Path) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
-        match &e.workloads[cell.workload].file {
-            WorkloadFile::Config(p) => {
+        let workload = &e.workloads[cell.workload];
+        match &workload.file {
+            WorkloadFile::Config(configs) => {
                 a.push("run".into());
-                a.push(p.into());
+                a.extend(configs.iter().map(OsString::from));
+                for (k, v) in &workload.properties {
+                    a.extend(["-p".into(), format!("{k}={v}").into()]);
+                }
+                if let Some(n) = workload.input_passes {
+                    a.extend(["--input-passes".into(), n.to_string().into()]);
+                }
             }
             WorkloadFile::Trace(p) => {
                 a.push("replay".into());
@@ -96,7 +103,7 @@ impl Plan {
             a.extend(["--rate".into(), rate.to_string().into()]);
         }
         let options = [
-            ("--limit", e.limit.map(|n| n.to_string())),
+            ("--limit", workload.limit.or(e.limit).map(|n| n.to_string())),
             ("--duration", e.duration.clone()),
             ("--warmup", e.warmup.clone()),
         ];

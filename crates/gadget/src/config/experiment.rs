@@ -43,8 +43,9 @@ pub enum RunOrder {
 /// What a workload is read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkloadFile {
-    /// A workload config (Gadget TOML, YCSB properties): `gadget run`.
-    Config(PathBuf),
+    /// Workload configs (Gadget TOML, YCSB properties): `gadget run`; several run at once as
+    /// co-located operators (the paper's Figure 14), sharing the store with `shared_store`.
+    Config(Vec<PathBuf>),
     /// A trace: `gadget replay`.
     Trace(PathBuf),
 }
@@ -56,6 +57,12 @@ pub struct ExperimentWorkload {
     pub name: String,
     /// Its file, relative paths resolved against the experiment file's folder.
     pub file: WorkloadFile,
+    /// YCSB properties to override (`-p KEY=VALUE`), in file order.
+    pub properties: Vec<(String, String)>,
+    /// `--input-passes`: how often a config's input file is played.
+    pub input_passes: Option<u64>,
+    /// `--limit` of this workload's runs, over the experiment's.
+    pub limit: Option<u64>,
 }
 
 /// A `[[store]]`.
@@ -296,26 +303,78 @@ fn rate_range(t: Section<'_>) -> Result<Vec<f64>, ConfigError> {
 }
 
 fn workload(w: &Section<'_>) -> Result<ExperimentWorkload, ConfigError> {
-    let file = match (w.path("config")?, w.path("trace")?) {
+    let configs = match w.strings("configs")? {
+        Some(list) if list.len() < 2 => {
+            return Err(w.error(
+                "configs",
+                "list two configs or more to run at once; one is `config = \"...\"`",
+            ))
+        }
+        Some(list) => Some(list.iter().map(|p| relative_to(w, p)).collect()),
+        None => w.path("config")?.map(|c| vec![c]),
+    };
+    let file = match (configs, w.path("trace")?) {
         (Some(c), None) => WorkloadFile::Config(c),
         (None, Some(t)) => WorkloadFile::Trace(t),
-        (Some(_), Some(_)) => return Err(w.error("trace", "give `config` or `trace`, not both")),
+        (Some(_), Some(_)) => {
+            return Err(w.error("trace", "give `config` (or `configs`) or `trace`, not both"))
+        }
         (None, None) => {
             return Err(w.missing(
                 "config",
-                "the workload's config (or `trace = \"...\"` for a trace file)",
+                "the workload's config, `configs = [...]` for co-located ones, or `trace = \"...\"` for a trace file",
             ))
         }
     };
-    let stem = match &file {
-        WorkloadFile::Config(p) | WorkloadFile::Trace(p) => p
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+    let stems: Vec<String> = match &file {
+        WorkloadFile::Config(ps) => ps.iter().map(|p| stem(p)).collect(),
+        WorkloadFile::Trace(p) => vec![stem(p)],
     };
-    let name = w.string("name")?.unwrap_or(stem);
+    let name = w.string("name")?.unwrap_or_else(|| stems.join("+"));
     check_name(w, "name", &name)?;
-    Ok(ExperimentWorkload { name, file })
+    let properties = match w.table("properties")? {
+        Some(t) => {
+            let entries = t.text_entries(&[])?;
+            entries.into_iter().map(|(k, v, _)| (k, v)).collect()
+        }
+        None => Vec::new(),
+    };
+    let input_passes = w.int("input_passes", 1, 100_000)?.map(|n| n as u64);
+    let limit = w.int("limit", 1, i64::MAX)?.map(|n| n as u64);
+    if matches!(file, WorkloadFile::Trace(_)) {
+        for (key, set) in [
+            ("properties", !properties.is_empty()),
+            ("input_passes", input_passes.is_some()),
+        ] {
+            if set {
+                return Err(w.error(key, "applies to configs, not to a trace"));
+            }
+        }
+    }
+    Ok(ExperimentWorkload {
+        name,
+        file,
+        properties,
+        input_passes,
+        limit,
+    })
+}
+
+/// `path` as written in `w`'s file: relative to that file's folder.
+fn relative_to(w: &Section<'_>, path: &str) -> PathBuf {
+    let p = PathBuf::from(path);
+    if p.is_absolute() {
+        p
+    } else {
+        w.folder().join(p)
+    }
+}
+
+/// A file's name without its extension.
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
@@ -351,17 +410,17 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
     Ok(ExperimentStore { name, kind, flags })
 }
 
-/// Names become file names: letters, digits, `.`, `_` and `-` only.
+/// Names become file names: letters, digits, `.`, `_`, `-` and `+` only.
 fn check_name(s: &Section<'_>, key: &str, name: &str) -> Result<(), ConfigError> {
     let ok = !name.is_empty()
         && !name.starts_with('.')
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+'));
     if ok {
         Ok(())
     } else {
-        Err(s.error(key, format!("`{name}` cannot name files; use letters, digits, '.', '_' and '-' (set `name = \"...\"`)")))
+        Err(s.error(key, format!("`{name}` cannot name files; use letters, digits, '.', '_', '-' and '+' (set `name = \"...\"`)")))
     }
 }
 
@@ -430,7 +489,7 @@ rates = [1000, 2500.5]
         assert_eq!(e.workloads[0].name, "workloada");
         assert_eq!(
             e.workloads[0].file,
-            WorkloadFile::Config("dir/ycsb/workloada.toml".into())
+            WorkloadFile::Config(vec!["dir/ycsb/workloada.toml".into()])
         );
         assert_eq!(
             e.workloads[1].file,
@@ -523,6 +582,36 @@ rates = [1000, 2500.5]
             e.contains(":7:") && e.contains("must be above `from`"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn co_located_configs_properties_and_passes_belong_to_a_workload() {
+        let e = parse(
+            "[[workload]]\nconfigs = [\"a.toml\", \"/b.toml\"]\ninput_passes = 3\nlimit = 9\n\
+             [workload.properties]\nrecordcount = 1000\nrequestdistribution = \"zipfian\"\n\
+             [[store]]\nkind = \"rocksdb\"\nshared_store = true\n",
+        )
+        .unwrap();
+        let w = &e.workloads[0];
+        assert_eq!(w.name, "a+b");
+        assert_eq!(
+            w.file,
+            WorkloadFile::Config(vec!["dir/a.toml".into(), "/b.toml".into()])
+        );
+        let props: Vec<(&str, &str)> = w
+            .properties
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            props,
+            [("recordcount", "1000"), ("requestdistribution", "zipfian")]
+        );
+        assert_eq!((w.input_passes, w.limit), (Some(3), Some(9)));
+        let e =
+            parse("[[workload]]\ntrace = \"t\"\ninput_passes = 2\n[[store]]\nkind = \"memory\"\n")
+                .unwrap_err();
+        assert!(e.to_string().contains("applies to configs"), "{e}");
     }
 
     #[test]

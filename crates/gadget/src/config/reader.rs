@@ -392,6 +392,11 @@ impl<'a> Section<'a> {
             .map(Some)
     }
 
+    /// The folder of the file this section is in, which relative paths start from.
+    pub(crate) fn folder(&self) -> &Path {
+        self.doc.path.parent().unwrap_or(Path::new("."))
+    }
+
     /// A path, relative to the config file's folder.
     pub(crate) fn path(&self, key: &'static str) -> Result<Option<PathBuf>, ConfigError> {
         Ok(self.string(key)?.map(|p| {
@@ -399,7 +404,7 @@ impl<'a> Section<'a> {
             if p.is_absolute() {
                 p
             } else {
-                self.doc.path.parent().unwrap_or(Path::new(".")).join(p)
+                self.folder().join(p)
             }
         }))
     }
