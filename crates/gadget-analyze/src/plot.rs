@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use plotters::coord::ranged1d::ValueFormatter;
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
@@ -108,6 +107,10 @@ pub struct Figure {
     pub y_label: String,
     /// Logarithmic x axis.
     pub log_x: bool,
+    /// Logarithmic y axis (values spanning decades: latencies).
+    pub log_y: bool,
+    /// The x values are places on a "nines" axis ([`nines`]), labelled as percentiles.
+    pub x_nines: bool,
     /// Lines or bars.
     pub kind: FigureKind,
     /// Tick labels of a bar chart's categories.
@@ -160,6 +163,8 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
             x_label: "stack distance".into(),
             y_label: "fraction of re-accesses".into(),
             log_x: false,
+            log_y: false,
+            x_nines: false,
             kind: FigureKind::Bars,
             categories,
             series: vec![
@@ -181,6 +186,8 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
             x_label: "sequence length".into(),
             y_label: "unique sequences".into(),
             log_x: false,
+            log_y: false,
+            x_nines: false,
             kind: FigureKind::Lines,
             categories: Vec::new(),
             series: vec![
@@ -202,6 +209,8 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
             x_label: "cache size (keys)".into(),
             y_label: "hit ratio".into(),
             log_x: true,
+            log_y: false,
+            x_nines: false,
             kind: FigureKind::Lines,
             categories: Vec::new(),
             series: vec![
@@ -223,6 +232,8 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
             x_label: "keyed request".into(),
             y_label: "keys alive".into(),
             log_x: false,
+            log_y: false,
+            x_nines: false,
             kind: FigureKind::Lines,
             categories: Vec::new(),
             series: vec![Series {
@@ -241,6 +252,8 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
             x_label: "TTL (keyed requests)".into(),
             y_label: "fraction of keys".into(),
             log_x: true,
+            log_y: false,
+            x_nines: false,
             kind: FigureKind::Lines,
             categories: Vec::new(),
             series: vec![Series {
@@ -267,6 +280,8 @@ pub fn rate_figures(
             x_label: "bin".into(),
             y_label: what.into(),
             log_x: false,
+            log_y: false,
+            x_nines: false,
             kind: FigureKind::Lines,
             categories: Vec::new(),
             series: vec![Series {
@@ -286,6 +301,8 @@ pub fn rate_figures(
             x_label: "lag (bins)".into(),
             y_label: "autocorrelation".into(),
             log_x: false,
+            log_y: false,
+            x_nines: false,
             kind: FigureKind::Lines,
             categories: Vec::new(),
             series: vec![Series {
@@ -370,6 +387,9 @@ fn bounds(points: impl Iterator<Item = (f64, f64)>) -> ((f64, f64), (f64, f64)) 
     ((x0, x1), (y0, y1 * 1.05))
 }
 
+/// Width of the legend column beside a chart, pixels.
+const LEGEND_WIDTH: u32 = 230;
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     f: &Figure,
@@ -378,16 +398,24 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
+    // the legend gets a column of its own beside the chart: it never covers the data
+    let (width, _) = root.dim_in_pixel();
+    let (area, legend) = root.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
     let ((x0, x1), (y0, y1)) = bounds(f.series.iter().flat_map(|s| s.points.iter().copied()));
-    let mut builder = ChartBuilder::on(&root);
+    let mut builder = ChartBuilder::on(&area);
     builder
-        .caption(&f.title, ("sans-serif", 22))
+        .caption(&f.title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(70);
     let style = |i: usize| Palette99::pick(i).to_rgba();
-    match (f.kind, f.log_x) {
-        (FigureKind::Bars, _) => {
+    // a log axis starts at the smallest positive value, a decade rounded
+    let y_log = (
+        10f64.powf(positive_min(f, |p| p.1).log10().floor()),
+        y1.max(1e-9),
+    );
+    match (f.kind, f.log_x, f.log_y) {
+        (FigureKind::Bars, _, _) => {
             let mut chart = builder
                 .build_cartesian_2d(-0.5f64..(f.categories.len().max(1) as f64 - 0.5), y0..y1)
                 .map_err(|e| e.to_string())?;
@@ -409,56 +437,100 @@ where
                 .draw()
                 .map_err(|e| e.to_string())?;
             for (i, s) in f.series.iter().enumerate() {
-                let color = style(i);
-                let fill = color.mix(if s.baseline { 0.35 } else { 0.6 });
+                let fill = style(i).mix(if s.baseline { 0.35 } else { 0.6 });
                 chart
                     .draw_series(s.points.iter().map(|&(x, y)| {
                         Rectangle::new([(x - 0.4, 0.0), (x + 0.4, y)], fill.filled())
                     }))
-                    .map_err(|e| e.to_string())?
-                    .label(&s.label)
-                    .legend(move |(x, y)| {
-                        Rectangle::new([(x, y - 5), (x + 12, y + 5)], fill.filled())
-                    });
+                    .map_err(|e| e.to_string())?;
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(|e| e.to_string())?;
         }
-        (FigureKind::Lines, true) => draw_lines(
+        (FigureKind::Lines, true, false) => draw_lines(
             builder
-                .build_cartesian_2d((x0.max(1e-9)..x1).log_scale(), y0..y1)
+                .build_cartesian_2d((positive_min(f, |p| p.0)..x1).log_scale(), y0..y1)
                 .map_err(|e| e.to_string())?,
             f,
         )?,
-        (FigureKind::Lines, false) => draw_lines(
+        (FigureKind::Lines, false, false) => draw_lines(
             builder
                 .build_cartesian_2d(x0..x1, y0..y1)
                 .map_err(|e| e.to_string())?,
             f,
         )?,
+        (FigureKind::Lines, true, true) => draw_lines(
+            builder
+                .build_cartesian_2d(
+                    (positive_min(f, |p| p.0)..x1).log_scale(),
+                    (y_log.0..y_log.1).log_scale(),
+                )
+                .map_err(|e| e.to_string())?,
+            f,
+        )?,
+        (FigureKind::Lines, false, true) => draw_lines(
+            builder
+                .build_cartesian_2d(x0..x1, (y_log.0..y_log.1).log_scale())
+                .map_err(|e| e.to_string())?,
+            f,
+        )?,
     }
+    draw_legend(&legend, f).map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
 }
 
-/// Draws a line figure on a chart whose x axis is linear or logarithmic.
-fn draw_lines<'a, DB, X>(
-    mut chart: ChartContext<'a, DB, Cartesian2d<X, RangedCoordf64>>,
+/// The smallest positive coordinate `pick` takes from any point (1e-9 when none is).
+fn positive_min(f: &Figure, pick: impl Fn(&(f64, f64)) -> f64) -> f64 {
+    f.series
+        .iter()
+        .flat_map(|s| s.points.iter().map(&pick))
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min)
+        .clamp(1e-9, f64::MAX)
+}
+
+/// One row per series in the legend column: its colour as drawn, and its label.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    f: &Figure,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    for (i, s) in f.series.iter().enumerate() {
+        let y = 50 + 22 * i as i32;
+        let colour = Palette99::pick(i).to_rgba();
+        match f.kind {
+            FigureKind::Bars => {
+                let fill = colour.mix(if s.baseline { 0.35 } else { 0.6 });
+                area.draw(&Rectangle::new([(8, y - 6), (26, y + 6)], fill.filled()))?;
+            }
+            FigureKind::Lines => {
+                let width = if s.baseline { 1 } else { 2 };
+                area.draw(&PathElement::new(
+                    vec![(6, y), (28, y)],
+                    colour.stroke_width(width),
+                ))?;
+            }
+        }
+        let label: String = s.label.chars().take(30).collect();
+        area.draw(&Text::new(label, (34, y - 7), ("sans-serif", 13)))?;
+    }
+    Ok(())
+}
+
+/// Draws a line figure on a chart whose axes are linear or logarithmic.
+fn draw_lines<'a, DB, X, Y>(
+    mut chart: ChartContext<'a, DB, Cartesian2d<X, Y>>,
     f: &Figure,
 ) -> Result<(), String>
 where
     DB: DrawingBackend + 'a,
     DB::ErrorType: 'static,
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
+    let nines = f.x_nines;
     chart
         .configure_mesh()
         .x_desc(&f.x_label)
         .y_desc(&f.y_label)
-        .x_label_formatter(&|x| tick(*x))
+        .x_label_formatter(&|x| if nines { nines_label(*x) } else { tick(*x) })
         .y_label_formatter(&|y| tick(*y))
         .draw()
         .map_err(|e| e.to_string())?;
@@ -470,18 +542,37 @@ where
                 s.points.iter().copied(),
                 color.stroke_width(width),
             ))
-            .map_err(|e| e.to_string())?
-            .label(&s.label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
-            });
+            .map_err(|e| e.to_string())?;
+        // a single point (a run shorter than one interval) is still drawn
+        if s.points.len() == 1 {
+            chart
+                .draw_series(s.points.iter().map(|&p| Circle::new(p, 4, color.filled())))
+                .map_err(|e| e.to_string())?;
+        }
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())
+    Ok(())
+}
+
+/// A position on a "nines" axis (`-log10(1 - percentile/100)`) as its percentile: 0 is 0%,
+/// 1 is 90%, 2 is 99%, 3 is 99.9%.
+pub fn nines_label(x: f64) -> String {
+    let p = 100.0 * (1.0 - 10f64.powf(-x));
+    if x.fract().abs() < 1e-9 || p >= 99.0 {
+        let text = format!("{p:.6}");
+        format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        format!("{p:.0}%")
+    }
+}
+
+/// A percentile's place on a "nines" axis; 100% lands half a nine past `last`, the highest
+/// other percentile's place.
+pub fn nines(percentile: f64, last: f64) -> f64 {
+    if percentile >= 100.0 {
+        last + 0.5
+    } else {
+        -(1.0 - percentile / 100.0).log10()
+    }
 }
 
 const SIZE: (u32, u32) = (900, 540);
@@ -575,7 +666,20 @@ pub fn write_figures(dir: &Path, figures: &[Figure]) -> Result<Vec<PathBuf>, Plo
 
 #[cfg(test)]
 mod tests {
-    use super::tick;
+    use super::{nines, nines_label, tick};
+
+    #[test]
+    fn a_nines_axis_spaces_90_99_and_99_9_percent_evenly() {
+        assert_eq!(nines(0.0, 0.0), 0.0);
+        assert!((nines(90.0, 0.0) - 1.0).abs() < 1e-12);
+        assert!((nines(99.9, 0.0) - 3.0).abs() < 1e-9);
+        assert_eq!(nines(100.0, 4.2), 4.7);
+        let labels: Vec<String> = [0.0, 1.0, 2.0, 3.0, 4.0, 0.5]
+            .iter()
+            .map(|&x| nines_label(x))
+            .collect();
+        assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.99%", "68%"]);
+    }
 
     #[test]
     fn ticks_are_short() {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Deserialize;
 
-use crate::plot::{Figure, FigureKind, Series};
+use crate::plot::{nines, Figure, FigureKind, Series};
 use crate::report::thousands;
 
 /// One row of a latency table.
@@ -72,6 +72,9 @@ pub struct RunResults {
     pub latency: Vec<LatencyRow>,
     /// Service time (completion − actual start) per op, then all.
     pub service: Vec<LatencyRow>,
+    /// Latency per op as a percentile spectrum (absent in older results).
+    #[serde(default)]
+    pub latency_spectrum: Vec<SpectrumRow>,
     /// Per-interval throughput and latency.
     #[serde(default)]
     pub time_series: Vec<Interval>,
@@ -81,6 +84,21 @@ pub struct RunResults {
     /// What ran (absent in older results).
     #[serde(default)]
     pub context: Option<RunContext>,
+}
+
+/// One latency curve of a figure: its op, `(percentile, ns)` points, drawn thin (baseline).
+type Curve = (String, Vec<(f64, u64)>, bool);
+
+/// Where a curve's `(percentile, ns)` points go on a figure.
+type Placement = dyn Fn(&[(f64, u64)]) -> Vec<(f64, f64)>;
+
+/// A latency percentile spectrum: `(percentile, ns)` points.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SpectrumRow {
+    /// Op name or `all`.
+    pub op: String,
+    /// `(percentile, ns)`, ascending.
+    pub points: Vec<(f64, u64)>,
 }
 
 /// The parts of a results file's `context` that tell runs apart.
@@ -148,47 +166,90 @@ impl RunResults {
         s
     }
 
-    /// Latency percentile and throughput plots.
+    /// Latency plots (the percentile spectrum on a "nines" axis, the distribution with log
+    /// bins, latency over time on a log axis) and throughput over time.
     pub fn figures(&self, label: &str) -> Vec<Figure> {
-        let percentiles = |r: &LatencyRow| {
+        // the six stored percentiles, for results without a spectrum and for service time
+        let six = |r: &LatencyRow| {
             vec![
-                (r.min_ns.max(1) as f64, 0.0),
-                (r.p50_ns.max(1) as f64, 0.5),
-                (r.p99_ns.max(1) as f64, 0.99),
-                (r.p999_ns.max(1) as f64, 0.999),
-                (r.p9999_ns.max(1) as f64, 0.9999),
-                (r.max_ns.max(1) as f64, 1.0),
+                (0.0, r.min_ns),
+                (50.0, r.p50_ns),
+                (99.0, r.p99_ns),
+                (99.9, r.p999_ns),
+                (99.99, r.p9999_ns),
+                (100.0, r.max_ns),
             ]
         };
-        let mut latency: Vec<Series> = self
-            .latency
-            .iter()
-            .map(|r| Series {
-                label: format!("{label} {}", r.op),
-                points: percentiles(r),
-                baseline: false,
-            })
-            .collect();
+        let mut curves: Vec<Curve> = if self.latency_spectrum.is_empty() {
+            self.latency
+                .iter()
+                .map(|r| (r.op.clone(), six(r), false))
+                .collect()
+        } else {
+            let spectra = self.latency_spectrum.iter();
+            spectra
+                .map(|s| (s.op.clone(), s.points.clone(), false))
+                .collect()
+        };
         if let Some(all) = self.service.iter().find(|r| r.op == "all") {
-            latency.push(Series {
-                label: format!("{label} all, service time"),
-                points: percentiles(all),
-                baseline: true,
-            });
+            curves.push(("all, service time".into(), six(all), true));
         }
+        // every curve's 100% at the same place: half a nine past the highest other percentile
+        let last = curves
+            .iter()
+            .flat_map(|c| c.1.iter())
+            .filter(|p| p.0 < 100.0)
+            .map(|p| nines(p.0, 0.0))
+            .fold(0.0, f64::max);
+        let spectrum = move |points: &[(f64, u64)]| -> Vec<(f64, f64)> {
+            points
+                .iter()
+                .map(|&(p, ns)| (nines(p, last), ns.max(1) as f64))
+                .collect()
+        };
+        let series = |f: &Placement| -> Vec<Series> {
+            curves
+                .iter()
+                .map(|(op, points, baseline)| Series {
+                    label: format!("{label} {op}"),
+                    points: f(points),
+                    baseline: *baseline,
+                })
+                .collect()
+        };
+        let cumulative = |points: &[(f64, u64)]| -> Vec<(f64, f64)> {
+            points
+                .iter()
+                .map(|&(p, ns)| (ns.max(1) as f64, p / 100.0))
+                .collect()
+        };
         let over_time = |f: &dyn Fn(&Interval) -> f64| -> Vec<(f64, f64)> {
             self.time_series.iter().map(|i| (i.start_s, f(i))).collect()
         };
         vec![
             Figure {
-                name: "latency-percentiles".into(),
-                title: "Latency percentiles (min, p50, p99, p99.9, p99.99, max)".into(),
-                x_label: "latency (ns)".into(),
-                y_label: "fraction of requests".into(),
-                log_x: true,
+                name: "latency-spectrum".into(),
+                title: "Latency by percentile (spectrum)".into(),
+                x_label: "percentile".into(),
+                y_label: "latency (ns, log)".into(),
+                log_x: false,
+                log_y: true,
+                x_nines: true,
                 kind: FigureKind::Lines,
                 categories: Vec::new(),
-                series: latency,
+                series: series(&spectrum),
+            },
+            Figure {
+                name: "latency-distribution".into(),
+                title: "Latency distribution (cumulative, log bins)".into(),
+                x_label: "latency (ns, log)".into(),
+                y_label: "fraction of requests at or below".into(),
+                log_x: true,
+                log_y: false,
+                x_nines: false,
+                kind: FigureKind::Lines,
+                categories: Vec::new(),
+                series: series(&cumulative),
             },
             Figure {
                 name: "throughput".into(),
@@ -196,6 +257,8 @@ impl RunResults {
                 x_label: "time (s)".into(),
                 y_label: "requests/s".into(),
                 log_x: false,
+                log_y: false,
+                x_nines: false,
                 kind: FigureKind::Lines,
                 categories: Vec::new(),
                 series: vec![Series {
@@ -208,8 +271,10 @@ impl RunResults {
                 name: "latency-over-time".into(),
                 title: "p50 and p99 latency over time".into(),
                 x_label: "time (s)".into(),
-                y_label: "latency (ns)".into(),
+                y_label: "latency (ns, log)".into(),
                 log_x: false,
+                log_y: true,
+                x_nines: false,
                 kind: FigureKind::Lines,
                 categories: Vec::new(),
                 series: vec![

@@ -267,3 +267,43 @@ fn the_html_report_renders_its_plots_in_a_browser() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn run_results_keep_a_latency_spectrum_that_analyze_draws_on_a_nines_axis() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::project_root().join("examples/ycsb/workloada.toml");
+    let results = dir.path().join("r.json");
+    gadget()
+        .args(["run", cfg.to_str().unwrap(), "--store", "memory", "-o"])
+        .arg(&results)
+        .assert()
+        .success();
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+    let spectra = r["latency_spectrum"].as_array().unwrap();
+    let all = spectra.iter().find(|s| s["op"] == "all").unwrap();
+    let points = all["points"].as_array().unwrap();
+    assert!(points.len() > 20, "{} points", points.len());
+    let last = points.last().unwrap();
+    assert_eq!(last[0], 100.0);
+    let max = r["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == "all")
+        .unwrap()["max_ns"]
+        .clone();
+    assert_eq!(last[1], max, "the spectrum ends at the maximum");
+    let plots = dir.path().join("plots");
+    gadget()
+        .arg("analyze")
+        .arg(&results)
+        .arg("--plots")
+        .arg(&plots)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(plots.join("latency-spectrum.svg")).unwrap();
+    for label in ["99%", "99.9%", "percentile"] {
+        assert!(svg.contains(label), "the spectrum's x axis lacks {label}");
+    }
+    assert!(plots.join("latency-distribution.svg").exists());
+}

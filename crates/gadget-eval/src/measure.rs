@@ -435,6 +435,25 @@ impl Recorder {
         }
     }
 
+    /// The latency percentile spectrum of each op that occurred, then of `all`.
+    pub fn spectra(&self) -> Vec<Spectrum> {
+        let mut out = Vec::new();
+        let mut all: Option<Histogram<u64>> = None;
+        for op in Op::ALL {
+            if let Some(h) = self.op_histograms(op) {
+                out.push(Spectrum::of(op.name(), &h.latency));
+                match all.as_mut() {
+                    Some(a) => a.add(&h.latency).expect("same bounds"),
+                    None => all = Some(h.latency),
+                }
+            }
+        }
+        if let Some(a) = all {
+            out.push(Spectrum::of("all", &a));
+        }
+        out
+    }
+
     /// Summary rows per op that occurred, then `all`.
     pub fn summary(&self, seconds: f64) -> (Vec<OpSummary>, Vec<OpSummary>) {
         let mut latency = Vec::new();
@@ -484,6 +503,37 @@ impl Recorder {
                 .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
         }
         Ok(())
+    }
+}
+
+/// A latency percentile spectrum, as HdrHistogram prints it: the latency at percentiles that
+/// close in on 100% five steps per halving of the distance to it (50%, 75%, 87.5%, ...), so
+/// the tail is drawn as finely as the middle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spectrum {
+    /// Op name or `all`.
+    pub op: String,
+    /// `(percentile, ns)`, percentiles from 0 to 100 ascending.
+    pub points: Vec<(f64, u64)>,
+}
+
+impl Spectrum {
+    /// The spectrum of `h` (no points when it is empty).
+    pub fn of(op: &str, h: &Histogram<u64>) -> Spectrum {
+        let mut points: Vec<(f64, u64)> = Vec::new();
+        if !h.is_empty() {
+            for v in h.iter_quantiles(5) {
+                let p = v.quantile_iterated_to() * 100.0;
+                let ns = h.highest_equivalent(v.value_iterated_to());
+                if points.last().is_none_or(|&(lp, _)| p > lp) {
+                    points.push((p, ns));
+                }
+            }
+        }
+        Spectrum {
+            op: op.to_string(),
+            points,
+        }
     }
 }
 
@@ -659,6 +709,38 @@ pub fn render_table(rows: &[OpSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spectrum_reaches_the_maximum_closing_in_on_the_tail() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for v in 1..=10_000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let s = Spectrum::of("get", &h);
+        let (first, last) = (s.points[0], *s.points.last().unwrap());
+        assert_eq!(last, (100.0, h.highest_equivalent(10_000_000)));
+        assert!(first.0 < 1.0 && first.1 <= 2_000, "{first:?}");
+        assert!(s
+            .points
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+        // the tail is drawn finely: points between 99% and 99.99%
+        let tail = s
+            .points
+            .iter()
+            .filter(|p| (99.0..99.99).contains(&p.0))
+            .count();
+        assert!(
+            tail >= 10,
+            "{tail} points in the tail of {}",
+            s.points.len()
+        );
+        let median = s.points.iter().find(|p| p.0 >= 50.0).unwrap();
+        assert!((4_900_000..=5_100_000).contains(&median.1), "{median:?}");
+        assert!(Spectrum::of("get", &Histogram::<u64>::new(3).unwrap())
+            .points
+            .is_empty());
+    }
 
     #[test]
     fn interval_percentiles_from_counts_are_the_histograms_for_small_sets_too() {

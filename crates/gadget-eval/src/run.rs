@@ -10,7 +10,7 @@ use gadget::PROGRESS_EVERY;
 use serde::{Deserialize, Serialize};
 
 use crate::arrival::ArrivalProcess;
-use crate::measure::{IntervalStats, OpSummary, Recorder, MAX_INTERVALS};
+use crate::measure::{IntervalStats, OpSummary, Recorder, Spectrum, MAX_INTERVALS};
 use crate::store::{Store, StoreError};
 use crate::value::ValueBytes;
 use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
@@ -123,6 +123,9 @@ pub struct RunReport {
     pub latency: Vec<OpSummary>,
     /// Service time (completion − actual start) per op, then `all`.
     pub service: Vec<OpSummary>,
+    /// Latency per op, then `all`, as a percentile spectrum (from the full histograms).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_spectrum: Vec<Spectrum>,
     /// Throughput and latency per interval.
     pub time_series: Vec<IntervalStats>,
     /// True when the run had more intervals than the time series keeps (the first
@@ -323,6 +326,7 @@ impl Measured {
             bytes_read: self.bytes_read,
             latency,
             service,
+            latency_spectrum: self.recorder.spectra(),
             time_series: self.recorder.series.clone(),
             time_series_truncated: self.recorder.is_series_truncated(),
             store_counters: BTreeMap::new(),
