@@ -13,6 +13,7 @@ use plotters::prelude::*;
 use plotters::style::FontStyle;
 
 use crate::Analysis;
+use gadget::nines::nines_label;
 
 /// Why a plot could not be drawn or written.
 #[derive(Debug, thiserror::Error)]
@@ -109,7 +110,8 @@ pub struct Figure {
     pub log_x: bool,
     /// Logarithmic y axis (values spanning decades: latencies).
     pub log_y: bool,
-    /// The x values are places on a "nines" axis ([`nines`]), labelled as percentiles.
+    /// The x values are places on a "nines" axis ([`gadget::nines::nines`]), labelled as
+    /// percentiles.
     pub x_nines: bool,
     /// Lines or bars.
     pub kind: FigureKind,
@@ -553,28 +555,6 @@ where
     Ok(())
 }
 
-/// A position on a "nines" axis (`-log10(1 - percentile/100)`) as its percentile: 0 is 0%,
-/// 1 is 90%, 2 is 99%, 3 is 99.9%.
-pub fn nines_label(x: f64) -> String {
-    let p = 100.0 * (1.0 - 10f64.powf(-x));
-    if x.fract().abs() < 1e-9 || p >= 99.0 {
-        let text = format!("{p:.6}");
-        format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
-    } else {
-        format!("{p:.0}%")
-    }
-}
-
-/// A percentile's place on a "nines" axis; 100% lands half a nine past `last`, the highest
-/// other percentile's place.
-pub fn nines(percentile: f64, last: f64) -> f64 {
-    if percentile >= 100.0 {
-        last + 0.5
-    } else {
-        -(1.0 - percentile / 100.0).log10()
-    }
-}
-
 const SIZE: (u32, u32) = (900, 540);
 
 /// The figure as an SVG document.
@@ -666,20 +646,7 @@ pub fn write_figures(dir: &Path, figures: &[Figure]) -> Result<Vec<PathBuf>, Plo
 
 #[cfg(test)]
 mod tests {
-    use super::{nines, nines_label, tick};
-
-    #[test]
-    fn a_nines_axis_spaces_90_99_and_99_9_percent_evenly() {
-        assert_eq!(nines(0.0, 0.0), 0.0);
-        assert!((nines(90.0, 0.0) - 1.0).abs() < 1e-12);
-        assert!((nines(99.9, 0.0) - 3.0).abs() < 1e-9);
-        assert_eq!(nines(100.0, 4.2), 4.7);
-        let labels: Vec<String> = [0.0, 1.0, 2.0, 3.0, 4.0, 0.5]
-            .iter()
-            .map(|&x| nines_label(x))
-            .collect();
-        assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.99%", "68%"]);
-    }
+    use super::tick;
 
     #[test]
     fn ticks_are_short() {

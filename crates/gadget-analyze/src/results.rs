@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 
 use serde::Deserialize;
 
-use crate::plot::{nines, Figure, FigureKind, Series};
+use crate::plot::{Figure, FigureKind, Series};
 use crate::report::thousands;
+use gadget::nines::nines;
 
 /// One row of a latency table.
 #[derive(Debug, Clone, Deserialize)]

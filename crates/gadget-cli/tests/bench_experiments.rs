@@ -305,13 +305,20 @@ fn a_rate_sweep_reports_the_curve_and_the_highest_rate_sustained() {
         "{md}"
     );
 
-    // the report: throughput bars, p99.9 on a log axis, the sweep's curve, drawn by a browser
+    // the report: throughput bars, p99.9 on a log axis, a latency spectrum per rate, the
+    // sweep's curve, all drawn by a browser
     let report = out.join("report.html");
     let html = std::fs::read_to_string(&report).unwrap();
     for outside in ["src=\"http", "href=\"http", "<link", "@import"] {
         assert!(!html.contains(outside), "the report fetches {outside}…");
     }
-    for id in ["throughput", "p999", "capacity-0"] {
+    for id in [
+        "throughput",
+        "p999",
+        "spectrum-0",
+        "spectrum-1",
+        "capacity-0",
+    ] {
         assert!(html.contains(&format!("<figure id=\"{id}\">")), "{id}");
     }
     assert!(html.contains("(log scale)") && html.contains("sustains 4K requests/s"));
@@ -333,8 +340,8 @@ fn a_rate_sweep_reports_the_curve_and_the_highest_rate_sustained() {
         .unwrap();
     let dom = String::from_utf8_lossy(&shown.stdout);
     assert!(
-        dom.contains("data-plots-drawn=\"3\""),
-        "the browser drew not all 3 plots; stderr: {}",
+        dom.contains("data-plots-drawn=\"5\""),
+        "the browser drew not all 5 plots; stderr: {}",
         String::from_utf8_lossy(&shown.stderr)
     );
 }

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod config;
 pub mod generate;
 pub mod key;
+pub mod nines;
 pub mod operator;
 pub mod source;
 pub mod summary;

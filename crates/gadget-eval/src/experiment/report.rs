@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::summary::{CellSummary, ExperimentSummary};
 use super::svg::{bars, lines, short, Axis, Bar, Line};
+use gadget::nines::nines;
 
 /// A cell's bar: its value and the ends of its whisker, when it has one.
 type Measure = dyn Fn(&CellSummary) -> Option<(f64, f64, f64)>;
@@ -106,6 +107,9 @@ pub fn html(summary: &ExperimentSummary) -> String {
         &bars("p99.9 latency by workload and store", &y, &p999, &legend),
         "Each bar is a store's mean 99.9th-percentile latency of all requests (from the intended start in an open loop), on a log axis because stores differ by decades; lower is better.",
     );
+    for (k, g) in groups.iter().enumerate() {
+        spectrum(&mut s, k, g, summary, &stores);
+    }
     for (k, c) in summary.capacity.iter().enumerate() {
         let store = stores.iter().position(|s| *s == c.store).unwrap_or(0);
         let points: Vec<(f64, f64, f64, f64)> = c
@@ -187,6 +191,65 @@ fn group(c: &CellSummary) -> String {
     } else {
         format!("{} ({})", c.workload, c.arrival)
     }
+}
+
+/// Group `g`'s latency spectra, one line per store (each the median-throughput run's).
+fn spectrum(s: &mut String, k: usize, g: &str, summary: &ExperimentSummary, stores: &[String]) {
+    let cells: Vec<&CellSummary> = summary
+        .cells
+        .iter()
+        .filter(|c| group(c) == g && !c.median_run_spectrum.is_empty())
+        .collect();
+    if cells.is_empty() {
+        return;
+    }
+    let last = cells
+        .iter()
+        .flat_map(|c| c.median_run_spectrum.iter())
+        .filter(|p| p.0 < 100.0)
+        .map(|p| nines(p.0, 0.0))
+        .fold(0.0, f64::max);
+    let lines_of: Vec<Line> = cells
+        .iter()
+        .map(|c| Line {
+            series: stores.iter().position(|x| *x == c.store).unwrap_or(0),
+            points: c
+                .median_run_spectrum
+                .iter()
+                .map(|&(p, ns)| {
+                    let us = ns.max(1) as f64 / 1e3;
+                    (nines(p, last), us, us, us)
+                })
+                .collect(),
+        })
+        .collect();
+    let legend: Vec<(usize, String)> = cells
+        .iter()
+        .map(|c| {
+            (
+                stores.iter().position(|x| *x == c.store).unwrap_or(0),
+                c.store.clone(),
+            )
+        })
+        .collect();
+    let x = Axis {
+        label: "percentile".into(),
+        log: false,
+        min: 0.0,
+        max: last.ceil().max(last + 0.5),
+        nines: true,
+    };
+    let y = Axis::covering(
+        "latency, µs",
+        true,
+        lines_of.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
+    );
+    figure(
+        s,
+        &format!("spectrum-{k}"),
+        &lines(&format!("Latency spectrum, {g}"), &x, &y, &lines_of, &legend, None),
+        "Each line is a store's latency (log axis) at every percentile of its median run, the percentiles spaced by their nines so 90%, 99% and 99.9% get equal room; the rightmost point is the maximum. Lower is better; a line that rises early has a heavy tail.",
+    );
 }
 
 fn figure(s: &mut String, id: &str, svg: &str, how_to_read: &str) {

@@ -35,6 +35,10 @@ pub struct CellSummary {
     /// Latency of all requests in nanoseconds (open loop: from the intended start), by
     /// percentile (`p50`, `p99`, `p999`, `max`).
     pub latency_ns: BTreeMap<String, Stats>,
+    /// The latency spectrum of all requests (`(percentile, ns)`) of the run with the median
+    /// throughput: one real run's distribution, not an average of distributions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub median_run_spectrum: Vec<(f64, u64)>,
 }
 
 /// The experiment's summary (`summary.json`).
@@ -140,6 +144,13 @@ impl ExperimentSummary {
                     })
                     .collect();
                 let throughput: Vec<f64> = reports.iter().map(|r| r.throughput).collect();
+                let mut by_throughput = reports.clone();
+                by_throughput.sort_by(|a, b| a.throughput.total_cmp(&b.throughput));
+                let median_run_spectrum = by_throughput
+                    .get(by_throughput.len() / 2)
+                    .and_then(|r| r.latency_spectrum.iter().find(|s| s.op == "all"))
+                    .map(|s| s.points.clone())
+                    .unwrap_or_default();
                 CellSummary {
                     id: cell.id.clone(),
                     workload: e.workloads[cell.workload].name.clone(),
@@ -149,6 +160,7 @@ impl ExperimentSummary {
                     completed: reports.len(),
                     throughput: Stats::of(&throughput),
                     latency_ns,
+                    median_run_spectrum,
                 }
             })
             .collect::<Vec<_>>();
@@ -364,6 +376,7 @@ mod tests {
             completed: 2,
             throughput: Stats::of(throughput),
             latency_ns: [("p99".to_string(), Stats::of(p99_ns).unwrap())].into(),
+            median_run_spectrum: Vec::new(),
         }
     }
 

@@ -30,6 +30,9 @@ pub struct Axis {
     pub min: f64,
     /// Largest value shown.
     pub max: f64,
+    /// The values are places on a "nines" axis (`-log10(1 - percentile/100)`), labelled as
+    /// the percentiles they stand for (90%, 99%, 99.9%).
+    pub nines: bool,
 }
 
 impl Axis {
@@ -60,6 +63,16 @@ impl Axis {
             log,
             min,
             max,
+            nines: false,
+        }
+    }
+
+    /// The label of the tick at `v`.
+    fn tick_label(&self, v: f64) -> String {
+        if self.nines {
+            gadget::nines::nines_label(v)
+        } else {
+            short(v)
         }
     }
 
@@ -75,6 +88,9 @@ impl Axis {
 
     /// Tick values: powers of ten on a log axis, 1-2-5 steps on a linear one.
     fn ticks(&self) -> Vec<f64> {
+        if self.nines {
+            return (0..=self.max.floor() as usize).map(|n| n as f64).collect();
+        }
         if self.log {
             let (a, b) = (
                 self.min.log10().round() as i32,
@@ -110,6 +126,10 @@ pub fn short(v: f64) -> String {
     };
     let text = if (x - x.round()).abs() < 1e-9 {
         format!("{}", x.round())
+    } else if x.abs() < 1.0 {
+        // small values keep their first significant digits: 0.01, 0.25
+        let t = format!("{x:.3}");
+        t.trim_end_matches('0').to_string()
     } else {
         format!("{x:.1}")
     };
@@ -142,7 +162,7 @@ fn frame(s: &mut String, title: &str, y: &Axis, legend: &[(usize, String)]) {
              <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
             l - 6.0,
             py + 4.0,
-            short(v)
+            y.tick_label(v)
         );
     }
     let _ = write!(
@@ -257,7 +277,7 @@ pub fn lines(
             "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{b}\" y2=\"{}\" stroke=\"black\"/><text x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
             b + 5.0,
             b + 18.0,
-            short(v)
+            x.tick_label(v)
         );
     }
     let _ = write!(
@@ -325,6 +345,7 @@ mod tests {
         assert_eq!(a.place(100_000.0, 0.0, 400.0), 200.0);
         assert_eq!(short(1500.0), "1.5K");
         assert_eq!(short(2_000_000.0), "2M");
+        assert_eq!((short(0.01), short(0.25)), ("0.01".into(), "0.25".into()));
     }
 
     #[test]
