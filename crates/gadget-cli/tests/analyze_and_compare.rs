@@ -1,5 +1,6 @@
 //! `gadget analyze` and `gadget compare` as users run them.
 
+mod browser;
 #[path = "../../gadget/tests/common.rs"]
 mod common;
 
@@ -176,27 +177,9 @@ fn gadgets_trace_and_flinks_recording_compare_as_identical() {
         .stdout(predicate::str::contains("popularity KS vs first"));
 }
 
-/// Headless Chromium, or `None` (test skipped) when it is missing outside CI.
-fn chromium() -> Option<&'static str> {
-    for c in ["chromium", "chromium-browser", "google-chrome"] {
-        if std::process::Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            return Some(c);
-        }
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("chromium is missing, but CI=true: scripts/setup.sh debug installs it");
-    }
-    eprintln!("skipping: no chromium to open the HTML report with (apt-get install chromium)");
-    None
-}
-
 #[test]
 fn the_html_report_renders_its_plots_in_a_browser() {
-    let Some(browser) = chromium() else {
+    let Some(browser) = browser::chromium() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -247,24 +230,10 @@ fn the_html_report_renders_its_plots_in_a_browser() {
             );
         }
     }
-    let profile = dir.path().join("chromium-profile");
-    let out = std::process::Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--virtual-time-budget=5000", "--dump-dom"])
-        .arg(format!("file://{}", report.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&out.stdout);
+    let (dom, stderr) = browser::rendered(browser, &report, dir.path());
     assert!(
         dom.contains(&format!("data-plots-drawn=\"{figures}\"")),
-        "the browser drew not all {figures} plots; stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
+        "the browser drew not all {figures} plots; stderr: {stderr}"
     );
 }
 

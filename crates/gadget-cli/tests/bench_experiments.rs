@@ -2,6 +2,8 @@
 //! summarizes each with its spread and confidence interval, in an order its seed decides;
 //! Ctrl-C keeps finished runs and `--resume` runs only the missing ones.
 
+mod browser;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -322,48 +324,14 @@ fn a_rate_sweep_reports_the_curve_and_the_highest_rate_sustained() {
         assert!(html.contains(&format!("<figure id=\"{id}\">")), "{id}");
     }
     assert!(html.contains("(log scale)") && html.contains("sustains 4K requests/s"));
-    let Some(browser) = chromium() else {
+    let Some(browser) = browser::chromium() else {
         return;
     };
-    let profile = dir.path().join("chromium-profile");
-    let shown = std::process::Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--virtual-time-budget=5000", "--dump-dom"])
-        .arg(format!("file://{}", report.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&shown.stdout);
+    let (dom, stderr) = browser::rendered(browser, &report, dir.path());
     assert!(
         dom.contains("data-plots-drawn=\"5\""),
-        "the browser drew not all 5 plots; stderr: {}",
-        String::from_utf8_lossy(&shown.stderr)
+        "the browser drew not all 5 plots; stderr: {stderr}"
     );
-}
-
-/// Headless Chromium, or `None` (that check skipped) when it is missing outside CI.
-fn chromium() -> Option<&'static str> {
-    let found = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|c| {
-            std::process::Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        });
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "chromium is missing, but CI=true: scripts/setup.sh debug installs it"
-        );
-        eprintln!("skipping the browser check: no chromium (apt-get install chromium)");
-    }
-    found
 }
 
 #[test]

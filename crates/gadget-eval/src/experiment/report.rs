@@ -6,18 +6,11 @@
 use std::fmt::Write as _;
 
 use super::summary::{CellSummary, ExperimentSummary};
-use super::svg::{bars, lines, short, Axis, Bar, Line};
+use super::svg::{bars, escape, lines, short, Axis, Bar, Line};
 use gadget::nines::nines;
 
 /// A cell's bar: its value and the ends of its whisker, when it has one.
 type Measure = dyn Fn(&CellSummary) -> Option<(f64, f64, f64)>;
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// The page.
 pub fn html(summary: &ExperimentSummary) -> String {

@@ -136,7 +136,8 @@ pub fn short(v: f64) -> String {
     format!("{text}{suffix}")
 }
 
-fn escape(s: &str) -> String {
+/// Text made safe inside HTML and SVG.
+pub(super) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
