@@ -17,6 +17,14 @@ impl RedisServer {
     /// Starts one, or `None` (the Redis part skipped) when `redis-server` is not installed
     /// outside CI; with `CI=true` a missing server fails the test, since `.ci/run` installs it.
     pub fn start(test: &str) -> Option<RedisServer> {
+        Self::start_with(test, &[])
+    }
+
+    /// As [`RedisServer::start`], with extra `redis-server` arguments (such as
+    /// `["--requirepass", "s3cret"]`). A port taken between choosing and binding it makes
+    /// the server exit; then another port is tried, so a test never talks to a neighbour's
+    /// server.
+    pub fn start_with(test: &str, extra: &[&str]) -> Option<RedisServer> {
         if Command::new("redis-server")
             .arg("--version")
             .stdout(Stdio::null())
@@ -29,14 +37,25 @@ impl RedisServer {
             eprintln!("skipping Redis in {test}: redis-server is not installed (apt-get install redis-server)");
             return None;
         }
+        for _attempt in 0..5 {
+            if let Some(server) = Self::try_start(extra) {
+                return Some(server);
+            }
+        }
+        panic!("{test}: redis-server did not start on any of 5 free loopback ports");
+    }
+
+    /// One attempt on one free port: `None` when the server exited (its port was taken).
+    fn try_start(extra: &[&str]) -> Option<RedisServer> {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free loopback port")
             .port();
         let dir = tempfile::tempdir().unwrap();
-        let child = Command::new("redis-server")
+        let mut child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
             .args(["--save", "", "--appendonly", "no"])
+            .args(extra)
             .arg("--dir")
             .arg(dir.path())
             .stdout(Stdio::null())
@@ -45,12 +64,31 @@ impl RedisServer {
             .expect("starting redis-server");
         let url = format!("redis://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        loop {
+            if child
+                .try_wait()
+                .expect("waiting for redis-server")
+                .is_some()
+            {
+                return None;
+            }
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
             assert!(
                 Instant::now() < deadline,
                 "redis-server did not start on port {port}"
             );
             std::thread::sleep(Duration::from_millis(20));
+        }
+        // the port answers; make sure it is this server that holds it, not one that won a race
+        std::thread::sleep(Duration::from_millis(50));
+        if child
+            .try_wait()
+            .expect("waiting for redis-server")
+            .is_some()
+        {
+            return None;
         }
         Some(RedisServer {
             child,
