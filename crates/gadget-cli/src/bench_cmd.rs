@@ -10,12 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use gadget::atomic::write_atomically;
 use gadget::config::experiment::Experiment;
-use gadget_eval::experiment::compare::{changes, render};
+use gadget_eval::experiment::compare::Comparison;
 use gadget_eval::experiment::plan::Plan;
-use gadget_eval::experiment::report;
 use gadget_eval::experiment::summary::ExperimentSummary;
+use gadget_eval::export::{self, Csv, Html, Json, Markdown};
 use gadget_eval::run::RunReport;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -124,11 +123,9 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<i32> {
     let summary = ExperimentSummary::of(&e, &plan, &done, reason);
     write_summary(&args.output, &summary)?;
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&summary)?);
+        out!("{}", export::render(&Json, &summary));
     } else {
-        let mut md = Vec::new();
-        summary.write_markdown(&mut md)?;
-        out!("{}", String::from_utf8_lossy(&md));
+        out!("{}", export::render(&Markdown, &summary));
         eprintln!(
             "wrote {}/summary.{{json,csv,md}}, report.html and one results file per run in {}",
             args.output.display(),
@@ -182,11 +179,8 @@ fn prepare(args: &BenchArgs, recorded: &Recorded, runs_dir: &Path) -> anyhow::Re
     }
     std::fs::create_dir_all(runs_dir)
         .with_context(|| format!("cannot create {}", runs_dir.display()))?;
-    write_atomically(&record, |w| {
-        serde_json::to_writer_pretty(&mut *w, recorded)?;
-        writeln!(w)
-    })
-    .with_context(|| format!("cannot write {}", record.display()))
+    export::to_file(&Json, recorded, &record)?;
+    Ok(())
 }
 
 /// The results of run `id` when it completed (written, and not partial).
@@ -222,21 +216,11 @@ fn wait(mut child: Child, stop: &AtomicBool) -> anyhow::Result<Option<i32>> {
 }
 
 fn write_summary(dir: &Path, summary: &ExperimentSummary) -> anyhow::Result<()> {
-    let path = dir.join("summary.json");
-    write_atomically(&path, |w| {
-        serde_json::to_writer_pretty(&mut *w, summary)?;
-        writeln!(w)
-    })
-    .with_context(|| format!("cannot write {}", path.display()))?;
-    let path = dir.join("summary.csv");
-    write_atomically(&path, |w| summary.write_csv(w))
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    let path = dir.join("summary.md");
-    write_atomically(&path, |w| summary.write_markdown(w))
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    let path = dir.join("report.html");
-    write_atomically(&path, |w| w.write_all(report::html(summary).as_bytes()))
-        .with_context(|| format!("cannot write {}", path.display()))
+    export::to_file(&Json, summary, &dir.join("summary.json"))?;
+    export::to_file(&Csv, summary, &dir.join("summary.csv"))?;
+    export::to_file(&Markdown, summary, &dir.join("summary.md"))?;
+    export::to_file(&Html, summary, &dir.join("report.html"))?;
+    Ok(())
 }
 
 /// Runs done of all, the current run and the time left; hidden when stderr is no terminal.
@@ -272,8 +256,8 @@ pub fn compare(dirs: &[PathBuf], json: bool) -> anyhow::Result<i32> {
     let name = |d: &PathBuf| d.display().to_string();
     let mut all = Vec::new();
     for (dir, other) in dirs.iter().zip(&summaries).skip(1) {
-        let found = changes(&summaries[0], other);
-        if found.is_empty() {
+        let comparison = Comparison::of(&name(&dirs[0]), &summaries[0], &name(dir), other);
+        if comparison.changes.is_empty() {
             eprintln!(
                 "warning: {} and {} have no cell in common",
                 name(&dirs[0]),
@@ -281,14 +265,12 @@ pub fn compare(dirs: &[PathBuf], json: bool) -> anyhow::Result<i32> {
             );
         }
         if !json {
-            outln!("{}", render(&found, &name(&dirs[0]), &name(dir)));
+            outln!("{}", export::render(&Markdown, &comparison));
         }
-        all.push(
-            serde_json::json!({ "baseline": name(&dirs[0]), "other": name(dir), "changes": found }),
-        );
+        all.push(comparison);
     }
     if json {
-        outln!("{}", serde_json::to_string_pretty(&all)?);
+        out!("{}", export::render(&Json, &all));
     }
     Ok(0)
 }

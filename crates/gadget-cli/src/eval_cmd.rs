@@ -1,11 +1,10 @@
 //! `gadget run` and `gadget replay`: drive a real store and measure it.
 
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::ValueEnum;
-use gadget::atomic::{refuse_overwriting_an_input, write_or_fall_back, AtomicFile, OutputFailure};
+use gadget::atomic::{refuse_overwriting_an_input, AtomicFile, OutputFailure};
 use gadget::config::run::{
     parse_duration, parse_interval, Bounds, RunSettings, Warmup as ConfigWarmup, ALPHA, BIAS,
     INSTANCES, MAX_REDIS_TIMEOUT_NS, MIN_REDIS_TIMEOUT_NS, MODULATION, PERIOD, RATE, SPEED,
@@ -15,7 +14,7 @@ use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
 use gadget_eval::context::WorkloadUsed;
-use gadget_eval::report::{render_summary, write_time_series_csv};
+use gadget_eval::export::{self, Csv, HdrIntervals, HdrLog, Json, Text};
 use gadget_eval::run::{Measured, RunError, RunOptions, RunReport, Warmup};
 use gadget_eval::store::rocksdb_lib::RocksDbLib;
 use gadget_eval::store::{StoreError, StoreKind, StoreSettings};
@@ -26,7 +25,7 @@ use crate::cli::{Arrival, EvalArgs, ReplayArgs, RunArgs};
 use crate::interrupt::INTERRUPTED;
 use crate::progress;
 use crate::run_context;
-use crate::stdout::{out, outln};
+use crate::stdout::out;
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut configs = Vec::new();
@@ -496,26 +495,20 @@ impl RunOutputs {
 
     /// Writes every prepared output; the ones that failed (written to fallback files instead).
     fn write(self, report: &RunReport, measured: &Measured) -> Vec<OutputFailure> {
-        let mut failures = Vec::new();
-        let mut write = |out: Option<AtomicFile>,
-                         fill: &dyn Fn(&mut dyn Write) -> io::Result<()>| {
-            if let Some(out) = out {
-                if let Err(e) = write_or_fall_back(out, fill) {
-                    failures.push(e);
-                }
-            }
+        let intervals = HdrIntervals {
+            recorder: &measured.recorder,
+            partial_reason: report.partial_reason.as_deref(),
         };
-        write(self.json, &|w| {
-            serde_json::to_writer_pretty(&mut *w, report)?;
-            writeln!(w)
-        });
-        write(self.csv, &|w| write_time_series_csv(report, w));
-        write(self.hdr_log, &|mut w| {
-            measured
-                .recorder
-                .write_hdr_log(&mut w, report.partial_reason.as_deref())
-        });
-        failures
+        [
+            self.json.map(|out| export::to_prepared(&Json, report, out)),
+            self.csv.map(|out| export::to_prepared(&Csv, report, out)),
+            self.hdr_log
+                .map(|out| export::to_prepared(&HdrLog, &intervals, out)),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(Result::err)
+        .collect()
     }
 }
 
@@ -526,16 +519,16 @@ impl RunOutputs {
 fn print_results(report: &RunReport, a: &EvalArgs) -> anyhow::Result<()> {
     let to_stdout = a.output.as_ref().is_some_and(|o| o.as_os_str() == "-");
     if a.json || to_stdout {
-        outln!("{}", serde_json::to_string_pretty(report)?);
+        out!("{}", export::render(&Json, report));
         if to_stdout && !a.json {
-            eprint!("{}", render_summary(report));
+            eprint!("{}", export::render(&Text, report));
         } else {
             for w in report.warnings() {
                 eprintln!("warning: {w}");
             }
         }
     } else {
-        out!("{}", render_summary(report));
+        out!("{}", export::render(&Text, report));
     }
     Ok(())
 }

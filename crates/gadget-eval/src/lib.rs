@@ -8,15 +8,17 @@
 //! - [`run`]: the driver, which issues requests on schedule and measures them;
 //! - [`concurrent`]: several operator instances on their own threads, sharing a store or not;
 //! - [`measure`]: HDR histograms, time series and the summary table;
-//! - [`report`]: the human summary, JSON, CSV and HDR logs, written atomically.
+//! - [`experiment`]: `gadget bench`'s plans, statistics across repetitions and comparisons;
+//! - [`export`]: every output format (JSON, CSV, HDR log, Markdown, HTML, text), one file each,
+//!   written atomically.
 
 pub mod arrival;
 pub mod concurrent;
 pub mod context;
 pub mod experiment;
+pub mod export;
 pub mod host;
 pub mod measure;
-pub mod report;
 pub mod run;
 pub mod start;
 pub mod store;

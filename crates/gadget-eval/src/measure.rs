@@ -5,11 +5,7 @@
 //! schedule; coordinated-omission-correct, it includes time spent queued behind a slow
 //! request) and **service time** = completion − actual start (the store's own time).
 
-use std::io::Write;
-
 use gadget::access::Op;
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
-use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -209,11 +205,15 @@ impl OpHistograms {
 
 /// One op's latencies in one interval, kept for the HDR interval log.
 #[derive(Debug, Clone)]
-struct LoggedInterval {
-    start_ns: u64,
-    end_ns: u64,
-    op: Op,
-    latency: Histogram<u64>,
+pub struct LoggedInterval {
+    /// The interval's start, from the run's start.
+    pub start_ns: u64,
+    /// Its end.
+    pub end_ns: u64,
+    /// The op.
+    pub op: Op,
+    /// Its latencies (completion − intended start).
+    pub latency: Histogram<u64>,
 }
 
 /// Records every measured request.
@@ -472,37 +472,9 @@ impl Recorder {
         (latency, service)
     }
 
-    /// Writes the kept interval histograms as a standard HDR interval log (one tag per op),
-    /// readable by HdrHistogram's tools and mergeable across runs. A run that stopped early
-    /// gives its `partial_reason`, which the log's comments then state.
-    pub fn write_hdr_log<W: Write>(
-        &self,
-        out: &mut W,
-        partial_reason: Option<&str>,
-    ) -> std::io::Result<()> {
-        let Some(log) = &self.hdr_log else {
-            return Ok(());
-        };
-        let mut serializer = V2DeflateSerializer::new();
-        let mut builder = IntervalLogWriterBuilder::new();
-        builder.add_comment("gadget latency (completion - intended start), ns");
-        if let Some(reason) = partial_reason {
-            builder.add_comment(&format!(
-                "PARTIAL: {reason}; the intervals cover what ran before"
-            ));
-        }
-        let mut writer = builder
-            .with_max_value_divisor(1e6)
-            .begin_log_with(out, &mut serializer)
-            .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
-        for i in log {
-            let start = std::time::Duration::from_nanos(i.start_ns);
-            let length = std::time::Duration::from_nanos(i.end_ns - i.start_ns);
-            writer
-                .write_histogram(&i.latency, start, length, Tag::new(i.op.name()))
-                .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
-        }
-        Ok(())
+    /// The interval histograms kept for the HDR log (`None` unless asked for at creation).
+    pub fn logged_intervals(&self) -> Option<&[LoggedInterval]> {
+        self.hdr_log.as_deref()
     }
 }
 
@@ -847,15 +819,13 @@ mod tests {
         assert_eq!(latency[0].op, "get");
         assert_eq!(latency[0].max_ns, 30);
         assert_eq!(service[0].min_ns, 5);
-        let mut log = Vec::new();
-        r.write_hdr_log(&mut log, None).unwrap();
-        let text = String::from_utf8(log).unwrap();
-        assert!(text.contains("Tag=get"), "{text}");
-        assert!(!text.contains("PARTIAL"), "{text}");
-        let mut log = Vec::new();
-        r.write_hdr_log(&mut log, Some("interrupted")).unwrap();
-        let text = String::from_utf8(log).unwrap();
-        assert!(text.contains("#PARTIAL: interrupted;"), "{text}");
+        let logged = r.logged_intervals().unwrap();
+        assert_eq!(
+            logged.len(),
+            3,
+            "get and put in the first interval, get in the last"
+        );
+        assert_eq!((logged[2].op, logged[2].start_ns), (Op::Get, 3_000));
     }
 
     #[test]

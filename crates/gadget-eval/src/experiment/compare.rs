@@ -2,8 +2,6 @@
 //! (with its propagated error) and Welch's t-test of the difference, as hyperfine reports
 //! "1.42 ± 0.05 times faster".
 
-use std::fmt::Write as _;
-
 use serde::{Deserialize, Serialize};
 
 use super::stats::{ratio, Stats, Welch};
@@ -65,6 +63,33 @@ impl Change {
     }
 }
 
+/// One experiment against a baseline experiment: what `gadget compare` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The baseline's name (its folder).
+    pub baseline: String,
+    /// The other's name.
+    pub other: String,
+    /// Each measure of each cell the two have in common.
+    pub changes: Vec<Change>,
+}
+
+impl Comparison {
+    /// `other` against `baseline`, named as given.
+    pub fn of(
+        baseline_name: &str,
+        baseline: &ExperimentSummary,
+        other_name: &str,
+        other: &ExperimentSummary,
+    ) -> Comparison {
+        Comparison {
+            baseline: baseline_name.to_string(),
+            other: other_name.to_string(),
+            changes: changes(baseline, other),
+        }
+    }
+}
+
 /// The changes from `baseline` to `other`, cell by cell (cells of both), throughput and p99.9.
 pub fn changes(baseline: &ExperimentSummary, other: &ExperimentSummary) -> Vec<Change> {
     let mut out = Vec::new();
@@ -97,39 +122,6 @@ pub fn changes(baseline: &ExperimentSummary, other: &ExperimentSummary) -> Vec<C
         }
     }
     out
-}
-
-/// The changes as a table.
-pub fn render(changes: &[Change], baseline: &str, other: &str) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{other} against {baseline} (Welch's t-test, significant below p = {SIGNIFICANCE}):\n"
-    );
-    let _ = writeln!(
-        s,
-        "| cell | measure | {baseline} | {other} | change | verdict |"
-    );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---|");
-    for c in changes {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {:.1} ± {:.1} | {:.1} ± {:.1} | {:+.1}% | {} |",
-            c.cell,
-            if c.measure == "throughput" {
-                "requests/s"
-            } else {
-                "p99.9 ns"
-            },
-            c.baseline.mean,
-            c.baseline.ci95_half_width(),
-            c.other.mean,
-            c.other.ci95_half_width(),
-            (c.ratio - 1.0) * 100.0,
-            c.verdict()
-        );
-    }
-    s
 }
 
 #[cfg(test)]

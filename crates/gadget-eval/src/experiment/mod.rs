@@ -3,7 +3,5 @@
 
 pub mod compare;
 pub mod plan;
-pub mod report;
 pub mod stats;
 pub mod summary;
-pub mod svg;

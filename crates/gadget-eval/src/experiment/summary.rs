@@ -1,8 +1,8 @@
 //! What an experiment's runs say together: per cell, the statistics of throughput and of the
-//! latency percentiles across its repetitions, as JSON, CSV and Markdown.
+//! latency percentiles across its repetitions, and the highest rate each sweep sustained.
+//! [`crate::export`] writes it as JSON, CSV, Markdown and HTML.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +12,7 @@ use crate::run::RunReport;
 use gadget::config::experiment::Experiment;
 
 /// The latency percentiles summarized, by name, from the "all requests" row of each run.
-const PERCENTILES: [&str; 4] = ["p50", "p99", "p999", "max"];
+pub(crate) const PERCENTILES: [&str; 4] = ["p50", "p99", "p999", "max"];
 
 /// One cell across its repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -179,112 +179,6 @@ impl ExperimentSummary {
             cells,
         }
     }
-
-    /// One row per cell: throughput and each percentile's mean, standard deviation, 95%
-    /// interval, min and max (`summary.csv`).
-    pub fn write_csv(&self, w: &mut dyn Write) -> io::Result<()> {
-        write!(w, "cell,workload,store,arrival,completed,planned")?;
-        let measures: Vec<String> = std::iter::once("throughput".to_string())
-            .chain(PERCENTILES.iter().map(|p| format!("{p}_ns")))
-            .collect();
-        for m in &measures {
-            write!(
-                w,
-                ",{m}_mean,{m}_stddev,{m}_ci95_low,{m}_ci95_high,{m}_min,{m}_max"
-            )?;
-        }
-        writeln!(w)?;
-        for c in &self.cells {
-            write!(
-                w,
-                "{},{},{},{},{},{}",
-                c.id, c.workload, c.store, c.arrival, c.completed, c.planned
-            )?;
-            let stats = std::iter::once(c.throughput.as_ref())
-                .chain(PERCENTILES.iter().map(|p| c.latency_ns.get(*p)));
-            for s in stats {
-                match s {
-                    Some(s) => write!(
-                        w,
-                        ",{},{},{},{},{},{}",
-                        s.mean, s.stddev, s.ci95_low, s.ci95_high, s.min, s.max
-                    )?,
-                    None => write!(w, ",,,,,,")?,
-                }
-            }
-            writeln!(w)?;
-        }
-        Ok(())
-    }
-
-    /// A table for people (`summary.md`): mean ± half the 95% interval per cell.
-    pub fn write_markdown(&self, w: &mut dyn Write) -> io::Result<()> {
-        writeln!(w, "# {}\n", self.experiment)?;
-        if let Some(reason) = &self.partial_reason {
-            writeln!(
-                w,
-                "**Partial:** {reason}; `gadget bench --resume` runs what is missing.\n"
-            )?;
-        }
-        writeln!(
-            w,
-            "Mean ± half the 95% confidence interval over each cell's runs (Student's t); \
-             latency of all requests, from the intended start in an open loop.\n"
-        )?;
-        writeln!(
-            w,
-            "| workload | store | arrival | runs | requests/s | p50 | p99 | p99.9 | max |"
-        )?;
-        writeln!(w, "|---|---|---|---:|---:|---:|---:|---:|---:|")?;
-        for c in &self.cells {
-            let throughput = c.throughput.as_ref().map_or("–".into(), |s| {
-                format!("{} ± {}", si(s.mean), si(s.ci95_half_width()))
-            });
-            write!(
-                w,
-                "| {} | {} | {} | {}/{} | {throughput} |",
-                c.workload, c.store, c.arrival, c.completed, c.planned
-            )?;
-            for p in PERCENTILES {
-                match c.latency_ns.get(p) {
-                    Some(s) => write!(w, " {} ± {} |", time(s.mean), time(s.ci95_half_width()))?,
-                    None => write!(w, " – |")?,
-                }
-            }
-            writeln!(w)?;
-        }
-        for c in &self.capacity {
-            let bound = c.bound_ns.map_or(String::new(), |b| {
-                format!(" with {} ≤ {}", c.percentile, time(b as f64))
-            });
-            let verdict = c.highest_sustained_rate.map_or_else(
-                || "no rate tried was sustained".to_string(),
-                |r| format!("sustains {} requests/s{bound}", si(r)),
-            );
-            writeln!(
-                w,
-                "\n## {} on {}, {} arrivals: {verdict}\n",
-                c.workload, c.store, c.process
-            )?;
-            writeln!(
-                w,
-                "| target rate | achieved | {} | sustained |",
-                c.percentile
-            )?;
-            writeln!(w, "|---:|---:|---:|---|")?;
-            for p in &c.points {
-                let yes = if p.sustained { "yes" } else { "no" };
-                writeln!(
-                    w,
-                    "| {} | {} | {} | {yes} |",
-                    si(p.rate),
-                    si(p.throughput),
-                    time(p.latency_ns)
-                )?;
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The rate sweeps among `cells`: per workload, store and open-loop process with rates.
@@ -341,25 +235,6 @@ fn capacity(e: &Experiment, cells: &[CellSummary]) -> Vec<Capacity> {
         }
     }
     out
-}
-
-/// `1234567.0` as `1.23M`.
-fn si(x: f64) -> String {
-    match x.abs() {
-        a if a >= 1e6 => format!("{:.2}M", x / 1e6),
-        a if a >= 1e3 => format!("{:.1}K", x / 1e3),
-        _ => format!("{x:.1}"),
-    }
-}
-
-/// Nanoseconds as `12.3 µs`.
-fn time(ns: f64) -> String {
-    match ns.abs() {
-        a if a >= 1e9 => format!("{:.2} s", ns / 1e9),
-        a if a >= 1e6 => format!("{:.2} ms", ns / 1e6),
-        a if a >= 1e3 => format!("{:.1} µs", ns / 1e3),
-        _ => format!("{ns:.0} ns"),
-    }
 }
 
 #[cfg(test)]

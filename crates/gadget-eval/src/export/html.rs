@@ -4,16 +4,28 @@
 //! store throughout.
 
 use std::fmt::Write as _;
+use std::io;
 
-use super::summary::{CellSummary, ExperimentSummary};
 use super::svg::{bars, escape, lines, short, Axis, Bar, Line};
+use super::Exporter;
+use crate::experiment::summary::{CellSummary, ExperimentSummary};
 use gadget::nines::nines;
+
+/// A self-contained HTML page.
+pub struct Html;
+
+/// An experiment's `report.html`.
+impl Exporter<ExperimentSummary> for Html {
+    fn export(&self, summary: &ExperimentSummary, out: &mut dyn io::Write) -> io::Result<()> {
+        out.write_all(page(summary).as_bytes())
+    }
+}
 
 /// A cell's bar: its value and the ends of its whisker, when it has one.
 type Measure = dyn Fn(&CellSummary) -> Option<(f64, f64, f64)>;
 
 /// The page.
-pub fn html(summary: &ExperimentSummary) -> String {
+fn page(summary: &ExperimentSummary) -> String {
     let stores = names(summary.cells.iter().map(|c| c.store.as_str()));
     let legend: Vec<(usize, String)> = stores.iter().cloned().enumerate().collect();
     let series = |c: &CellSummary| stores.iter().position(|s| *s == c.store).unwrap_or(0);

@@ -1,0 +1,128 @@
+//! Markdown, for people and for pasting: an experiment's table of cells (mean ± half the 95%
+//! interval) with its rate sweeps, and a comparison's table of changes with verdicts.
+
+use std::io::{self, Write};
+
+use super::Exporter;
+use crate::experiment::compare::{Comparison, SIGNIFICANCE};
+use crate::experiment::summary::{ExperimentSummary, PERCENTILES};
+use crate::measure::human_ns as time;
+
+/// GitHub-flavoured Markdown tables.
+pub struct Markdown;
+
+/// `summary.md`: mean ± half the 95% interval per cell, then each rate sweep.
+impl Exporter<ExperimentSummary> for Markdown {
+    fn export(&self, s: &ExperimentSummary, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "# {}\n", s.experiment)?;
+        if let Some(reason) = &s.partial_reason {
+            writeln!(
+                w,
+                "**Partial:** {reason}; `gadget bench --resume` runs what is missing.\n"
+            )?;
+        }
+        writeln!(
+            w,
+            "Mean ± half the 95% confidence interval over each cell's runs (Student's t); \
+             latency of all requests, from the intended start in an open loop.\n"
+        )?;
+        writeln!(
+            w,
+            "| workload | store | arrival | runs | requests/s | p50 | p99 | p99.9 | max |"
+        )?;
+        writeln!(w, "|---|---|---|---:|---:|---:|---:|---:|---:|")?;
+        for c in &s.cells {
+            let throughput = c.throughput.as_ref().map_or("–".into(), |s| {
+                format!("{} ± {}", si(s.mean), si(s.ci95_half_width()))
+            });
+            write!(
+                w,
+                "| {} | {} | {} | {}/{} | {throughput} |",
+                c.workload, c.store, c.arrival, c.completed, c.planned
+            )?;
+            for p in PERCENTILES {
+                match c.latency_ns.get(p) {
+                    Some(s) => write!(w, " {} ± {} |", time(s.mean), time(s.ci95_half_width()))?,
+                    None => write!(w, " – |")?,
+                }
+            }
+            writeln!(w)?;
+        }
+        for c in &s.capacity {
+            let bound = c.bound_ns.map_or(String::new(), |b| {
+                format!(" with {} ≤ {}", c.percentile, time(b as f64))
+            });
+            let verdict = c.highest_sustained_rate.map_or_else(
+                || "no rate tried was sustained".to_string(),
+                |r| format!("sustains {} requests/s{bound}", si(r)),
+            );
+            writeln!(
+                w,
+                "\n## {} on {}, {} arrivals: {verdict}\n",
+                c.workload, c.store, c.process
+            )?;
+            writeln!(
+                w,
+                "| target rate | achieved | {} | sustained |",
+                c.percentile
+            )?;
+            writeln!(w, "|---:|---:|---:|---|")?;
+            for p in &c.points {
+                let yes = if p.sustained { "yes" } else { "no" };
+                writeln!(
+                    w,
+                    "| {} | {} | {} | {yes} |",
+                    si(p.rate),
+                    si(p.throughput),
+                    time(p.latency_ns)
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The changes from the baseline, with hyperfine's "1.42 ± 0.05 times faster" verdicts.
+impl Exporter<Comparison> for Markdown {
+    fn export(&self, c: &Comparison, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            w,
+            "{} against {} (Welch's t-test, significant below p = {SIGNIFICANCE}):\n",
+            c.other, c.baseline
+        )?;
+        writeln!(
+            w,
+            "| cell | measure | {} | {} | change | verdict |",
+            c.baseline, c.other
+        )?;
+        writeln!(w, "|---|---|---:|---:|---:|---|")?;
+        for ch in &c.changes {
+            writeln!(
+                w,
+                "| {} | {} | {:.1} ± {:.1} | {:.1} ± {:.1} | {:+.1}% | {} |",
+                ch.cell,
+                if ch.measure == "throughput" {
+                    "requests/s"
+                } else {
+                    "p99.9 ns"
+                },
+                ch.baseline.mean,
+                ch.baseline.ci95_half_width(),
+                ch.other.mean,
+                ch.other.ci95_half_width(),
+                (ch.ratio - 1.0) * 100.0,
+                ch.verdict()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `1234567.0` as `1.23M`.
+fn si(x: f64) -> String {
+    match x.abs() {
+        a if a >= 1e6 => format!("{:.2}M", x / 1e6),
+        a if a >= 1e3 => format!("{:.1}K", x / 1e3),
+        _ => format!("{x:.1}"),
+    }
+}

@@ -1,0 +1,61 @@
+//! Plain text for a terminal: the one-screen summary printed after a run.
+
+use std::io::{self, Write};
+
+use super::Exporter;
+use crate::measure::{human_ns, render_table};
+use crate::run::RunReport;
+
+/// The human summary.
+pub struct Text;
+
+impl Exporter<RunReport> for Text {
+    fn export(&self, r: &RunReport, out: &mut dyn Write) -> io::Result<()> {
+        for w in r.warnings() {
+            writeln!(out, "warning: {w}")?;
+        }
+        let warmup = if r.warmup_requests > 0 {
+            format!(" (after {} warm-up requests)", r.warmup_requests)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "store {}, {}: {} requests in {:.2} s = {:.0} requests/s{warmup}",
+            r.store, r.arrival, r.requests, r.seconds, r.throughput,
+        )?;
+        if !r.emulated_ops.is_empty() {
+            writeln!(out, "emulated by the store: {}", r.emulated_ops.join(", "))?;
+        }
+        writeln!(
+            out,
+            "reads: {} found ({} bytes), {} empty; longest start lag {}\n",
+            r.reads_found,
+            r.bytes_read,
+            r.reads_empty,
+            human_ns(r.max_start_lag_ns as f64)
+        )?;
+        if r.open_loop {
+            writeln!(out, "latency (completion - intended start)")?;
+        } else {
+            writeln!(out, "latency (closed loop: completion - start)")?;
+        }
+        write!(out, "{}", render_table(&r.latency))?;
+        if r.open_loop {
+            writeln!(out, "\nservice time (completion - actual start)")?;
+            write!(out, "{}", render_table(&r.service))?;
+        }
+        if !r.store_counters.is_empty() {
+            let issued = (r.requests + r.warmup_requests).max(1) as f64;
+            writeln!(out, "\nstore counters (whole run, warm-up included)")?;
+            for (name, value) in &r.store_counters {
+                writeln!(
+                    out,
+                    "  {name:<40}{value:>14}  {:>10.2} per request",
+                    *value as f64 / issued
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
