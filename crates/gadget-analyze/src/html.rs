@@ -56,10 +56,11 @@ pub fn page(
         };
         let _ = writeln!(
             s,
-            "<figure id=\"{}\">{}<figcaption>{}</figcaption></figure>",
+            "<figure id=\"{}\">{}<figcaption><b>{}.</b> {}</figcaption></figure>",
             escape(&f.name),
             svg,
-            escape(&f.title)
+            escape(&f.title),
+            escape(&f.how_to_read)
         );
     }
     // once laid out, the page counts the plots the browser actually drew (non-empty boxes)

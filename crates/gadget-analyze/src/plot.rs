@@ -102,6 +102,8 @@ pub struct Figure {
     pub name: String,
     /// Title.
     pub title: String,
+    /// One sentence on how to read the plot, under it in HTML reports.
+    pub how_to_read: String,
     /// X axis label.
     pub x_label: String,
     /// Y axis label.
@@ -162,6 +164,7 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
         Figure {
             name: "stack-distance".into(),
             title: "LRU stack distances".into(),
+            how_to_read: "How many requests found their key at each LRU stack distance (distinct keys touched since its last use), in power-of-two buckets; mass at small distances means a small cache serves the workload, and the shuffled trace shows what the same keys give without their order.".into(),
             x_label: "stack distance".into(),
             y_label: "fraction of re-accesses".into(),
             log_x: false,
@@ -185,6 +188,7 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
         Figure {
             name: "unique-sequences".into(),
             title: "Unique key sequences".into(),
+            how_to_read: "How many distinct runs of consecutive keys of each length the trace holds; fewer than the shuffled trace means requests follow one another in repeated patterns a store can exploit.".into(),
             x_label: "sequence length".into(),
             y_label: "unique sequences".into(),
             log_x: false,
@@ -208,6 +212,7 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
         Figure {
             name: "miss-ratio-curve".into(),
             title: "LRU cache hit ratio".into(),
+            how_to_read: "The share of requests an LRU cache of each size (log axis) would serve; the gap to the shuffled trace is the locality that order alone gives.".into(),
             x_label: "cache size (keys)".into(),
             y_label: "hit ratio".into(),
             log_x: true,
@@ -231,6 +236,7 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
         Figure {
             name: "working-set".into(),
             title: "Working set over the trace".into(),
+            how_to_read: "How many keys are live (written and not yet deleted) after each keyed request; a flat band means state is created and dropped at the pace it arrives.".into(),
             x_label: "keyed request".into(),
             y_label: "keys alive".into(),
             log_x: false,
@@ -251,6 +257,7 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
         Figure {
             name: "ttl-cdf".into(),
             title: "Key time to live".into(),
+            how_to_read: "The cumulative share of keys whose life, from first write to delete, lasted at most each number of keyed requests; a steep curve means short-lived, window-bound state.".into(),
             x_label: "TTL (keyed requests)".into(),
             y_label: "fraction of keys".into(),
             log_x: true,
@@ -279,6 +286,7 @@ pub fn rate_figures(
         Figure {
             name: name.into(),
             title: format!("{what} per {} ms", rate.bin_ms),
+            how_to_read: "How many arrived in each bin; bursts and lulls show as peaks and gaps that a constant-rate benchmark would never produce.".into(),
             x_label: "bin".into(),
             y_label: what.into(),
             log_x: false,
@@ -300,6 +308,7 @@ pub fn rate_figures(
         Figure {
             name: format!("{name}-autocorrelation"),
             title: format!("Autocorrelation of {what} per bin"),
+            how_to_read: "The correlation of the counts per bin with themselves some bins later; values that stay high over many lags mean bursts last, as long-range dependent traffic does.".into(),
             x_label: "lag (bins)".into(),
             y_label: "autocorrelation".into(),
             log_x: false,
@@ -339,6 +348,59 @@ pub fn overlay(per_trace: Vec<Vec<Figure>>) -> Vec<Figure> {
         }
     }
     out
+}
+
+/// Legend names for several inputs: the dot-separated parts every name shares at its start
+/// and at its end are left out (`sliding.rocksdb.poisson.r1` and `sliding.lmdb.poisson.r1`
+/// become `rocksdb` and `lmdb`); a name left empty stays whole.
+pub fn distinguishing(names: &[String]) -> Vec<String> {
+    let parts: Vec<Vec<&str>> = names.iter().map(|n| n.split('.').collect()).collect();
+    let shortest = parts.iter().map(Vec::len).min().unwrap_or(0);
+    let shared = |at: &dyn Fn(&Vec<&str>, usize) -> String| {
+        (0..shortest)
+            .take_while(|&i| parts.iter().all(|p| at(p, i) == at(&parts[0], i)))
+            .count()
+    };
+    let (head, tail) = if names.len() < 2 {
+        (0, 0)
+    } else {
+        let head = shared(&|p, i| p[i].to_string());
+        let tail = shared(&|p, i| p[p.len() - 1 - i].to_string());
+        (head, tail.min(shortest - head))
+    };
+    names
+        .iter()
+        .zip(&parts)
+        .map(|(name, p)| {
+            let kept = p[head..p.len() - tail].join(".");
+            if kept.is_empty() {
+                name.clone()
+            } else {
+                kept
+            }
+        })
+        .collect()
+}
+
+/// `label` in at most `max` characters: a long one keeps its start and its end, which tell
+/// series apart, around an ellipsis.
+fn fit(label: &str, max: usize) -> String {
+    let chars: Vec<char> = label.chars().collect();
+    if chars.len() <= max {
+        return label.to_string();
+    }
+    let tail = (max - 1) / 2;
+    let head = max - 1 - tail;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
+/// The colour of series `i`: Gadget's one palette ([`gadget::palette`]), as in every report.
+fn series_colour(i: usize) -> RGBAColor {
+    let (r, g, b) = gadget::palette::rgb(i);
+    RGBColor(r, g, b).to_rgba()
 }
 
 /// A short tick label: 12, 0.25, 1.5K, 20M.
@@ -410,7 +472,7 @@ where
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(70);
-    let style = |i: usize| Palette99::pick(i).to_rgba();
+    let style = |i: usize| series_colour(i);
     // a log axis starts at the smallest positive value, a decade rounded
     let y_log = (
         10f64.powf(positive_min(f, |p| p.1).log10().floor()),
@@ -496,7 +558,7 @@ fn draw_legend<DB: DrawingBackend>(
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     for (i, s) in f.series.iter().enumerate() {
         let y = 50 + 22 * i as i32;
-        let colour = Palette99::pick(i).to_rgba();
+        let colour = series_colour(i);
         match f.kind {
             FigureKind::Bars => {
                 let fill = colour.mix(if s.baseline { 0.35 } else { 0.6 });
@@ -510,7 +572,7 @@ fn draw_legend<DB: DrawingBackend>(
                 ))?;
             }
         }
-        let label: String = s.label.chars().take(30).collect();
+        let label = fit(&s.label, 30);
         area.draw(&Text::new(label, (34, y - 7), ("sans-serif", 13)))?;
     }
     Ok(())
@@ -537,7 +599,7 @@ where
         .draw()
         .map_err(|e| e.to_string())?;
     for (i, s) in f.series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = series_colour(i);
         let width = if s.baseline { 1 } else { 2 };
         chart
             .draw_series(LineSeries::new(
@@ -646,7 +708,38 @@ pub fn write_figures(dir: &Path, figures: &[Figure]) -> Result<Vec<PathBuf>, Plo
 
 #[cfg(test)]
 mod tests {
-    use super::tick;
+    use super::{distinguishing, fit, tick};
+
+    #[test]
+    fn legends_keep_what_tells_inputs_apart() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            distinguishing(&names(&[
+                "sliding-holistic.rocksdb.poisson-100000.r1",
+                "sliding-holistic.lmdb.poisson-100000.r1",
+            ])),
+            ["rocksdb", "lmdb"]
+        );
+        assert_eq!(
+            distinguishing(&names(&["a.gtrace", "b.gtrace"])),
+            ["a", "b"]
+        );
+        // one input, or the same name twice, stays whole
+        assert_eq!(distinguishing(&names(&["x.r1"])), ["x.r1"]);
+        assert_eq!(distinguishing(&names(&["x.r1", "x.r1"])), ["x.r1", "x.r1"]);
+    }
+
+    #[test]
+    fn long_labels_keep_their_start_and_end() {
+        assert_eq!(fit("short", 30), "short");
+        let long = "sliding-holistic.rocksdb.poisson-100000.r1 batch_delete";
+        let f = fit(long, 30);
+        assert_eq!(f.chars().count(), 30);
+        assert!(
+            f.starts_with("sliding-holisti") && f.ends_with("batch_delete"),
+            "{f}"
+        );
+    }
 
     #[test]
     fn ticks_are_short() {

@@ -168,8 +168,10 @@ impl RunResults {
     }
 
     /// Latency plots (the percentile spectrum on a "nines" axis, the distribution with log
-    /// bins, latency over time on a log axis) and throughput over time.
-    pub fn figures(&self, label: &str) -> Vec<Figure> {
+    /// bins, latency over time on a log axis) and throughput over time. With `every_op` the
+    /// latency plots draw each op and the service time; without, only all requests together,
+    /// one line per results file, as a comparison of several files needs to stay readable.
+    pub fn figures(&self, label: &str, every_op: bool) -> Vec<Figure> {
         // the six stored percentiles, for results without a spectrum and for service time
         let six = |r: &LatencyRow| {
             vec![
@@ -195,6 +197,9 @@ impl RunResults {
         if let Some(all) = self.service.iter().find(|r| r.op == "all") {
             curves.push(("all, service time".into(), six(all), true));
         }
+        if !every_op {
+            curves.retain(|c| c.0 == "all");
+        }
         // every curve's 100% at the same place: half a nine past the highest other percentile
         let last = curves
             .iter()
@@ -212,7 +217,11 @@ impl RunResults {
             curves
                 .iter()
                 .map(|(op, points, baseline)| Series {
-                    label: format!("{label} {op}"),
+                    label: if every_op {
+                        format!("{label} {op}")
+                    } else {
+                        label.to_string()
+                    },
                     points: f(points),
                     baseline: *baseline,
                 })
@@ -231,6 +240,7 @@ impl RunResults {
             Figure {
                 name: "latency-spectrum".into(),
                 title: "Latency by percentile (spectrum)".into(),
+                how_to_read: "The latency (log axis) of each line's requests at every percentile, spaced by their nines so 90%, 99% and 99.9% get equal room; the rightmost point is the maximum, and a line that rises early has a heavy tail.".into(),
                 x_label: "percentile".into(),
                 y_label: "latency (ns, log)".into(),
                 log_x: false,
@@ -243,6 +253,7 @@ impl RunResults {
             Figure {
                 name: "latency-distribution".into(),
                 title: "Latency distribution (cumulative, log bins)".into(),
+                how_to_read: "The share of requests (cumulative) that finished within each latency, over logarithmic bins; a curve far to the left is fast, and a long flat approach to 1 is a tail.".into(),
                 x_label: "latency (ns, log)".into(),
                 y_label: "fraction of requests at or below".into(),
                 log_x: true,
@@ -255,6 +266,7 @@ impl RunResults {
             Figure {
                 name: "throughput".into(),
                 title: "Throughput over time".into(),
+                how_to_read: "Requests completed per second in each interval; dips are stalls (flushes, compactions, a slow server), and a single-interval run is one dot.".into(),
                 x_label: "time (s)".into(),
                 y_label: "requests/s".into(),
                 log_x: false,
@@ -271,6 +283,7 @@ impl RunResults {
             Figure {
                 name: "latency-over-time".into(),
                 title: "p50 and p99 latency over time".into(),
+                how_to_read: "The median and 99th-percentile latency (log axis) in each interval; a p99 that jumps while the p50 stays is a stall hitting a few requests.".into(),
                 x_label: "time (s)".into(),
                 y_label: "latency (ns, log)".into(),
                 log_x: false,
@@ -298,16 +311,25 @@ impl RunResults {
 /// The side-by-side table of several results.
 pub fn results_table(results: &[(String, RunResults)]) -> String {
     let mut s = String::new();
+    // columns as wide as their longest entry, so long names keep the table aligned
+    let name_width = results
+        .iter()
+        .map(|r| r.0.chars().count() + 2)
+        .fold(28, usize::max);
+    let store_width = results
+        .iter()
+        .map(|r| r.1.store.chars().count() + 2)
+        .fold(10, usize::max);
     let _ = writeln!(
         s,
-        "{:<28}{:>10}{:>14}{:>12}{:>12}{:>12}{:>12}",
+        "{:<name_width$}{:>store_width$}{:>14}{:>12}{:>12}{:>12}{:>12}",
         "results", "store", "requests/s", "p50 ns", "p99 ns", "p99.9 ns", "max ns"
     );
     for (name, r) in results {
         let all = r.all();
         let _ = writeln!(
             s,
-            "{:<28}{:>10}{:>14.0}{:>12}{:>12}{:>12}{:>12}",
+            "{:<name_width$}{:>store_width$}{:>14.0}{:>12}{:>12}{:>12}{:>12}",
             name,
             r.store,
             r.throughput,

@@ -75,7 +75,7 @@ fn results_files_read_and_render_from_any_bytes_without_panic_in_bounded_memory(
         };
         if let Ok(r) = RunResults::from_json(text) {
             let summary = r.to_text("fuzzed");
-            let figures = r.figures("fuzzed");
+            let figures = r.figures("fuzzed", true);
             let _ = gadget_analyze::html::page("fuzzed", &[("fuzzed".into(), summary)], &figures);
         }
     };

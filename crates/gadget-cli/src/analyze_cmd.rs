@@ -10,7 +10,7 @@ use gadget::config::Config;
 use gadget_analyze::differences::{differences, run_names};
 use gadget_analyze::distance::popularity_distance;
 use gadget_analyze::events::{analyze_event_stream, analyze_schedule};
-use gadget_analyze::plot::{figures, overlay, rate_figures, write_figures, Figure};
+use gadget_analyze::plot::{distinguishing, figures, overlay, rate_figures, write_figures, Figure};
 use gadget_analyze::report::{comparison_table, thousands};
 use gadget_analyze::results::{results_table, RunResults};
 use gadget_analyze::{scan, Analysis, AnalyzeOptions};
@@ -172,7 +172,7 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
         Input::Results => {
             let r = read_results(&args.input)?;
             let json = serde_json::from_str(&std::fs::read_to_string(&args.input)?)?;
-            (json, r.to_text(&name), r.figures(&name))
+            (json, r.to_text(&name), r.figures(&name, true))
         }
         Input::Config => {
             let stop = crate::interrupt::stop_flag();
@@ -334,7 +334,14 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
         } else {
             out!("{table}");
         }
-        let figs = overlay(results.iter().map(|(n, r)| r.figures(n)).collect());
+        let legends = distinguishing(&results.iter().map(|r| r.0.clone()).collect::<Vec<_>>());
+        let figs = overlay(
+            results
+                .iter()
+                .zip(&legends)
+                .map(|((_, r), l)| r.figures(l, false))
+                .collect(),
+        );
         let mut sections = vec![("Side by side".to_string(), table)];
         sections.extend(results.iter().map(|(n, r)| (n.clone(), r.to_text(n))));
         write_outputs(
@@ -378,7 +385,14 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
     } else {
         out!("{table}");
     }
-    let figs = overlay(traces.iter().map(|(n, a)| figures(a, n)).collect());
+    let legends = distinguishing(&traces.iter().map(|t| t.0.clone()).collect::<Vec<_>>());
+    let figs = overlay(
+        traces
+            .iter()
+            .zip(&legends)
+            .map(|((_, a), l)| figures(a, l))
+            .collect(),
+    );
     let mut sections = vec![("Side by side".to_string(), table)];
     sections.extend(traces.iter().map(|(n, a)| (n.clone(), a.to_text(n))));
     write_outputs(

@@ -214,6 +214,15 @@ fn the_html_report_renders_its_plots_in_a_browser() {
     }
     let figures = html.matches("<figure").count();
     assert!(figures >= 5, "{figures} figures");
+    // every plot says under it how to read it, a sentence beyond its title
+    for caption in html.split("<figcaption>").skip(1) {
+        let caption = &caption[..caption.find("</figcaption>").unwrap()];
+        let sentence = caption.split("</b>").nth(1).unwrap_or("").trim();
+        assert!(
+            sentence.len() > 40,
+            "a caption without how to read: {caption}"
+        );
+    }
     for name in [
         "stack-distance",
         "unique-sequences",

@@ -14,6 +14,7 @@ pub mod generate;
 pub mod key;
 pub mod nines;
 pub mod operator;
+pub mod palette;
 pub mod source;
 pub mod summary;
 pub mod timer;

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io;
 
 use super::svg::{bars, escape, lines, short, Axis, Bar, Line};
-use super::Exporter;
+use super::{plus_minus_ns, Exporter};
 use crate::experiment::summary::{CellSummary, ExperimentSummary};
 use gadget::nines::nines;
 
@@ -36,7 +36,7 @@ fn page(summary: &ExperimentSummary) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>\
          body{{font-family:sans-serif;margin:2em auto;max-width:1000px;color:#222}}\
          table{{border-collapse:collapse;font-size:13px}}th,td{{border:1px solid #ccc;padding:3px 8px;text-align:right}}\
-         th{{cursor:pointer;background:#f3f3f3}}td:nth-child(-n+3){{text-align:left}}\
+         th{{cursor:pointer;background:#f3f3f3}}td:nth-child(-n+3),th:nth-child(-n+3){{text-align:left}}\
          figure{{margin:1.5em 0}}figure svg{{max-width:100%;height:auto;border:1px solid #ddd}}\
          .partial{{color:#a00}}</style></head><body>\n<h1>{t}</h1>\n",
         t = escape(&title)
@@ -301,10 +301,9 @@ fn table(s: &mut String, summary: &ExperimentSummary) {
                 Some(t) => {
                     let _ = write!(
                         s,
-                        "<td data-v=\"{}\">{:.1} ± {:.1} µs</td>",
+                        "<td data-v=\"{}\">{}</td>",
                         t.mean,
-                        t.mean / 1e3,
-                        t.ci95_half_width() / 1e3
+                        plus_minus_ns(t.mean, t.ci95_half_width())
                     );
                 }
                 None => s.push_str("<td>–</td>"),

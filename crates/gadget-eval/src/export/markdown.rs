@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::Exporter;
+use super::{plus_minus_ns, Exporter};
 use crate::experiment::compare::{Comparison, SIGNIFICANCE};
 use crate::experiment::summary::{ExperimentSummary, PERCENTILES};
 use crate::measure::human_ns as time;
@@ -42,7 +42,7 @@ impl Exporter<ExperimentSummary> for Markdown {
             )?;
             for p in PERCENTILES {
                 match c.latency_ns.get(p) {
-                    Some(s) => write!(w, " {} ± {} |", time(s.mean), time(s.ci95_half_width()))?,
+                    Some(s) => write!(w, " {} |", plus_minus_ns(s.mean, s.ci95_half_width()))?,
                     None => write!(w, " – |")?,
                 }
             }

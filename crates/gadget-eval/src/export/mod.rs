@@ -91,6 +91,22 @@ pub fn to_prepared<D: ?Sized>(
     gadget::atomic::write_or_fall_back(out, |w| format.export(doc, w))
 }
 
+/// A latency and its ± in one unit chosen by the value, with the precision that unit needs:
+/// `412 ± 8 ns`, `16.0 ± 13.9 µs`, `1.19 ± 3.78 ms`.
+pub(crate) fn plus_minus_ns(ns: f64, half_width: f64) -> String {
+    let (scale, unit, decimals) = match ns.abs() {
+        a if a >= 1e9 => (1e9, "s", 2),
+        a if a >= 1e6 => (1e6, "ms", 2),
+        a if a >= 1e3 => (1e3, "µs", 1),
+        _ => (1.0, "ns", 0),
+    };
+    format!(
+        "{:.decimals$} ± {:.decimals$} {unit}",
+        ns / scale,
+        half_width / scale
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +130,13 @@ mod tests {
         let e = to_file(&Shout, "hello", &missing).unwrap_err().to_string();
         assert!(e.contains("no/such/folder/out.txt"), "{e}");
         assert!(e.contains("folder exists"), "{e}");
+    }
+
+    #[test]
+    fn a_latency_and_its_interval_share_the_unit_of_the_latency() {
+        assert_eq!(plus_minus_ns(412.4, 8.2), "412 ± 8 ns");
+        assert_eq!(plus_minus_ns(16_040.0, 13_900.0), "16.0 ± 13.9 µs");
+        assert_eq!(plus_minus_ns(1_185_600.0, 3_784_100.0), "1.19 ± 3.78 ms");
+        assert_eq!(plus_minus_ns(2.5e9, 1e8), "2.50 ± 0.10 s");
     }
 }

@@ -4,14 +4,9 @@
 
 use std::fmt::Write as _;
 
-/// Colours by series index (Okabe–Ito, readable by colour-blind readers), then repeated.
-const PALETTE: [&str; 8] = [
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
-];
-
-/// The colour of series `i`.
+/// The colour of series `i` (Gadget's one palette, [`gadget::palette`]).
 pub fn colour(i: usize) -> &'static str {
-    PALETTE[i % PALETTE.len()]
+    gadget::palette::hex(i)
 }
 
 const WIDTH: f64 = 900.0;
