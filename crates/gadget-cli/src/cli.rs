@@ -62,6 +62,49 @@ pub enum Command {
     /// run in progress and keeps every finished one (the summary says partial, exit status
     /// 130); `--resume` runs only what is missing.
     Bench(BenchArgs),
+    /// Start or stop a Redis Cluster of several `redis-server` nodes on loopback, for
+    /// `--store redis-cluster` (docs/external-state.md).
+    ///
+    /// Example: gadget cluster up --nodes 3; gadget run job.toml --store redis-cluster
+    /// --redis-url redis://127.0.0.1:7000; gadget cluster down
+    #[cfg(feature = "redis")]
+    Cluster(ClusterArgs),
+}
+
+/// `gadget cluster`.
+#[cfg(feature = "redis")]
+#[derive(Debug, clap::Args)]
+pub struct ClusterArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ClusterCommand,
+}
+
+/// `gadget cluster up` or `down`.
+#[cfg(feature = "redis")]
+#[derive(Debug, clap::Subcommand)]
+pub enum ClusterCommand {
+    /// Start N nodes (each an equal share of the 16384 slots, no replicas), form the cluster
+    /// and wait until every node agrees; prints the URL to give --redis-url. The nodes keep
+    /// running until `gadget cluster down`.
+    Up {
+        /// How many nodes.
+        #[arg(long, default_value_t = 3)]
+        nodes: usize,
+        /// The first node's port; the others follow (default: free ports). Each node also
+        /// uses its port + 10000 for the cluster bus.
+        #[arg(long)]
+        port: Option<u16>,
+        /// Where the nodes keep their files and the cluster's description (cluster.json).
+        #[arg(long, default_value = ".gadget/redis-cluster")]
+        dir: std::path::PathBuf,
+    },
+    /// Stop the nodes `gadget cluster up` started in DIR and remove DIR.
+    Down {
+        /// The folder given to `up`.
+        #[arg(long, default_value = ".gadget/redis-cluster")]
+        dir: std::path::PathBuf,
+    },
 }
 
 /// `gadget bench`.
@@ -361,6 +404,12 @@ pub struct EvalArgs {
     /// Redis point writes sent per round trip (default 1: no pipelining).
     #[arg(long)]
     pub redis_pipeline: Option<usize>,
+    /// Where --store redis-cluster keeps each operator instance's keys; instance i is
+    /// placed on node i: `native` (the cluster's own hashing; about 1/N of the requests stay
+    /// on the instance's node), `aligned` (hash tags put every key on the instance's node),
+    /// `replicated` (writes go to every node, reads to the instance's own).
+    #[arg(long, value_parser = ["native", "aligned", "replicated"])]
+    pub redis_placement: Option<String>,
     /// The longest a Redis connection or round trip may take (default 5s): a server that
     /// stops answering then ends the run, results so far kept and marked partial.
     #[arg(long)]

@@ -16,6 +16,7 @@ use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
 use gadget_eval::context::WorkloadUsed;
 use gadget_eval::export::{self, Csv, HdrIntervals, HdrLog, Json, Text};
 use gadget_eval::run::{Measured, RunError, RunOptions, RunReport, Warmup};
+use gadget_eval::store::placement::Placement;
 use gadget_eval::store::rocksdb_lib::RocksDbLib;
 use gadget_eval::store::{StoreError, StoreKind, StoreSettings};
 use gadget_eval::value::DEFAULT_COMPRESSION_RATIO;
@@ -208,6 +209,13 @@ impl Plan {
                 .redis_pipeline
                 .or(r.redis_pipeline)
                 .unwrap_or(defaults.redis_pipeline),
+            redis_placement: a
+                .redis_placement
+                .as_deref()
+                .or(r.redis_placement.as_deref())
+                .and_then(Placement::from_name)
+                .unwrap_or_default(),
+            instance: 0,
             redis_timeout: match &a.redis_timeout {
                 Some(t) => parse_duration(t)
                     .filter(|n| (MIN_REDIS_TIMEOUT_NS..=MAX_REDIS_TIMEOUT_NS).contains(n))

@@ -3,6 +3,8 @@
 mod analyze_cmd;
 mod bench_cmd;
 mod cli;
+#[cfg(feature = "redis")]
+mod cluster_cmd;
 mod eval_cmd;
 mod gen;
 mod interrupt;
@@ -42,6 +44,8 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
         cli::Command::Analyze(a) => analyze_cmd::analyze(a),
         cli::Command::Compare(a) => analyze_cmd::compare(a),
         cli::Command::Bench(a) => bench_cmd::bench(a),
+        #[cfg(feature = "redis")]
+        cli::Command::Cluster(a) => cluster_cmd::cluster(a),
         cli::Command::Record(r) => match r.engine {
             cli::RecordEngine::Flink(a) => record_cmd::flink(a),
         },

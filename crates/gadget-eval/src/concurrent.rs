@@ -92,7 +92,11 @@ pub fn run_instances(
             path: sub.clone(),
             message: e.to_string(),
         })?;
-        open_store(kind, &sub, states, settings)
+        let placed = StoreSettings {
+            instance: i,
+            ..settings.clone()
+        };
+        open_store(kind, &sub, states, &placed)
     };
     let stores = match sharing {
         Sharing::Shared => "one shared store",

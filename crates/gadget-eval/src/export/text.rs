@@ -45,6 +45,9 @@ impl Exporter<RunReport> for Text {
             writeln!(out, "\nservice time (completion - actual start)")?;
             write!(out, "{}", render_table(&r.service))?;
         }
+        if let Some(line) = locality(r) {
+            writeln!(out, "\n{line}")?;
+        }
         if !r.store_counters.is_empty() {
             let issued = (r.requests + r.warmup_requests).max(1) as f64;
             writeln!(out, "\nstore counters (whole run, warm-up included)")?;
@@ -58,4 +61,24 @@ impl Exporter<RunReport> for Text {
         }
         Ok(())
     }
+}
+
+/// How many requests stayed on each instance's own node of a cluster, from its counters
+/// (`reads_local`, `reads_remote`, `writes_local`, `writes_remote`).
+fn locality(r: &RunReport) -> Option<String> {
+    let count = |name: &str| r.store_counters.get(name).copied();
+    let share = |local: Option<u64>, remote: Option<u64>| -> Option<String> {
+        let (l, m) = (local?, remote?);
+        (l + m > 0).then(|| format!("{:.1}% of {}", 100.0 * l as f64 / (l + m) as f64, l + m))
+    };
+    let reads = share(count("reads_local"), count("reads_remote"));
+    let writes = share(count("writes_local"), count("writes_remote"));
+    if reads.is_none() && writes.is_none() {
+        return None;
+    }
+    Some(format!(
+        "stayed on the instance's own node: reads {}, writes {} (warm-up included)",
+        reads.unwrap_or_else(|| "none".into()),
+        writes.unwrap_or_else(|| "none".into())
+    ))
 }

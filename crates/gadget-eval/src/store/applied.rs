@@ -52,10 +52,13 @@ impl StoreSettings {
                 set("index_bytes", self.faster_index_size.to_string());
             }
             #[cfg(feature = "redis")]
-            "redis" => {
+            "redis" | "redis-cluster" => {
                 set("url", super::redis::shown_url(&self.redis_url));
                 set("pipeline", self.redis_pipeline.to_string());
                 set("timeout", format!("{:?}", self.redis_timeout));
+                if kind.name() == "redis-cluster" {
+                    set("placement", self.redis_placement.name().to_string());
+                }
             }
             _ => {}
         }

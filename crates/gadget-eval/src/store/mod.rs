@@ -26,6 +26,7 @@ pub mod leveldb;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
 pub mod memory;
+pub mod placement;
 #[cfg(feature = "redb")]
 pub mod redb;
 #[cfg(feature = "redis")]
@@ -156,6 +157,9 @@ pub enum StoreKind {
     /// Redis, an external store over the network (see [`redis`]).
     #[cfg(feature = "redis")]
     Redis,
+    /// A Redis Cluster through a slot-aware client (see [`redis::cluster`]).
+    #[cfg(feature = "redis")]
+    RedisCluster,
     /// LevelDB (see [`leveldb`]).
     #[cfg(feature = "leveldb")]
     LevelDb,
@@ -191,6 +195,8 @@ impl StoreKind {
             StoreKind::RocksDb,
             #[cfg(feature = "redis")]
             StoreKind::Redis,
+            #[cfg(feature = "redis")]
+            StoreKind::RedisCluster,
             #[cfg(feature = "leveldb")]
             StoreKind::LevelDb,
             #[cfg(feature = "berkeleydb")]
@@ -218,6 +224,8 @@ impl StoreKind {
             StoreKind::RocksDb => "rocksdb",
             #[cfg(feature = "redis")]
             StoreKind::Redis => "redis",
+            #[cfg(feature = "redis")]
+            StoreKind::RedisCluster => "redis-cluster",
             #[cfg(feature = "leveldb")]
             StoreKind::LevelDb => "leveldb",
             #[cfg(feature = "berkeleydb")]
@@ -273,6 +281,11 @@ pub struct StoreSettings {
     pub redis_pipeline: usize,
     /// The longest a Redis connection or round trip may take before it fails the request.
     pub redis_timeout: std::time::Duration,
+    /// Where a Redis Cluster keeps an instance's keys.
+    pub redis_placement: placement::Placement,
+    /// The operator instance that opens the store (0 for one instance); a Redis Cluster
+    /// places instance *i* on node *i*.
+    pub instance: usize,
     /// LMDB map size in bytes: the most the database can hold. The file is sparse, so a large
     /// map costs address space, not disk.
     pub lmdb_map_size: usize,
@@ -302,6 +315,8 @@ impl Default for StoreSettings {
                 .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string()),
             redis_pipeline: 1,
             redis_timeout: std::time::Duration::from_secs(5),
+            redis_placement: placement::Placement::default(),
+            instance: 0,
             lmdb_map_size: 16 << 30,
             faster_log_size: 256 << 20,
             faster_index_size: 64 << 20,
@@ -325,6 +340,10 @@ pub fn open_store(
         }
         #[cfg(feature = "redis")]
         StoreKind::Redis => Ok(Box::new(redis::RedisStore::open(states, settings)?)),
+        #[cfg(feature = "redis")]
+        StoreKind::RedisCluster => Ok(Box::new(redis::cluster::RedisClusterStore::open(
+            states, settings,
+        )?)),
         // every other store: the one instance of its shared form (unreachable when no other
         // store is compiled in)
         #[allow(unreachable_patterns)]

@@ -150,6 +150,9 @@ pub struct RunSettings {
     pub redis_url: Option<String>,
     /// `[run.redis] pipeline`.
     pub redis_pipeline: Option<usize>,
+    /// `[run.redis] placement`: where a Redis Cluster keeps an instance's keys (`native`,
+    /// `aligned`, `replicated`).
+    pub redis_placement: Option<String>,
     /// `[run.redis] timeout`, nanoseconds.
     pub redis_timeout_ns: Option<u64>,
     /// `[run.lmdb] map_gb`.
@@ -280,6 +283,9 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
     if let Some(redis) = s.table("redis")? {
         r.redis_url = redis.string("url")?;
         r.redis_pipeline = redis.int("pipeline", 1, 1 << 20)?.map(|n| n as usize);
+        r.redis_placement = redis
+            .choice("placement", &["native", "aligned", "replicated"])?
+            .map(str::to_string);
         if let Some(text) = redis.string("timeout")? {
             r.redis_timeout_ns = Some(
                 parse_duration(&text)

@@ -134,16 +134,22 @@ impl Commands {
     /// Adds one argument made of `head` then `tail` (a prefix and a key), without joining
     /// them first.
     pub(crate) fn arg_parts(&mut self, head: &[u8], tail: &[u8]) -> &mut Self {
+        self.arg_parts3(head, tail, &[])
+    }
+
+    /// Adds one argument made of three parts (a hash tag, a prefix and a key).
+    pub(crate) fn arg_parts3(&mut self, a: &[u8], b: &[u8], c: &[u8]) -> &mut Self {
         debug_assert!(
             self.args_left > 0,
             "more arguments than the command announced"
         );
         self.args_left = self.args_left.wrapping_sub(1);
         self.bytes.push(b'$');
-        push_number(&mut self.bytes, head.len() + tail.len());
+        push_number(&mut self.bytes, a.len() + b.len() + c.len());
         self.bytes.extend_from_slice(b"\r\n");
-        self.bytes.extend_from_slice(head);
-        self.bytes.extend_from_slice(tail);
+        self.bytes.extend_from_slice(a);
+        self.bytes.extend_from_slice(b);
+        self.bytes.extend_from_slice(c);
         self.bytes.extend_from_slice(b"\r\n");
         self
     }
@@ -157,6 +163,19 @@ impl Commands {
         );
         self.bytes.extend_from_slice(&other.bytes);
         self.count += other.count;
+    }
+
+    /// The commands written, in RESP.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Adds `commands` whole commands already written in RESP (a part of another
+    /// [`Commands`]' bytes), as when a redirected command is sent again elsewhere.
+    pub(crate) fn push_raw(&mut self, bytes: &[u8], commands: usize) {
+        debug_assert_eq!(self.args_left, 0, "the last command lacks arguments");
+        self.bytes.extend_from_slice(bytes);
+        self.count += commands;
     }
 
     /// True when no command is written.
@@ -248,7 +267,7 @@ impl Connection {
     }
 
     /// Sends every command written so far; how many there were.
-    fn send(&mut self) -> Result<usize, Failure> {
+    pub(crate) fn send(&mut self) -> Result<usize, Failure> {
         debug_assert_eq!(self.out.args_left, 0, "the last command lacks arguments");
         let mut sent = 0;
         let mut last_progress = Instant::now();
@@ -265,6 +284,13 @@ impl Connection {
         let count = self.out.count;
         self.out.clear();
         Ok(count)
+    }
+
+    /// Reads the next reply as it is, error replies included (a cluster client looks at them:
+    /// `MOVED` and `ASK` say where to send the command again).
+    pub(crate) fn raw_reply(&mut self) -> Result<&[u8], Failure> {
+        let (start, end) = self.next_reply()?;
+        Ok(&self.input[start..end])
     }
 
     /// Reads the next reply; an error reply anywhere in it is a [`Failure::Server`].

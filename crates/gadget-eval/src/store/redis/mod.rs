@@ -33,8 +33,11 @@ use gadget::access::{Op, StateId};
 use super::{empty_range, Store, StoreError, StoreSettings, MERGE_DELIMITER};
 use connection::{Commands, Connection, Failure};
 
+pub mod cluster;
 mod connection;
+pub mod local_cluster;
 mod reply;
+mod slot;
 mod url;
 
 const MERGE_SCRIPT: &str = r"

@@ -140,6 +140,14 @@ impl<'a> Reply<'a> {
         }
     }
 
+    /// The integer the reply is (`:123`).
+    pub(crate) fn integer(&self) -> Result<i64, ProtocolError> {
+        match self.top()? {
+            (Frame::Integer(i), _) => Ok(i),
+            _ => Err(not_a("a reply that is not an integer")),
+        }
+    }
+
     /// The elements of the array the reply is (none for `*-1`).
     pub(crate) fn items(&self) -> Result<Items<'a>, ProtocolError> {
         match self.top()? {

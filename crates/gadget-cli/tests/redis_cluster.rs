@@ -1,0 +1,111 @@
+//! `gadget cluster up/down` and `gadget run --store redis-cluster` as users run them: a real
+//! three-node Redis Cluster on loopback, each placement's locality in the results.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+fn gadget() -> Command {
+    Command::cargo_bin("gadget").unwrap()
+}
+
+fn project_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Whether `redis-server` is here; outside CI a missing one skips the test with a message.
+fn redis_server(test: &str) -> bool {
+    let here = std::process::Command::new("redis-server")
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok();
+    if !here {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "{test}: redis-server is missing, but CI=true: .ci/run installs it"
+        );
+        eprintln!("skipping {test}: redis-server is not installed (apt-get install redis-server)");
+    }
+    here
+}
+
+/// Stops the cluster of `dir` when the test ends, passed or not.
+struct Down(PathBuf);
+
+impl Drop for Down {
+    fn drop(&mut self) {
+        if self.0.join("cluster.json").exists() {
+            let _ = gadget().args(["cluster", "down", "--dir"]).arg(&self.0).output();
+        }
+    }
+}
+
+#[test]
+fn a_cluster_started_by_gadget_serves_runs_under_each_placement_and_stops() {
+    if !redis_server("gadget cluster") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cluster");
+    let up = gadget()
+        .args(["cluster", "up", "--nodes", "3", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let _down = Down(dir.clone());
+    assert!(up.status.success(), "{}", String::from_utf8_lossy(&up.stderr));
+    let url = String::from_utf8(up.stdout).unwrap().trim().to_string();
+    assert!(url.starts_with("redis://127.0.0.1:"), "{url}");
+    // a second `up` on the same folder is refused, the first cluster untouched
+    let again = gadget()
+        .args(["cluster", "up", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("gadget cluster down"));
+
+    let workload = project_root().join("examples/ycsb/workloadb.toml");
+    for placement in ["native", "aligned", "replicated"] {
+        let out = gadget()
+            .arg("run")
+            .arg(&workload)
+            .args(["--store", "redis-cluster", "--redis-url", &url])
+            .args(["--redis-placement", placement, "--instances", "3"])
+            .args(["--limit", "3000", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{placement}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["store"], "redis-cluster");
+        let settings = &r["context"]["store_settings"];
+        assert_eq!(settings["placement"], placement, "{settings}");
+        let c = &r["store_counters"];
+        let count = |name: &str| c[name].as_u64().unwrap_or_else(|| panic!("{name} in {c}"));
+        let reads = (count("reads_local"), count("reads_remote"));
+        let local = reads.0 as f64 / (reads.0 + reads.1) as f64;
+        match placement {
+            // three instances, each on its own node: a third of the keys hash to it
+            "native" => assert!((0.2..0.45).contains(&local), "{placement}: {reads:?}"),
+            _ => assert_eq!(reads.1, 0, "{placement}: every read local"),
+        }
+    }
+
+    let down = gadget()
+        .args(["cluster", "down", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+    assert!(!dir.exists(), "down removes the folder");
+    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the nodes are gone"
+    );
+}
