@@ -36,7 +36,10 @@ struct Down(PathBuf);
 impl Drop for Down {
     fn drop(&mut self) {
         if self.0.join("cluster.json").exists() {
-            let _ = gadget().args(["cluster", "down", "--dir"]).arg(&self.0).output();
+            let _ = gadget()
+                .args(["cluster", "down", "--dir"])
+                .arg(&self.0)
+                .output();
         }
     }
 }
@@ -54,7 +57,11 @@ fn a_cluster_started_by_gadget_serves_runs_under_each_placement_and_stops() {
         .output()
         .unwrap();
     let _down = Down(dir.clone());
-    assert!(up.status.success(), "{}", String::from_utf8_lossy(&up.stderr));
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
     let url = String::from_utf8(up.stdout).unwrap().trim().to_string();
     assert!(url.starts_with("redis://127.0.0.1:"), "{url}");
     // a second `up` on the same folder is refused, the first cluster untouched
@@ -101,7 +108,11 @@ fn a_cluster_started_by_gadget_serves_runs_under_each_placement_and_stops() {
         .arg(&dir)
         .output()
         .unwrap();
-    assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
     assert!(!dir.exists(), "down removes the folder");
     let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
     assert!(

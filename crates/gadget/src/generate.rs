@@ -18,6 +18,10 @@ pub struct Generated {
     pub interrupted: bool,
     /// Distinct event keys.
     pub event_keys: EventKeyCounter,
+    /// Requests the operator issued before the first event ([`Operator::on_start`]: the
+    /// lookup-join's table preload), the first ones of the trace; an evaluator leaves them
+    /// out of the measurement as a warm-up.
+    pub preload_requests: u64,
 }
 
 /// Counts what passes and stops passing requests on at the limit.
@@ -104,11 +108,15 @@ pub fn generate_until<S: AccessSink + ?Sized>(
     };
     let mut watermark = i64::MIN;
     let mut elements: u64 = 0;
-    let mut truncated = false;
     let mut interrupted = false;
     let mut event_keys = EventKeyCounter::default();
     let mut key_bytes = Vec::with_capacity(32);
-    for element in source {
+    operator.on_start(&mut out);
+    let preload_requests = out.requests;
+    // a preload that reaches the limit ends the run before the first element
+    let mut truncated = out.requests >= limit;
+    let source = (!truncated).then_some(source);
+    for element in source.into_iter().flatten() {
         match element? {
             StreamElement::Event(e) => {
                 event_keys.add(&e.key, &mut key_bytes);
@@ -145,6 +153,7 @@ pub fn generate_until<S: AccessSink + ?Sized>(
         truncated,
         interrupted,
         event_keys,
+        preload_requests,
     })
 }
 

@@ -67,3 +67,8 @@ fn ycsb_workloads_generate() {
 fn kvbench_presets_generate() {
     run_all("kvbench", false);
 }
+
+#[test]
+fn external_state_examples_generate() {
+    run_all("external", false);
+}

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use reader::{Document, Section};
 
 use crate::operator::{
-    ContinuousAggregation, ContinuousJoin, IntervalJoin, Operator, SessionWindowOperator,
-    WindowAssigner, WindowFunction, WindowOperator,
+    ContinuousAggregation, ContinuousJoin, IntervalJoin, LookupJoin, LookupJoinSpec, Operator,
+    SessionWindowOperator, WindowAssigner, WindowFunction, WindowOperator,
 };
 use crate::source::distribution::{GapDistributionSpec, KeyDistributionSpec};
 use crate::source::element::WatermarkPolicy;
@@ -21,6 +21,7 @@ use crate::source::file::{FileOrder, FileSource, FileSpec, KeyType, TimeUnit, Ty
 use crate::source::interleave::{Interleaving, TwoInputMerger};
 use crate::source::random::Rng;
 use crate::source::synthetic::{SyntheticSource, SyntheticSpec};
+use crate::source::ysb::{AdEventType, YsbIds, YsbSource, YsbSpec};
 use crate::source::StreamElement;
 
 /// The seed of a separate right source: derived, so both sides differ.
@@ -58,6 +59,11 @@ fn open_stream(source: &SourceConfig, seed: u64) -> Result<ElementStream, Source
         SourceConfig::Kvbench(spec) => Box::new(spec.clock()),
         SourceConfig::Separate { .. } => {
             unreachable!("validated: separate sources only feed joins")
+        }
+        SourceConfig::Ysb(_) => {
+            unreachable!(
+                "validated: a ysb source feeds the lookup-join alone (Config::open_source)"
+            )
         }
     })
 }
@@ -168,6 +174,8 @@ pub enum SourceConfig {
     Ycsb(Box<YcsbSpec>),
     /// A KVBench workload: one event per KVBench operation (see [`crate::baseline::kvbench`]).
     Kvbench(Box<KvbenchSpec>),
+    /// YSB's ad events, for the lookup-join (see [`crate::source::ysb`]).
+    Ysb(YsbSpec),
 }
 
 impl SourceConfig {
@@ -176,6 +184,7 @@ impl SourceConfig {
     pub fn is_endless(&self) -> bool {
         match self {
             SourceConfig::Synthetic { spec, .. } => spec.events.is_none(),
+            SourceConfig::Ysb(spec) => spec.events.is_none(),
             SourceConfig::Separate { left, right } => left.is_endless() || right.is_endless(),
             SourceConfig::File(_) | SourceConfig::Ycsb(_) | SourceConfig::Kvbench(_) => false,
         }
@@ -244,6 +253,9 @@ pub enum OperatorConfig {
     Ycsb(Box<YcsbSpec>),
     /// A KVBench generator issuing its operations to one state.
     Kvbench(Box<KvbenchSpec>),
+    /// YSB's lookup-join: a table lookup per event, a tumbling count window per campaign, a
+    /// sink write per window (see [`LookupJoin`]).
+    LookupJoin(LookupJoinSpec),
 }
 
 impl OperatorConfig {
@@ -356,14 +368,6 @@ impl Config {
             )
         })?;
         top.finish()?;
-        let run = match run_section {
-            Some(r) => {
-                let settings = run::parse_run(&r)?;
-                r.finish()?;
-                settings
-            }
-            None => run::RunSettings::default(),
-        };
 
         let (operator, operator_name, timers) = parse_operator(&operator_section)?;
         operator_section.finish()?;
@@ -372,13 +376,16 @@ impl Config {
             match (source_section, left_section, right_section) {
                 (Some(s), None, None) => {
                     let source = parse_source(&s, operator.two_inputs(), closing, seed)?;
+                    check_ysb_pairing(&s, &source, &operator)?;
                     s.finish()?;
                     source
                 }
                 (None, Some(l), Some(r)) if operator.two_inputs() => {
                     let left = parse_source(&l, false, false, seed)?;
+                    check_ysb_pairing(&l, &left, &operator)?;
                     l.finish()?;
                     let right = parse_source(&r, false, false, right_seed(seed))?;
+                    check_ysb_pairing(&r, &right, &operator)?;
                     r.finish()?;
                     SourceConfig::Separate {
                         left: Box::new(left),
@@ -404,6 +411,25 @@ impl Config {
                     ))
                 }
             };
+        let mut run = run::RunSettings::default();
+        if let Some(r) = run_section {
+            run = run::parse_run(&r)?;
+            if let (OperatorConfig::LookupJoin(_), Some(n)) = (&operator, run.instances) {
+                if n > max_parallelism as usize {
+                    return Err(r.error(
+                        "instances",
+                        format!("{n} instances split the lookup-join's campaigns by key group, and there are max_parallelism = {max_parallelism}; allowed: [1, {max_parallelism}] (or raise max_parallelism)"),
+                    ));
+                }
+            }
+            r.finish()?;
+        }
+        if let SourceConfig::Ysb(spec) = &source {
+            // the table preload is the warm-up, unless the config says otherwise
+            run.warmup.get_or_insert(run::Warmup::Requests(
+                spec.campaigns * spec.ads_per_campaign,
+            ));
+        }
 
         Ok(Config {
             seed,
@@ -419,8 +445,50 @@ impl Config {
         })
     }
 
+    /// The seed the config was given (its `seed`, or `--seed`, as its JSON records it), before
+    /// `gadget run` adds an instance's number to [`Config::seed`].
+    pub fn configured_seed(&self) -> u64 {
+        self.json.get("seed").and_then(|s| s.as_u64()).unwrap_or(0)
+    }
+
+    /// Which of the run's concurrent instances this config is, and of how many: `(i, n)`.
+    ///
+    /// `n` is `[run] instances` (1 without it). `gadget run` gives its i-th instance the seed
+    /// `seed + i` and leaves [`Config::configured_seed`] as it was, so `i` is the difference
+    /// (modulo `n`: instances beyond the config's `n`, from `--instances`, repeat the first
+    /// ones). The lookup-join gives instance `i` its share of the campaigns.
+    pub fn instance(&self) -> (u32, u32) {
+        let n = self.run.instances.unwrap_or(1).max(1) as u64;
+        let i = self.seed.wrapping_sub(self.configured_seed()) % n;
+        (i as u32, n as u32)
+    }
+
+    /// Requests the workload issues before its first event, to be left out of measurements:
+    /// the lookup-join's table preload (campaigns × ads per campaign, every instance the whole
+    /// table); 0 for other workloads. `[run] warmup` defaults to it.
+    pub fn preload_requests(&self) -> u64 {
+        match &self.source {
+            SourceConfig::Ysb(spec) => spec.campaigns * spec.ads_per_campaign,
+            _ => 0,
+        }
+    }
+
     /// Opens the event source (for two-input operators: merged as the operator sees it).
     pub fn open_source(&self) -> Result<ElementStream, SourceError> {
+        if let (SourceConfig::Ysb(spec), OperatorConfig::LookupJoin(join)) =
+            (&self.source, &self.operator)
+        {
+            let (instance, instances) = self.instance();
+            let source = YsbSource::new(
+                spec,
+                self.configured_seed(),
+                &join.event_types,
+                instance,
+                instances,
+                self.max_parallelism,
+            )?;
+            return Ok(Box::new(source.map(Ok)));
+        }
         let interleaving = match &self.operator {
             OperatorConfig::IntervalJoin { interleaving, .. }
             | OperatorConfig::WindowJoin { interleaving, .. }
@@ -584,6 +652,13 @@ impl Config {
             )),
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
+            OperatorConfig::LookupJoin(join) => {
+                let SourceConfig::Ysb(ysb) = &self.source else {
+                    unreachable!("validated: the lookup-join reads a ysb source")
+                };
+                let ids = YsbIds::new(self.configured_seed(), ysb.campaigns, ysb.ads_per_campaign);
+                Box::new(LookupJoin::new(join, ids, self.timers, p))
+            }
         }
     }
 }
@@ -597,6 +672,7 @@ const OPERATORS: &[&str] = &[
     "tumbling-join",
     "sliding-join",
     "continuous-join",
+    "lookup-join",
 ];
 
 fn parse_interleaving(s: &Section<'_>, default: &'static str) -> Result<Interleaving, ConfigError> {
@@ -648,6 +724,76 @@ fn parse_function(s: &Section<'_>) -> Result<WindowFunction, ConfigError> {
     Ok(match f {
         "holistic" => WindowFunction::Holistic { element_size },
         _ => WindowFunction::Incremental,
+    })
+}
+
+/// States of the lookup-join's window (with either timer service): its table and sink must
+/// be named otherwise.
+const LOOKUP_JOIN_WINDOW_STATES: [&str; 3] = [
+    "window-contents",
+    "_timer_state/event_window-timers",
+    "default",
+];
+
+/// `[operator] type = "lookup-join"` (see docs/config.md).
+fn parse_lookup_join(s: &Section<'_>) -> Result<LookupJoinSpec, ConfigError> {
+    let names: Vec<&str> = AdEventType::ALL.iter().map(|t| t.name()).collect();
+    let event_types = match s.strings("event_types")? {
+        None => vec![AdEventType::View],
+        Some(list) => {
+            let types = list
+                .iter()
+                .map(|name| {
+                    AdEventType::from_name(name).ok_or_else(|| {
+                        s.error(
+                            "event_types",
+                            format!(
+                                "`{name}` is not a YSB event type; use some of: {}",
+                                names.join(", ")
+                            ),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if types.is_empty() {
+                return Err(s.error(
+                    "event_types",
+                    format!(
+                        "no event type passes the filter; list some of: {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            types
+        }
+    };
+    let state = |key: &'static str, default: &str| -> Result<String, ConfigError> {
+        let name = s.string(key)?.unwrap_or_else(|| default.to_string());
+        if name.is_empty() || LOOKUP_JOIN_WINDOW_STATES.contains(&name.as_str()) {
+            return Err(s.error(
+                key,
+                format!(
+                    "`{name}` cannot name the state; use a non-empty name other than the window's {}",
+                    LOOKUP_JOIN_WINDOW_STATES.join(", ")
+                ),
+            ));
+        }
+        Ok(name)
+    };
+    let table_state = state("table_state", "ad-campaigns")?;
+    let sink_state = state("sink_state", "campaign-windows")?;
+    if table_state == sink_state {
+        return Err(s.error(
+            "sink_state",
+            format!("`{sink_state}` is also the table_state; give the table and the sink different names"),
+        ));
+    }
+    Ok(LookupJoinSpec {
+        size: s.int("size", 1, MS_MAX)?.unwrap_or(10_000),
+        event_types,
+        table_state,
+        sink_state,
+        value_bytes: s.int("value_bytes", 0, 1 << 20)?.unwrap_or(0) as u32,
     })
 }
 
@@ -723,6 +869,7 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
             element_size: s.int("element_size", 0, 1 << 30)?.unwrap_or(24) as u32,
             interleaving: parse_interleaving(s, "round-robin")?,
         },
+        "lookup-join" => OperatorConfig::LookupJoin(parse_lookup_join(s)?),
         "aggregation" => OperatorConfig::Aggregation {
             state_name: s
                 .string("state_name")?
@@ -897,6 +1044,34 @@ fn parse_gaps(s: Section<'_>) -> Result<GapDistributionSpec, ConfigError> {
     Ok(spec)
 }
 
+/// `[source.out_of_order]`: the share of late events and their largest delay, ms.
+fn parse_out_of_order(s: &Section<'_>) -> Result<(f64, i64), ConfigError> {
+    Ok(match s.table("out_of_order")? {
+        None => (0.0, 0),
+        Some(o) => {
+            let f = o.require_float("fraction", 0.0, 1.0, "the share of events delivered late")?;
+            if f >= 1.0 {
+                return Err(o.error(
+                    "fraction",
+                    format!("{f} holds back every event, so none arrives on time to move the stream on; allowed: [0, 1)"),
+                ));
+            }
+            let d = o.int("max_delay", 1, MS_MAX)?;
+            let d = match (f > 0.0, d) {
+                (true, None) => {
+                    return Err(o.error(
+                        "max_delay",
+                        "missing; how late (ms) a late event may arrive, e.g. 1000",
+                    ))
+                }
+                (_, d) => d.unwrap_or(0),
+            };
+            o.finish()?;
+            (f, d)
+        }
+    })
+}
+
 fn parse_synthetic(
     s: &Section<'_>,
     two_inputs: bool,
@@ -934,30 +1109,7 @@ fn parse_synthetic(
         s.table("gaps")?
             .ok_or_else(|| s.error("gaps", "missing; add [source.gaps] with a `distribution`"))?,
     )?;
-    let (fraction, max_delay) = match s.table("out_of_order")? {
-        None => (0.0, 0),
-        Some(o) => {
-            let f = o.require_float("fraction", 0.0, 1.0, "the share of events delivered late")?;
-            if f >= 1.0 {
-                return Err(o.error(
-                    "fraction",
-                    format!("{f} holds back every event, so none arrives on time to move the stream on; allowed: [0, 1)"),
-                ));
-            }
-            let d = o.int("max_delay", 1, MS_MAX)?;
-            let d = match (f > 0.0, d) {
-                (true, None) => {
-                    return Err(o.error(
-                        "max_delay",
-                        "missing; how late (ms) a late event may arrive, e.g. 1000",
-                    ))
-                }
-                (_, d) => d.unwrap_or(0),
-            };
-            o.finish()?;
-            (f, d)
-        }
-    };
+    let (fraction, max_delay) = parse_out_of_order(s)?;
     let spec = SyntheticSpec {
         key_space,
         keys,
@@ -988,14 +1140,75 @@ fn parse_synthetic(
     })
 }
 
+/// Most campaigns of a ysb source (YSB has 100); their ids are kept in memory.
+const MAX_CAMPAIGNS: i64 = 1_000_000;
+/// Most ads of a ysb source, all campaigns together (YSB has 1,000): each is one preload
+/// request of the lookup-join.
+const MAX_ADS: i64 = 100_000_000;
+
+/// `[source] type = "ysb"`: YSB's ad events (see docs/config.md).
+fn parse_ysb(s: &Section<'_>) -> Result<YsbSpec, ConfigError> {
+    let campaigns = s.int("campaigns", 1, MAX_CAMPAIGNS)?.unwrap_or(100);
+    let ads_per_campaign = s.int("ads_per_campaign", 1, MAX_ADS)?.unwrap_or(10);
+    if campaigns.saturating_mul(ads_per_campaign) > MAX_ADS {
+        return Err(s.error(
+            "ads_per_campaign",
+            format!("campaigns × ads_per_campaign = {campaigns} × {ads_per_campaign} ads is above the {MAX_ADS} allowed; use fewer campaigns or ads"),
+        ));
+    }
+    let ads = match s.table("ads")? {
+        Some(t) => parse_keys(t)?,
+        None => KeyDistributionSpec::Uniform,
+    };
+    let (out_of_order_fraction, max_delay) = parse_out_of_order(s)?;
+    let spec = YsbSpec {
+        campaigns: campaigns as u64,
+        ads_per_campaign: ads_per_campaign as u64,
+        ads,
+        events: s.int("events", 0, i64::MAX)?.map(|n| n as u64),
+        events_per_second: s.float("events_per_second", 1e-3, 1e9)?.unwrap_or(1000.0),
+        start_time: s.int("start_time", -MS_MAX, MS_MAX)?.unwrap_or(0),
+        out_of_order_fraction,
+        max_delay,
+        watermarks: parse_watermarks(s.table("watermarks")?)?,
+    };
+    // Build it once now, so a bad parameter is reported against this file.
+    if let Err(e) = spec.events_source(0) {
+        return Err(s.error("ads", e.to_string()));
+    }
+    Ok(spec)
+}
+
+/// The lookup-join reads a ysb source, and a ysb source feeds only the lookup-join.
+fn check_ysb_pairing(
+    s: &Section<'_>,
+    source: &SourceConfig,
+    operator: &OperatorConfig,
+) -> Result<(), ConfigError> {
+    match (source, operator) {
+        (SourceConfig::Ysb(_), OperatorConfig::LookupJoin(_)) => Ok(()),
+        (SourceConfig::Ysb(_), _) => Err(s.error(
+            "type",
+            "a ysb source feeds the lookup-join; set [operator] type = \"lookup-join\", or use a synthetic source",
+        )),
+        (_, OperatorConfig::LookupJoin(_)) => Err(s.error(
+            "type",
+            "the lookup-join reads YSB's ad events; set type = \"ysb\" (see docs/config.md)",
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn parse_source(
     s: &Section<'_>,
     two_inputs: bool,
     closing: bool,
     seed: u64,
 ) -> Result<SourceConfig, ConfigError> {
-    if s.require_choice("type", &["file", "synthetic"])? == "synthetic" {
-        return parse_synthetic(s, two_inputs, closing, seed);
+    match s.require_choice("type", &["file", "synthetic", "ysb"])? {
+        "synthetic" => return parse_synthetic(s, two_inputs, closing, seed),
+        "ysb" => return parse_ysb(s).map(SourceConfig::Ysb),
+        _ => {}
     }
     let closing_types = s.strings("closing_types")?;
     if closing_types.is_some() && !closing {

@@ -23,12 +23,14 @@ mod aggregation;
 mod continuous_join;
 mod interval_join;
 mod java_hash;
+mod lookup_join;
 mod session;
 mod window;
 
 pub use aggregation::ContinuousAggregation;
 pub use continuous_join::ContinuousJoin;
 pub use interval_join::{IntervalJoin, Side};
+pub use lookup_join::{LookupJoin, LookupJoinSpec};
 pub use session::SessionWindowOperator;
 pub use window::{WindowAssigner, WindowOperator};
 
@@ -39,6 +41,10 @@ use crate::source::element::Event;
 pub trait Operator {
     /// Names of the states the operator accesses; a [`StateId`](crate::StateId) indexes this list.
     fn states(&self) -> Vec<String>;
+
+    /// Before the first input: issues what the job does before it reads any (the lookup-join
+    /// loads its external table). Nothing by default.
+    fn on_start(&mut self, _out: &mut dyn AccessSink) {}
 
     /// Processes one input event (already announced to the sink as an event marker).
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink);

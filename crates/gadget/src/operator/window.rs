@@ -172,7 +172,14 @@ impl WindowOperator {
             .add_window_timers(key, window, trigger, cleanup, out);
     }
 
-    fn on_timer(&mut self, timer: Timer<(i64, i64)>, out: &mut dyn AccessSink) {
+    /// `WindowOperator.onEventTime`; `fired` (when given) receives each window that fires,
+    /// between the read of its contents and their deletion.
+    fn on_timer<F: FnMut(&Key, (i64, i64), &mut dyn AccessSink)>(
+        &mut self,
+        timer: Timer<(i64, i64)>,
+        out: &mut dyn AccessSink,
+        fired: Option<&mut F>,
+    ) {
         let window = timer.namespace;
         let key = &timer.key;
         // EventTimeTrigger.onEventTime: FIRE exactly at the window's max timestamp.
@@ -181,10 +188,35 @@ impl WindowOperator {
         if !(fires || cleans) {
             return;
         }
-        self.emit(window_timer_requests(fires, cleans), key, window, out);
+        match fired {
+            Some(emit_result) if fires => {
+                self.emit(window_timer_requests(true, false), key, window, out);
+                emit_result(key, window, out);
+                if cleans {
+                    self.emit(window_timer_requests(false, true), key, window, out);
+                }
+            }
+            _ => self.emit(window_timer_requests(fires, cleans), key, window, out),
+        }
         if cleans {
             self.timers
                 .remove(&Self::timer(key, max_timestamp(window.1), window), out);
+        }
+    }
+
+    /// [`Operator::on_watermark`] with the window's result sent on: `fired` receives the key and
+    /// window of each window that fires, after the trigger reads its contents and before they
+    /// are deleted, which is when a chained downstream operator (a sink) gets the result in
+    /// Flink. Windows that fire at once for a late element (allowed lateness) are not passed.
+    pub fn on_watermark_firing(
+        &mut self,
+        watermark: i64,
+        out: &mut dyn AccessSink,
+        mut fired: impl FnMut(&Key, (i64, i64), &mut dyn AccessSink),
+    ) {
+        self.watermark = watermark;
+        while let Some(timer) = self.timers.poll_due(watermark, out) {
+            self.on_timer(timer, out, Some(&mut fired));
         }
     }
 }
@@ -218,7 +250,11 @@ impl Operator for WindowOperator {
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink) {
         self.watermark = watermark;
         while let Some(timer) = self.timers.poll_due(watermark, out) {
-            self.on_timer(timer, out);
+            self.on_timer(
+                timer,
+                out,
+                None::<&mut fn(&Key, (i64, i64), &mut dyn AccessSink)>,
+            );
         }
     }
 }

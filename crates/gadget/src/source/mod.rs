@@ -1,4 +1,4 @@
-//! Event sources: files and synthetic generators, with watermarks.
+//! Event sources: files and synthetic generators (YSB's ad events among them), with watermarks.
 
 pub mod distribution;
 pub mod element;
@@ -6,6 +6,7 @@ pub mod file;
 pub mod interleave;
 pub mod random;
 pub mod synthetic;
+pub mod ysb;
 
 use std::path::PathBuf;
 
