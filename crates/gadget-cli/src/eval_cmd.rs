@@ -18,6 +18,7 @@ use gadget_eval::export::{self, Csv, HdrIntervals, HdrLog, Json, Text};
 use gadget_eval::run::{Measured, RunError, RunOptions, RunReport, Warmup};
 use gadget_eval::store::placement::Placement;
 use gadget_eval::store::rocksdb_lib::RocksDbLib;
+use gadget_eval::store::routed::Route;
 use gadget_eval::store::{StoreError, StoreKind, StoreSettings};
 use gadget_eval::value::DEFAULT_COMPRESSION_RATIO;
 use gadget_eval::workload::WorkloadSource;
@@ -216,6 +217,7 @@ impl Plan {
                 .and_then(Placement::from_name)
                 .unwrap_or_default(),
             instance: 0,
+            routes: Vec::new(),
             redis_timeout: match &a.redis_timeout {
                 Some(t) => parse_duration(t)
                     .filter(|n| (MIN_REDIS_TIMEOUT_NS..=MAX_REDIS_TIMEOUT_NS).contains(n))
@@ -248,6 +250,11 @@ impl Plan {
         } else {
             Sharing::PerInstance
         };
+        let mut settings = settings;
+        settings.routes = routes(r, &settings)?;
+        if !settings.routes.is_empty() && matches!(sharing, Sharing::Shared) {
+            bail!("[run.states] places states in stores of their own, a set per instance; drop --shared-store");
+        }
         Ok(Plan {
             kind,
             seed: a.seed.unwrap_or(seed),
@@ -261,6 +268,48 @@ impl Plan {
             settings,
         })
     }
+}
+
+/// The stores of `[run.stores.NAME]` and the states `[run.states]` places in them, each store
+/// with the run's settings but for its own `url`, `placement` and `pipeline`.
+fn routes(r: &RunSettings, base: &StoreSettings) -> anyhow::Result<Vec<Route>> {
+    let mut routes = Vec::new();
+    for e in &r.stores {
+        let Some(kind) = StoreKind::from_name(&e.kind) else {
+            bail!(
+                "{}: `{}` is not a store of this build; use one of: {}",
+                e.origin,
+                e.kind,
+                StoreKind::names()
+            );
+        };
+        let mut settings = StoreSettings {
+            routes: Vec::new(),
+            ..base.clone()
+        };
+        if let Some(url) = &e.url {
+            settings.redis_url = url.clone();
+        }
+        if let Some(p) = e.placement.as_deref().and_then(Placement::from_name) {
+            settings.redis_placement = p;
+        }
+        if let Some(n) = e.pipeline {
+            settings.redis_pipeline = n;
+        }
+        let states = r
+            .states
+            .iter()
+            .filter(|(_, store)| *store == e.name)
+            .map(|(state, _)| state.clone())
+            .collect();
+        routes.push(Route {
+            name: e.name.clone(),
+            kind,
+            settings,
+            states,
+        });
+    }
+    Ok(routes)
 }
 
 /// Parameters of the arrival processes other than the rate.

@@ -103,6 +103,57 @@ fn a_cluster_started_by_gadget_serves_runs_under_each_placement_and_stops() {
         }
     }
 
+    // the poster's job: the window's state in embedded RocksDB, the table and the sink in
+    // the cluster, each instance's table keys on its own node
+    let job = tmp.path().join("ysb-3.toml");
+    let text = std::fs::read_to_string(project_root().join("examples/external/ysb-3.toml"))
+        .unwrap()
+        + &format!(
+            "\n[run.stores.external]\nkind = \"redis-cluster\"\nurl = \"{url}\"\nplacement = \"aligned\"\n\
+             [run.states]\n\"ad-campaigns\" = \"external\"\n\"campaign-windows\" = \"external\"\n"
+        );
+    std::fs::write(&job, text).unwrap();
+    let out = gadget()
+        .arg("run")
+        .arg(&job)
+        .args(["--store", "rocksdb", "--limit", "20000", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["store"], "rocksdb+redis-cluster");
+    let home = |state: &str| {
+        r["per_state"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == state)
+            .unwrap_or_else(|| panic!("{state} in {}", r["per_state"]))["store"]
+            .clone()
+    };
+    assert_eq!(home("window-contents"), "rocksdb");
+    assert_eq!(home("ad-campaigns"), "external");
+    let stores: Vec<&str> = r["per_store"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(stores, ["rocksdb", "external"]);
+    assert_eq!(
+        r["store_counters"]["reads_remote"], 0,
+        "aligned: every lookup local"
+    );
+    assert!(r["store_counters"]["reads_local"].as_u64().unwrap() > 1000);
+    let settings = &r["context"]["store_settings"];
+    assert_eq!(settings["stores.external.kind"], "redis-cluster");
+    assert_eq!(settings["stores.external.placement"], "aligned");
+    assert_eq!(settings["states.ad-campaigns"], "external");
+
     let down = gadget()
         .args(["cluster", "down", "--dir"])
         .arg(&dir)
@@ -118,5 +169,39 @@ fn a_cluster_started_by_gadget_serves_runs_under_each_placement_and_stops() {
     assert!(
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
         "the nodes are gone"
+    );
+}
+
+#[test]
+fn a_state_placed_in_an_unknown_store_is_refused_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = tmp.path().join("job.toml");
+    let base =
+        std::fs::read_to_string(project_root().join("examples/external/ysb-1.toml")).unwrap();
+    std::fs::write(
+        &job,
+        format!("{base}\n[run.states]\n\"ad-campaigns\" = \"elsewhere\"\n"),
+    )
+    .unwrap();
+    let out = gadget().arg("run").arg(&job).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        said.contains("job.toml:")
+            && said.contains("run.states.ad-campaigns")
+            && said.contains("elsewhere"),
+        "{said}"
+    );
+    std::fs::write(
+        &job,
+        format!("{base}\n[run.stores.external]\nkind = \"cassandra\"\n"),
+    )
+    .unwrap();
+    let out = gadget().arg("run").arg(&job).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        said.contains("run.stores.external.kind") && said.contains("use one of: memory"),
+        "{said}"
     );
 }

@@ -172,7 +172,7 @@ fn bad_evaluation_options_say_what_is_allowed() {
         .assert()
         .failure()
         .stderr(predicate::str::contains(
-            "use one of: memory, rocksdb, redis, leveldb, berkeleydb, berkeleydb-hash, lmdb, redb, fjall, sqlite, faster",
+            "use one of: memory, rocksdb, redis, redis-cluster, leveldb, berkeleydb, berkeleydb-hash, lmdb, redb, fjall, sqlite, faster",
         ));
     gadget()
         .args(["replay", t, "--arrival", "poisson"])

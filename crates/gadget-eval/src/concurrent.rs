@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use gadget::access::Op;
+use gadget::access::{Op, StateId};
 
+use crate::placed::parts;
 use crate::run::{calibrate_clock, drive, Measured, Progress, RunError, RunOptions, RunReport};
 use crate::start::StartLine;
 use crate::store::{open_shared_store, open_store, Store, StoreError, StoreKind, StoreSettings};
@@ -36,7 +37,18 @@ pub struct InstancesOutcome {
 
 /// What one instance's thread returns: its measurements, the store's name, the ops it
 /// emulated and its counters.
-type InstanceResult = Result<(Measured, &'static str, Vec<Op>, Vec<(&'static str, u64)>), RunError>;
+/// What an instance's thread hands back: its measurements, its store's name, the ops the store
+/// emulated, its counters, and the store each of its states lived in.
+type InstanceResult = Result<
+    (
+        Measured,
+        &'static str,
+        Vec<Op>,
+        Vec<(&'static str, u64)>,
+        Vec<String>,
+    ),
+    RunError,
+>;
 
 /// Opens the store of instance `i` (the first argument) over its states (the second).
 pub type StoreOpener<'a> =
@@ -159,6 +171,9 @@ pub fn run_streams(
                             // stopped, or another instance could not start
                             _ => Measured::stopped_before_start(options.interval_ns),
                         };
+                        let homes = (0..stream.state_names.len())
+                            .map(|s| store.store_of(s as StateId).to_string())
+                            .collect();
                         let producer = stream.finish();
                         if let Err(e) = producer {
                             // an interrupted run may cut its producer short: only a run that
@@ -177,6 +192,7 @@ pub fn run_streams(
                             store.name(),
                             store.emulated().to_vec(),
                             store.counters(),
+                            homes,
                         ))
                     })
                     .expect("spawning a thread")
@@ -189,12 +205,16 @@ pub fn run_streams(
     });
     let mut measured = Vec::with_capacity(n);
     let mut reports = Vec::with_capacity(n);
+    let mut homes: Vec<Vec<String>> = Vec::with_capacity(n);
     let mut failure = None;
     for (i, r) in results.into_iter().enumerate() {
-        let (mut m, store, emulated, counters) = r?;
+        let (mut m, store, emulated, counters, state_homes) = r?;
         let mut o = options.clone();
         o.seed = o.seed.wrapping_add(i as u64);
         let mut report = m.report(store, &emulated, &o);
+        (report.per_state, report.per_store) =
+            parts(&m.recorder, report.seconds, &states[i], &state_homes);
+        homes.push(state_homes);
         report.store_counters = counters
             .into_iter()
             .map(|(name, value)| (name.to_string(), value))
@@ -226,6 +246,9 @@ pub fn run_streams(
         })
         .collect();
     let mut report = combined.report(&reports[0].store, &emulated, options);
+    // instances run the same workload: state i is the same state in each
+    (report.per_state, report.per_store) =
+        parts(&combined.recorder, report.seconds, &states[0], &homes[0]);
     if let Some(e) = &failure {
         report.partial_reason = Some(e.to_string());
     }

@@ -8,6 +8,7 @@
 //! - [`run`]: the driver, which issues requests on schedule and measures them;
 //! - [`concurrent`]: several operator instances on their own threads, sharing a store or not;
 //! - [`measure`]: HDR histograms, time series and the summary table;
+//! - [`placed`]: latency and rate per state and per store;
 //! - [`experiment`]: `gadget bench`'s plans, statistics across repetitions and comparisons;
 //! - [`export`]: every output format (JSON, CSV, HDR log, Markdown, HTML, text), one file each,
 //!   written atomically.
@@ -19,6 +20,7 @@ pub mod experiment;
 pub mod export;
 pub mod host;
 pub mod measure;
+pub mod placed;
 pub mod run;
 pub mod start;
 pub mod store;

@@ -14,7 +14,7 @@ const HIGHEST_NS: u64 = 3_600_000_000_000;
 /// Significant decimal digits kept by every histogram.
 pub const SIGNIFICANT_DIGITS: u8 = 3;
 
-fn histogram() -> Histogram<u64> {
+pub(crate) fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS).expect("valid histogram bounds")
 }
 
@@ -245,6 +245,9 @@ pub struct Recorder {
     hdr_log: Option<Vec<LoggedInterval>>,
     /// True once intervals beyond [`MAX_INTERVALS`] were left out of the series and the log.
     truncated: bool,
+    /// Latency per state (by the request's state index), allocated when a state first
+    /// occurs: what each state, and each store the states live in, was served with.
+    states: Vec<Option<Histogram<u64>>>,
 }
 
 /// The most intervals a run keeps in its time series and HDR log: a day of 1 s intervals, 100 s
@@ -272,6 +275,7 @@ impl Recorder {
             interval_ns: interval_ns.max(1),
             series: Vec::new(),
             hdr_log: keep_intervals.then(Vec::new),
+            states: Vec::new(),
             truncated: false,
         }
     }
@@ -297,6 +301,23 @@ impl Recorder {
                 .get_or_insert_with(histogram)
                 .saturating_record(service_ns.max(1));
         }
+    }
+
+    /// Records one request's latency under its state; the first request of a state allocates
+    /// its histogram, no other does.
+    #[inline(always)]
+    pub fn record_state(&mut self, state: usize, latency_ns: u64) {
+        if state >= self.states.len() {
+            self.states.resize_with(state + 1, || None);
+        }
+        self.states[state]
+            .get_or_insert_with(histogram)
+            .saturating_record(latency_ns.max(1));
+    }
+
+    /// The latency histogram of state `state`, `None` when no request named it.
+    pub fn state_histogram(&self, state: usize) -> Option<&Histogram<u64>> {
+        self.states.get(state).and_then(Option::as_ref)
     }
 
     /// The histograms of `op` over everything recorded so far, `None` when it never occurred.
@@ -429,6 +450,17 @@ impl Recorder {
         }
         self.series
             .sort_by(|a, b| a.end_s.partial_cmp(&b.end_s).expect("finite times"));
+        for (i, theirs) in other.states.iter().enumerate() {
+            if let Some(h) = theirs {
+                if i >= self.states.len() {
+                    self.states.resize_with(i + 1, || None);
+                }
+                self.states[i]
+                    .get_or_insert_with(histogram)
+                    .add(h)
+                    .expect("same bounds");
+            }
+        }
         if let (Some(log), Some(theirs)) = (self.hdr_log.as_mut(), other.hdr_log.as_ref()) {
             log.extend(theirs.iter().cloned());
             log.sort_by_key(|i| (i.start_ns, i.op));
@@ -553,7 +585,7 @@ fn per_second(count: u64, seconds: f64) -> f64 {
 }
 
 impl OpSummary {
-    fn from_histogram(op: &str, h: &Histogram<u64>, seconds: f64) -> Self {
+    pub(crate) fn from_histogram(op: &str, h: &Histogram<u64>, seconds: f64) -> Self {
         let empty = h.is_empty();
         OpSummary {
             op: op.to_string(),

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gadget::access::{range_bounds, Op};
+use gadget::access::{range_bounds, Op, StateId};
 use gadget::PROGRESS_EVERY;
 use serde::{Deserialize, Serialize};
 
@@ -136,6 +136,12 @@ pub struct RunReport {
     /// `--store-counters`, for stores that keep any; else empty). Summed over instances.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub store_counters: BTreeMap<String, u64>,
+    /// Latency and rate per state of the workload, by its name and the store it lives in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_state: Vec<crate::placed::PartSummary>,
+    /// The same per store, when the states live in more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_store: Vec<crate::placed::PartSummary>,
     /// For concurrent instances (this report then combines them): each instance's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<RunReport>,
@@ -330,6 +336,8 @@ impl Measured {
             time_series: self.recorder.series.clone(),
             time_series_truncated: self.recorder.is_series_truncated(),
             store_counters: BTreeMap::new(),
+            per_state: Vec::new(),
+            per_store: Vec::new(),
             instances: Vec::new(),
             context: None,
         }
@@ -593,6 +601,7 @@ struct Completion {
     /// The length read; a length beyond 4 GiB saturates.
     read_len: u32,
     op: Op,
+    state: StateId,
     read: ReadOutcome,
 }
 
@@ -610,7 +619,7 @@ enum ReadOutcome {
 impl Completion {
     /// The completion of a request of `op` that returned `read` (see [`issue`]).
     #[inline]
-    fn new(op: Op, ticks: u64, read: Option<Option<usize>>) -> Self {
+    fn new(op: Op, state: StateId, ticks: u64, read: Option<Option<usize>>) -> Self {
         let (read, read_len) = match read {
             None => (ReadOutcome::NotARead, 0),
             Some(None) => (ReadOutcome::Empty, 0),
@@ -620,6 +629,7 @@ impl Completion {
             ticks,
             read_len,
             op,
+            state,
             read,
         }
     }
@@ -671,6 +681,7 @@ impl CompletionRecorder<'_> {
             let done = self.clock.ns_of(c.ticks);
             let latency = done - start_ns;
             self.m.recorder.record(c.op, latency, latency, done);
+            self.m.recorder.record_state(c.state as usize, latency);
             found += u64::from(c.read == ReadOutcome::Found);
             empty += u64::from(c.read == ReadOutcome::Empty);
             bytes += u64::from(c.read_len);
@@ -745,9 +756,10 @@ fn drive_closed_loop(
             done.start = clock.raw();
             for r in chunk {
                 match issue(store, &block, r, &mut values) {
-                    Ok(read) => done
-                        .completions
-                        .push(Completion::new(r.op, clock.raw(), read)),
+                    Ok(read) => {
+                        done.completions
+                            .push(Completion::new(r.op, r.state, clock.raw(), read))
+                    }
                     Err(e) => {
                         recording.m.fail(e);
                         break;
@@ -852,6 +864,7 @@ fn drive_open_loop(
             if measuring {
                 m.recorder
                     .record(r.op, done - intended, done - actual, done);
+                m.recorder.record_state(r.state as usize, done - intended);
                 m.max_start_lag_ns = m.max_start_lag_ns.max(actual - intended);
                 m.count(read);
             }

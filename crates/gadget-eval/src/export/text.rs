@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use super::Exporter;
 use crate::measure::{human_ns, render_table};
+use crate::placed::PartSummary;
 use crate::run::RunReport;
 
 /// The human summary.
@@ -45,6 +46,11 @@ impl Exporter<RunReport> for Text {
             writeln!(out, "\nservice time (completion - actual start)")?;
             write!(out, "{}", render_table(&r.service))?;
         }
+        for (title, parts) in [("store", &r.per_store), ("state", &r.per_state)] {
+            if parts.len() > 1 {
+                parts_table(out, title, parts)?;
+            }
+        }
         if let Some(line) = locality(r) {
             writeln!(out, "\n{line}")?;
         }
@@ -81,4 +87,29 @@ fn locality(r: &RunReport) -> Option<String> {
         reads.unwrap_or_else(|| "none".into()),
         writes.unwrap_or_else(|| "none".into())
     ))
+}
+
+/// Latency per store or per state: one row each.
+fn parts_table(out: &mut dyn Write, title: &str, parts: &[PartSummary]) -> io::Result<()> {
+    writeln!(
+        out,
+        "\nby {title}\n{:<34} {:<14} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9}",
+        title, "store", "requests", "req/s", "p50", "p99", "p99.9", "max"
+    )?;
+    for p in parts {
+        let l = &p.latency;
+        writeln!(
+            out,
+            "{:<34} {:<14} {:>11} {:>11.0} {:>9} {:>9} {:>9} {:>9}",
+            p.name,
+            p.store,
+            l.ops,
+            l.ops_per_s,
+            human_ns(l.p50_ns as f64),
+            human_ns(l.p99_ns as f64),
+            human_ns(l.p999_ns as f64),
+            human_ns(l.max_ns as f64)
+        )?;
+    }
+    Ok(())
 }

@@ -62,6 +62,16 @@ impl StoreSettings {
             }
             _ => {}
         }
+        for r in &self.routes {
+            let mut of_route = r.settings.applied(r.kind);
+            of_route.insert("kind".into(), r.kind.name().into());
+            for (k, v) in of_route {
+                s.insert(format!("stores.{}.{k}", r.name), v);
+            }
+            for state in &r.states {
+                s.insert(format!("states.{state}"), r.name.clone());
+            }
+        }
         s
     }
 }

@@ -34,6 +34,7 @@ pub mod redis;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 pub mod rocksdb_lib;
+pub mod routed;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -127,6 +128,13 @@ pub trait Store {
     /// Deletes every entry of the state with `start <= key < end` (nothing when
     /// `start >= end`). Entries in the pending write batch are not affected.
     fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError>;
+
+    /// The store that holds `state`: this one's name, or, for states placed in several
+    /// stores, the one the state lives in.
+    fn store_of(&self, state: StateId) -> &str {
+        let _ = state;
+        self.name()
+    }
 
     /// Ops this store does not have natively and emulates.
     fn emulated(&self) -> &'static [Op] {
@@ -286,6 +294,9 @@ pub struct StoreSettings {
     /// The operator instance that opens the store (0 for one instance); a Redis Cluster
     /// places instance *i* on node *i*.
     pub instance: usize,
+    /// States placed in stores of their own (`[run.stores.NAME]`, `[run.states]`); the
+    /// others live in the run's store.
+    pub routes: Vec<routed::Route>,
     /// LMDB map size in bytes: the most the database can hold. The file is sparse, so a large
     /// map costs address space, not disk.
     pub lmdb_map_size: usize,
@@ -317,6 +328,7 @@ impl Default for StoreSettings {
             redis_timeout: std::time::Duration::from_secs(5),
             redis_placement: placement::Placement::default(),
             instance: 0,
+            routes: Vec::new(),
             lmdb_map_size: 16 << 30,
             faster_log_size: 256 << 20,
             faster_index_size: 64 << 20,
@@ -333,6 +345,11 @@ pub fn open_store(
     states: &[String],
     settings: &StoreSettings,
 ) -> Result<Box<dyn Store>, StoreError> {
+    if !settings.routes.is_empty() {
+        return Ok(Box::new(routed::RoutedStore::open(
+            kind, dir, states, settings,
+        )?));
+    }
     match kind {
         StoreKind::Memory => {
             let _ = (dir, settings);
@@ -389,6 +406,13 @@ pub fn open_shared_store(
     instances: &[Vec<String>],
     settings: &StoreSettings,
 ) -> Result<std::sync::Arc<dyn SharedStore>, StoreError> {
+    if !settings.routes.is_empty() {
+        return Err(StoreError::Open {
+            store: kind.name(),
+            path: dir.to_path_buf(),
+            message: "states placed in stores of their own ([run.states]) need a store per instance; drop --shared-store".into(),
+        });
+    }
     // the stores that only need each instance's number of states
     let state_counts: Vec<usize> = instances.iter().map(Vec::len).collect();
     match kind {

@@ -178,6 +178,26 @@ impl<'a> Section<'a> {
         }
     }
 
+    /// Every sub-table of the section by its key (`[run.stores.table]` gives `table`), for
+    /// sections whose keys are names the user chooses; a key that is not a table is an error.
+    pub(crate) fn named_tables(&self) -> Result<Vec<(String, Section<'a>)>, ConfigError> {
+        let mut out = Vec::new();
+        for (key, item) in self.table.iter() {
+            self.read.borrow_mut().push(key.to_string());
+            let table = match item {
+                Item::Table(t) => t.clone(),
+                Item::Value(Value::InlineTable(t)) => t.clone().into_table(),
+                _ => return Err(self.error(key, "must be a table ([NAME] or NAME = { ... })")),
+            };
+            let mut s = Section::new(self.doc, table, &self.full(key));
+            if s.offset.is_none() {
+                s.offset = self.item_offset(key);
+            }
+            out.push((key.to_string(), s));
+        }
+        Ok(out)
+    }
+
     /// An array of tables (`[[workload]]`), each a section named `workload[1]`, `workload[2]`...
     pub(crate) fn tables(&self, key: &'static str) -> Result<Vec<Section<'a>>, ConfigError> {
         match self.item(key) {

@@ -104,6 +104,23 @@ pub const ARRIVAL_NAMES: &[&str] = &[
     "event-time",
 ];
 
+/// `[run.stores.NAME]`: a store some states live in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoreEntry {
+    /// NAME.
+    pub name: String,
+    /// `kind`: which store (`rocksdb`, `redis-cluster`, ...), checked by the evaluator.
+    pub kind: String,
+    /// `url`, for networked stores.
+    pub url: Option<String>,
+    /// `placement`, for a Redis Cluster.
+    pub placement: Option<String>,
+    /// `pipeline`, for Redis.
+    pub pipeline: Option<usize>,
+    /// Where `kind` is set (`job.toml:12: `run.stores.table.kind``), for messages.
+    pub origin: String,
+}
+
 /// The `[run]` section, validated.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunSettings {
@@ -153,6 +170,10 @@ pub struct RunSettings {
     /// `[run.redis] placement`: where a Redis Cluster keeps an instance's keys (`native`,
     /// `aligned`, `replicated`).
     pub redis_placement: Option<String>,
+    /// `[run.stores.NAME]`: stores of their own for some states.
+    pub stores: Vec<StoreEntry>,
+    /// `[run.states]`: state name → the name of the store it lives in.
+    pub states: Vec<(String, String)>,
     /// `[run.redis] timeout`, nanoseconds.
     pub redis_timeout_ns: Option<u64>,
     /// `[run.lmdb] map_gb`.
@@ -279,6 +300,42 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
             });
         }
         db.finish()?;
+    }
+    if let Some(stores) = s.table("stores")? {
+        for (name, t) in stores.named_tables()? {
+            let kind = t.string("kind")?.ok_or_else(|| {
+                t.missing("kind", "the store's kind, such as rocksdb, redis or redis-cluster")
+            })?;
+            let entry = StoreEntry {
+                origin: t.origin("kind"),
+                name,
+                kind,
+                url: t.string("url")?,
+                placement: t
+                    .choice("placement", &["native", "aligned", "replicated"])?
+                    .map(str::to_string),
+                pipeline: t.int("pipeline", 1, 1 << 20)?.map(|n| n as usize),
+            };
+            t.finish()?;
+            r.stores.push(entry);
+        }
+        stores.finish()?;
+    }
+    if let Some(states) = s.table("states")? {
+        for (state, store, _line) in states.text_entries(&[])? {
+            if !r.stores.iter().any(|e| e.name == store) {
+                let defined: Vec<&str> = r.stores.iter().map(|e| e.name.as_str()).collect();
+                return Err(states.error(
+                    &state,
+                    format!(
+                        "names the store `{store}`, which no [run.stores.{store}] defines; defined: {}",
+                        if defined.is_empty() { "none".to_string() } else { defined.join(", ") }
+                    ),
+                ));
+            }
+            r.states.push((state, store));
+        }
+        states.finish()?;
     }
     if let Some(redis) = s.table("redis")? {
         r.redis_url = redis.string("url")?;
