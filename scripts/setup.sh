@@ -21,6 +21,9 @@ ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 [ -e /usr/include/leveldb/c.h ] || need_apt+=(libleveldb-dev)
 # Redis for --store redis; the tests start their own redis-server on a free loopback port
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+# ip and tc for remote stores on this machine (a network namespace behind a veth link)
+{ command -v ip || [ -x /usr/sbin/ip ]; } >/dev/null 2>&1 &&
+  { command -v tc || [ -x /usr/sbin/tc ]; } >/dev/null 2>&1 || need_apt+=(iproute2)
 # A TrueType font for the text of gadget analyze's plots
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 # The tests open gadget analyze's HTML report in headless Chromium
@@ -193,6 +196,29 @@ rocksdb_library forst com.ververica forstjni 0.1.8 "" libforstjni-linux64.so \
   929c8d138a22715f28b690957ab28b7ac33aee286944bf22f8b6c1b18509f813
 rocksdb_library current org.rocksdb rocksdbjni 10.10.1.1 linux64 librocksdbjni-linux64.so \
   3948e3537f413c697200ff2c316d8c614454685ad347625057479997d8757585
+
+# Toxiproxy, the fault-injection proxy that delays a remote store's traffic by whole
+# milliseconds (crates/gadget-eval/src/remote/): built from its Go module with the Go these
+# machines have (/usr/local/go), into /usr/local/bin when setup runs as root and into .deps/bin/
+# otherwise; Gadget looks on PATH, then in .deps/bin/ (GADGET_TOXIPROXY overrides both).
+toxiproxy_module=github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0
+if ! command -v toxiproxy-server >/dev/null 2>&1 && [ ! -x "$deps/bin/toxiproxy-server" ]; then
+  go="$(command -v go || true)"
+  if [ -z "$go" ] && [ -x /usr/local/go/bin/go ]; then go=/usr/local/go/bin/go; fi
+  if [ -z "$go" ]; then
+    echo "setup: toxiproxy-server is missing and there is no Go to build it with: install Go 1.23 or newer (https://go.dev/dl/), then run this again" >&2
+    exit 1
+  fi
+  if [ "$(id -u)" -eq 0 ]; then bin=/usr/local/bin; else bin="$deps/bin"; fi
+  echo "setup: building toxiproxy-server ($toxiproxy_module) into $bin" >&2
+  gobin="$(mktemp -d)"
+  trap 'rm -rf "$gobin"' EXIT
+  GOBIN="$gobin" "$go" install "$toxiproxy_module"
+  mkdir -p "$bin"
+  cp "$gobin/server" "$bin/toxiproxy-server.tmp"
+  mv "$bin/toxiproxy-server.tmp" "$bin/toxiproxy-server"
+  rm -rf "$gobin"
+fi
 
 if [ "$profile" = deps ]; then
   :

@@ -11,7 +11,9 @@
 //! - [`placed`]: latency and rate per state and per store;
 //! - [`experiment`]: `gadget bench`'s plans, statistics across repetitions and comparisons;
 //! - [`export`]: every output format (JSON, CSV, HDR log, Markdown, HTML, text), one file each,
-//!   written atomically.
+//!   written atomically;
+//! - [`remote`]: a "remote" store on this machine, in a network namespace of its own behind a
+//!   rate-limited link and a delaying proxy.
 
 pub mod arrival;
 pub mod concurrent;
@@ -21,6 +23,7 @@ pub mod export;
 pub mod host;
 pub mod measure;
 pub mod placed;
+pub mod remote;
 pub mod run;
 pub mod start;
 pub mod store;
