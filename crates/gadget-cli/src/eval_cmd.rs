@@ -15,6 +15,7 @@ use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
 use gadget_eval::context::WorkloadUsed;
 use gadget_eval::export::{self, Csv, HdrIntervals, HdrLog, Json, Text};
+use gadget_eval::remote::{RemoteRedis, RemoteSpec};
 use gadget_eval::run::{Measured, RunError, RunOptions, RunReport, Warmup};
 use gadget_eval::store::placement::Placement;
 use gadget_eval::store::rocksdb_lib::RocksDbLib;
@@ -302,11 +303,26 @@ fn routes(r: &RunSettings, base: &StoreSettings) -> anyhow::Result<Vec<Route>> {
             .filter(|(_, store)| *store == e.name)
             .map(|(state, _)| state.clone())
             .collect();
+        let remote = e.remote.as_ref().map(|r| {
+            let d = RemoteSpec::default();
+            RemoteSpec {
+                delay: r.delay_ns.map_or(d.delay, std::time::Duration::from_nanos),
+                jitter: r
+                    .jitter_ns
+                    .map_or(d.jitter, std::time::Duration::from_nanos),
+                rate_bits_per_s: r.rate_mbit.map_or(d.rate_bits_per_s, |m| m * 1_000_000),
+            }
+        });
+        if let Some(spec) = &remote {
+            spec.validate()
+                .with_context(|| format!("{}: [remote]", e.origin))?;
+        }
         routes.push(Route {
             name: e.name.clone(),
             kind,
             settings,
             states,
+            remote,
         });
     }
     Ok(routes)
@@ -417,6 +433,24 @@ fn evaluate(
     };
 
     let stop = crate::interrupt::stop_flag();
+    // remote stores are started before the run, so that their start is not measured; they
+    // live until the run is reported, and their namespaces go when they are dropped
+    let mut settings = plan.settings.clone();
+    let mut remotes: Vec<RemoteRedis> = Vec::new();
+    for route in &mut settings.routes {
+        if let Some(spec) = &route.remote {
+            let remote = RemoteRedis::start(spec, stop.clone())
+                .with_context(|| format!("cannot start the remote store `{}`", route.name))?;
+            eprintln!(
+                "store `{}`: redis-server in network namespace {}, reached at {}",
+                route.name,
+                remote.namespace(),
+                remote.url()
+            );
+            route.settings.redis_url = remote.url();
+            remotes.push(remote);
+        }
+    }
     let options = RunOptions {
         arrival: plan.arrival,
         seed: plan.seed,
@@ -434,7 +468,7 @@ fn evaluate(
         dir.path(),
         sources,
         plan.sharing,
-        &plan.settings,
+        &settings,
         &options,
         &|p| {
             let secs = p.elapsed.as_secs_f64().max(1e-9);
@@ -473,7 +507,7 @@ fn evaluate(
         started,
         workloads,
         plan.kind,
-        &plan.settings,
+        &settings,
         dir.path(),
     ));
     let failures = outputs.write(&report, &measured);

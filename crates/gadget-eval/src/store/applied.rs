@@ -65,6 +65,17 @@ impl StoreSettings {
         for r in &self.routes {
             let mut of_route = r.settings.applied(r.kind);
             of_route.insert("kind".into(), r.kind.name().into());
+            if let Some(spec) = &r.remote {
+                of_route.insert(
+                    "remote".into(),
+                    format!(
+                        "in a network namespace of its own, {:?} ± {:?} added each way, {} Mbit/s",
+                        spec.delay,
+                        spec.jitter,
+                        spec.rate_bits_per_s / 1_000_000
+                    ),
+                );
+            }
             for (k, v) in of_route {
                 s.insert(format!("stores.{}.{k}", r.name), v);
             }

@@ -20,6 +20,9 @@ pub struct Route {
     pub settings: StoreSettings,
     /// The states it holds, by name.
     pub states: Vec<String>,
+    /// Started by the run in a network namespace of its own behind this link (a Redis
+    /// server; [`crate::remote`]); `None` for a store at its configured URL.
+    pub remote: Option<crate::remote::RemoteSpec>,
 }
 
 /// Several stores behind one: state by state, each request to its state's store.
@@ -236,6 +239,7 @@ mod tests {
             kind: StoreKind::Memory,
             settings: StoreSettings::default(),
             states: states.iter().map(|s| s.to_string()).collect(),
+            remote: None,
         }
     }
 

@@ -104,6 +104,18 @@ pub const ARRIVAL_NAMES: &[&str] = &[
     "event-time",
 ];
 
+/// `[run.stores.NAME.remote]`: how far away the run puts the store; unset keys keep the
+/// evaluator's defaults (a 10 Gb/s switch hop).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RemoteEntry {
+    /// `delay`: added one-way delay, nanoseconds.
+    pub delay_ns: Option<u64>,
+    /// `jitter`, nanoseconds.
+    pub jitter_ns: Option<u64>,
+    /// `rate_mbit`: the link's rate, megabits per second.
+    pub rate_mbit: Option<u64>,
+}
+
 /// `[run.stores.NAME]`: a store some states live in.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StoreEntry {
@@ -117,6 +129,9 @@ pub struct StoreEntry {
     pub placement: Option<String>,
     /// `pipeline`, for Redis.
     pub pipeline: Option<usize>,
+    /// `[run.stores.NAME.remote]`: the run starts the store (a Redis server) in a network
+    /// namespace of its own behind a link with this delay, jitter and rate.
+    pub remote: Option<RemoteEntry>,
     /// Where `kind` is set (`job.toml:12: `run.stores.table.kind``), for messages.
     pub origin: String,
 }
@@ -304,7 +319,10 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
     if let Some(stores) = s.table("stores")? {
         for (name, t) in stores.named_tables()? {
             let kind = t.string("kind")?.ok_or_else(|| {
-                t.missing("kind", "the store's kind, such as rocksdb, redis or redis-cluster")
+                t.missing(
+                    "kind",
+                    "the store's kind, such as rocksdb, redis or redis-cluster",
+                )
             })?;
             let entry = StoreEntry {
                 origin: t.origin("kind"),
@@ -315,7 +333,45 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
                     .choice("placement", &["native", "aligned", "replicated"])?
                     .map(str::to_string),
                 pipeline: t.int("pipeline", 1, 1 << 20)?.map(|n| n as usize),
+                remote: match t.table("remote")? {
+                    None => None,
+                    Some(remote) => {
+                        let time = |key: &'static str| -> Result<Option<u64>, ConfigError> {
+                            let Some(text) = remote.string(key)? else {
+                                return Ok(None);
+                            };
+                            parse_duration(&text)
+                                .filter(|&ns| ns <= 10_000_000_000)
+                                .map(Some)
+                                .ok_or_else(|| {
+                                    remote.error(
+                                        key,
+                                        format!("`{text}` is not a time up to 10 s; give one such as \"200us\" or \"1ms\""),
+                                    )
+                                })
+                        };
+                        let entry = RemoteEntry {
+                            delay_ns: time("delay")?,
+                            jitter_ns: time("jitter")?,
+                            rate_mbit: remote.int("rate_mbit", 1, 1_000_000)?.map(|n| n as u64),
+                        };
+                        remote.finish()?;
+                        Some(entry)
+                    }
+                },
             };
+            if entry.remote.is_some() && entry.kind != "redis" {
+                return Err(t.error(
+                    "remote",
+                    format!("a remote store is started by the run, which starts Redis servers only; use kind = \"redis\", or give the `url` of a {} that runs elsewhere", entry.kind),
+                ));
+            }
+            if entry.remote.is_some() && entry.url.is_some() {
+                return Err(t.error(
+                    "url",
+                    "a remote store gets its URL from the run that starts it; drop `url`, or drop [remote] to use a server at this URL",
+                ));
+            }
             t.finish()?;
             r.stores.push(entry);
         }
