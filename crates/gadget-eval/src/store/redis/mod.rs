@@ -550,8 +550,18 @@ impl Store for RedisStore {
     }
 }
 
-/// Removes every key matching `pattern` over `con`.
-fn remove_keys(con: &mut Connection, pattern: &[u8]) -> Result<(), Failure> {
+/// How a run's keys are unlinked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unlink {
+    /// One `UNLINK` of every key a `SCAN` found.
+    Together,
+    /// One `UNLINK` per key, pipelined: a cluster refuses a command whose keys lie in
+    /// different slots.
+    OneByOne,
+}
+
+/// Removes every key matching `pattern` on the server behind `con`.
+fn remove_keys(con: &mut Connection, pattern: &[u8], unlink: Unlink) -> Result<(), Failure> {
     let mut cursor = b"0".to_vec();
     let mut keys = Commands::default();
     loop {
@@ -577,8 +587,13 @@ fn remove_keys(con: &mut Connection, pattern: &[u8]) -> Result<(), Failure> {
         let count = found.items()?.count();
         if count > 0 {
             keys.clear();
-            keys.command(1 + count).arg(b"UNLINK");
+            if unlink == Unlink::Together {
+                keys.command(1 + count).arg(b"UNLINK");
+            }
             for key in found.items()? {
+                if unlink == Unlink::OneByOne {
+                    keys.command(2).arg(b"UNLINK");
+                }
                 keys.arg(key?.bulk()?.unwrap_or_default());
             }
             con.commands().append(&keys);
@@ -607,9 +622,9 @@ impl Drop for RedisStore {
         let cleaned = if self.con.is_broken() || stopped {
             // the run's stop flag is set: the cleanup has one of its own
             Connection::open(&self.server.target, timeout, Arc::default())
-                .and_then(|mut fresh| remove_keys(&mut fresh, pattern.as_bytes()))
+                .and_then(|mut fresh| remove_keys(&mut fresh, pattern.as_bytes(), Unlink::Together))
         } else {
-            remove_keys(&mut self.con, pattern.as_bytes())
+            remove_keys(&mut self.con, pattern.as_bytes(), Unlink::Together)
         };
         if let Err(e) = cleaned {
             let url = &self.server.shown;

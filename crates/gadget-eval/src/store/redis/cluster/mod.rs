@@ -37,9 +37,9 @@ use std::time::Duration;
 
 use gadget::access::{Op, StateId};
 
-use super::connection::{Commands, Connection, Failure};
+use super::connection::{Commands, Failure};
 use super::slot::{slot_of, tag_for_slot};
-use super::{describe, url, CLEANUP_AFTER_STOP};
+use super::{describe, remove_keys, url, Unlink, CLEANUP_AFTER_STOP};
 pub use crate::store::placement::Placement;
 use crate::store::{empty_range, Store, StoreError, StoreSettings, MERGE_DELIMITER};
 use nodes::Nodes;
@@ -664,46 +664,6 @@ impl Store for RedisClusterStore {
     }
 }
 
-/// Removes every key matching `pattern` on the node behind `con`, one `UNLINK` per key (the
-/// keys hash to different slots, which one command may not span).
-fn remove_keys(con: &mut Connection, pattern: &[u8]) -> Result<(), Failure> {
-    let mut cursor = b"0".to_vec();
-    loop {
-        con.command(6)
-            .arg(b"SCAN")
-            .arg(&cursor)
-            .arg(b"MATCH")
-            .arg(pattern)
-            .arg(b"COUNT")
-            .arg(b"10000");
-        let reply = con.round_trip()?;
-        let mut items = reply.items()?;
-        let (Some(next), Some(found)) = (items.next(), items.next()) else {
-            return Err(super::reply::ProtocolError {
-                offset: 0,
-                message: "a SCAN reply without a cursor and keys",
-            }
-            .into());
-        };
-        let next = next?.bulk()?.unwrap_or(b"0").to_vec();
-        let mut unlink = Commands::default();
-        for key in found?.items()? {
-            unlink
-                .command(2)
-                .arg(b"UNLINK")
-                .arg(key?.bulk()?.unwrap_or_default());
-        }
-        if !unlink.is_empty() {
-            con.commands().append(&unlink);
-            con.exchange()?;
-        }
-        cursor = next;
-        if cursor == b"0" {
-            return Ok(());
-        }
-    }
-}
-
 impl Drop for RedisClusterStore {
     /// Removes every key the run wrote, on every node; after a failure or a stop request
     /// through fresh connections, waiting at most [`CLEANUP_AFTER_STOP`] after a stop.
@@ -717,10 +677,12 @@ impl Drop for RedisClusterStore {
             self.timeout
         };
         let cleaned = if self.nodes.is_broken() || stopped {
-            self.nodes
-                .each_fresh(timeout, |con| remove_keys(con, pattern.as_bytes()))
+            self.nodes.each_fresh(timeout, |con| {
+                remove_keys(con, pattern.as_bytes(), Unlink::OneByOne)
+            })
         } else {
-            self.nodes.each(|con| remove_keys(con, pattern.as_bytes()))
+            self.nodes
+                .each(|con| remove_keys(con, pattern.as_bytes(), Unlink::OneByOne))
         };
         if let Err(e) = cleaned {
             eprintln!(

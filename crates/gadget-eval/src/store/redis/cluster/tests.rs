@@ -135,22 +135,32 @@ fn replicated_writes_reach_every_node_and_each_instance_reads_its_own() {
     s.put(0, b"ad-7", b"campaign-3").unwrap();
     // every node holds a copy under its own tag
     let pattern = format!("*{}:0:ad-7", s.run_tag);
-    for &port in c.ports() {
+    let copies = |port: u16, pattern: &str| {
         let mut con = raw(port);
-        con.command(4)
+        con.command(6)
             .arg(b"SCAN")
             .arg(b"0")
             .arg(b"MATCH")
-            .arg(pattern.as_bytes());
+            .arg(pattern.as_bytes())
+            .arg(b"COUNT")
+            .arg(b"100000");
         let reply = con.round_trip().unwrap();
         let mut items = reply.items().unwrap();
         items.next();
-        let found = items.next().unwrap().unwrap().items().unwrap().count();
-        assert_eq!(found, 1, "node {port} holds one copy");
+        items.next().unwrap().unwrap().items().unwrap().count()
+    };
+    for &port in c.ports() {
+        assert_eq!(copies(port, &pattern), 1, "node {port} holds one copy");
     }
     assert_eq!(s.get(0, b"ad-7").unwrap(), Some(10));
     let addresses = s.node_addresses();
     assert_eq!(addresses.len(), 3);
+    // the run's keys, and its index entries, are gone from every node once it is dropped
+    let every_key = format!("*{}[:#]*", s.run_tag);
+    drop(s);
+    for &port in c.ports() {
+        assert_eq!(copies(port, &every_key), 0, "node {port} is clean");
+    }
 }
 
 /// A plain connection to the node on `port`.
