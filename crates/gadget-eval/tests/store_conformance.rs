@@ -35,6 +35,9 @@ range_query_selectivity = 0.02
 #[test]
 fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_store_does() {
     let redis = support::RedisServer::start("store conformance with range ops");
+    let cluster = redis
+        .as_ref()
+        .and_then(|_| support::RedisCluster::start("store conformance with range ops"));
     let mut settings = StoreSettings {
         write_buffer_size: 4 << 20,
         block_cache: 8 << 20,
@@ -54,12 +57,17 @@ fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_sto
         .iter()
         .copied()
         .filter(|k| k.name() != "redis" || redis.is_some())
+        .filter(|k| k.name() != "redis-cluster" || cluster.is_some())
         .collect();
     let dirs: Vec<tempfile::TempDir> = kinds.iter().map(|_| tempfile::tempdir().unwrap()).collect();
+    let cluster_url = cluster.as_ref().map(support::RedisCluster::url);
     let mut stores: Vec<_> = kinds
         .iter()
         .zip(&dirs)
-        .map(|(k, d)| open_store(*k, d.path(), &states, &settings).unwrap())
+        .map(|(k, d)| {
+            let s = support::settings_for(*k, &settings, cluster_url.as_deref());
+            open_store(*k, d.path(), &states, &s).unwrap()
+        })
         .collect();
     let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
     let (mut range_queries, mut range_deletes, mut entries) = (0, 0, 0);
@@ -98,6 +106,9 @@ fn every_store_answers_every_read_of_every_reference_trace_as_the_memory_store_d
         return;
     };
     let redis = support::RedisServer::start("store conformance");
+    let cluster = redis
+        .as_ref()
+        .and_then(|_| support::RedisCluster::start("store conformance"));
     let mut settings = StoreSettings {
         write_buffer_size: 4 << 20,
         block_cache: 8 << 20,
@@ -110,18 +121,27 @@ fn every_store_answers_every_read_of_every_reference_trace_as_the_memory_store_d
         .iter()
         .copied()
         .filter(|k| k.name() != "redis" || redis.is_some())
+        .filter(|k| k.name() != "redis-cluster" || cluster.is_some())
         .collect();
+    let cluster_url = cluster.as_ref().map(support::RedisCluster::url);
     // one thread per trace: Redis answers over loopback, so the traces overlap their waits
     std::thread::scope(|scope| {
         for name in common::REFERENCE_TRACES {
             let (shared, settings, kinds) = (&shared, &settings, &kinds);
-            scope.spawn(move || replay_everywhere(name, shared, settings, kinds));
+            let cluster_url = cluster_url.as_deref();
+            scope.spawn(move || replay_everywhere(name, shared, settings, kinds, cluster_url));
         }
     });
 }
 
 /// Replays one reference trace into every store, comparing each read with the memory store's.
-fn replay_everywhere(name: &str, shared: &Path, settings: &StoreSettings, kinds: &[StoreKind]) {
+fn replay_everywhere(
+    name: &str,
+    shared: &Path,
+    settings: &StoreSettings,
+    kinds: &[StoreKind],
+    cluster_url: Option<&str>,
+) {
     let path = shared.join(format!("reference-traces/flink-1.20/{name}.tsv.gz"));
     let states = trace_state_names(&path).unwrap();
     let mut reader = open_trace(&path).unwrap();
@@ -129,7 +149,10 @@ fn replay_everywhere(name: &str, shared: &Path, settings: &StoreSettings, kinds:
     let mut stores: Vec<_> = kinds
         .iter()
         .zip(&dirs)
-        .map(|(k, d)| open_store(*k, d.path(), &states, settings).unwrap())
+        .map(|(k, d)| {
+            let s = support::settings_for(*k, settings, cluster_url);
+            open_store(*k, d.path(), &states, &s).unwrap()
+        })
         .collect();
     assert_eq!(stores[0].name(), "memory");
     let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);

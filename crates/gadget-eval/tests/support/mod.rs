@@ -25,6 +25,20 @@ impl RedisServer {
     /// the server exit; then another port is tried, so a test never talks to a neighbour's
     /// server.
     pub fn start_with(test: &str, extra: &[&str]) -> Option<RedisServer> {
+        if !Self::installed(test) {
+            return None;
+        }
+        for _attempt in 0..5 {
+            if let Some(server) = Self::try_start(extra) {
+                return Some(server);
+            }
+        }
+        panic!("{test}: redis-server did not start on any of 5 free loopback ports");
+    }
+
+    /// Whether `redis-server` is installed; outside CI a missing one is said and skipped,
+    /// with `CI=true` it fails the test, since `.ci/run` installs it.
+    pub fn installed(test: &str) -> bool {
         if Command::new("redis-server")
             .arg("--version")
             .stdout(Stdio::null())
@@ -35,14 +49,9 @@ impl RedisServer {
                 panic!("{test}: redis-server is missing, but CI=true: .ci/run installs it (apt-get install redis-server)");
             }
             eprintln!("skipping Redis in {test}: redis-server is not installed (apt-get install redis-server)");
-            return None;
+            return false;
         }
-        for _attempt in 0..5 {
-            if let Some(server) = Self::try_start(extra) {
-                return Some(server);
-            }
-        }
-        panic!("{test}: redis-server did not start on any of 5 free loopback ports");
+        true
     }
 
     /// One attempt on one free port: `None` when the server exited (its port was taken).
@@ -131,4 +140,45 @@ impl Drop for RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A three-node Redis Cluster on loopback for one test; its nodes are stopped when dropped.
+pub struct RedisCluster {
+    cluster: gadget_eval::store::redis::local_cluster::LocalCluster,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisCluster {
+    /// Starts one, or `None` when `redis-server` is missing outside CI (as [`RedisServer`]).
+    pub fn start(test: &str) -> Option<RedisCluster> {
+        RedisServer::installed(test).then(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let cluster = gadget_eval::store::redis::local_cluster::LocalCluster::start(
+                3,
+                None,
+                dir.path(),
+                &std::sync::atomic::AtomicBool::new(false),
+            )
+            .unwrap_or_else(|e| panic!("{test}: {e}"));
+            RedisCluster { cluster, _dir: dir }
+        })
+    }
+
+    /// Any node's URL.
+    pub fn url(&self) -> String {
+        self.cluster.url()
+    }
+}
+
+/// `settings` for a store of `kind`: a Redis Cluster gets `cluster_url`.
+pub fn settings_for(
+    kind: gadget_eval::store::StoreKind,
+    settings: &gadget_eval::store::StoreSettings,
+    cluster_url: Option<&str>,
+) -> gadget_eval::store::StoreSettings {
+    let mut s = settings.clone();
+    if let (Some(url), "redis-cluster") = (cluster_url, kind.name()) {
+        s.redis_url = url.to_string();
+    }
+    s
 }
