@@ -15,8 +15,9 @@ use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
 use gadget_eval::context::WorkloadUsed;
 use gadget_eval::export::{self, Csv, HdrIntervals, HdrLog, Json, Text};
-use gadget_eval::remote::{RemoteRedis, RemoteSpec};
+use gadget_eval::remote::RemoteSpec;
 use gadget_eval::run::{Measured, RunError, RunOptions, RunReport, Warmup};
+use gadget_eval::store::far::FarStores;
 use gadget_eval::store::placement::Placement;
 use gadget_eval::store::rocksdb_lib::RocksDbLib;
 use gadget_eval::store::routed::Route;
@@ -218,6 +219,7 @@ impl Plan {
                 .and_then(Placement::from_name)
                 .unwrap_or_default(),
             instance: 0,
+            redis_links: Vec::new(),
             routes: Vec::new(),
             redis_timeout: match &a.redis_timeout {
                 Some(t) => parse_duration(t)
@@ -436,20 +438,9 @@ fn evaluate(
     // remote stores are started before the run, so that their start is not measured; they
     // live until the run is reported, and their namespaces go when they are dropped
     let mut settings = plan.settings.clone();
-    let mut remotes: Vec<RemoteRedis> = Vec::new();
-    for route in &mut settings.routes {
-        if let Some(spec) = &route.remote {
-            let remote = RemoteRedis::start(spec, stop.clone())
-                .with_context(|| format!("cannot start the remote store `{}`", route.name))?;
-            eprintln!(
-                "store `{}`: redis-server in network namespace {}, reached at {}",
-                route.name,
-                remote.namespace(),
-                remote.url()
-            );
-            route.settings.redis_url = remote.url();
-            remotes.push(remote);
-        }
+    let (_far, said) = FarStores::start(&mut settings.routes, stop.clone())?;
+    for line in said {
+        eprintln!("{line}");
     }
     let options = RunOptions {
         arrival: plan.arrival,

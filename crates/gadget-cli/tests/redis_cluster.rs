@@ -154,6 +154,53 @@ fn a_cluster_started_by_gadget_serves_runs_under_each_placement_and_stops() {
     assert_eq!(settings["stores.external.placement"], "aligned");
     assert_eq!(settings["states.ad-campaigns"], "external");
 
+    // seed 003's multi-3 on one machine: every node but an instance's own 200 us away
+    let table_p50_ns = |placement: &str| -> u64 {
+        let text = std::fs::read_to_string(project_root().join("examples/external/ysb-3.toml"))
+            .unwrap()
+            + &format!(
+                "\n[run.stores.external]\nkind = \"redis-cluster\"\nurl = \"{url}\"\nplacement = \"{placement}\"\n\
+                 [run.stores.external.remote]\ndelay = \"200us\"\njitter = \"0us\"\n\
+                 [run.states]\n\"ad-campaigns\" = \"external\"\n"
+            );
+        std::fs::write(&job, text).unwrap();
+        let out = gadget()
+            .arg("run")
+            .arg(&job)
+            .args(["--store", "rocksdb", "--limit", "6000", "--json"])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{placement}: {said}");
+        assert!(said.contains("every node but an instance's own"), "{said}");
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            r["context"]["store_settings"]["stores.external.remote"]
+                .as_str()
+                .is_some_and(|s| s.contains("200µs")),
+            "{}",
+            r["context"]["store_settings"]
+        );
+        r["per_state"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "ad-campaigns")
+            .unwrap()["latency"]["p50_ns"]
+            .as_u64()
+            .unwrap()
+    };
+    let native = table_p50_ns("native");
+    assert!(
+        native >= 400_000,
+        "native: two of three lookups cross a 200 us link each way, yet p50 is {native} ns"
+    );
+    let replicated = table_p50_ns("replicated");
+    assert!(
+        replicated < 200_000,
+        "replicated: every lookup on the own node, yet p50 is {replicated} ns"
+    );
+
     let down = gadget()
         .args(["cluster", "down", "--dir"])
         .arg(&dir)
@@ -202,6 +249,18 @@ fn a_state_placed_in_an_unknown_store_is_refused_with_its_line() {
     assert!(!out.status.success());
     assert!(
         said.contains("run.stores.external.kind") && said.contains("use one of: memory"),
+        "{said}"
+    );
+    std::fs::write(
+        &job,
+        format!("{base}\n[run.stores.external]\nkind = \"redis-cluster\"\n[run.stores.external.remote]\nrate_mbit = 100\n"),
+    )
+    .unwrap();
+    let out = gadget().arg("run").arg(&job).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        said.contains("job.toml:") && said.contains("drop `rate_mbit`"),
         "{said}"
     );
 }

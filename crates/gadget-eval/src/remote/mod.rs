@@ -25,12 +25,14 @@
 //! - `server`: the `redis-server` inside it;
 //! - `delay`: Gadget's own delaying proxy;
 //! - `toxiproxy`: Toxiproxy through its HTTP API;
+//! - `links`: delayed links to a Redis Cluster's nodes ([`NodeLinks`]);
 //! - `command`: running commands, waiting with a stop flag;
 //! - `error`: [`RemoteError`].
 
 mod command;
 mod delay;
 mod error;
+mod links;
 mod namespace;
 mod server;
 mod toxiproxy;
@@ -45,6 +47,7 @@ use std::time::{Duration, Instant};
 
 pub use command::process_alive;
 pub use error::RemoteError;
+pub use links::{NodeLink, NodeLinks};
 pub use toxiproxy::{deps_binary, find_toxiproxy, TOXIPROXY_ENV};
 
 use delay::DelayProxy;
@@ -160,6 +163,16 @@ enum Proxy {
     Toxiproxy(Toxiproxy),
 }
 
+impl Proxy {
+    /// The loopback port it listens on.
+    fn port(&self) -> u16 {
+        match self {
+            Proxy::Builtin(p) => p.port(),
+            Proxy::Toxiproxy(p) => p.port(),
+        }
+    }
+}
+
 /// A `redis-server` in a fresh network namespace, across a rate-limited veth link, behind a
 /// delaying proxy on loopback. Dropping it stops the proxy and the server and deletes the
 /// namespace and the link (in that order: the fields drop as declared).
@@ -240,10 +253,7 @@ impl RemoteRedis {
 
     /// The loopback port of the proxy.
     pub fn port(&self) -> u16 {
-        match &self.proxy {
-            Proxy::Builtin(p) => p.port(),
-            Proxy::Toxiproxy(p) => p.port(),
-        }
+        self.proxy.port()
     }
 
     /// The name of its network namespace, as `ip netns list` shows it.

@@ -66,15 +66,20 @@ impl StoreSettings {
             let mut of_route = r.settings.applied(r.kind);
             of_route.insert("kind".into(), r.kind.name().into());
             if let Some(spec) = &r.remote {
-                of_route.insert(
-                    "remote".into(),
+                let far = if r.kind.name() == "redis-cluster" {
+                    format!(
+                        "every node but an instance's own behind a delaying proxy, {:?} ± {:?} added each way",
+                        spec.delay, spec.jitter
+                    )
+                } else {
                     format!(
                         "in a network namespace of its own, {:?} ± {:?} added each way, {} Mbit/s",
                         spec.delay,
                         spec.jitter,
                         spec.rate_bits_per_s / 1_000_000
-                    ),
-                );
+                    )
+                };
+                of_route.insert("remote".into(), far);
             }
             for (k, v) in of_route {
                 s.insert(format!("stores.{}.{k}", r.name), v);

@@ -17,6 +17,7 @@ pub mod berkeleydb;
 mod contract;
 #[cfg(any(feature = "lmdb", feature = "redb", feature = "fjall"))]
 mod cursor;
+pub mod far;
 #[cfg(feature = "faster")]
 pub mod faster;
 #[cfg(feature = "fjall")]
@@ -294,6 +295,10 @@ pub struct StoreSettings {
     /// The operator instance that opens the store (0 for one instance); a Redis Cluster
     /// places instance *i* on node *i*.
     pub instance: usize,
+    /// Delayed links to a Redis Cluster's nodes: the instance reaches every node but its own
+    /// through the node's link (seed 003's multi-node runs on one machine); empty: all
+    /// nodes directly.
+    pub redis_links: Vec<crate::remote::NodeLink>,
     /// States placed in stores of their own (`[run.stores.NAME]`, `[run.states]`); the
     /// others live in the run's store.
     pub routes: Vec<routed::Route>,
@@ -328,6 +333,7 @@ impl Default for StoreSettings {
             redis_timeout: std::time::Duration::from_secs(5),
             redis_placement: placement::Placement::default(),
             instance: 0,
+            redis_links: Vec::new(),
             routes: Vec::new(),
             lmdb_map_size: 16 << 30,
             faster_log_size: 256 << 20,

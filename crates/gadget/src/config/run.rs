@@ -130,7 +130,9 @@ pub struct StoreEntry {
     /// `pipeline`, for Redis.
     pub pipeline: Option<usize>,
     /// `[run.stores.NAME.remote]`: the run starts the store (a Redis server) in a network
-    /// namespace of its own behind a link with this delay, jitter and rate.
+    /// namespace of its own behind a link with this delay, jitter and rate; for a Redis
+    /// Cluster, every node but an instance's own is reached across a link with this delay and
+    /// jitter.
     pub remote: Option<RemoteEntry>,
     /// Where `kind` is set (`job.toml:12: `run.stores.table.kind``), for messages.
     pub origin: String,
@@ -360,13 +362,20 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
                     }
                 },
             };
-            if entry.remote.is_some() && entry.kind != "redis" {
+            let cluster = entry.kind == "redis-cluster";
+            if entry.remote.is_some() && entry.kind != "redis" && !cluster {
                 return Err(t.error(
                     "remote",
-                    format!("a remote store is started by the run, which starts Redis servers only; use kind = \"redis\", or give the `url` of a {} that runs elsewhere", entry.kind),
+                    format!("a remote store is started by the run, which starts Redis servers only (kind = \"redis\"), or delays the links to a Redis Cluster's nodes (kind = \"redis-cluster\"); give the `url` of a {} that runs elsewhere instead", entry.kind),
                 ));
             }
-            if entry.remote.is_some() && entry.url.is_some() {
+            if cluster && entry.remote.as_ref().is_some_and(|r| r.rate_mbit.is_some()) {
+                return Err(t.error(
+                    "remote",
+                    "a Redis Cluster's node links take `delay` and `jitter` only (its nodes run on this host's loopback, where no rate limit applies); drop `rate_mbit`",
+                ));
+            }
+            if entry.remote.is_some() && entry.url.is_some() && !cluster {
                 return Err(t.error(
                     "url",
                     "a remote store gets its URL from the run that starts it; drop `url`, or drop [remote] to use a server at this URL",

@@ -143,6 +143,10 @@ impl RedisClusterStore {
             })
             .map_err(opened)?;
         let n = nodes.len();
+        let home = settings.instance % n;
+        if !settings.redis_links.is_empty() {
+            nodes.link(&settings.redis_links, home).map_err(opened)?;
+        }
         let tags: Vec<Vec<u8>> = (0..n)
             .map(|i| {
                 let slot = (0..super::slot::SLOTS as u16)
@@ -169,7 +173,7 @@ impl RedisClusterStore {
             })
             .collect();
         Ok(RedisClusterStore {
-            home: settings.instance % n,
+            home,
             nodes,
             shown,
             timeout: settings.redis_timeout,

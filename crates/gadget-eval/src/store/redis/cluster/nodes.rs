@@ -11,6 +11,7 @@ use super::super::connection::{Commands, Connection, Failure};
 use super::super::reply::{frame, Frame, ProtocolError, Reply};
 use super::super::slot::SLOTS;
 use super::super::url::{Address, Target};
+use crate::remote::NodeLink;
 
 /// How many times a command follows redirects before the request fails: a slot moves once
 /// per migration, so more means the cluster is reconfiguring faster than it answers.
@@ -100,6 +101,9 @@ pub(crate) struct Nodes {
     login: Target,
     timeout: Duration,
     stop: Arc<AtomicBool>,
+    /// Delayed links to nodes: every node but `home` is reached through its link.
+    links: Vec<NodeLink>,
+    home: usize,
     /// Replies kept for the request: their bytes, and each one's ticket and span.
     kept: Vec<u8>,
     kept_at: Vec<(u32, usize, usize)>,
@@ -122,6 +126,8 @@ impl Nodes {
             login: seed.clone(),
             timeout,
             stop,
+            links: Vec::new(),
+            home: 0,
             kept: Vec::new(),
             kept_at: Vec::new(),
             next_ticket: 0,
@@ -147,12 +153,7 @@ impl Nodes {
         {
             return Ok(i);
         }
-        let target = Target {
-            address: Address::Tcp(host.to_string(), port),
-            db: 0,
-            ..self.login.clone()
-        };
-        let con = Connection::open(&target, self.timeout, self.stop.clone())?;
+        let con = self.open(host, port, self.nodes.len())?;
         self.nodes.push(Node {
             con,
             host: host.to_string(),
@@ -161,6 +162,42 @@ impl Nodes {
             units: Vec::new(),
         });
         Ok(self.nodes.len() - 1)
+    }
+
+    /// A connection to node `index` at `host:port`: through its link when it has one and is
+    /// not the home node.
+    fn open(&self, host: &str, port: u16, index: usize) -> Result<Connection, Failure> {
+        let link = (index != self.home)
+            .then(|| {
+                self.links
+                    .iter()
+                    .find(|l| l.node.port() == port && l.node.ip().to_string() == host)
+            })
+            .flatten();
+        let address = match link {
+            Some(l) => Address::Tcp(l.via.ip().to_string(), l.via.port()),
+            None => Address::Tcp(host.to_string(), port),
+        };
+        let target = Target {
+            address,
+            db: 0,
+            ..self.login.clone()
+        };
+        Connection::open(&target, self.timeout, self.stop.clone())
+    }
+
+    /// Reaches every node but `home` through its link from now on (connections to them are
+    /// opened again through the links).
+    pub(crate) fn link(&mut self, links: &[NodeLink], home: usize) -> Result<(), Failure> {
+        self.links = links.to_vec();
+        self.home = home;
+        for i in 0..self.nodes.len() {
+            if i != home {
+                let (host, port) = (self.nodes[i].host.clone(), self.nodes[i].port);
+                self.nodes[i].con = self.open(&host, port, i)?;
+            }
+        }
+        Ok(())
     }
 
     /// Reads the slot map (`CLUSTER SLOTS`) from node `from`; every slot must be served.

@@ -285,3 +285,61 @@ fn a_plain_redis_server_is_refused_with_what_to_use_instead() {
         "{e}"
     );
 }
+
+#[test]
+fn linked_nodes_are_reached_across_the_delay_and_the_own_node_directly() {
+    let Some((c, _dir)) = cluster("node links") else {
+        return;
+    };
+    let delay = Duration::from_micros(900);
+    let spec = crate::remote::RemoteSpec {
+        delay,
+        jitter: Duration::ZERO,
+        ..crate::remote::RemoteSpec::default()
+    };
+    let nodes: Vec<std::net::SocketAddr> = open(&c.url(), Placement::Native, 0)
+        .node_addresses()
+        .iter()
+        .map(|a| a.parse().unwrap())
+        .collect();
+    let links = crate::remote::NodeLinks::start(&nodes, &spec, std::sync::Arc::default()).unwrap();
+    for instance in 0..3 {
+        let mut s = RedisClusterStore::open(
+            &["s0".to_string()],
+            &StoreSettings {
+                redis_links: links.links(),
+                ..settings(&c.url(), Placement::Native, instance)
+            },
+        )
+        .unwrap();
+        let (mut local, mut remote) = (Vec::new(), Vec::new());
+        for i in 0..60u32 {
+            let key = format!("ad-{i}");
+            s.put(0, key.as_bytes(), b"campaign").unwrap();
+            let before = counts(&s)[0];
+            let started = std::time::Instant::now();
+            assert_eq!(s.get(0, key.as_bytes()).unwrap(), Some(8));
+            let took = started.elapsed();
+            if counts(&s)[0].0 > before.0 {
+                local.push(took);
+            } else {
+                remote.push(took);
+            }
+        }
+        assert!(
+            !local.is_empty() && !remote.is_empty(),
+            "{local:?} {remote:?}"
+        );
+        let fastest_remote = remote.iter().min().unwrap();
+        assert!(
+            *fastest_remote >= 2 * delay,
+            "instance {instance}: a read on another node took {fastest_remote:?}, under the link's round trip"
+        );
+        local.sort();
+        let median_local = local[local.len() / 2];
+        assert!(
+            median_local < delay,
+            "instance {instance}: reads on the own node take {median_local:?}: they crossed a link"
+        );
+    }
+}
