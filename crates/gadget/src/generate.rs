@@ -99,62 +99,136 @@ pub fn generate_until<S: AccessSink + ?Sized>(
     progress: &mut dyn FnMut(&AccessCounts),
     stop: &AtomicBool,
 ) -> Result<Generated, SourceError> {
-    let limit = limit.unwrap_or(u64::MAX);
-    let mut out = Limiter {
-        inner: sink,
-        counts: AccessCounts::default(),
-        requests: 0,
-        limit,
-    };
-    let mut watermark = i64::MIN;
+    let mut generator = Generator::start(operator, sink, limit);
     let mut elements: u64 = 0;
-    let mut interrupted = false;
-    let mut event_keys = EventKeyCounter::default();
-    let mut key_bytes = Vec::with_capacity(32);
-    operator.on_start(&mut out);
-    let preload_requests = out.requests;
     // a preload that reaches the limit ends the run before the first element
-    let mut truncated = out.requests >= limit;
-    let source = (!truncated).then_some(source);
+    let source = (!generator.is_done()).then_some(source);
     for element in source.into_iter().flatten() {
-        match element? {
-            StreamElement::Event(e) => {
-                event_keys.add(&e.key, &mut key_bytes);
-                out.event(e.input);
-                operator.on_event(&e, &mut out);
-            }
-            StreamElement::Watermark(w) => {
-                if w > watermark {
-                    watermark = w;
-                    out.watermark(w);
-                    operator.on_watermark(w, &mut out);
-                }
-            }
-        }
-        if out.requests >= limit {
-            truncated = true;
+        if !generator.push(element?) {
             break;
         }
         elements += 1;
         if elements % crate::PROGRESS_EVERY == 0 {
-            progress(&out.counts);
+            progress(generator.counts());
             if stop.load(Ordering::Relaxed) {
-                (truncated, interrupted) = (true, true);
+                generator.interrupt();
                 break;
             }
         }
     }
-    if !truncated {
-        operator.on_end(&mut out);
+    let generated = generator.finish();
+    progress(&generated.counts);
+    Ok(generated)
+}
+
+/// One generation in progress, fed one element at a time: what [`generate_until`] runs over a
+/// stream, and what one pass over a job's stream runs for each of its subtasks
+/// (`crate::parallel`).
+pub struct Generator<'a, S: AccessSink + ?Sized> {
+    operator: &'a mut dyn Operator,
+    out: Limiter<'a, S>,
+    watermark: i64,
+    event_keys: EventKeyCounter,
+    key_bytes: Vec<u8>,
+    preload_requests: u64,
+    truncated: bool,
+    interrupted: bool,
+}
+
+impl<'a, S: AccessSink + ?Sized> Generator<'a, S> {
+    /// Starts `operator` ([`Operator::on_start`]) writing to `sink`; `limit` stops it after
+    /// that many requests.
+    pub fn start(operator: &'a mut dyn Operator, sink: &'a mut S, limit: Option<u64>) -> Self {
+        let limit = limit.unwrap_or(u64::MAX);
+        let mut out = Limiter {
+            inner: sink,
+            counts: AccessCounts::default(),
+            requests: 0,
+            limit,
+        };
+        operator.on_start(&mut out);
+        let preload_requests = out.requests;
+        Generator {
+            operator,
+            truncated: out.requests >= limit,
+            out,
+            watermark: i64::MIN,
+            event_keys: EventKeyCounter::default(),
+            key_bytes: Vec::with_capacity(32),
+            preload_requests,
+            interrupted: false,
+        }
     }
-    progress(&out.counts);
-    Ok(Generated {
-        counts: out.counts,
-        truncated,
-        interrupted,
-        event_keys,
-        preload_requests,
-    })
+
+    /// True once the limit was reached or the run was interrupted: it takes no more elements.
+    #[inline]
+    pub fn is_done(&self) -> bool {
+        self.truncated
+    }
+
+    /// What passed so far: requests by op and state, events, watermarks.
+    pub fn counts(&self) -> &AccessCounts {
+        &self.out.counts
+    }
+
+    /// Passes the next element through the operator; false once the run is done (the limit
+    /// reached: this element's requests were the last ones taken).
+    #[inline]
+    pub fn push(&mut self, element: StreamElement) -> bool {
+        if self.truncated {
+            return false;
+        }
+        match element {
+            StreamElement::Event(e) => {
+                self.event_keys.add(&e.key, &mut self.key_bytes);
+                self.out.event(e.input);
+                self.operator.on_event(&e, &mut self.out);
+            }
+            StreamElement::Watermark(w) => {
+                if w > self.watermark {
+                    self.watermark = w;
+                    self.out.watermark(w);
+                    self.operator.on_watermark(w, &mut self.out);
+                }
+            }
+        }
+        if self.out.requests >= self.out.limit {
+            self.truncated = true;
+        }
+        !self.truncated
+    }
+
+    /// Stops the run where it is (Ctrl-C): it ends `truncated` and `interrupted`, open windows
+    /// not fired.
+    pub fn interrupt(&mut self) {
+        if !self.truncated {
+            (self.truncated, self.interrupted) = (true, true);
+        }
+    }
+
+    /// Ends the run: at the end of the input ([`Operator::on_end`], the final watermark's
+    /// work) unless it was cut short.
+    pub fn finish(self) -> Generated {
+        let Generator {
+            operator,
+            mut out,
+            event_keys,
+            preload_requests,
+            truncated,
+            interrupted,
+            ..
+        } = self;
+        if !truncated {
+            operator.on_end(&mut out);
+        }
+        Generated {
+            counts: out.counts,
+            truncated,
+            interrupted,
+            event_keys,
+            preload_requests,
+        }
+    }
 }
 
 #[cfg(test)]

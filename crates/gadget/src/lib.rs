@@ -15,6 +15,7 @@ pub mod key;
 pub mod nines;
 pub mod operator;
 pub mod palette;
+pub mod parallel;
 pub mod source;
 pub mod summary;
 pub mod timer;

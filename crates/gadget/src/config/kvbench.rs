@@ -11,7 +11,14 @@ use crate::baseline::kvbench_generators::{IndexDistribution, KeyArena};
 use crate::baseline::ycsb::Phase;
 
 /// Top-level keys of a streaming workload that a KVBench workload has no use for.
-const STREAMING_ONLY: &[&str] = &["max_parallelism", "source", "left", "right", "operator"];
+const STREAMING_ONLY: &[&str] = &[
+    "max_parallelism",
+    "parallelism",
+    "source",
+    "left",
+    "right",
+    "operator",
+];
 
 /// Largest normal standard deviation (a multiple of the candidates): wider normals are
 /// uniform for all purposes, and redrawing until a draw lands among the candidates gets slow.
@@ -373,6 +380,7 @@ pub(super) fn from_section(
     Ok(Config {
         seed,
         max_parallelism: 128,
+        parallel: super::Parallelism::default(),
         timers: crate::timer::TimerService::Heap,
         source: SourceConfig::Kvbench(spec.clone()),
         operator: OperatorConfig::Kvbench(spec),

@@ -596,6 +596,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
     Ok(Config {
         seed: 0,
         max_parallelism: 128,
+        parallel: super::Parallelism::default(),
         timers: TimerService::RocksDb,
         source,
         operator,

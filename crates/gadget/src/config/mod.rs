@@ -3,18 +3,21 @@
 pub mod experiment;
 mod kvbench;
 mod legacy;
+mod parallel;
 mod reader;
 pub mod run;
 mod ycsb;
 
 use std::path::{Path, PathBuf};
 
+pub use parallel::Parallelism;
 use reader::{Document, Section};
 
 use crate::operator::{
     ContinuousAggregation, ContinuousJoin, IntervalJoin, LookupJoin, LookupJoinSpec, Operator,
     SessionWindowOperator, WindowAssigner, WindowFunction, WindowOperator,
 };
+use crate::parallel::JobInputs;
 use crate::source::distribution::{GapDistributionSpec, KeyDistributionSpec};
 use crate::source::element::WatermarkPolicy;
 use crate::source::file::{FileOrder, FileSource, FileSpec, KeyType, TimeUnit, TypeRouting};
@@ -277,6 +280,9 @@ pub struct Config {
     pub seed: u64,
     /// Flink's max parallelism: the number of key groups.
     pub max_parallelism: u32,
+    /// The keyed operator's parallelism and the subtask generated (`parallelism`,
+    /// `--parallelism`, `--subtask`).
+    pub parallel: Parallelism,
     /// Timers on the heap or in RocksDB.
     pub timers: TimerService,
     /// The event source.
@@ -344,7 +350,7 @@ impl Config {
         }
         let doc = Document { path, text };
         let top = doc.top()?;
-        let json = toml_to_json(top.as_table());
+        let mut json = toml_to_json(top.as_table());
         let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(0) as u64;
         let limit = top.int("limit", 1, i64::MAX)?.map(|n| n as u64);
         if let Some(y) = top.table("ycsb")? {
@@ -355,7 +361,28 @@ impl Config {
             return kvbench::from_section(top, k, seed, limit);
         }
         no_overrides()?;
-        let max_parallelism = top.int("max_parallelism", 1, 32768)?.unwrap_or(128) as u32;
+        let parallelism = top
+            .int(
+                "parallelism",
+                1,
+                i64::from(crate::key::UPPER_BOUND_MAX_PARALLELISM),
+            )?
+            .unwrap_or(1) as u32;
+        let parallelism_at = top.offset_of("parallelism");
+        let given_max_parallelism = top
+            .int(
+                "max_parallelism",
+                1,
+                i64::from(crate::key::UPPER_BOUND_MAX_PARALLELISM),
+            )?
+            .map(|m| m as u32);
+        // Flink's default depends on the parallelism: 128 up to parallelism 85
+        let max_parallelism = given_max_parallelism
+            .unwrap_or_else(|| crate::key::default_max_parallelism(parallelism));
+        if parallelism > 1 && given_max_parallelism.is_none() {
+            // the default taken, for the trace's header
+            json["max_parallelism"] = max_parallelism.into();
+        }
         let source_section = top.table("source")?;
         let left_section = top.table("left")?;
         let right_section = top.table("right")?;
@@ -371,6 +398,9 @@ impl Config {
 
         let (operator, operator_name, timers) = parse_operator(&operator_section)?;
         operator_section.finish()?;
+        if let Some(problem) = parallel::refusal(&operator, parallelism, max_parallelism) {
+            return Err(doc.error(parallelism_at, "parallelism", problem));
+        }
         let closing = matches!(operator, OperatorConfig::ContinuousJoin { .. });
         let source =
             match (source_section, left_section, right_section) {
@@ -434,6 +464,11 @@ impl Config {
         Ok(Config {
             seed,
             max_parallelism,
+            parallel: Parallelism {
+                parallelism,
+                subtask: None,
+                max_parallelism_given: given_max_parallelism.is_some(),
+            },
             timers,
             source,
             operator,
@@ -473,8 +508,34 @@ impl Config {
         }
     }
 
-    /// Opens the event source (for two-input operators: merged as the operator sees it).
+    /// Opens the event source (for two-input operators: merged as the operator sees it); of a
+    /// parallel job, the chosen subtask's share ([`Config::select_subtask`]).
     pub fn open_source(&self) -> Result<ElementStream, SourceError> {
+        let share = |stream| self.subtask_share(stream);
+        Ok(match self.open_job_inputs()? {
+            JobInputs::One {
+                stream,
+                interleaving: None,
+            } => share(stream),
+            JobInputs::One {
+                stream,
+                interleaving: Some(mode),
+            } => Box::new(TwoInputMerger::new(share(stream), mode)),
+            JobInputs::Two {
+                left,
+                right,
+                interleaving,
+            } => Box::new(TwoInputMerger::separate(
+                share(left),
+                share(right),
+                interleaving,
+            )),
+        })
+    }
+
+    /// Opens the job's inputs as its source task(s) emit them, before the keyed exchange
+    /// splits them among subtasks and before a two-input operator interleaves them.
+    pub fn open_job_inputs(&self) -> Result<JobInputs, SourceError> {
         if let (SourceConfig::Ysb(spec), OperatorConfig::LookupJoin(join)) =
             (&self.source, &self.operator)
         {
@@ -487,7 +548,10 @@ impl Config {
                 instances,
                 self.max_parallelism,
             )?;
-            return Ok(Box::new(source.map(Ok)));
+            return Ok(JobInputs::One {
+                stream: Box::new(source.map(Ok)),
+                interleaving: None,
+            });
         }
         let interleaving = match &self.operator {
             OperatorConfig::IntervalJoin { interleaving, .. }
@@ -496,17 +560,15 @@ impl Config {
             _ => None,
         };
         Ok(match (&self.source, interleaving) {
-            (SourceConfig::Separate { left, right }, Some(mode)) => {
-                Box::new(TwoInputMerger::separate(
-                    open_stream(left, self.seed)?,
-                    open_stream(right, right_seed(self.seed))?,
-                    mode,
-                ))
-            }
-            (source, Some(mode)) => {
-                Box::new(TwoInputMerger::new(open_stream(source, self.seed)?, mode))
-            }
-            (source, None) => open_stream(source, self.seed)?,
+            (SourceConfig::Separate { left, right }, Some(mode)) => JobInputs::Two {
+                left: open_stream(left, self.seed)?,
+                right: open_stream(right, right_seed(self.seed))?,
+                interleaving: mode,
+            },
+            (source, interleaving) => JobInputs::One {
+                stream: open_stream(source, self.seed)?,
+                interleaving,
+            },
         })
     }
 
@@ -592,46 +654,51 @@ impl Config {
     /// Builds the operator.
     pub fn build_operator(&self) -> Box<dyn Operator> {
         let p = self.max_parallelism;
+        // the key groups of the chosen subtask (all of them at parallelism 1)
+        let groups = self.key_groups();
         match &self.operator {
             OperatorConfig::Window {
                 assigner,
                 function,
                 allowed_lateness,
                 keyed,
-            } => Box::new(WindowOperator::new(
-                *assigner,
-                *function,
-                *allowed_lateness,
-                *keyed,
-                self.timers,
-                p,
-            )),
+            } => Box::new(
+                WindowOperator::new(
+                    *assigner,
+                    *function,
+                    *allowed_lateness,
+                    *keyed,
+                    self.timers,
+                    p,
+                )
+                .with_key_groups(groups),
+            ),
             OperatorConfig::Session {
                 gap,
                 function,
                 allowed_lateness,
-            } => Box::new(SessionWindowOperator::new(
-                *gap,
-                *function,
-                *allowed_lateness,
-                self.timers,
-                p,
-            )),
+            } => Box::new(
+                SessionWindowOperator::new(*gap, *function, *allowed_lateness, self.timers, p)
+                    .with_key_groups(groups),
+            ),
             OperatorConfig::WindowJoin {
                 assigner,
                 element_size,
                 allowed_lateness,
                 ..
-            } => Box::new(WindowOperator::new(
-                *assigner,
-                WindowFunction::Holistic {
-                    element_size: element_size + 1,
-                },
-                *allowed_lateness,
-                true,
-                self.timers,
-                p,
-            )),
+            } => Box::new(
+                WindowOperator::new(
+                    *assigner,
+                    WindowFunction::Holistic {
+                        element_size: element_size + 1,
+                    },
+                    *allowed_lateness,
+                    true,
+                    self.timers,
+                    p,
+                )
+                .with_key_groups(groups),
+            ),
             OperatorConfig::ContinuousJoin { element_size, .. } => {
                 Box::new(ContinuousJoin::new(*element_size, p))
             }
@@ -643,13 +710,10 @@ impl Config {
                 upper,
                 element_size,
                 ..
-            } => Box::new(IntervalJoin::new(
-                *lower,
-                *upper,
-                *element_size,
-                self.timers,
-                p,
-            )),
+            } => Box::new(
+                IntervalJoin::new(*lower, *upper, *element_size, self.timers, p)
+                    .with_key_groups(groups),
+            ),
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
             OperatorConfig::LookupJoin(join) => {

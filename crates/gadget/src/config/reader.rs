@@ -114,6 +114,12 @@ impl<'a> Section<'a> {
             .error(self.item_offset(key), &self.full(key), message)
     }
 
+    /// Where `key` is set in the file (the section's start when it is not): for an error
+    /// about it found after the section was finished ([`Document::error`]).
+    pub(crate) fn offset_of(&self, key: &str) -> Option<usize> {
+        self.item_offset(key)
+    }
+
     /// Where `key` is set, as errors name it: `job.toml:7: `source.path``.
     pub(crate) fn origin(&self, key: &str) -> String {
         format!(

@@ -9,7 +9,14 @@ use crate::baseline::properties::{Origin, Properties};
 use crate::baseline::ycsb::YcsbSpec;
 
 /// Top-level keys of a streaming workload that a YCSB workload has no use for.
-const STREAMING_ONLY: &[&str] = &["max_parallelism", "source", "left", "right", "operator"];
+const STREAMING_ONLY: &[&str] = &[
+    "max_parallelism",
+    "parallelism",
+    "source",
+    "left",
+    "right",
+    "operator",
+];
 
 /// Applies `-p key=value` overrides on top of `props`.
 fn apply_overrides(props: &mut Properties, overrides: &[String]) -> Result<(), ConfigError> {
@@ -111,6 +118,7 @@ fn build(
     Ok(Config {
         seed,
         max_parallelism: 128,
+        parallel: super::Parallelism::default(),
         timers: crate::timer::TimerService::Heap,
         source: SourceConfig::Ycsb(spec.clone()),
         operator: OperatorConfig::Ycsb(spec),

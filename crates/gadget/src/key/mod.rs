@@ -1,8 +1,13 @@
 //! Keys laid out as Flink's RocksDB state backend lays them out:
 //! `key group | serialized key | namespace [| user key]`.
 
+mod assignment;
 mod hash;
 
+pub use assignment::{
+    default_max_parallelism, operator_index_for_key_group, KeyGroupRange,
+    DEFAULT_LOWER_BOUND_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM,
+};
 pub use hash::{java_string_hash, key_group_for_hash, long_to_int_with_bit_mixing, murmur_hash};
 
 use std::fmt;

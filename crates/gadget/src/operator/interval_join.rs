@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::access::{Access, AccessSink, Op};
-use crate::key::{Key, KeyLayout, Namespace};
+use crate::key::{Key, KeyGroupRange, KeyLayout, Namespace};
 use crate::source::element::Event;
 use crate::timer::{Timer, TimerNamespace, TimerQueue, TimerService};
 
@@ -89,6 +89,13 @@ impl IntervalJoin {
             watermark: i64::MIN,
             buffers: HashMap::default(),
         }
+    }
+
+    /// The operator as subtask of a parallel job that owns the key groups `range` (Flink's
+    /// state backend of that subtask): its timer service keeps those key groups alone.
+    pub fn with_key_groups(mut self, range: KeyGroupRange) -> Self {
+        self.timers.restrict_to(range);
+        self
     }
 
     fn state(side: Side) -> u16 {

@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::access::{Access, AccessSink, Op};
-use crate::key::{Key, KeyLayout, Namespace};
+use crate::key::{Key, KeyGroupRange, KeyLayout, Namespace};
 use crate::source::element::Event;
 use crate::timer::{Timer, TimerQueue, TimerService};
 
@@ -54,6 +54,13 @@ impl SessionWindowOperator {
             persisted: HashMap::default(),
             elements: HashMap::default(),
         }
+    }
+
+    /// The operator as subtask of a parallel job that owns the key groups `range` (Flink's
+    /// state backend of that subtask): its timer service keeps those key groups alone.
+    pub fn with_key_groups(mut self, range: KeyGroupRange) -> Self {
+        self.timers.restrict_to(range);
+        self
     }
 
     /// Issues `requests` (op and value length) on the contents of window `w` of `key`, in

@@ -1,7 +1,7 @@
 //! Flink's `WindowOperator` with a non-merging assigner: tumbling and sliding event-time windows.
 
 use crate::access::{AccessSink, Op};
-use crate::key::{Key, KeyLayout, Namespace};
+use crate::key::{Key, KeyGroupRange, KeyLayout, Namespace};
 use crate::source::element::Event;
 use crate::timer::{Timer, TimerQueue, TimerService};
 
@@ -108,6 +108,13 @@ impl WindowOperator {
             timer_service,
             watermark: i64::MIN,
         }
+    }
+
+    /// The operator as subtask of a parallel job that owns the key groups `range` (Flink's
+    /// state backend of that subtask): its timer service keeps those key groups alone.
+    pub fn with_key_groups(mut self, range: KeyGroupRange) -> Self {
+        self.timers.restrict_to(range);
+        self
     }
 
     /// Issues `requests` (op and value length) on the window's state of `key`, in order, all

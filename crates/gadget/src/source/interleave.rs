@@ -30,20 +30,17 @@ enum Inputs {
 
 /// Merges a stream whose events carry input 1 or 2 (watermarks go to both inputs) into the
 /// sequence a two-input operator processes.
+///
+/// It pulls from its source(s) what an [`Interleaver`] needs to decide the next record.
 pub struct TwoInputMerger {
     inputs: Inputs,
-    mode: Interleaving,
-    queues: [VecDeque<StreamElement>; 2],
-    source_done: bool,
-    input_watermark: [Option<i64>; 2],
-    combined: Option<i64>,
-    turn: usize,
+    merge: Interleaver,
 }
 
 impl std::fmt::Debug for TwoInputMerger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TwoInputMerger")
-            .field("mode", &self.mode)
+            .field("mode", &self.merge.mode)
             .finish()
     }
 }
@@ -51,123 +48,18 @@ impl std::fmt::Debug for TwoInputMerger {
 impl TwoInputMerger {
     /// Merges `source`'s two inputs.
     pub fn new(source: ElementStream, mode: Interleaving) -> Self {
-        Self::with_inputs(Inputs::Tagged(source), mode)
+        TwoInputMerger {
+            inputs: Inputs::Tagged(source),
+            merge: Interleaver::tagged(mode),
+        }
     }
 
     /// Merges two separate streams: `left` becomes input 1 and `right` input 2, whatever
     /// inputs their events carried.
     pub fn separate(left: ElementStream, right: ElementStream, mode: Interleaving) -> Self {
-        let tag = |s: ElementStream, input: u8| -> ElementStream {
-            Box::new(s.map(move |r| {
-                r.map(|e| match e {
-                    StreamElement::Event(mut ev) => {
-                        ev.input = input;
-                        StreamElement::Event(ev)
-                    }
-                    w => w,
-                })
-            }))
-        };
-        let mode = if mode == Interleaving::SourceOrder {
-            Interleaving::ByTime
-        } else {
-            mode
-        };
-        Self::with_inputs(Inputs::Separate([tag(left, 1), tag(right, 2)]), mode)
-    }
-
-    fn with_inputs(inputs: Inputs, mode: Interleaving) -> Self {
         TwoInputMerger {
-            inputs,
-            mode,
-            queues: [VecDeque::new(), VecDeque::new()],
-            source_done: false,
-            input_watermark: [None, None],
-            combined: None,
-            turn: 0,
-        }
-    }
-
-    /// Pulls from the source until `input` has a record or the source ends.
-    fn fill(&mut self, input: usize) -> Result<(), SourceError> {
-        let source = match &mut self.inputs {
-            Inputs::Separate(streams) => {
-                if self.queues[input].is_empty() {
-                    match streams[input].next() {
-                        Some(Err(e)) => return Err(e),
-                        Some(Ok(rec)) => self.queues[input].push_back(rec),
-                        None => {}
-                    }
-                }
-                return Ok(());
-            }
-            Inputs::Tagged(source) => source,
-        };
-        while self.queues[input].is_empty() && !self.source_done {
-            match source.next() {
-                None => self.source_done = true,
-                Some(Err(e)) => return Err(e),
-                Some(Ok(StreamElement::Watermark(w))) => {
-                    self.queues[0].push_back(StreamElement::Watermark(w));
-                    self.queues[1].push_back(StreamElement::Watermark(w));
-                }
-                Some(Ok(StreamElement::Event(e))) => {
-                    let q = if e.input == 2 { 1 } else { 0 };
-                    self.queues[q].push_back(StreamElement::Event(e));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn take(&mut self) -> Result<Option<(usize, StreamElement)>, SourceError> {
-        match self.mode {
-            Interleaving::RoundRobin => {
-                self.fill(self.turn)?;
-                if self.queues[self.turn].is_empty() {
-                    self.turn = 1 - self.turn;
-                    self.fill(self.turn)?;
-                }
-                let input = self.turn;
-                let rec = self.queues[input].pop_front();
-                self.turn = 1 - input;
-                Ok(rec.map(|r| (input, r)))
-            }
-            Interleaving::ByTime => {
-                self.fill(0)?;
-                self.fill(1)?;
-                let time = |r: Option<&StreamElement>| match r {
-                    Some(StreamElement::Event(e)) => Some(e.timestamp),
-                    Some(StreamElement::Watermark(w)) => Some(*w),
-                    None => None,
-                };
-                let input = match (time(self.queues[0].front()), time(self.queues[1].front())) {
-                    (None, None) => return Ok(None),
-                    (Some(_), None) => 0,
-                    (None, Some(_)) => 1,
-                    (Some(a), Some(b)) => usize::from(b < a),
-                };
-                let rec = self.queues[input].pop_front();
-                Ok(rec.map(|r| (input, r)))
-            }
-            Interleaving::SourceOrder => match self.next_tagged() {
-                None => Ok(None),
-                Some(Err(e)) => Err(e),
-                Some(Ok(StreamElement::Watermark(w))) => {
-                    self.input_watermark = [Some(w), Some(w)];
-                    Ok(Some((0, StreamElement::Watermark(w))))
-                }
-                Some(Ok(ev)) => Ok(Some((0, ev))),
-            },
-        }
-    }
-}
-
-impl TwoInputMerger {
-    fn next_tagged(&mut self) -> Option<Result<StreamElement, SourceError>> {
-        match &mut self.inputs {
-            Inputs::Tagged(s) => s.next(),
-            Inputs::Separate(_) => None,
+            inputs: Inputs::Separate([left, right]),
+            merge: Interleaver::separate(mode),
         }
     }
 }
@@ -177,22 +69,191 @@ impl Iterator for TwoInputMerger {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            let (input, rec) = match self.take() {
-                Err(e) => return Some(Err(e)),
-                Ok(None) => return None,
-                Ok(Some(x)) => x,
+            if let Some(rec) = self.merge.pop() {
+                return Some(Ok(rec));
+            }
+            // nothing wanted: every input ended and was taken
+            let input = self.merge.wanted()?;
+            let pulled = match &mut self.inputs {
+                Inputs::Tagged(source) => source.next(),
+                Inputs::Separate(streams) => streams[input].next(),
             };
+            match pulled {
+                None => self.merge.end(input),
+                Some(Err(e)) => return Some(Err(e)),
+                Some(Ok(rec)) => match self.inputs {
+                    Inputs::Tagged(_) => self.merge.push_tagged(rec),
+                    Inputs::Separate(_) => self.merge.push_input(input, rec),
+                },
+            }
+        }
+    }
+}
+
+/// The interleaving of a two-input operator's inputs, as records are pushed into it: decides
+/// the next record the operator processes as soon as the records so far decide it, and
+/// combines the inputs' watermarks (the minimum, announced when it advances).
+///
+/// [`TwoInputMerger`] pulls its records from streams; the subtasks of one pass over a job's
+/// inputs (`crate::parallel`) push theirs. Both give the same sequence.
+#[derive(Debug, Clone)]
+pub struct Interleaver {
+    mode: Interleaving,
+    /// True when the inputs are one tagged stream (they end together).
+    tagged: bool,
+    queues: [VecDeque<StreamElement>; 2],
+    ended: [bool; 2],
+    input_watermark: [Option<i64>; 2],
+    combined: Option<i64>,
+    turn: usize,
+}
+
+impl Interleaver {
+    /// For one stream whose events carry input 1 or 2, its watermarks both inputs':
+    /// [`Interleaver::push_tagged`].
+    pub fn tagged(mode: Interleaving) -> Self {
+        Self::with(mode, true)
+    }
+
+    /// For two streams, one per input, each with its own watermarks:
+    /// [`Interleaver::push_input`]. Source order is by time here (two streams have no common
+    /// order).
+    pub fn separate(mode: Interleaving) -> Self {
+        let mode = if mode == Interleaving::SourceOrder {
+            Interleaving::ByTime
+        } else {
+            mode
+        };
+        Self::with(mode, false)
+    }
+
+    fn with(mode: Interleaving, tagged: bool) -> Self {
+        Interleaver {
+            mode,
+            tagged,
+            queues: [VecDeque::new(), VecDeque::new()],
+            ended: [false; 2],
+            input_watermark: [None, None],
+            combined: None,
+            turn: 0,
+        }
+    }
+
+    /// The next record of the tagged stream: an event goes to its input (2, or else 1), a
+    /// watermark to both.
+    pub fn push_tagged(&mut self, rec: StreamElement) {
+        match rec {
+            // one queue keeps the stream's order
+            rec if self.mode == Interleaving::SourceOrder => self.queues[0].push_back(rec),
+            StreamElement::Watermark(w) => {
+                self.queues[0].push_back(StreamElement::Watermark(w));
+                self.queues[1].push_back(StreamElement::Watermark(w));
+            }
+            StreamElement::Event(e) => {
+                let q = if e.input == 2 { 1 } else { 0 };
+                self.queues[q].push_back(StreamElement::Event(e));
+            }
+        }
+    }
+
+    /// The next record of input `input` (0: left, 1: right) of separate streams; its events
+    /// become events of input 1 or 2.
+    pub fn push_input(&mut self, input: usize, rec: StreamElement) {
+        let input = input.min(1);
+        let rec = match rec {
+            StreamElement::Event(mut ev) => {
+                ev.input = input as u8 + 1;
+                StreamElement::Event(ev)
+            }
+            w => w,
+        };
+        self.queues[input].push_back(rec);
+    }
+
+    /// Input `input` has no more records (of a tagged stream: both inputs).
+    pub fn end(&mut self, input: usize) {
+        if self.tagged {
+            self.ended = [true, true];
+        } else {
+            self.ended[input.min(1)] = true;
+        }
+    }
+
+    /// The input whose next record [`Interleaver::pop`] waits for (of a tagged stream, the
+    /// stream's); `None` once every input ended and every record was taken.
+    pub fn wanted(&self) -> Option<usize> {
+        let waits = |i: usize| self.queues[i].is_empty() && !self.ended[i];
+        match self.mode {
+            Interleaving::RoundRobin => {
+                let other = 1 - self.turn;
+                if waits(self.turn) {
+                    Some(self.turn)
+                } else if self.queues[self.turn].is_empty() && waits(other) {
+                    Some(other)
+                } else {
+                    None
+                }
+            }
+            Interleaving::ByTime => (0..2).find(|&i| waits(i)),
+            Interleaving::SourceOrder => waits(0).then_some(0),
+        }
+    }
+
+    /// Takes the next record from an input, once the records so far decide which: `None`
+    /// while it waits for the [`Interleaver::wanted`] input, or when nothing is left.
+    fn take(&mut self) -> Option<(usize, StreamElement)> {
+        if self.wanted().is_some() {
+            return None;
+        }
+        match self.mode {
+            Interleaving::RoundRobin => {
+                // Flink's two-input processor: one record from each input in turn, the other
+                // input's when this one has ended
+                if self.queues[self.turn].is_empty() {
+                    self.turn = 1 - self.turn;
+                }
+                let input = self.turn;
+                let rec = self.queues[input].pop_front();
+                self.turn = 1 - input;
+                rec.map(|r| (input, r))
+            }
+            Interleaving::ByTime => {
+                let time = |r: Option<&StreamElement>| match r {
+                    Some(StreamElement::Event(e)) => Some(e.timestamp),
+                    Some(StreamElement::Watermark(w)) => Some(*w),
+                    None => None,
+                };
+                let input = match (time(self.queues[0].front()), time(self.queues[1].front())) {
+                    (None, None) => return None,
+                    (Some(_), None) => 0,
+                    (None, Some(_)) => 1,
+                    (Some(a), Some(b)) => usize::from(b < a),
+                };
+                self.queues[input].pop_front().map(|r| (input, r))
+            }
+            Interleaving::SourceOrder => self.queues[0].pop_front().map(|r| (0, r)),
+        }
+    }
+
+    /// The next record the operator processes, once it is decided: an event, or the combined
+    /// watermark when it advances; `None` while the next one waits for
+    /// [`Interleaver::wanted`], or when nothing is left.
+    pub fn pop(&mut self) -> Option<StreamElement> {
+        loop {
+            let (input, rec) = self.take()?;
             match rec {
-                StreamElement::Event(e) => return Some(Ok(StreamElement::Event(e))),
+                StreamElement::Event(e) => return Some(StreamElement::Event(e)),
                 StreamElement::Watermark(w) => {
-                    if self.mode != Interleaving::SourceOrder {
+                    if self.mode == Interleaving::SourceOrder {
+                        self.input_watermark = [Some(w), Some(w)];
+                    } else {
                         self.input_watermark[input] = Some(w);
                     }
                     if let [Some(a), Some(b)] = self.input_watermark {
                         let min = a.min(b);
                         if self.combined.is_none_or(|c| min > c) {
                             self.combined = Some(min);
-                            return Some(Ok(StreamElement::Watermark(min)));
+                            return Some(StreamElement::Watermark(min));
                         }
                     }
                 }

@@ -5,6 +5,7 @@ pub mod element;
 pub mod file;
 pub mod interleave;
 pub mod random;
+pub mod subtask;
 pub mod synthetic;
 pub mod ysb;
 

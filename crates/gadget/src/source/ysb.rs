@@ -16,8 +16,9 @@ use std::sync::Arc;
 use super::distribution::{DistributionError, GapDistributionSpec, KeyDistributionSpec};
 use super::element::{StreamElement, WatermarkPolicy};
 use super::random::Rng;
+use super::subtask::SubtaskRouter;
 use super::synthetic::{SyntheticSource, SyntheticSpec};
-use crate::key::{key_group_for_hash, Key};
+use crate::key::Key;
 
 /// Sub-streams of the seed (beside the synthetic source's 0 to 3).
 const TYPE_STREAM: u64 = 0x7953_6201;
@@ -144,13 +145,10 @@ pub fn campaigns_of_instance(
     instances: u32,
     max_parallelism: u32,
 ) -> Vec<bool> {
-    let instances = instances.max(1);
+    let exchange = SubtaskRouter::new(instances, max_parallelism);
+    let instance = instance % exchange.parallelism();
     (0..ids.campaigns.len())
-        .map(|c| {
-            let group = key_group_for_hash(ids.campaign(c).java_hash(), max_parallelism);
-            let owner = u64::from(group) * u64::from(instances) / u64::from(max_parallelism);
-            owner == u64::from(instance % instances)
-        })
+        .map(|c| exchange.subtask_of(ids.campaign(c)) == instance)
         .collect()
 }
 
@@ -411,7 +409,7 @@ mod tests {
         expected.sort_unstable();
         assert_eq!(union, expected);
         // The owner of a campaign is the subtask of its key group.
-        let group = key_group_for_hash(ids.campaign(0).java_hash(), 128);
+        let group = crate::key::key_group_for_hash(ids.campaign(0).java_hash(), 128);
         let owner = (group * 3 / 128) as usize;
         assert!(campaigns_of_instance(&ids, owner as u32, 3, 128)[0]);
     }

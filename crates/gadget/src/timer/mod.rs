@@ -7,7 +7,7 @@ pub use heap::HeapTimerQueue;
 pub use rocksdb::{RocksDbTimerQueue, TimerNamespace};
 
 use crate::access::{AccessSink, StateId};
-use crate::key::Key;
+use crate::key::{Key, KeyGroupRange};
 
 /// Where timers live, as Flink's `state.backend.rocksdb.timer-service.factory`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,6 +60,15 @@ impl<N: TimerNamespace> TimerQueue<N> {
                 first_state,
                 first_state + 1,
             )),
+        }
+    }
+
+    /// Keeps the queue to the key groups of one subtask (the RocksDB service's heap of key
+    /// groups holds its subtask's alone; heap timers have one heap whatever the key groups).
+    /// Before any timer is added.
+    pub fn restrict_to(&mut self, range: KeyGroupRange) {
+        if let TimerQueue::RocksDb(q) = self {
+            q.restrict_to(range);
         }
     }
 

@@ -11,7 +11,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::access::{Access, AccessSink, Op, StateId};
-use crate::key::{Key, KeyKind, KeyLayout};
+use crate::key::{Key, KeyGroupRange, KeyKind, KeyLayout};
 
 use super::Timer;
 
@@ -892,6 +892,28 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             key: Vec::with_capacity(64),
             last_add: None,
             last_poll: None,
+        }
+    }
+
+    /// Keeps only the key groups of `range` in the heap of key groups: a subtask's
+    /// `KeyGroupPartitionedPriorityQueue` holds one queue per key group of its own range, in
+    /// order, so timers of equal time pop in the order those alone give. Before any timer is
+    /// added; a range of other key groups than the queue's, or an empty one, changes nothing.
+    pub fn restrict_to(&mut self, range: KeyGroupRange) {
+        if range.is_empty()
+            || range.max_parallelism != self.layout.max_parallelism()
+            || range.end as usize >= self.groups.len()
+        {
+            return;
+        }
+        for group in &mut self.groups {
+            // index 0 is no heap slot: `adjust` leaves such a group alone
+            group.outer_index = 0;
+        }
+        self.outer.truncate(1);
+        for g in range.groups() {
+            self.groups[g as usize].outer_index = self.outer.len();
+            self.outer.push(g as usize);
         }
     }
 
