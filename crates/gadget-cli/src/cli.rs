@@ -62,6 +62,12 @@ pub enum Command {
     /// run in progress and keeps every finished one (the summary says partial, exit status
     /// 130); `--resume` runs only what is missing.
     Bench(BenchArgs),
+    /// Merge the results of one run's shards into one run's results: histograms added bucket
+    /// by bucket (percentiles computed from the sums, never averaged), counts summed, time
+    /// series lined up on the wall clock, each shard's results kept beside (docs/scale-out.md).
+    ///
+    /// Example: gadget merge shard-0.json shard-1.json shard-2.json -o merged.json
+    Merge(crate::merge_cmd::MergeArgs),
     /// Start or stop a Redis Cluster of several `redis-server` nodes on loopback, for
     /// `--store redis-cluster` (docs/external-state.md).
     ///
@@ -260,6 +266,12 @@ pub struct RunArgs {
     /// The old name of --input-passes (it never repeated the run).
     #[arg(long, value_name = "N", hide = true, conflicts_with = "input_passes")]
     pub repeat: Option<u32>,
+    /// Run the keyed operator as N parallel subtasks (overrides the config's `parallelism`).
+    #[arg(long, value_name = "N")]
+    pub parallelism: Option<u32>,
+    /// The subtask of a parallel job to run, from 0 (needed when the parallelism is above 1).
+    #[arg(long, value_name = "I", value_parser = crate::subtask::parse)]
+    pub subtask: Option<crate::subtask::SubtaskChoice>,
     #[command(flatten)]
     pub eval: EvalArgs,
 }
@@ -359,6 +371,19 @@ pub struct EvalArgs {
     /// loop: no request is scheduled after it.
     #[arg(long)]
     pub duration: Option<String>,
+    /// Drive only shard INDEX of COUNT (0/4 .. 3/4): the requests whose key hashes to it, on
+    /// the open-loop schedule of the whole workload (every shard draws every request's start
+    /// and keeps its own), so that N shards on N machines together issue exactly the one
+    /// client's requests at exactly its times; `gadget merge` adds their results up.
+    /// YCSB/KVBench configs and traces; a Flink job's parts are its subtasks
+    /// (--parallelism, --subtask).
+    #[arg(long, value_name = "INDEX/COUNT")]
+    pub shard: Option<String>,
+    /// Start the schedule at this wall-clock instant, Unix seconds (1764150000.25), rather
+    /// than as soon as the store is open: shards on several machines agree on one. A run not
+    /// ready by then fails and says so. Example: --start-at $(( $(date +%s) + 10 )).
+    #[arg(long, value_name = "UNIX_SECONDS")]
+    pub start_at: Option<String>,
     /// Warm-up left out of the results: a request count (10000) or a time (5s, 500ms).
     #[arg(long)]
     pub warmup: Option<String>,
@@ -480,6 +505,15 @@ pub struct GenArgs {
     /// Print the summary as JSON on standard output instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Run the keyed operator as N parallel subtasks, as Flink assigns them key groups
+    /// (overrides the config's `parallelism`; docs/scale-out.md).
+    #[arg(long, value_name = "N")]
+    pub parallelism: Option<u32>,
+    /// The subtask whose trace to write, from 0; `all` writes one trace per subtask in one pass,
+    /// the index before the extension of -o (out/t.gtrace: out/t.0.gtrace, out/t.1.gtrace, ...).
+    /// Needed when the parallelism is above 1.
+    #[arg(long, value_name = "I|all", value_parser = crate::subtask::parse)]
+    pub subtask: Option<crate::subtask::SubtaskChoice>,
 }
 
 #[derive(Debug, Args)]

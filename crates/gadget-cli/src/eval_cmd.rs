@@ -46,6 +46,21 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             config.seed = seed;
             config.json["seed"] = seed.into();
         }
+        let chosen = crate::subtask::apply(&mut config, args.parallelism, args.subtask, path)?;
+        if chosen == crate::subtask::SubtaskChoice::All {
+            bail!(
+                "--subtask all: gadget run drives one subtask's workload; give --subtask I \
+                 (gadget gen --subtask all writes every subtask's trace)"
+            );
+        }
+        if args.eval.shard.is_some() && !matches!(config.operator_name.as_str(), "ycsb" | "kvbench")
+        {
+            bail!(
+                "--shard splits a YCSB or KVBench keyspace; {} is a Flink job ({}), whose parts are its subtasks: give --parallelism N --subtask I",
+                path.display(),
+                config.operator_name
+            );
+        }
         configs.push(config);
     }
     // the first config's [run] section applies; flags override it
@@ -119,6 +134,19 @@ pub fn resolve_arrival(a: &EvalArgs, r: &RunSettings) -> anyhow::Result<ArrivalP
     )
 }
 
+/// `--start-at`: Unix seconds, possibly with a fraction.
+fn parse_start_at(text: &str) -> anyhow::Result<std::time::SystemTime> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < 1e11)
+        .with_context(|| {
+            format!("--start-at {text:?}: give Unix seconds, such as $(( $(date +%s) + 10 ))")
+        })?;
+    Ok(std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(seconds))
+}
+
 /// What to run: the flags over the config's `[run]` section over the defaults.
 struct Plan {
     kind: StoreKind,
@@ -129,6 +157,8 @@ struct Plan {
     warmup: Warmup,
     interval_ns: u64,
     duration_ns: Option<u64>,
+    shard: Option<gadget_eval::shard::Shard>,
+    start_at: Option<std::time::SystemTime>,
     instances: usize,
     sharing: Sharing,
     settings: StoreSettings,
@@ -266,6 +296,8 @@ impl Plan {
             warmup,
             interval_ns,
             duration_ns,
+            shard: a.shard.as_deref().map(str::parse).transpose()?,
+            start_at: a.start_at.as_deref().map(parse_start_at).transpose()?,
             instances,
             sharing,
             settings,
@@ -451,6 +483,8 @@ fn evaluate(
         stop: stop.clone(),
         value_compression_ratio: plan.value_compression_ratio,
         duration_ns: plan.duration_ns,
+        shard: plan.shard,
+        start_at: plan.start_at,
     };
 
     let bar = progress::spinner(&format!("driving {}", plan.kind.name()));

@@ -1,7 +1,12 @@
-//! `gadget gen`: run a workload config and write its trace.
+//! `gadget gen`: run a workload config and write its trace (of a parallel job: one subtask's,
+//! or every subtask's in one pass).
+
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use gadget::config::Config;
+use gadget::generate::Generated;
+use gadget::parallel::AllSubtasks;
 use gadget::summary::{KeyStats, Summary};
 use gadget::trace::{TraceFileWriter, TraceFooter, TraceFormat};
 
@@ -9,6 +14,7 @@ use crate::cli::{Format, GenArgs};
 use crate::interrupt::INTERRUPTED;
 use crate::progress;
 use crate::stdout::{out, outln};
+use crate::subtask::SubtaskChoice;
 
 /// Runs `gadget gen`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C cut the trace short
 /// (the trace is still written, complete up to that point and marked partial).
@@ -35,13 +41,26 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
         config.seed = seed;
         config.json["seed"] = seed.into();
     }
-    let mut operator = config.build_operator();
-    let states = operator.states();
-    let header = config.trace_header(states.clone());
     let format = match args.format {
         Format::Bin => TraceFormat::Binary,
         Format::Text => TraceFormat::Text,
     };
+    match crate::subtask::apply(&mut config, args.parallelism, args.subtask, &args.config)? {
+        SubtaskChoice::All => all_subtasks(&args, &config, format, limit),
+        SubtaskChoice::One(_) => one(&args, &config, format, limit),
+    }
+}
+
+/// Writes the trace of the config's subtask (of the only one at parallelism 1).
+fn one(
+    args: &GenArgs,
+    config: &Config,
+    format: TraceFormat,
+    limit: Option<u64>,
+) -> anyhow::Result<i32> {
+    let mut operator = config.build_operator();
+    let states = operator.states();
+    let header = config.trace_header(states.clone());
     let source = config.open_source()?;
     // from here on Ctrl-C finishes the trace so far instead of leaving its temporary file
     let stop = crate::interrupt::stop_flag();
@@ -68,26 +87,24 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
         (generated, sink.keys)
     };
     bar.finish_and_clear();
-    // No timings in the trace: the same config and seed must give a byte-identical file.
-    // The distinct event keys go in the footer: the trace itself does not carry event keys,
-    // and `gadget analyze` needs them for key-space amplification.
-    let mut footer = TraceFooter::new(generated.truncated);
-    let (event_keys, exact) = generated.event_keys.count();
-    footer
-        .extra
-        .insert("distinct_event_keys".into(), event_keys.into());
-    footer
-        .extra
-        .insert("distinct_event_keys_exact".into(), exact.into());
-    if generated.interrupted {
-        footer.extra.insert("interrupted".into(), true.into());
-    }
     writer
-        .finish(footer)
+        .finish(footer(&generated))
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
-    if !generated.interrupted {
-        if let Some(w) = config.no_events_warning(generated.counts.events) {
-            eprintln!("warning: {w}");
+    if !generated.interrupted && generated.counts.events == 0 {
+        match config.parallel.subtask {
+            Some(i) if config.parallel.parallelism > 1 => {
+                let groups = config.key_groups();
+                eprintln!(
+                    "warning: subtask {i} received no event: no event of the job has a key in \
+                     its key groups {}-{}",
+                    groups.start, groups.end
+                );
+            }
+            _ => {
+                if let Some(w) = config.no_events_warning(0) {
+                    eprintln!("warning: {w}");
+                }
+            }
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
@@ -107,6 +124,9 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
         json["format"] = format.name().into();
         json["operator"] = config.operator_name.clone().into();
         json["seed"] = config.seed.into();
+        if config.parallel.parallelism > 1 {
+            add_subtask(&mut json, config);
+        }
         json["seconds"] = elapsed.into();
         json["requests_per_second"] = rate.into();
         if args.output.as_os_str() == "-" {
@@ -117,10 +137,11 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
         }
     } else if args.output.as_os_str() != "-" {
         outln!(
-            "{} ({}, seed {}) -> {} ({})\n",
+            "{} ({}, seed {}{}) -> {} ({})\n",
             args.config.display(),
             config.operator_name,
             config.seed,
+            subtask_label(config),
             args.output.display(),
             format.name()
         );
@@ -139,4 +160,241 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
         return Ok(INTERRUPTED);
     }
     Ok(0)
+}
+
+/// `--subtask all`: every subtask's trace in one pass over the input, on the machine's cores.
+fn all_subtasks(
+    args: &GenArgs,
+    config: &Config,
+    format: TraceFormat,
+    limit: Option<u64>,
+) -> anyhow::Result<i32> {
+    if args.output.as_os_str() == "-" {
+        anyhow::bail!(
+            "--subtask all writes one trace per subtask, to files: give -o a file name (-o \
+             out/trace.gtrace writes out/trace.0.gtrace, out/trace.1.gtrace, ...), or one \
+             subtask to standard output with --subtask I"
+        );
+    }
+    let p = config.parallel.parallelism;
+    let paths: Vec<PathBuf> = (0..p)
+        .map(|i| crate::subtask::trace_path(&args.output, i))
+        .collect();
+    for path in &paths {
+        gadget::atomic::refuse_overwriting_an_input("-o", path, &[&args.config])
+            .map_err(anyhow::Error::msg)?;
+    }
+    let configs = (0..p)
+        .map(|i| config.for_subtask(i))
+        .collect::<Result<Vec<Config>, _>>()?;
+    let states = config.build_operator().states();
+    let inputs = config.open_job_inputs()?;
+    let stop = crate::interrupt::stop_flag();
+    let mut writers = configs
+        .iter()
+        .zip(&paths)
+        .map(|(c, path)| {
+            TraceFileWriter::create(path, format, &c.trace_header(states.clone()))
+                .with_context(|| format!("cannot write the trace to {}", path.display()))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let build = |i: u32| configs[i as usize].build_operator();
+    let all = AllSubtasks {
+        router: config.subtask_router(),
+        build_operator: &build,
+        limit,
+        threads,
+    };
+    let bar = progress::spinner("generating");
+    let started = std::time::Instant::now();
+    let (generated, keys) = {
+        let mut sinks: Vec<KeyStats<'_, TraceFileWriter>> =
+            writers.iter_mut().map(KeyStats::new).collect();
+        let generated = all.generate(
+            inputs,
+            &mut sinks,
+            &mut |read| bar.set_message(format!("{read} records read, {p} subtasks")),
+            &stop,
+        )?;
+        let keys: Vec<_> = sinks.into_iter().map(|s| s.keys).collect();
+        (generated, keys)
+    };
+    bar.finish_and_clear();
+    for ((writer, g), path) in writers.into_iter().zip(&generated).zip(&paths) {
+        writer
+            .finish(footer(g))
+            .with_context(|| format!("cannot write the trace to {}", path.display()))?;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let interrupted = generated.iter().any(|g| g.interrupted);
+    let events: u64 = generated.iter().map(|g| g.counts.events).sum();
+    if !interrupted {
+        if let Some(w) = config.no_events_warning(events) {
+            eprintln!("warning: {w}");
+        }
+    }
+    let requests: u64 = generated.iter().map(|g| g.counts.requests()).sum();
+    let rate = requests as f64 / elapsed.max(1e-9);
+    let summaries: Vec<Summary> = generated
+        .into_iter()
+        .zip(keys)
+        .map(|(g, keys)| Summary {
+            states: states.clone(),
+            counts: g.counts,
+            distinct_state_keys: keys.count(),
+            distinct_event_keys: g.event_keys.count(),
+            truncated: g.truncated,
+            interrupted: g.interrupted,
+        })
+        .collect();
+    let workers = threads.clamp(1, p as usize);
+    if args.json {
+        let subtasks: Vec<serde_json::Value> = summaries
+            .iter()
+            .zip(&configs)
+            .zip(&paths)
+            .map(|((summary, c), path)| {
+                let mut json = summary.to_json();
+                add_subtask(&mut json, c);
+                json["output"] = path.display().to_string().into();
+                json
+            })
+            .collect();
+        let json = serde_json::json!({
+            "operator": config.operator_name,
+            "seed": config.seed,
+            "format": format.name(),
+            "parallelism": p,
+            "max_parallelism": config.max_parallelism,
+            "events": events,
+            "requests": requests,
+            "truncated": summaries.iter().any(|s| s.truncated),
+            "interrupted": interrupted,
+            "threads": workers,
+            "seconds": elapsed,
+            "requests_per_second": rate,
+            "subtasks": subtasks,
+        });
+        outln!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        outln!(
+            "{} ({}, seed {}, parallelism {p}, max parallelism {}) -> {} ({})\n",
+            args.config.display(),
+            config.operator_name,
+            config.seed,
+            config.max_parallelism,
+            crate::subtask::trace_paths(&args.output, p),
+            format.name()
+        );
+        out!("{}", render_subtasks(&summaries, &configs, &paths));
+        outln!(
+            "\ngenerated in {elapsed:.2} s: {rate:.0} requests/s ({p} subtasks on {workers} \
+             thread{})",
+            if workers == 1 { "" } else { "s" }
+        );
+    }
+    if interrupted {
+        eprintln!(
+            "interrupted: the traces hold the requests generated until Ctrl-C (or SIGTERM), \
+             marked partial (footer: truncated, interrupted); open windows were not fired"
+        );
+        return Ok(INTERRUPTED);
+    }
+    Ok(0)
+}
+
+/// The footer of a generated trace: whether it is complete, and the distinct event keys (the
+/// trace does not carry event keys, and `gadget analyze` needs them for key-space
+/// amplification). No timings: the same config and seed must give a byte-identical file.
+fn footer(generated: &Generated) -> TraceFooter {
+    let mut footer = TraceFooter::new(generated.truncated);
+    let (event_keys, exact) = generated.event_keys.count();
+    footer
+        .extra
+        .insert("distinct_event_keys".into(), event_keys.into());
+    footer
+        .extra
+        .insert("distinct_event_keys_exact".into(), exact.into());
+    if generated.interrupted {
+        footer.extra.insert("interrupted".into(), true.into());
+    }
+    footer
+}
+
+/// Adds the subtask of a parallel job to a summary's JSON: index, parallelism, key groups.
+fn add_subtask(json: &mut serde_json::Value, config: &Config) {
+    let groups = config.key_groups();
+    json["subtask"] = config.parallel.subtask.into();
+    json["parallelism"] = config.parallel.parallelism.into();
+    json["max_parallelism"] = config.max_parallelism.into();
+    json["key_groups"] = serde_json::json!([groups.start, groups.end]);
+}
+
+/// `, subtask 2 of 4 (key groups 64-95)` for a subtask of a parallel job; empty otherwise.
+fn subtask_label(config: &Config) -> String {
+    match config.parallel.subtask {
+        Some(i) if config.parallel.parallelism > 1 => {
+            let groups = config.key_groups();
+            format!(
+                ", subtask {i} of {} (key groups {}-{} of {})",
+                config.parallel.parallelism, groups.start, groups.end, config.max_parallelism
+            )
+        }
+        _ => String::new(),
+    }
+}
+
+/// One line per subtask, and their total.
+fn render_subtasks(summaries: &[Summary], configs: &[Config], paths: &[PathBuf]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:>7}  {:>11}  {:>12}  {:>10}  {:>12}  {:>10}  trace",
+        "subtask", "key groups", "events", "watermarks", "requests", "req/event"
+    );
+    let mut total = (0u64, 0u64);
+    for ((summary, config), path) in summaries.iter().zip(configs).zip(paths) {
+        let groups = config.key_groups();
+        let c = &summary.counts;
+        total.0 += c.events;
+        total.1 += c.requests();
+        let _ = writeln!(
+            s,
+            "{:>7}  {:>11}  {:>12}  {:>10}  {:>12}  {:>10.3}  {}{}",
+            config.parallel.subtask.unwrap_or(0),
+            format!("{}-{}", groups.start, groups.end),
+            c.events,
+            c.watermarks,
+            c.requests(),
+            summary.event_amplification(),
+            file_name(path),
+            if summary.interrupted {
+                "  (PARTIAL)"
+            } else if summary.truncated {
+                "  (truncated by the request limit)"
+            } else {
+                ""
+            }
+        );
+    }
+    let _ = writeln!(
+        s,
+        "{:>7}  {:>11}  {:>12}  {:>10}  {:>12}  {:>10.3}",
+        "total",
+        "",
+        total.0,
+        summaries.first().map_or(0, |x| x.counts.watermarks),
+        total.1,
+        total.1 as f64 / total.0.max(1) as f64
+    );
+    s
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    )
 }

@@ -8,10 +8,12 @@ mod cluster_cmd;
 mod eval_cmd;
 mod gen;
 mod interrupt;
+mod merge_cmd;
 mod progress;
 mod record_cmd;
 mod run_context;
 mod stdout;
+mod subtask;
 mod trace_cmd;
 
 use clap::Parser;
@@ -44,6 +46,7 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
         cli::Command::Analyze(a) => analyze_cmd::analyze(a),
         cli::Command::Compare(a) => analyze_cmd::compare(a),
         cli::Command::Bench(a) => bench_cmd::bench(a),
+        cli::Command::Merge(a) => merge_cmd::merge(a),
         #[cfg(feature = "redis")]
         cli::Command::Cluster(a) => cluster_cmd::cluster(a),
         cli::Command::Record(r) => match r.engine {

@@ -133,7 +133,7 @@ pub fn run_streams(
     let n = streams.len();
     let states: Vec<Vec<String>> = streams.iter().map(|s| s.state_names.clone()).collect();
     let issued: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    let start_line = StartLine::new(n);
+    let start_line = StartLine::new(n).at(options.start_at);
     let results: Vec<InstanceResult> = std::thread::scope(|scope| {
         let handles: Vec<_> = streams
             .into_iter()
@@ -203,6 +203,9 @@ pub fn run_streams(
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     });
+    if let Some(late) = start_line.missed() {
+        return Err(RunError::MissedStart { late });
+    }
     let mut measured = Vec::with_capacity(n);
     let mut reports = Vec::with_capacity(n);
     let mut homes: Vec<Vec<String>> = Vec::with_capacity(n);
@@ -214,6 +217,9 @@ pub fn run_streams(
         let mut report = m.report(store, &emulated, &o);
         (report.per_state, report.per_store) =
             parts(&m.recorder, report.seconds, &states[i], &state_homes);
+        report.histograms = report
+            .histograms
+            .map(|h| h.with_states(&m.recorder, &states[i], &state_homes));
         homes.push(state_homes);
         report.store_counters = counters
             .into_iter()
@@ -249,6 +255,13 @@ pub fn run_streams(
     // instances run the same workload: state i is the same state in each
     (report.per_state, report.per_store) =
         parts(&combined.recorder, report.seconds, &states[0], &homes[0]);
+    report.histograms = report
+        .histograms
+        .map(|h| h.with_states(&combined.recorder, &states[0], &homes[0]));
+    // the combined histograms hold the instances' requests; each instance keeps its summary
+    for instance in &mut reports {
+        instance.histograms = None;
+    }
     if let Some(e) = &failure {
         report.partial_reason = Some(e.to_string());
     }

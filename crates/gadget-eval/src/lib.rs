@@ -9,6 +9,8 @@
 //! - [`concurrent`]: several operator instances on their own threads, sharing a store or not;
 //! - [`measure`]: HDR histograms, time series and the summary table;
 //! - [`placed`]: latency and rate per state and per store;
+//! - [`merge`]: the results of a run's shards merged into one run's (histograms added bucket by
+//!   bucket, time series on the wall clock);
 //! - [`experiment`]: `gadget bench`'s plans, statistics across repetitions and comparisons;
 //! - [`export`]: every output format (JSON, CSV, HDR log, Markdown, HTML, text), one file each,
 //!   written atomically;
@@ -22,9 +24,11 @@ pub mod experiment;
 pub mod export;
 pub mod host;
 pub mod measure;
+pub mod merge;
 pub mod placed;
 pub mod remote;
 pub mod run;
+pub mod shard;
 pub mod start;
 pub mod store;
 pub mod value;

@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 /// Highest value a histogram tracks: one hour in nanoseconds (longer values saturate).
-const HIGHEST_NS: u64 = 3_600_000_000_000;
+pub const HIGHEST_NS: u64 = 3_600_000_000_000;
 /// Significant decimal digits kept by every histogram.
 pub const SIGNIFICANT_DIGITS: u8 = 3;
 

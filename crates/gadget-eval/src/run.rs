@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::arrival::ArrivalProcess;
 use crate::measure::{IntervalStats, OpSummary, Recorder, Spectrum, MAX_INTERVALS};
+use crate::shard::ShardFilter;
 use crate::store::{Store, StoreError};
 use crate::value::ValueBytes;
 use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
@@ -48,6 +49,13 @@ pub struct RunOptions {
     /// starts after it (in an open loop, none is scheduled after it). A run that reaches it is
     /// complete, not partial. `None`: until the workload ends.
     pub duration_ns: Option<u64>,
+    /// Drive only this shard's requests (`--shard i/N`, [`crate::shard`]): the others are
+    /// skipped, an open loop's schedule still drawn for them, so that the shards together
+    /// follow the one schedule of the whole workload.
+    pub shard: Option<crate::shard::Shard>,
+    /// Start on this wall-clock instant (`--start-at`) rather than as soon as every
+    /// instance is ready; shards on several machines agree on it.
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// A run that failed; results up to the failure are lost only when the store broke.
@@ -59,6 +67,12 @@ pub enum RunError {
     /// The request producer failed.
     #[error(transparent)]
     Workload(#[from] WorkloadError),
+    /// The agreed start (`--start-at`) passed before the run was ready to start.
+    #[error("the agreed start (--start-at) passed {late:?} before the store was open and the first requests ready, so nothing ran; agree on a start further ahead")]
+    MissedStart {
+        /// How late the run was ready.
+        late: Duration,
+    },
 }
 
 /// Progress of a run, for progress bars.
@@ -149,6 +163,18 @@ pub struct RunReport {
     /// (written by `gadget run`/`replay`; absent in results of older versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<crate::context::RunContext>,
+    /// When the run measured, on the wall clock: its time zero, measured span and time-series
+    /// interval (absent in results of older versions), which line shards up in a merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_clock: Option<crate::merge::WallClock>,
+    /// The full latency and service-time histograms behind the tables above, which merge
+    /// exactly (absent in results of older versions, and in each of `instances` and `shards`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<crate::merge::RunHistograms>,
+    /// For merged results (`gadget merge`; this report then combines them): each shard's own,
+    /// with the file it came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<crate::merge::Shard>,
 }
 
 impl RunReport {
@@ -233,6 +259,10 @@ pub struct Measured {
     reads_found: u64,
     reads_empty: u64,
     bytes_read: u64,
+    /// Requests of the workload left to other shards (`--shard`).
+    others_requests: u64,
+    /// The run's time zero on the wall clock, ns since the Unix epoch.
+    zero_unix_ns: u64,
 }
 
 impl Measured {
@@ -280,6 +310,7 @@ impl Measured {
             failure: None,
             warmup_requests: all.iter().map(|m| m.warmup_requests).sum(),
             requests: all.iter().map(|m| m.requests).sum(),
+            others_requests: all.iter().map(|m| m.others_requests).sum(),
             measure_start_ns: all.iter().map(|m| m.measure_start_ns).min().unwrap_or(0),
             end_ns: all.iter().map(|m| m.end_ns).max().unwrap_or(0),
             max_start_lag_ns: all.iter().map(|m| m.max_start_lag_ns).max().unwrap_or(0),
@@ -288,6 +319,8 @@ impl Measured {
             reads_found: all.iter().map(|m| m.reads_found).sum(),
             reads_empty: all.iter().map(|m| m.reads_empty).sum(),
             bytes_read: all.iter().map(|m| m.bytes_read).sum(),
+            // the instances share their epoch: each read it off the wall clock a little apart
+            zero_unix_ns: all.iter().map(|m| m.zero_unix_ns).min().unwrap_or(0),
         }
     }
 
@@ -300,7 +333,15 @@ impl Measured {
         } else {
             0.0
         };
-        let target_rate = options.arrival.rate();
+        // a shard's part of the schedule: the workload's rate times its share of the requests
+        let own = self.requests + self.warmup_requests;
+        let target_rate = options.arrival.rate().map(|rate| {
+            if options.shard.is_some() && own + self.others_requests > 0 {
+                rate * own as f64 / (own + self.others_requests) as f64
+            } else {
+                rate
+            }
+        });
         RunReport {
             gadget_version: env!("CARGO_PKG_VERSION").to_string(),
             store: store.to_string(),
@@ -340,8 +381,26 @@ impl Measured {
             per_store: Vec::new(),
             instances: Vec::new(),
             context: None,
+            wall_clock: Some(crate::merge::WallClock {
+                zero_unix_ns: self.zero_unix_ns,
+                measure_start_ns: self.measure_start_ns.min(self.end_ns),
+                measure_end_ns: self.end_ns,
+                interval_ns: options.interval_ns.max(1),
+            }),
+            histograms: Some(crate::merge::RunHistograms::of(&self.recorder)),
+            shards: Vec::new(),
         }
     }
+}
+
+/// `instant` on the wall clock, ns since the Unix epoch (0 before it).
+fn unix_ns(instant: Instant) -> u64 {
+    let now = std::time::SystemTime::now();
+    let at = now
+        .checked_sub(instant.elapsed())
+        .unwrap_or(std::time::UNIX_EPOCH);
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// The driver's clock: nanoseconds since the run's epoch, read from the CPU's invariant
@@ -535,6 +594,7 @@ impl Measured {
     pub(crate) fn stopped_before_start(interval_ns: u64) -> Self {
         let mut m = Measured::new(Recorder::new(interval_ns, false, false));
         m.partial = true;
+        m.zero_unix_ns = unix_ns(Instant::now());
         m
     }
 
@@ -554,6 +614,8 @@ impl Measured {
             reads_found: 0,
             reads_empty: 0,
             bytes_read: 0,
+            others_requests: 0,
+            zero_unix_ns: 0,
         }
     }
 
@@ -710,11 +772,14 @@ pub fn drive(
     progress: &mut dyn FnMut(Progress),
 ) -> Measured {
     let clock = RunClock::new(epoch);
-    if options.arrival.is_closed_loop() {
+    let zero_unix_ns = unix_ns(epoch);
+    let mut m = if options.arrival.is_closed_loop() {
         drive_closed_loop(store, stream, options, &clock, progress)
     } else {
         drive_open_loop(store, stream, options, &clock, progress)
-    }
+    };
+    m.zero_unix_ns = zero_unix_ns;
+    m
 }
 
 /// A closed loop: a request starts as soon as the previous one completes. The clock is read
@@ -745,6 +810,7 @@ fn drive_closed_loop(
         completions: Vec::with_capacity(RECORD_EVERY),
     };
     let mut values = ValueBytes::new(options.seed, options.value_compression_ratio);
+    let mut shard = options.shard.map(ShardFilter::new);
     let mut timed_out = false;
     while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
         for chunk in block.requests.chunks(RECORD_EVERY) {
@@ -755,6 +821,12 @@ fn drive_closed_loop(
             done.completions.clear();
             done.start = clock.raw();
             for r in chunk {
+                if let Some(f) = &mut shard {
+                    if !f.owns(r.op, r.state, block.key(r)) {
+                        recording.m.others_requests += 1;
+                        continue;
+                    }
+                }
                 match issue(store, &block, r, &mut values) {
                     Ok(read) => {
                         done.completions
@@ -812,6 +884,7 @@ fn drive_open_loop(
     };
     let mut first_event_time_us: Option<i64> = None;
     let mut schedule = options.arrival.schedule(options.seed);
+    let mut shard = options.shard.map(ShardFilter::new);
     let mut values = ValueBytes::new(options.seed, options.value_compression_ratio);
     let mut m = Measured::new(Recorder::new(
         options.interval_ns,
@@ -835,6 +908,12 @@ fn drive_open_loop(
                 }
                 None => schedule.next_start(),
             };
+            if let Some(f) = &mut shard {
+                if !f.owns(r.op, r.state, block.key(r)) {
+                    m.others_requests += 1;
+                    continue;
+                }
+            }
             if options.duration_ns.is_some_and(|d| intended >= d) {
                 stream.recycle(block);
                 break 'blocks;
@@ -901,6 +980,8 @@ mod tests {
             stop: Arc::new(AtomicBool::new(false)),
             value_compression_ratio: crate::value::DEFAULT_COMPRESSION_RATIO,
             duration_ns: None,
+            shard: None,
+            start_at: None,
         };
         let mut m = Measured::new(Recorder::new(1_000_000_000, false, true));
         m.producer_stalls = 2;

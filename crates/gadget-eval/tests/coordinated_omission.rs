@@ -49,6 +49,8 @@ fn drive_stalling(
         stop: Arc::new(AtomicBool::new(false)),
         value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
         duration_ns: None,
+        shard: None,
+        start_at: None,
     };
     let mut measured = drive(
         &mut store,

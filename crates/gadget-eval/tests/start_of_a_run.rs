@@ -50,6 +50,8 @@ fn run(arrival: ArrivalProcess, instances: usize, requests: u64) -> InstancesOut
         stop: Arc::new(AtomicBool::new(false)),
         value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
         duration_ns: None,
+        shard: None,
+        start_at: None,
     };
     let outcome = run_streams(streams, &open, "a store each", &options, &|_| {}).unwrap();
     assert!(outcome.failure.is_none());

@@ -31,6 +31,8 @@ fn options(arrival: ArrivalProcess) -> RunOptions {
         stop: Arc::new(AtomicBool::new(false)),
         value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
         duration_ns: None,
+        shard: None,
+        start_at: None,
     }
 }
 

@@ -145,6 +145,8 @@ impl Workload {
             stop: Arc::new(AtomicBool::new(false)),
             value_compression_ratio: DEFAULT_COMPRESSION_RATIO,
             duration_ns: None,
+            shard: None,
+            start_at: None,
         };
         let mut store = MemoryStore::new(self.states);
         let (mut measured, producer) = self.drive_into(&mut store, &options);

@@ -54,6 +54,9 @@ impl Exporter<RunReport> for Text {
         if let Some(line) = locality(r) {
             writeln!(out, "\n{line}")?;
         }
+        if !r.shards.is_empty() {
+            shards_table(out, r)?;
+        }
         if !r.store_counters.is_empty() {
             let issued = (r.requests + r.warmup_requests).max(1) as f64;
             writeln!(out, "\nstore counters (whole run, warm-up included)")?;
@@ -109,6 +112,39 @@ fn parts_table(out: &mut dyn Write, title: &str, parts: &[PartSummary]) -> io::R
             human_ns(l.p99_ns as f64),
             human_ns(l.p999_ns as f64),
             human_ns(l.max_ns as f64)
+        )?;
+    }
+    Ok(())
+}
+
+/// The shards of merged results, one row each, and what their merge is made of.
+fn shards_table(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
+    let n = r.shards.len();
+    writeln!(
+        out,
+        "\nmerged from {n} shard{} (histograms added bucket by bucket; the time series' \
+         interval percentiles are the largest shard's)",
+        if n == 1 { "" } else { "s" }
+    )?;
+    writeln!(
+        out,
+        "{:<34} {:>8} {:>11} {:>11} {:>9} {:>9} {:>9}",
+        "shard", "seed", "requests", "req/s", "p50", "p99", "max"
+    )?;
+    for s in &r.shards {
+        let all = s.results.latency.iter().find(|l| l.op == "all");
+        let ns = |f: fn(&crate::measure::OpSummary) -> u64| all.map_or(0, f) as f64;
+        writeln!(
+            out,
+            "{:<34} {:>8} {:>11} {:>11.0} {:>9} {:>9} {:>9}{}",
+            s.file,
+            s.results.seed,
+            s.results.requests,
+            s.results.throughput,
+            human_ns(ns(|l| l.p50_ns)),
+            human_ns(ns(|l| l.p99_ns)),
+            human_ns(ns(|l| l.max_ns)),
+            if s.results.partial { "  PARTIAL" } else { "" }
         )?;
     }
     Ok(())

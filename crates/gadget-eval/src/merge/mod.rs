@@ -1,0 +1,1024 @@
+//! `gadget merge`: the results of a run's shards as the results of one run.
+//!
+//! Every results file keeps what an exact merge needs beside its summary: its full histograms
+//! ([`RunHistograms`], HdrHistogram's compressed encoding) and when it ran on the wall clock
+//! ([`WallClock`]). Merging adds the histograms bucket by bucket and computes every percentile
+//! from the sums (percentiles are never averaged), so the merged latency is, bucket for bucket,
+//! what one process recording every request would have measured. Counts add up; the measured
+//! time runs from the earliest shard's start to the latest one's end on the wall clock, and the
+//! throughput is the requests over it; the time series line up on the wall clock
+//! ([`series`]). Each shard's own results are kept beside, in `shards`.
+//!
+//! Only shards of one run merge: the same workloads, store and settings, each shard with seeds
+//! of its own ([`merge`] says what is compared); anything else is refused with the two files
+//! and the field that differs.
+
+pub mod hdr;
+mod series;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gadget::access::Op;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::context::RunContext;
+use crate::host::Host;
+use crate::measure::{histogram, OpSummary, Recorder, Spectrum};
+use crate::placed::PartSummary;
+use crate::run::RunReport;
+
+/// A run's full histograms, kept in its results so that shards' results merge exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunHistograms {
+    /// How each `hdr` is written: [`hdr::ENCODING`] (HdrHistogram's V2 compressed encoding in
+    /// base64, as its interval logs write histograms), nanoseconds.
+    pub encoding: String,
+    /// Latency (completion − intended start) of each op that occurred, in op order.
+    pub latency: Vec<OpHistogram>,
+    /// Service time (completion − actual start) of each op that occurred, in op order.
+    pub service: Vec<OpHistogram>,
+    /// Latency of each state's requests, by the state's name and the store it lives in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_state: Vec<StateHistogram>,
+}
+
+/// One op's histogram.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpHistogram {
+    /// The op's name.
+    pub op: String,
+    /// The histogram, encoded ([`hdr::encode`]).
+    pub hdr: String,
+}
+
+/// One state's latency histogram.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateHistogram {
+    /// The state's name.
+    pub name: String,
+    /// The store it lives in.
+    pub store: String,
+    /// The histogram, encoded ([`hdr::encode`]).
+    pub hdr: String,
+}
+
+/// When a run measured, on the wall clock: what lines shards' results up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WallClock {
+    /// The instant the run's times count from (`time_series`' `start_s` and `end_s`, and the
+    /// two below): nanoseconds since the Unix epoch, UTC. Concurrent instances share it.
+    pub zero_unix_ns: u64,
+    /// When measuring began (after the warm-up), ns after time zero.
+    pub measure_start_ns: u64,
+    /// When the run ended, ns after time zero.
+    pub measure_end_ns: u64,
+    /// The time series' interval, ns.
+    pub interval_ns: u64,
+}
+
+/// One shard of merged results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shard {
+    /// Its results file, as given to `gadget merge`.
+    pub file: String,
+    /// Its results, without their histograms (the merged ones hold them).
+    pub results: RunReport,
+}
+
+impl RunHistograms {
+    /// The latency and service-time histograms of each op `recorder` recorded.
+    pub fn of(recorder: &Recorder) -> RunHistograms {
+        let mut latency = Vec::new();
+        let mut service = Vec::new();
+        for op in Op::ALL {
+            if let Some(h) = recorder.op_histograms(op) {
+                let op = op.name().to_string();
+                latency.push(OpHistogram {
+                    op: op.clone(),
+                    hdr: hdr::encode(&h.latency),
+                });
+                service.push(OpHistogram {
+                    op,
+                    hdr: hdr::encode(&h.service),
+                });
+            }
+        }
+        RunHistograms {
+            encoding: hdr::ENCODING.to_string(),
+            latency,
+            service,
+            per_state: Vec::new(),
+        }
+    }
+
+    /// Adds the latency histogram of each state `recorder` recorded: `states[i]` names state
+    /// `i` and `stores[i]` the store it lives in (as [`crate::placed::parts`] takes them).
+    pub fn with_states(
+        mut self,
+        recorder: &Recorder,
+        states: &[String],
+        stores: &[String],
+    ) -> Self {
+        self.per_state = states
+            .iter()
+            .enumerate()
+            .filter_map(|(i, name)| {
+                Some(StateHistogram {
+                    name: name.clone(),
+                    store: stores.get(i).cloned().unwrap_or_default(),
+                    hdr: hdr::encode(recorder.state_histogram(i)?),
+                })
+            })
+            .collect();
+        self
+    }
+}
+
+/// Why results could not be merged.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MergeError {
+    /// Nothing was given.
+    #[error("nothing to merge: give the results files of a run's shards")]
+    Nothing,
+    /// A file could not be read.
+    #[error("cannot read {file}: {source}")]
+    Read {
+        /// The file.
+        file: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file is not results JSON.
+    #[error(
+        "{file} is not gadget run/replay results: {message} at byte {offset} (line {line}, \
+         column {column}); give the JSON files `gadget run -o` or `gadget replay -o` wrote"
+    )]
+    NotResults {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+        /// Where, bytes from the file's start.
+        offset: usize,
+        /// Where, the line (from 1).
+        line: usize,
+        /// Where, the column (from 1).
+        column: usize,
+    },
+    /// A field of a results file is damaged.
+    #[error("{file}: `{field}` {message}")]
+    BadField {
+        /// The file.
+        file: String,
+        /// The field, as a path (`histograms.latency[0].hdr`).
+        field: String,
+        /// What is wrong with it, and what to do.
+        message: String,
+    },
+    /// Results that lack what a merge needs, or are merged already.
+    #[error("{file} cannot be merged: {why}")]
+    NotMergeable {
+        /// The file.
+        file: String,
+        /// Why, and what to do.
+        why: String,
+    },
+    /// Two files are not shards of one run.
+    #[error(
+        "{a} and {b} are not shards of one run: their {field} differs ({a_value} against \
+         {b_value}); merge only the results of one run's shards"
+    )]
+    DifferentRuns {
+        /// The first file.
+        a: String,
+        /// The second file.
+        b: String,
+        /// The field that differs.
+        field: String,
+        /// Its value in `a`.
+        a_value: String,
+        /// Its value in `b`.
+        b_value: String,
+    },
+    /// Two files are the same shard.
+    #[error("{a} and {b} are the same shard: {why}; give each shard's results once")]
+    Duplicate {
+        /// The first file.
+        a: String,
+        /// The second file.
+        b: String,
+        /// How they are the same.
+        why: String,
+    },
+}
+
+/// How to label merged results.
+#[derive(Debug, Clone, Default)]
+pub struct MergeOptions {
+    /// The merged run's name (`context.label`); by default the shards' own when they agree.
+    pub label: Option<String>,
+    /// The merging command's line (`context.command_line`).
+    pub command_line: Vec<String>,
+}
+
+/// Reads a results file (`gadget run -o`, `gadget replay -o`, `gadget merge -o`); errors name
+/// the file and the byte where it stopped being results.
+pub fn read_results(path: &Path) -> Result<RunReport, MergeError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| MergeError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    parse_results(&file, &bytes)
+}
+
+/// Parses a results file's bytes; `file` names it in errors.
+pub fn parse_results(file: &str, bytes: &[u8]) -> Result<RunReport, MergeError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        let (line, column) = (e.line(), e.column());
+        let offset = if e.classify() == serde_json::error::Category::Eof {
+            bytes.len()
+        } else {
+            byte_offset(bytes, line, column)
+        };
+        let message = e.to_string();
+        // serde_json ends its message with the position, said here in bytes as well
+        let message = match message.rfind(" at line ") {
+            Some(at) => message[..at].to_string(),
+            None => message,
+        };
+        MergeError::NotResults {
+            file: file.to_string(),
+            message,
+            offset,
+            line,
+            column,
+        }
+    })
+}
+
+/// The byte offset of serde_json's 1-based `line` and `column`: a column counts the bytes of
+/// its line read up to the one where parsing failed, that one included (column 0: the line
+/// break before the line).
+fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
+    let line_start: usize = bytes
+        .split(|&b| b == b'\n')
+        .take(line.saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum();
+    (line_start + column).saturating_sub(1).min(bytes.len())
+}
+
+/// Reads and merges the results files `paths` (see [`merge`]); the same file twice is refused.
+pub fn merge_files(paths: &[PathBuf], options: &MergeOptions) -> Result<RunReport, MergeError> {
+    let mut seen: Vec<(PathBuf, String)> = Vec::new();
+    let mut inputs = Vec::new();
+    for path in paths {
+        let file = path.display().to_string();
+        let canonical = std::fs::canonicalize(path).map_err(|source| MergeError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        if let Some((_, a)) = seen.iter().find(|(p, _)| *p == canonical) {
+            return Err(MergeError::Duplicate {
+                a: a.clone(),
+                b: file,
+                why: "they are one file".into(),
+            });
+        }
+        seen.push((canonical, file.clone()));
+        inputs.push((file, read_results(path)?));
+    }
+    merge(inputs, options)
+}
+
+/// A shard's histograms, decoded, and its wall clock.
+struct Decoded {
+    latency: Vec<(Op, Histogram<u64>)>,
+    service: Vec<(Op, Histogram<u64>)>,
+    states: Vec<(String, String, Histogram<u64>)>,
+    clock: WallClock,
+}
+
+/// Merges the results of one run's shards, each named by its file: see the module's
+/// documentation.
+///
+/// Shards of one run have the same Gadget version, store, arrival process, value compression,
+/// time-series interval, workloads (each config's text and limit, each trace's name and size)
+/// and store settings. A run is split in one of two ways, which its shards' command lines
+/// (`context.command_line`) tell apart:
+///
+/// - into parts, by `--shard I/N` and/or `--subtask I`: every part runs the same seeds (one
+///   workload and one schedule, split), the same N and `--parallelism`, and no part comes
+///   twice; parts that are missing make the merge partial, and its `partial_reason` names them;
+/// - into copies with seeds of their own (`--seed`; with `--instances`, seed + i): no seed
+///   runs in two shards.
+///
+/// Inputs must carry histograms and a wall clock (results of this Gadget), and must not be
+/// merged results themselves (merge the shards' files all at once).
+pub fn merge(
+    inputs: Vec<(String, RunReport)>,
+    options: &MergeOptions,
+) -> Result<RunReport, MergeError> {
+    if inputs.is_empty() {
+        return Err(MergeError::Nothing);
+    }
+    let decoded = inputs
+        .iter()
+        .map(|(file, r)| decode(file, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (first_file, first) = &inputs[0];
+    let first_identity = identity(first);
+    for (file, r) in &inputs[1..] {
+        if let Some((field, a_value, b_value)) = difference(&first_identity, &identity(r)) {
+            return Err(MergeError::DifferentRuns {
+                a: first_file.clone(),
+                b: file.clone(),
+                field,
+                a_value,
+                b_value,
+            });
+        }
+    }
+    let split: Vec<Part> = inputs.iter().map(|(_, r)| Part::of(r)).collect();
+    for (i, (a, ra)) in inputs.iter().enumerate() {
+        for (j, (b, rb)) in inputs.iter().enumerate().skip(i + 1) {
+            if split[i] != split[j] {
+                continue;
+            }
+            let theirs = seeds(rb);
+            if let Some(seed) = seeds(ra).into_iter().find(|s| theirs.contains(s)) {
+                let why = if split[i].is_split() {
+                    format!("both are {} of seed {seed}", split[i])
+                } else {
+                    format!(
+                        "both ran seed {seed}; each shard of a run has seeds of its own \
+                         (--seed), or a part of its own (--shard I/N, --subtask I), so one \
+                         shard was given twice or run twice"
+                    )
+                };
+                return Err(MergeError::Duplicate {
+                    a: a.clone(),
+                    b: b.clone(),
+                    why,
+                });
+            }
+        }
+    }
+    let missing = Part::missing(&split);
+
+    // the histograms, bucket by bucket
+    let mut latency: BTreeMap<Op, Histogram<u64>> = BTreeMap::new();
+    let mut service: BTreeMap<Op, Histogram<u64>> = BTreeMap::new();
+    let mut states: Vec<(String, String, Histogram<u64>)> = Vec::new();
+    for d in &decoded {
+        for (into, from) in [(&mut latency, &d.latency), (&mut service, &d.service)] {
+            for (op, h) in from {
+                add(into.entry(*op).or_insert_with(histogram), h);
+            }
+        }
+        for (name, store, h) in &d.states {
+            match states.iter_mut().find(|s| s.0 == *name && s.1 == *store) {
+                Some(s) => add(&mut s.2, h),
+                None => states.push((name.clone(), store.clone(), h.clone())),
+            }
+        }
+    }
+
+    // in state order (the workloads'), as one run reports them
+    let order: Vec<&String> = inputs
+        .iter()
+        .filter_map(|(_, r)| r.context.as_ref())
+        .flat_map(|c| c.workloads.iter().flat_map(|w| w.states.iter()))
+        .collect();
+    states.sort_by_key(|s| order.iter().position(|o| **o == s.0).unwrap_or(usize::MAX));
+
+    // the wall clock: from the earliest time zero, the earliest start to the latest end
+    let zero = decoded
+        .iter()
+        .map(|d| d.clock.zero_unix_ns)
+        .min()
+        .unwrap_or(0);
+    let offset = |d: &Decoded| d.clock.zero_unix_ns - zero;
+    let measure_start_ns = decoded
+        .iter()
+        .map(|d| offset(d).saturating_add(d.clock.measure_start_ns))
+        .min()
+        .unwrap_or(0);
+    let measure_end_ns = decoded
+        .iter()
+        .map(|d| offset(d).saturating_add(d.clock.measure_end_ns))
+        .max()
+        .unwrap_or(0)
+        .max(measure_start_ns);
+    let interval_ns = decoded[0].clock.interval_ns;
+    let seconds = (measure_end_ns - measure_start_ns) as f64 / 1e9;
+    let shard_series: Vec<series::ShardSeries<'_>> = decoded
+        .iter()
+        .zip(&inputs)
+        .map(|(d, (_, r))| series::ShardSeries {
+            offset_ns: offset(d),
+            series: &r.time_series,
+        })
+        .collect();
+    let (time_series, cut) = series::merge_series(&shard_series, interval_ns);
+
+    let reports: Vec<&RunReport> = inputs.iter().map(|(_, r)| r).collect();
+    // saturating: a damaged file's counts must not overflow
+    let sum = |f: fn(&RunReport) -> u64| {
+        reports
+            .iter()
+            .fold(0u64, |total, r| total.saturating_add(f(r)))
+    };
+    let requests = sum(|r| r.requests);
+    let throughput = if seconds > 0.0 {
+        requests as f64 / seconds
+    } else {
+        0.0
+    };
+    let n = inputs.len();
+    let target_rate = reports.iter().map(|r| r.target_rate).sum::<Option<f64>>();
+    let mut partial_reason: Vec<String> = inputs
+        .iter()
+        .filter(|(_, r)| r.partial)
+        .map(|(file, r)| {
+            format!(
+                "{file}: {}",
+                r.partial_reason
+                    .as_deref()
+                    .unwrap_or(crate::run::INTERRUPTED_REASON)
+            )
+        })
+        .collect();
+    if !missing.is_empty() {
+        partial_reason.push(format!(
+            "{} missing: the merge covers part of the run only",
+            missing.join(", ")
+        ));
+    }
+    let mut store_counters: BTreeMap<String, u64> = BTreeMap::new();
+    for r in &reports {
+        for (name, value) in &r.store_counters {
+            let total = store_counters.entry(name.clone()).or_default();
+            *total = total.saturating_add(*value);
+        }
+    }
+    let (latency_rows, service_rows, latency_spectrum) = tables(&latency, &service, seconds);
+    let (per_state, per_store) = parts(&states, seconds);
+    let wall_clock = WallClock {
+        zero_unix_ns: zero,
+        measure_start_ns,
+        measure_end_ns,
+        interval_ns,
+    };
+    let histograms = RunHistograms {
+        encoding: hdr::ENCODING.to_string(),
+        latency: encoded(&latency),
+        service: encoded(&service),
+        per_state: states
+            .iter()
+            .map(|(name, store, h)| StateHistogram {
+                name: name.clone(),
+                store: store.clone(),
+                hdr: hdr::encode(h),
+            })
+            .collect(),
+    };
+    let shards = inputs
+        .iter()
+        .map(|(file, r)| Shard {
+            file: file.clone(),
+            results: RunReport {
+                histograms: None,
+                ..r.clone()
+            },
+        })
+        .collect();
+    Ok(RunReport {
+        gadget_version: first.gadget_version.clone(),
+        store: first.store.clone(),
+        arrival: if n == 1 {
+            first.arrival.clone()
+        } else {
+            format!("{n} shards, each {}", first.arrival)
+        },
+        open_loop: first.open_loop,
+        target_rate,
+        seed: reports.iter().map(|r| r.seed).min().unwrap_or(0),
+        value_compression_ratio: first.value_compression_ratio,
+        partial: !partial_reason.is_empty(),
+        partial_reason: (!partial_reason.is_empty()).then(|| partial_reason.join("; ")),
+        warmup_requests: sum(|r| r.warmup_requests),
+        requests,
+        seconds,
+        throughput,
+        sustained: target_rate
+            .filter(|_| requests > 0)
+            .map(|rate| throughput >= 0.95 * rate),
+        max_start_lag_ns: reports
+            .iter()
+            .map(|r| r.max_start_lag_ns)
+            .max()
+            .unwrap_or(0),
+        producer_stalls: sum(|r| r.producer_stalls),
+        producer_stall_ns: sum(|r| r.producer_stall_ns),
+        emulated_ops: Op::ALL
+            .iter()
+            .map(|op| op.name())
+            .filter(|name| {
+                reports
+                    .iter()
+                    .any(|r| r.emulated_ops.iter().any(|o| o == name))
+            })
+            .map(str::to_string)
+            .collect(),
+        reads_found: sum(|r| r.reads_found),
+        reads_empty: sum(|r| r.reads_empty),
+        bytes_read: sum(|r| r.bytes_read),
+        latency: latency_rows,
+        service: service_rows,
+        latency_spectrum,
+        time_series,
+        time_series_truncated: cut || reports.iter().any(|r| r.time_series_truncated),
+        store_counters,
+        per_state,
+        per_store,
+        instances: Vec::new(),
+        context: context(&reports, options),
+        wall_clock: Some(wall_clock),
+        histograms: Some(histograms),
+        shards,
+    })
+}
+
+/// Adds `h` to `into` (both of Gadget's bounds, as decoding checked).
+fn add(into: &mut Histogram<u64>, h: &Histogram<u64>) {
+    into.add(h).expect("histograms of the same bounds add up");
+}
+
+/// The summary tables (per op, then all) and the latency spectra of merged histograms.
+fn tables(
+    latency: &BTreeMap<Op, Histogram<u64>>,
+    service: &BTreeMap<Op, Histogram<u64>>,
+    seconds: f64,
+) -> (Vec<OpSummary>, Vec<OpSummary>, Vec<Spectrum>) {
+    let rows = |by_op: &BTreeMap<Op, Histogram<u64>>| -> (Vec<OpSummary>, Histogram<u64>) {
+        let mut all = histogram();
+        let mut rows = Vec::new();
+        for (op, h) in by_op {
+            rows.push(OpSummary::from_histogram(op.name(), h, seconds));
+            add(&mut all, h);
+        }
+        rows.push(OpSummary::from_histogram("all", &all, seconds));
+        (rows, all)
+    };
+    let (latency_rows, all) = rows(latency);
+    let (service_rows, _) = rows(service);
+    let mut spectra: Vec<Spectrum> = latency
+        .iter()
+        .map(|(op, h)| Spectrum::of(op.name(), h))
+        .collect();
+    if !latency.is_empty() {
+        spectra.push(Spectrum::of("all", &all));
+    }
+    (latency_rows, service_rows, spectra)
+}
+
+/// Per state, and per store when the states live in more than one (as
+/// [`crate::placed::parts`] gives them for one run).
+fn parts(
+    states: &[(String, String, Histogram<u64>)],
+    seconds: f64,
+) -> (Vec<PartSummary>, Vec<PartSummary>) {
+    let per_state = states
+        .iter()
+        .map(|(name, store, h)| PartSummary {
+            name: name.clone(),
+            store: store.clone(),
+            latency: OpSummary::from_histogram("all", h, seconds),
+        })
+        .collect();
+    let mut stores: Vec<(String, Histogram<u64>)> = Vec::new();
+    for (_, store, h) in states {
+        match stores.iter_mut().find(|s| s.0 == *store) {
+            Some(s) => add(&mut s.1, h),
+            None => stores.push((store.clone(), h.clone())),
+        }
+    }
+    let per_store = if stores.len() > 1 {
+        stores
+            .into_iter()
+            .map(|(store, h)| PartSummary {
+                name: store.clone(),
+                store,
+                latency: OpSummary::from_histogram("all", &h, seconds),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (per_state, per_store)
+}
+
+/// Histograms per op, encoded.
+fn encoded(by_op: &BTreeMap<Op, Histogram<u64>>) -> Vec<OpHistogram> {
+    by_op
+        .iter()
+        .map(|(op, h)| OpHistogram {
+            op: op.name().to_string(),
+            hdr: hdr::encode(h),
+        })
+        .collect()
+}
+
+/// The histograms and wall clock of `r` (read from `file`), checked.
+fn decode(file: &str, r: &RunReport) -> Result<Decoded, MergeError> {
+    let not_mergeable = |why: String| MergeError::NotMergeable {
+        file: file.to_string(),
+        why,
+    };
+    if !r.shards.is_empty() {
+        return Err(not_mergeable(format!(
+            "it is merged results already (of {} shards); merge the shards' own files, all at once",
+            r.shards.len()
+        )));
+    }
+    let older = "it was written by a Gadget older than `gadget merge`; run the shard again with \
+                 this one";
+    let Some(clock) = r.wall_clock else {
+        return Err(not_mergeable(format!(
+            "it records no wall-clock start (`wall_clock`): {older}"
+        )));
+    };
+    let Some(histograms) = &r.histograms else {
+        return Err(not_mergeable(format!(
+            "it keeps no histograms (`histograms`), only percentiles, which cannot be merged: {older}"
+        )));
+    };
+    let bad = |field: String, message: String| MergeError::BadField {
+        file: file.to_string(),
+        field,
+        message,
+    };
+    if histograms.encoding != hdr::ENCODING {
+        return Err(bad(
+            "histograms.encoding".into(),
+            format!(
+                "is {:?}; this Gadget reads {:?} only",
+                histograms.encoding,
+                hdr::ENCODING
+            ),
+        ));
+    }
+    if clock.interval_ns == 0 {
+        return Err(bad("wall_clock.interval_ns".into(), "is 0".into()));
+    }
+    if clock.measure_end_ns < clock.measure_start_ns {
+        return Err(bad(
+            "wall_clock.measure_end_ns".into(),
+            format!(
+                "({}) is before measure_start_ns ({})",
+                clock.measure_end_ns, clock.measure_start_ns
+            ),
+        ));
+    }
+    let ops = |kind: &str, list: &[OpHistogram]| -> Result<Vec<(Op, Histogram<u64>)>, MergeError> {
+        let mut out: Vec<(Op, Histogram<u64>)> = Vec::new();
+        for (i, o) in list.iter().enumerate() {
+            let Some(op) = Op::from_name(&o.op) else {
+                return Err(bad(
+                    format!("histograms.{kind}[{i}].op"),
+                    format!("{:?} is not an op of this Gadget", o.op),
+                ));
+            };
+            if out.iter().any(|(seen, _)| *seen == op) {
+                return Err(bad(
+                    format!("histograms.{kind}[{i}].op"),
+                    format!("{:?} comes twice", o.op),
+                ));
+            }
+            let h = hdr::decode(&o.hdr).map_err(|e| {
+                bad(
+                    format!("histograms.{kind}[{i}].hdr ({})", o.op),
+                    format!("is {e}"),
+                )
+            })?;
+            out.push((op, h));
+        }
+        Ok(out)
+    };
+    let latency = ops("latency", &histograms.latency)?;
+    let service = ops("service", &histograms.service)?;
+    let mut states = Vec::new();
+    for (i, s) in histograms.per_state.iter().enumerate() {
+        let h = hdr::decode(&s.hdr).map_err(|e| {
+            bad(
+                format!("histograms.per_state[{i}].hdr ({})", s.name),
+                format!("is {e}"),
+            )
+        })?;
+        states.push((s.name.clone(), s.store.clone(), h));
+    }
+    let held = latency
+        .iter()
+        .fold(0u64, |total, (_, h)| total.saturating_add(h.len()));
+    if held != r.requests {
+        return Err(bad(
+            "histograms.latency".into(),
+            format!(
+                "hold {held} requests but `requests` is {}: the file was changed after Gadget \
+                 wrote it; use the file as written",
+                r.requests
+            ),
+        ));
+    }
+    Ok(Decoded {
+        latency,
+        service,
+        states,
+        clock,
+    })
+}
+
+/// What must be the same in every shard of one run, as (field, value) pairs in a fixed order.
+fn identity(r: &RunReport) -> Vec<(String, String)> {
+    let mut id = vec![
+        ("gadget_version".to_string(), r.gadget_version.clone()),
+        ("store".into(), r.store.clone()),
+        ("arrival".into(), r.arrival.clone()),
+        (
+            "value_compression_ratio".into(),
+            format!("{:?}", r.value_compression_ratio),
+        ),
+        (
+            "time-series interval (wall_clock.interval_ns)".into(),
+            r.wall_clock
+                .map_or_else(|| "none".into(), |c| c.interval_ns.to_string()),
+        ),
+        (
+            "context".into(),
+            if r.context.is_some() {
+                "present"
+            } else {
+                "absent"
+            }
+            .into(),
+        ),
+    ];
+    let part = Part::of(r);
+    id.push((
+        "split into shards (--shard I/N)".into(),
+        part.shard
+            .as_ref()
+            .map_or_else(|| "no".into(), |(_, n)| format!("into {n}")),
+    ));
+    id.push((
+        "split into subtasks (--subtask)".into(),
+        if part.subtask.is_some() { "yes" } else { "no" }.into(),
+    ));
+    id.push((
+        "parallelism (--parallelism)".into(),
+        part.parallelism
+            .clone()
+            .unwrap_or_else(|| "as the config says".into()),
+    ));
+    if part.is_split() {
+        // the parts of one split run draw one workload and one schedule from one seed
+        id.push((
+            "seeds (one for all the parts of a run)".into(),
+            format!("{:?}", seeds(r)),
+        ));
+    }
+    let Some(c) = &r.context else {
+        return id;
+    };
+    id.push((
+        "number of workloads (context.workloads)".into(),
+        c.workloads.len().to_string(),
+    ));
+    for (i, w) in c.workloads.iter().enumerate() {
+        let field = |name: &str| format!("workload (context.workloads[{i}].{name})");
+        id.push((field("kind"), w.kind.clone()));
+        if let Some(text) = &w.config {
+            id.push((field("config"), shortened(text)));
+        } else {
+            // a trace (or a config that could not be read back): its file
+            let name = Path::new(&w.path)
+                .file_name()
+                .map_or_else(|| w.path.clone(), |n| n.to_string_lossy().into_owned());
+            id.push((field("path"), name));
+        }
+        id.push((field("limit"), format!("{:?}", w.limit)));
+        id.push((field("bytes"), format!("{:?}", w.bytes)));
+    }
+    let keys: std::collections::BTreeSet<&String> = c.store_settings.keys().collect();
+    id.push((
+        "store settings (context.store_settings)".into(),
+        keys.iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    ));
+    for (k, v) in &c.store_settings {
+        id.push((
+            format!("store setting (context.store_settings.{k})"),
+            v.clone(),
+        ));
+    }
+    id
+}
+
+/// The first field in which two identities differ, and its two values.
+fn difference(a: &[(String, String)], b: &[(String, String)]) -> Option<(String, String, String)> {
+    (0..a.len().max(b.len())).find_map(|k| {
+        let (x, y) = (a.get(k), b.get(k));
+        (x != y).then(|| {
+            let field = x.or(y).map(|f| f.0.clone()).unwrap_or_default();
+            let value = |v: Option<&(String, String)>| {
+                v.filter(|v| v.0 == field)
+                    .map_or_else(|| "absent".to_string(), |v| v.1.clone())
+            };
+            (field.clone(), value(x), value(y))
+        })
+    })
+}
+
+/// A long value as its start, length and hash, so that an error message stays short.
+fn shortened(text: &str) -> String {
+    if text.chars().count() <= 60 {
+        return format!("{text:?}");
+    }
+    // FNV-1a: enough to tell two texts apart in a message
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let start: String = text.chars().take(30).collect();
+    format!("{start:?}… ({} bytes, hash {hash:016x})", text.len())
+}
+
+/// Which part of a split run results are, as their command line says: a shard of its
+/// workload (`--shard I/N`), a subtask of its parallel job (`--subtask I`, of `--parallelism P`
+/// or the config's), both or neither.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Part {
+    /// `--shard I/N`: I and N as given.
+    shard: Option<(String, String)>,
+    /// `--subtask I`.
+    subtask: Option<String>,
+    /// `--parallelism P`.
+    parallelism: Option<String>,
+}
+
+impl Part {
+    /// The part `r` ran, from its `context.command_line` (none without a context).
+    fn of(r: &RunReport) -> Part {
+        let Some(c) = &r.context else {
+            return Part::default();
+        };
+        let line = &c.command_line;
+        Part {
+            shard: flag_value(line, "--shard").map(|v| match v.split_once('/') {
+                Some((i, n)) => (i.trim().to_string(), n.trim().to_string()),
+                None => (v.to_string(), String::new()),
+            }),
+            subtask: flag_value(line, "--subtask").map(str::to_string),
+            parallelism: flag_value(line, "--parallelism").map(str::to_string),
+        }
+    }
+
+    /// True for a part of a split run.
+    fn is_split(&self) -> bool {
+        self.shard.is_some() || self.subtask.is_some()
+    }
+
+    /// The parts of a split run that `parts` (one run's, agreeing on the split) lack: shards
+    /// of each subtask given, and subtasks when `--parallelism` says how many there are.
+    fn missing(parts: &[Part]) -> Vec<String> {
+        let mut missing = Vec::new();
+        let number = |v: &str| v.parse::<u32>().ok();
+        let mut subtasks: Vec<&Option<String>> = parts.iter().map(|p| &p.subtask).collect();
+        subtasks.sort();
+        subtasks.dedup();
+        if let Some(count) = parts
+            .first()
+            .and_then(|p| p.shard.as_ref())
+            .and_then(|(_, n)| number(n))
+        {
+            for subtask in &subtasks {
+                for i in 0..count {
+                    let present = parts.iter().any(|p| {
+                        p.subtask == **subtask
+                            && p.shard.as_ref().and_then(|(i, _)| number(i)) == Some(i)
+                    });
+                    if !present {
+                        let shard = Part {
+                            shard: Some((i.to_string(), count.to_string())),
+                            subtask: (*subtask).clone(),
+                            parallelism: None,
+                        };
+                        missing.push(shard.to_string());
+                    }
+                }
+            }
+        }
+        if let Some(p) = parts
+            .first()
+            .filter(|p| p.shard.is_none() && p.subtask.is_some())
+            .and_then(|p| p.parallelism.as_deref())
+            .and_then(number)
+        {
+            for i in 0..p {
+                if !parts
+                    .iter()
+                    .any(|x| x.subtask.as_deref().and_then(number) == Some(i))
+                {
+                    missing.push(format!("subtask {i}"));
+                }
+            }
+        }
+        missing
+    }
+}
+
+impl std::fmt::Display for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.shard, &self.subtask) {
+            (Some((i, n)), Some(t)) => write!(f, "shard {i}/{n} of subtask {t}"),
+            (Some((i, n)), None) => write!(f, "shard {i}/{n}"),
+            (None, Some(t)) => write!(f, "subtask {t}"),
+            (None, None) => write!(f, "the whole workload"),
+        }
+    }
+}
+
+/// The value of `flag` on a command line (`--flag V` or `--flag=V`; the last one given).
+fn flag_value<'a>(line: &'a [String], flag: &str) -> Option<&'a str> {
+    let mut value = None;
+    for (i, arg) in line.iter().enumerate() {
+        if arg == flag {
+            value = line.get(i + 1).map(String::as_str);
+        } else if let Some(v) = arg.strip_prefix(flag).and_then(|v| v.strip_prefix('=')) {
+            value = Some(v);
+        }
+    }
+    value
+}
+
+/// The seeds a run's instances ran: its own, or each instance's (seed + i).
+fn seeds(r: &RunReport) -> Vec<u64> {
+    if r.instances.is_empty() {
+        vec![r.seed]
+    } else {
+        r.instances.iter().map(|i| i.seed).collect()
+    }
+}
+
+/// The merged run's context: the merging command, the earliest start, every shard's workloads
+/// in shard order, the settings they share; the machine when they all ran on one.
+fn context(reports: &[&RunReport], options: &MergeOptions) -> Option<RunContext> {
+    let contexts: Vec<&RunContext> = reports.iter().filter_map(|r| r.context.as_ref()).collect();
+    let first = *contexts.first()?;
+    let common = |f: fn(&RunContext) -> &Option<String>| -> Option<String> {
+        let v = f(first);
+        contexts
+            .iter()
+            .all(|c| f(c) == v)
+            .then(|| v.clone())
+            .flatten()
+    };
+    let mut libraries: Vec<String> = Vec::new();
+    for c in &contexts {
+        for l in &c.store_libraries {
+            if !libraries.contains(l) {
+                libraries.push(l.clone());
+            }
+        }
+    }
+    Some(RunContext {
+        label: options.label.clone().or_else(|| common(|c| &c.label)),
+        command_line: options.command_line.clone(),
+        started_at: contexts
+            .iter()
+            .map(|c| c.started_at.clone())
+            .min()
+            .unwrap_or_default(),
+        gadget_commit: common(|c| &c.gadget_commit),
+        workloads: contexts
+            .iter()
+            .flat_map(|c| c.workloads.iter().cloned())
+            .collect(),
+        store_settings: first.store_settings.clone(),
+        store_libraries: libraries,
+        host: if contexts.iter().all(|c| c.host == first.host) {
+            first.host.clone()
+        } else {
+            Host::default()
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests;
