@@ -30,6 +30,12 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 if [ "$profile" = debug ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 fi
+# The Ray launcher's tests (launcher/ray/tests, which `make test` runs): Python 3 with pip (Ray
+# and pytest are installed with it below) and unshare (util-linux) for their network namespace
+if [ "$profile" = debug ]; then
+  python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+  command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
+fi
 # The Flink recorder (recorder/flink): a JDK (11 or newer) and Maven, which fetches Flink and
 # Byte Buddy from Maven Central
 command -v javac >/dev/null 2>&1 || need_apt+=(default-jdk-headless)
@@ -47,6 +53,25 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} with apt-get" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# Ray, pinned (`gadget cluster ray` drives a cluster through it; the driver and the cluster must
+# run one Ray version, and launcher/ray/gadget_ray/__init__.py names this one), and pytest, from
+# PyPI, for the launcher's tests. Debian's own Python is "externally managed" (PEP 668): pip
+# installs beside Debian's packages there only when told to.
+ray_version=2.60.0
+if [ "$profile" = debug ]; then
+  need_pip=()
+  python3 -c "import ray, sys; sys.exit(ray.__version__ != '$ray_version')" >/dev/null 2>&1 || need_pip+=("ray==$ray_version")
+  python3 -c "import pytest" >/dev/null 2>&1 || need_pip+=(pytest)
+  if [ ${#need_pip[@]} -gt 0 ]; then
+    echo "setup: installing ${need_pip[*]} with pip" >&2
+    pip_flags=(-q --disable-pip-version-check --root-user-action=ignore)
+    if python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+      pip_flags+=(--break-system-packages)
+    fi
+    python3 -m pip install "${pip_flags[@]}" "${need_pip[@]}"
+  fi
 fi
 
 # FASTER's CMake step clones https://github.com/google/googletest.git (branch master) at

@@ -69,16 +69,17 @@ pub enum Command {
     /// Example: gadget merge shard-0.json shard-1.json shard-2.json -o merged.json
     Merge(crate::merge_cmd::MergeArgs),
     /// Start or stop a Redis Cluster of several `redis-server` nodes on loopback, for
-    /// `--store redis-cluster` (docs/external-state.md).
+    /// `--store redis-cluster` (docs/external-state.md); or run a run's shards on a Ray
+    /// cluster and merge their results (docs/scale-out.md).
     ///
     /// Example: gadget cluster up --nodes 3; gadget run job.toml --store redis-cluster
     /// --redis-url redis://127.0.0.1:7000; gadget cluster down
-    #[cfg(feature = "redis")]
+    ///
+    /// Example: gadget cluster ray --address 10.0.0.1:6379 --shards 3 workloada.toml -- --store rocksdb
     Cluster(ClusterArgs),
 }
 
 /// `gadget cluster`.
-#[cfg(feature = "redis")]
 #[derive(Debug, clap::Args)]
 pub struct ClusterArgs {
     /// What to do.
@@ -86,13 +87,13 @@ pub struct ClusterArgs {
     pub command: ClusterCommand,
 }
 
-/// `gadget cluster up` or `down`.
-#[cfg(feature = "redis")]
+/// `gadget cluster up`, `down` or `ray`.
 #[derive(Debug, clap::Subcommand)]
 pub enum ClusterCommand {
     /// Start N nodes (each an equal share of the 16384 slots, no replicas), form the cluster
     /// and wait until every node agrees; prints the URL to give --redis-url. The nodes keep
     /// running until `gadget cluster down`.
+    #[cfg(feature = "redis")]
     Up {
         /// How many nodes.
         #[arg(long, default_value_t = 3)]
@@ -106,11 +107,23 @@ pub enum ClusterCommand {
         dir: std::path::PathBuf,
     },
     /// Stop the nodes `gadget cluster up` started in DIR and remove DIR.
+    #[cfg(feature = "redis")]
     Down {
         /// The folder given to `up`.
         #[arg(long, default_value = ".gadget/redis-cluster")]
         dir: std::path::PathBuf,
     },
+    /// Run the N shards of one run on a Ray cluster's nodes and merge their results.
+    ///
+    /// Ships this gadget binary and CONFIG to every shard through Ray, agrees a start --lead seconds
+    /// ahead, runs `gadget run CONFIG --shard I/N --start-at T -o shard-I.json [RUN_ARGS]`
+    /// everywhere, and writes the shards' results, launch.json and merged.json to --out.
+    /// Needs Python 3 and Ray (`pip install ray==2.60.0`; GADGET_PYTHON names another
+    /// Python); the launcher is launcher/ray (GADGET_RAY_LAUNCHER overrides where).
+    ///
+    /// Example: gadget cluster ray --address 10.0.0.1:6379 --shards 3
+    /// examples/ycsb/workloada.toml -- --store rocksdb --arrival poisson --rate 200000
+    Ray(crate::cluster_cmd::ray::RayArgs),
 }
 
 /// `gadget bench`.

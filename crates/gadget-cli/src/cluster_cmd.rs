@@ -1,18 +1,29 @@
 //! `gadget cluster up/down`: a Redis Cluster on loopback that outlives the command, described
-//! in `DIR/cluster.json` so that `down` finds its nodes.
+//! in `DIR/cluster.json` so that `down` finds its nodes. `gadget cluster ray`: a run's shards
+//! on a Ray cluster ([`ray`]).
 
+pub mod ray;
+
+#[cfg(feature = "redis")]
 use std::path::Path;
+#[cfg(feature = "redis")]
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "redis")]
 use anyhow::{bail, Context};
+#[cfg(feature = "redis")]
 use gadget::atomic::write_atomically;
+#[cfg(feature = "redis")]
 use gadget_eval::store::redis::local_cluster::LocalCluster;
+#[cfg(feature = "redis")]
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{ClusterArgs, ClusterCommand};
+#[cfg(feature = "redis")]
 use crate::stdout::outln;
 
 /// `DIR/cluster.json`.
+#[cfg(feature = "redis")]
 #[derive(Debug, Serialize, Deserialize)]
 struct Described {
     /// The URL to give `--redis-url`.
@@ -26,11 +37,15 @@ struct Described {
 /// Runs `gadget cluster`.
 pub fn cluster(args: ClusterArgs) -> anyhow::Result<i32> {
     match args.command {
+        #[cfg(feature = "redis")]
         ClusterCommand::Up { nodes, port, dir } => up(nodes, port, &dir),
+        #[cfg(feature = "redis")]
         ClusterCommand::Down { dir } => down(&dir),
+        ClusterCommand::Ray(a) => ray::launch(a),
     }
 }
 
+#[cfg(feature = "redis")]
 fn up(nodes: usize, port: Option<u16>, dir: &Path) -> anyhow::Result<i32> {
     let described = dir.join("cluster.json");
     if described.exists() {
@@ -63,6 +78,7 @@ fn up(nodes: usize, port: Option<u16>, dir: &Path) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+#[cfg(feature = "redis")]
 fn down(dir: &Path) -> anyhow::Result<i32> {
     let described = dir.join("cluster.json");
     let text = std::fs::read_to_string(&described).with_context(|| {

@@ -3,7 +3,6 @@
 mod analyze_cmd;
 mod bench_cmd;
 mod cli;
-#[cfg(feature = "redis")]
 mod cluster_cmd;
 mod eval_cmd;
 mod gen;
@@ -47,7 +46,6 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
         cli::Command::Compare(a) => analyze_cmd::compare(a),
         cli::Command::Bench(a) => bench_cmd::bench(a),
         cli::Command::Merge(a) => merge_cmd::merge(a),
-        #[cfg(feature = "redis")]
         cli::Command::Cluster(a) => cluster_cmd::cluster(a),
         cli::Command::Record(r) => match r.engine {
             cli::RecordEngine::Flink(a) => record_cmd::flink(a),
