@@ -1,5 +1,10 @@
 //! `gadget record flink`: runs a command with the recorder agent attached, then lists the
 //! per-thread traces the agent wrote.
+//!
+//! The agent names a Flink task thread's trace after its task and subtask index, the index
+//! before the extension as `gadget gen --subtask all` names a job's subtasks: subtask 2 of 4 of
+//! `tumbling-incr -> Sink: discard` is `tumbling-incr_-_Sink_discard.2.gtrace`, and its header
+//! records the task, subtask, parallelism and attempt.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,8 +18,8 @@ use crate::stdout::outln;
 /// Where `make recorder` puts the agent, relative to the project root.
 const DEFAULT_AGENT: &str = "recorder/flink/agent/target/gadget-recorder-flink.jar";
 
-/// The agent writes one `<thread>.gtrace` (binary) or `<thread>.trace.txt` (text) per task
-/// thread.
+/// The agent writes one `<task>.<subtask>.gtrace` (binary) or `<task>.<subtask>.trace.txt`
+/// (text) per task thread.
 fn trace_suffix(format: Format) -> &'static str {
     match format {
         Format::Bin => ".gtrace",
@@ -75,21 +80,34 @@ pub fn flink(args: RecordFlinkArgs) -> anyhow::Result<i32> {
         let list: Vec<serde_json::Value> = traces
             .iter()
             .map(|t| {
-                serde_json::json!({
+                let mut json = serde_json::json!({
                     "file": t.file,
                     "requests": t.requests,
                     "events": t.events,
                     "watermarks": t.watermarks,
                     "dropped_records": t.dropped,
-                })
+                });
+                if let Some(s) = &t.subtask {
+                    json["task"] = s.task.clone().into();
+                    json["subtask"] = s.index.into();
+                    json["parallelism"] = s.parallelism.into();
+                    json["attempt"] = s.attempt.into();
+                }
+                json
             })
             .collect();
         outln!("{}", serde_json::to_string_pretty(&list)?);
     } else {
         for t in &traces {
             outln!(
-                "{}: {} requests, {} events, {} watermarks{}",
+                "{}: {}{} requests, {} events, {} watermarks{}",
                 t.file.display(),
+                match &t.subtask {
+                    Some(s) if s.parallelism > 1 => {
+                        format!("subtask {} of {}, ", s.index, s.parallelism)
+                    }
+                    _ => String::new(),
+                },
                 t.requests,
                 t.events,
                 t.watermarks,
@@ -122,9 +140,36 @@ struct Recorded {
     events: u64,
     watermarks: u64,
     dropped: u64,
+    /// The Flink subtask whose task thread it recorded, as the agent put it in the header.
+    subtask: Option<Subtask>,
 }
 
-/// The traces in `out` of the given format, in name order.
+/// A Flink task thread's subtask: `<task> (<index + 1>/<parallelism>)#<attempt>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Subtask {
+    task: String,
+    /// From 0.
+    index: u64,
+    parallelism: u64,
+    attempt: u64,
+}
+
+impl Subtask {
+    /// The subtask the agent wrote into a trace header's `config` (`None` for a thread that is
+    /// no Flink task, or a trace of an older agent).
+    fn of_header(config: &serde_json::Value) -> Option<Subtask> {
+        let number = |name: &str| config.get(name).and_then(serde_json::Value::as_u64);
+        Some(Subtask {
+            task: config.get("task")?.as_str()?.to_string(),
+            index: number("subtask")?,
+            parallelism: number("parallelism")?,
+            attempt: number("attempt")?,
+        })
+    }
+}
+
+/// The traces in `out` of the given format: other threads' by name, then each task's subtasks
+/// in index order.
 fn finish_traces(out: &Path, format: Format) -> anyhow::Result<Vec<Recorded>> {
     let suffix = trace_suffix(format);
     let mut files: Vec<PathBuf> = std::fs::read_dir(out)?
@@ -135,6 +180,7 @@ fn finish_traces(out: &Path, format: Format) -> anyhow::Result<Vec<Recorded>> {
     let mut recorded = Vec::with_capacity(files.len());
     for file in files {
         let mut reader = open_trace(&file)?;
+        let subtask = reader.header().and_then(|h| Subtask::of_header(&h.config));
         while reader.next_record()?.is_some() {}
         let footer = reader
             .footer()
@@ -150,7 +196,94 @@ fn finish_traces(out: &Path, format: Format) -> anyhow::Result<Vec<Recorded>> {
                 .get("dropped_records")
                 .and_then(|v| v.as_u64())
                 .unwrap_or(0),
+            subtask,
         });
     }
+    // a job's subtasks in index order (`.10.` after `.9.`), other threads by name
+    recorded.sort_by_cached_key(|r| {
+        let s = r.subtask.as_ref();
+        (
+            s.map(|s| (s.task.clone(), s.attempt, s.index)),
+            r.file.clone(),
+        )
+    });
     Ok(recorded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A text trace as the agent writes it, of thread `thread` (with the subtask fields of a
+    /// Flink task when `subtask` is given) and `requests` puts.
+    fn agent_trace(dir: &Path, name: &str, thread: &str, subtask: Option<(u64, u64)>, puts: u64) {
+        let mut config = serde_json::json!({"recorder": "gadget-recorder-flink", "thread": thread});
+        if let Some((index, parallelism)) = subtask {
+            config["task"] = "op -> Sink: discard".into();
+            config["subtask"] = index.into();
+            config["parallelism"] = parallelism.into();
+            config["attempt"] = 0.into();
+        }
+        let header = serde_json::json!({
+            "gadget_version": "0.1.0",
+            "state_names": ["s"],
+            "seed": null,
+            "config": config,
+            "operator": thread,
+        });
+        let mut text = format!("#gadget-trace\ttext\t1\n#header\t{header}\n#ev\t\t\t0\n");
+        for i in 0..puts {
+            text.push_str(&format!("put\ts\t{i:02x}\t8\n"));
+        }
+        text.push_str(&format!(
+            "#footer\t{{\"events\":1,\"watermarks\":0,\"requests\":{puts},\"truncated\":false,\
+             \"requests_by_op\":{{\"put\":{puts}}},\"extra\":{{\"dropped_records\":0}}}}\n"
+        ));
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+
+    #[test]
+    fn a_jobs_subtasks_are_listed_in_index_order_with_their_subtask() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = 11;
+        for i in [10, 2, 0] {
+            let thread = format!("op -> Sink: discard ({}/{p})#0", i + 1);
+            let name = format!("op_-_Sink_discard.{i}.trace.txt");
+            agent_trace(dir.path(), &name, &thread, Some((i, p)), i + 1);
+        }
+        agent_trace(
+            dir.path(),
+            "ForSt-executor.trace.txt",
+            "ForSt-executor",
+            None,
+            5,
+        );
+        let listed = finish_traces(dir.path(), Format::Text).unwrap();
+        let names: Vec<String> = listed
+            .iter()
+            .map(|t| t.file.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        // by name, .10. would come before .2.
+        assert_eq!(
+            names,
+            [
+                "ForSt-executor.trace.txt",
+                "op_-_Sink_discard.0.trace.txt",
+                "op_-_Sink_discard.2.trace.txt",
+                "op_-_Sink_discard.10.trace.txt",
+            ]
+        );
+        assert_eq!(listed[0].subtask, None);
+        assert_eq!(listed[0].requests, 5);
+        for (t, i) in listed[1..].iter().zip([0, 2, 10]) {
+            let expected = Subtask {
+                task: "op -> Sink: discard".into(),
+                index: i,
+                parallelism: p,
+                attempt: 0,
+            };
+            assert_eq!(t.subtask.as_ref(), Some(&expected));
+            assert_eq!(t.requests, i + 1);
+        }
+    }
 }

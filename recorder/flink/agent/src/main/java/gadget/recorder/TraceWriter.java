@@ -240,8 +240,15 @@ final class TraceWriter extends Thread {
             s.append(i == 0 ? "" : ",").append(Json.string(t.states.get(i)));
         }
         s.append("],\"seed\":null,\"config\":{\"recorder\":\"gadget-recorder-flink\",\"thread\":")
-                .append(Json.string(t.thread))
-                .append("},\"operator\":")
+                .append(Json.string(t.thread));
+        Subtask task = Subtask.of(t.thread);
+        if (task != null) {
+            s.append(",\"task\":").append(Json.string(task.task))
+                    .append(",\"subtask\":").append(task.index)
+                    .append(",\"parallelism\":").append(task.parallelism)
+                    .append(",\"attempt\":").append(task.attempt);
+        }
+        s.append("},\"operator\":")
                 .append(Json.string(t.thread))
                 .append('}');
         return s.toString();
@@ -264,12 +271,71 @@ final class TraceWriter extends Thread {
                 .toString();
     }
 
-    /** A file name from a thread name: Flink's task name and subtask index, made safe. */
+    /**
+     * A file name (without extension) from a thread name. A Flink task thread,
+     * {@code <task> (<i+1>/<p>)#<attempt>}, gives {@code <task>.<i>}: the task's name made safe,
+     * then its subtask index from 0 before the extension, as {@code gadget gen --subtask all}
+     * names a job's subtasks ({@code tumbling-incr -> Sink: discard (2/4)#0} becomes
+     * {@code tumbling-incr_-_Sink_discard.1}); a restarted attempt adds {@code _attempt<n>} to
+     * the task's part. Any other thread: its name made safe.
+     */
     static String fileName(String thread) {
-        String safe = thread.replaceAll("[^A-Za-z0-9._-]+", "_").replaceAll("^_+|_+$", "");
+        Subtask task = Subtask.of(thread);
+        if (task == null) {
+            return safe(thread);
+        }
+        String name = safe(task.task);
+        if (task.attempt > 0) {
+            name = name + "_attempt" + task.attempt;
+        }
+        return name + "." + task.index;
+    }
+
+    /** Only {@code [A-Za-z0-9._-]}, without leading or trailing {@code _}, at most 120 chars. */
+    private static String safe(String name) {
+        String safe = name.replaceAll("[^A-Za-z0-9._-]+", "_").replaceAll("^_+|_+$", "");
         if (safe.length() > 120) {
             safe = safe.substring(0, 120);
         }
         return safe.isEmpty() ? "thread" : safe;
+    }
+
+    /** A Flink task thread's subtask, from its name (Flink's {@code TaskInfo} format). */
+    static final class Subtask {
+        private static final java.util.regex.Pattern NAME =
+                java.util.regex.Pattern.compile("(.*) \\((\\d+)/(\\d+)\\)#(\\d+)");
+
+        /** The chained operators' names. */
+        final String task;
+        /** The subtask index, from 0. */
+        final int index;
+        final int parallelism;
+        final int attempt;
+
+        private Subtask(String task, int index, int parallelism, int attempt) {
+            this.task = task;
+            this.index = index;
+            this.parallelism = parallelism;
+            this.attempt = attempt;
+        }
+
+        /** The subtask a thread named {@code <task> (<i+1>/<p>)#<attempt>} runs, else null. */
+        static Subtask of(String thread) {
+            java.util.regex.Matcher m = NAME.matcher(thread);
+            if (!m.matches()) {
+                return null;
+            }
+            try {
+                int oneBased = Integer.parseInt(m.group(2));
+                int parallelism = Integer.parseInt(m.group(3));
+                if (oneBased < 1 || oneBased > parallelism) {
+                    return null;
+                }
+                return new Subtask(m.group(1), oneBased - 1, parallelism,
+                        Integer.parseInt(m.group(4)));
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
     }
 }

@@ -62,8 +62,14 @@ import org.apache.flink.util.Collector;
  * Events are sorted stably by time unless {@code --order file}. Watermarks are punctuated:
  * after every {@code --watermark-every} events, the largest event time seen less the
  * out-of-orderness bound less 1 ms (Flink's bounded-out-of-orderness rule). {@code --repeat N}
- * plays the input N times, each copy later in event time (for throughput). Parallelism 1,
- * max parallelism 128, RocksDB state backend, timers on the heap or in RocksDB.
+ * plays the input N times, each copy later in event time (for throughput). RocksDB state
+ * backend, timers on the heap or in RocksDB, max parallelism 128 ({@code --max-parallelism}).
+ *
+ * <p>{@code --parallelism P} runs the keyed operator (and its sink, chained to it) as P
+ * subtasks; the source (and the join's filters, chained to it) stays one task, so one source
+ * task feeds the keyed exchange and every subtask receives every watermark, as Gadget's
+ * {@code parallelism} assumes. Each subtask's task thread is named
+ * {@code <operator> -> Sink: discard (<i+1>/<P>)#0}: the recorder writes one trace per subtask.
  *
  * <p>Operators: {@code tumbling-incr tumbling-hol sliding-incr sliding-hol session-incr
  * session-hol aggregation interval-join} (SUBMIT events joined with FINISH events). Windows
@@ -117,6 +123,8 @@ public final class ReferenceJob {
         int limit = Integer.MAX_VALUE;
         int repeat = 1;
         long bufferTimeout = 100;
+        int parallelism = 1;
+        int maxParallelism = 128;
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -142,10 +150,12 @@ public final class ReferenceJob {
                     case "--limit": s.limit = Integer.parseInt(v); break;
                     case "--repeat": s.repeat = Integer.parseInt(v); break;
                     case "--buffer-timeout": s.bufferTimeout = Long.parseLong(v); break;
+                    case "--parallelism": s.parallelism = Integer.parseInt(v); break;
+                    case "--max-parallelism": s.maxParallelism = Integer.parseInt(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --window --slide --gap --watermark-every "
-                                + "--out-of-orderness --lateness --lower --upper --timers --order --limit --repeat --buffer-timeout");
+                                + "--out-of-orderness --lateness --lower --upper --timers --order --limit --repeat --buffer-timeout --parallelism --max-parallelism");
                 }
             }
             if (s.input == null) {
@@ -156,6 +166,14 @@ public final class ReferenceJob {
             }
             if (!s.order.equals("by-time") && !s.order.equals("file")) {
                 throw new IllegalArgumentException("--order is by-time or file, not " + s.order);
+            }
+            if (s.maxParallelism < 1 || s.maxParallelism > 32768) {
+                throw new IllegalArgumentException(
+                        "--max-parallelism is from 1 to 32768, not " + s.maxParallelism);
+            }
+            if (s.parallelism < 1 || s.parallelism > s.maxParallelism) {
+                throw new IllegalArgumentException("--parallelism is from 1 to the max parallelism ("
+                        + s.maxParallelism + "), not " + s.parallelism);
             }
             return s;
         }
@@ -174,8 +192,10 @@ public final class ReferenceJob {
         conf.set(RocksDBOptions.TIMER_SERVICE_FACTORY,
                 s.timers.equals("heap") ? PriorityQueueStateType.HEAP : PriorityQueueStateType.ROCKSDB);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        // the source (and what is chained to it) is one task; the keyed operator and its sink
+        // run as --parallelism subtasks behind a keyed exchange
         env.setParallelism(1);
-        env.setMaxParallelism(128);
+        env.setMaxParallelism(s.maxParallelism);
         env.getConfig().setAutoWatermarkInterval(0);
         env.setBufferTimeout(s.bufferTimeout);
 
@@ -190,7 +210,9 @@ public final class ReferenceJob {
                     .between(Time.milliseconds(s.lower), Time.milliseconds(s.upper))
                     .process(new CountPairs())
                     .name(s.operator)
-                    .addSink(new DiscardingSink<>()).name("discard");
+                    .setParallelism(s.parallelism)
+                    .addSink(new DiscardingSink<>()).name("discard")
+                    .setParallelism(s.parallelism);
         } else {
             KeyedStream<Event, Long> keyed = source(env, events, s).keyBy(byKey);
             SingleOutputStreamOperator<Long> counted;
@@ -221,7 +243,10 @@ public final class ReferenceJob {
                         ? windowed.aggregate(new Count())
                         : windowed.process(new CountAll());
             }
-            counted.name(s.operator).addSink(new DiscardingSink<>()).name("discard");
+            counted.name(s.operator)
+                    .setParallelism(s.parallelism)
+                    .addSink(new DiscardingSink<>()).name("discard")
+                    .setParallelism(s.parallelism);
         }
         JobExecutionResult result = env.execute("gadget reference job: " + s.operator);
         long ms = Math.max(1, result.getNetRuntime(TimeUnit.MILLISECONDS));
