@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::arrival::ArrivalProcess;
 use crate::measure::{IntervalStats, OpSummary, Recorder, Spectrum, MAX_INTERVALS};
-use crate::shard::ShardFilter;
+use crate::shard::ShardSchedule;
 use crate::store::{Store, StoreError};
 use crate::value::ValueBytes;
 use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
@@ -810,7 +810,7 @@ fn drive_closed_loop(
         completions: Vec::with_capacity(RECORD_EVERY),
     };
     let mut values = ValueBytes::new(options.seed, options.value_compression_ratio);
-    let mut shard = options.shard.map(ShardFilter::new);
+    let mut shard = ShardSchedule::new(&options.arrival, options.seed, options.shard);
     let mut timed_out = false;
     while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
         for chunk in block.requests.chunks(RECORD_EVERY) {
@@ -821,11 +821,9 @@ fn drive_closed_loop(
             done.completions.clear();
             done.start = clock.raw();
             for r in chunk {
-                if let Some(f) = &mut shard {
-                    if !f.owns(r.op, r.state, block.key(r)) {
-                        recording.m.others_requests += 1;
-                        continue;
-                    }
+                if !shard.owns(r.op, r.state, block.key(r)) {
+                    recording.m.others_requests += 1;
+                    continue;
                 }
                 match issue(store, &block, r, &mut values) {
                     Ok(read) => {
@@ -883,8 +881,8 @@ fn drive_open_loop(
         _ => None,
     };
     let mut first_event_time_us: Option<i64> = None;
-    let mut schedule = options.arrival.schedule(options.seed);
-    let mut shard = options.shard.map(ShardFilter::new);
+    // the whole workload's schedule, of which a shard keeps its own requests' starts
+    let mut schedule = ShardSchedule::new(&options.arrival, options.seed, options.shard);
     let mut values = ValueBytes::new(options.seed, options.value_compression_ratio);
     let mut m = Measured::new(Recorder::new(
         options.interval_ns,
@@ -903,17 +901,18 @@ fn drive_open_loop(
             let intended = match event_time_speed {
                 Some(speed) => {
                     let time_us = block.event_times_us.get(i).copied().unwrap_or(0);
+                    // the workload's first event time, whichever shard issues it
                     let first = *first_event_time_us.get_or_insert(time_us);
-                    ((time_us - first).max(0) as f64 * 1e3 / speed) as u64
+                    schedule
+                        .owns(r.op, r.state, block.key(r))
+                        .then(|| ((time_us - first).max(0) as f64 * 1e3 / speed) as u64)
                 }
-                None => schedule.next_start(),
+                None => schedule.next(r.op, r.state, block.key(r)),
             };
-            if let Some(f) = &mut shard {
-                if !f.owns(r.op, r.state, block.key(r)) {
-                    m.others_requests += 1;
-                    continue;
-                }
-            }
+            let Some(intended) = intended else {
+                m.others_requests += 1;
+                continue;
+            };
             if options.duration_ns.is_some_and(|d| intended >= d) {
                 stream.recycle(block);
                 break 'blocks;
