@@ -48,17 +48,21 @@ pub fn parts(
             }
         }
     }
-    let per_store = if per_store.len() > 1 {
-        per_store
-            .into_iter()
-            .map(|(store, h)| PartSummary {
-                name: store.clone(),
-                store,
-                latency: OpSummary::from_histogram("all", &h, seconds),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    (per_state, per_store)
+    (per_state, per_stores(per_store, seconds))
+}
+
+/// One summary per store from each store's histogram over `seconds`; none when every state
+/// lives in one store (the run's own table says it all).
+pub(crate) fn per_stores(stores: Vec<(String, Histogram<u64>)>, seconds: f64) -> Vec<PartSummary> {
+    if stores.len() <= 1 {
+        return Vec::new();
+    }
+    stores
+        .into_iter()
+        .map(|(store, h)| PartSummary {
+            name: store.clone(),
+            store,
+            latency: OpSummary::from_histogram("all", &h, seconds),
+        })
+        .collect()
 }

@@ -608,19 +608,7 @@ fn parts(
             None => stores.push((store.clone(), h.clone())),
         }
     }
-    let per_store = if stores.len() > 1 {
-        stores
-            .into_iter()
-            .map(|(store, h)| PartSummary {
-                name: store.clone(),
-                store,
-                latency: OpSummary::from_histogram("all", &h, seconds),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    (per_state, per_store)
+    (per_state, crate::placed::per_stores(stores, seconds))
 }
 
 /// Histograms per op, encoded.
