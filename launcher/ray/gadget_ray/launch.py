@@ -172,6 +172,9 @@ def launch(options: Options, err: TextIO = sys.stderr) -> int:
         ) from e
     ship_by_value(ray)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    # Ctrl-C too, even when this process was started with SIGINT ignored (a background job of
+    # a non-interactive shell inherits SIG_IGN, and Python then installs no handler of its own)
+    previous_int = signal.signal(signal.SIGINT, _raise_interrupt)
     pg = None
     shards: list[_Shard] = []
     interrupted = False
@@ -272,6 +275,7 @@ def launch(options: Options, err: TextIO = sys.stderr) -> int:
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
         for s in shards:
             # a killed actor's folder stays in its node's temporary directory
             with contextlib.suppress(Exception):

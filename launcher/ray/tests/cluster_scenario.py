@@ -107,7 +107,15 @@ def interrupted_launch(cmd: list[str], env: dict[str, str], out: Path, after: fl
     time.sleep(max(0.0, start_at - time.time()) + after)
     sent_at = time.monotonic()
     process.send_signal(signal.SIGINT)
-    stdout, rest = process.communicate(timeout=120)
+    try:
+        stdout, rest = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        # what it said before it had to be killed is what tells why Ctrl-C did not stop it
+        process.kill()
+        stdout, rest = process.communicate()
+        raise AssertionError(
+            "the launch went on for 120 s after Ctrl-C; what it said:\n" + "".join(said) + rest
+        ) from None
     stopped_in = time.monotonic() - sent_at
 
     completed = SimpleNamespace(returncode=process.returncode, stdout=stdout, stderr="".join(said) + rest)
