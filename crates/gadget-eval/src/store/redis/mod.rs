@@ -160,16 +160,8 @@ impl RedisStore {
             .round_trip()
             .and_then(|r| Ok(r.bulk()?.unwrap_or_default().to_vec()))
             .map_err(opened)?;
-        let run_tag = format!(
-            "g{:x}{:x}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos())
-        );
-        let prefixes = (0..states.len())
-            .map(|i| format!("{run_tag}:{i}:").into_bytes())
-            .collect();
+        let run_tag = run_tag();
+        let prefixes = state_prefixes(&run_tag, states.len());
         let indexes = (0..states.len())
             .map(|i| format!("{run_tag}#{i}").into_bytes())
             .collect();
@@ -643,4 +635,22 @@ impl std::fmt::Debug for RedisStore {
             .field("url", &self.server.shown)
             .finish()
     }
+}
+
+/// A tag no other run shares (process id and start time), under which a run keeps its keys.
+pub(crate) fn run_tag() -> String {
+    format!(
+        "g{:x}{:x}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    )
+}
+
+/// Each state's key prefix under `run_tag`: `TAG:STATE:`.
+pub(crate) fn state_prefixes(run_tag: &str, states: usize) -> Vec<Vec<u8>> {
+    (0..states)
+        .map(|s| format!("{run_tag}:{s}:").into_bytes())
+        .collect()
 }

@@ -155,16 +155,8 @@ impl RedisClusterStore {
                 format!("{{{}}}", tag_for_slot(slot)).into_bytes()
             })
             .collect();
-        let run_tag = format!(
-            "g{:x}{:x}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos())
-        );
-        let prefixes = (0..states.len())
-            .map(|s| format!("{run_tag}:{s}:").into_bytes())
-            .collect();
+        let run_tag = super::run_tag();
+        let prefixes = super::state_prefixes(&run_tag, states.len());
         let indexes = (0..states.len())
             .map(|s| {
                 tags.iter()
