@@ -279,10 +279,12 @@ pub struct RunArgs {
     /// The old name of --input-passes (it never repeated the run).
     #[arg(long, value_name = "N", hide = true, conflicts_with = "input_passes")]
     pub repeat: Option<u32>,
-    /// Run the keyed operator as N parallel subtasks (overrides the config's `parallelism`).
+    /// Run the keyed operator as N parallel subtasks (overrides the config's `parallelism`):
+    /// without --subtask every subtask runs, each with its own store, on the job's one
+    /// arrival schedule (with --shard, the shard's range of subtasks).
     #[arg(long, value_name = "N")]
     pub parallelism: Option<u32>,
-    /// The subtask of a parallel job to run, from 0 (needed when the parallelism is above 1).
+    /// Run one subtask of a parallel job alone, from 0, on a schedule of its own.
     #[arg(long, value_name = "I", value_parser = crate::subtask::parse)]
     pub subtask: Option<crate::subtask::SubtaskChoice>,
     #[command(flatten)]
@@ -388,8 +390,8 @@ pub struct EvalArgs {
     /// the open-loop schedule of the whole workload (every shard draws every request's start
     /// and keeps its own), so that N shards on N machines together issue exactly the one
     /// client's requests at exactly its times; `gadget merge` adds their results up.
-    /// YCSB/KVBench configs and traces; a Flink job's parts are its subtasks
-    /// (--parallelism, --subtask).
+    /// YCSB/KVBench configs and traces split by key; a parallel Flink job by whole subtasks
+    /// (--parallelism 8 --shard 1/2 runs subtasks 4 to 7 on the job's schedule).
     #[arg(long, value_name = "INDEX/COUNT")]
     pub shard: Option<String>,
     /// Start the schedule at this wall-clock instant, Unix seconds (1764150000.25), rather

@@ -1,5 +1,6 @@
 //! `gadget run` and `gadget replay`: drive a real store and measure it.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
@@ -15,6 +16,7 @@ use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
 use gadget_eval::context::WorkloadUsed;
 use gadget_eval::export::{self, Csv, HdrIntervals, HdrLog, Json, Text};
+use gadget_eval::job::JobSubtasks;
 use gadget_eval::remote::RemoteSpec;
 use gadget_eval::run::{Measured, RunError, RunOptions, RunReport, Warmup};
 use gadget_eval::store::far::FarStores;
@@ -30,6 +32,7 @@ use crate::interrupt::INTERRUPTED;
 use crate::progress;
 use crate::run_context;
 use crate::stdout::out;
+use crate::subtask::RunPart;
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut configs = Vec::new();
@@ -46,23 +49,29 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             config.seed = seed;
             config.json["seed"] = seed.into();
         }
-        let chosen = crate::subtask::apply(&mut config, args.parallelism, args.subtask, path)?;
-        if chosen == crate::subtask::SubtaskChoice::All {
-            bail!(
-                "--subtask all: gadget run drives one subtask's workload; give --subtask I \
-                 (gadget gen --subtask all writes every subtask's trace)"
-            );
-        }
-        if args.eval.shard.is_some() && !matches!(config.operator_name.as_str(), "ycsb" | "kvbench")
-        {
-            bail!(
-                "--shard splits a YCSB or KVBench keyspace; {} is a Flink job ({}), whose parts are its subtasks: give --parallelism N --subtask I",
-                path.display(),
-                config.operator_name
-            );
-        }
-        configs.push(config);
+        let shard = args.eval.shard.as_deref().map(str::parse).transpose()?;
+        let part = crate::subtask::apply_for_run(
+            &mut config,
+            args.parallelism,
+            args.subtask,
+            shard,
+            path,
+        )?;
+        configs.push((config, part));
     }
+    if let [(config, RunPart::Subtasks(subtasks))] = configs.as_slice() {
+        return run_job(config, subtasks.clone(), &args);
+    }
+    if configs
+        .iter()
+        .any(|(_, part)| matches!(part, RunPart::Subtasks(_)))
+    {
+        bail!(
+            "a parallel job (parallelism above 1 without --subtask) runs alone: give its \
+             config by itself, or --subtask I to run one subtask beside other configs"
+        );
+    }
+    let configs: Vec<Config> = configs.into_iter().map(|(c, _)| c).collect();
     // the first config's [run] section applies; flags override it
     let run_settings = configs[0].run.clone();
     if configs.iter().skip(1).any(|c| c.run != run_settings) {
@@ -89,6 +98,39 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     }
     let inputs: Vec<&Path> = args.config.iter().map(PathBuf::as_path).collect();
     evaluate(sources, workloads, &inputs, &args.eval, &plan)
+}
+
+/// `gadget run` of a parallel job: `subtasks` of it (every one, or a shard's range), each an
+/// instance with its own store, all on the job's one schedule ([`gadget_eval::job`]).
+fn run_job(config: &Config, subtasks: Range<u32>, args: &RunArgs) -> anyhow::Result<i32> {
+    let path = &args.config[0];
+    let run_settings = &config.run;
+    let mut plan = Plan::resolve(&args.eval, run_settings, config.seed)?;
+    if plan.instances > 1 {
+        bail!(
+            "--instances {}: the instances of a parallel job are its subtasks (--parallelism \
+             {}); leave --instances out, or give --subtask I to run copies of one subtask",
+            plan.instances,
+            config.parallel.parallelism
+        );
+    }
+    plan.job = Some(JobSubtasks {
+        parallelism: config.parallel.parallelism,
+        first: subtasks.start,
+    });
+    // the shard is the range of subtasks: no request of theirs is left to another shard
+    plan.shard = None;
+    let limit = args.limit.or(config.limit);
+    let sources = subtasks
+        .map(|s| {
+            Ok(WorkloadSource::JobSubtask {
+                config: Box::new(config.for_subtask(s)?),
+                limit,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let workloads = vec![run_context::config_workload(path, config, limit)];
+    evaluate(sources, workloads, &[path.as_path()], &args.eval, &plan)
 }
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<i32> {
@@ -158,6 +200,8 @@ struct Plan {
     interval_ns: u64,
     duration_ns: Option<u64>,
     shard: Option<gadget_eval::shard::Shard>,
+    /// The instances are subtasks of one parallel job.
+    job: Option<JobSubtasks>,
     start_at: Option<std::time::SystemTime>,
     instances: usize,
     sharing: Sharing,
@@ -298,6 +342,7 @@ impl Plan {
             duration_ns,
             shard: a.shard.as_deref().map(str::parse).transpose()?,
             start_at: a.start_at.as_deref().map(parse_start_at).transpose()?,
+            job: None,
             instances,
             sharing,
             settings,
@@ -485,6 +530,7 @@ fn evaluate(
         duration_ns: plan.duration_ns,
         shard: plan.shard,
         start_at: plan.start_at,
+        job: plan.job,
     };
 
     let bar = progress::spinner(&format!("driving {}", plan.kind.name()));

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use gadget::config::Config;
 
 /// `--subtask`: one subtask by its index, or every one.
@@ -49,6 +50,59 @@ pub fn apply(
         config.select_subtask(i)?;
     }
     Ok(choice)
+}
+
+/// What part of a config `gadget run` drives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunPart {
+    /// One subtask alone (`--subtask I`, or the one subtask of a job of parallelism 1), or a
+    /// YCSB/KVBench workload (whole, or a keyspace shard).
+    One,
+    /// Subtasks of a parallel job, one instance each on the job's schedule: every one
+    /// (`--parallelism P`) or a shard's (`--shard I/N`).
+    Subtasks(std::ops::Range<u32>),
+}
+
+/// Applies `--parallelism` and `--subtask` for `gadget run`, and decides with `--shard` what
+/// part of the config runs: a job of several subtasks without `--subtask` runs all of them,
+/// or with `--shard I/N` the shard's range of them.
+pub fn apply_for_run(
+    config: &mut Config,
+    parallelism: Option<u32>,
+    subtask: Option<SubtaskChoice>,
+    shard: Option<gadget_eval::shard::Shard>,
+    config_path: &Path,
+) -> anyhow::Result<RunPart> {
+    let keyspace = matches!(config.operator_name.as_str(), "ycsb" | "kvbench");
+    if keyspace || subtask.is_some() {
+        if subtask.is_some() && shard.is_some() && !keyspace {
+            anyhow::bail!(
+                "--shard chooses the subtasks of the job itself (a range of them per shard);                  give --shard I/N or --subtask I, not both"
+            );
+        }
+        let choice = apply(config, parallelism, subtask, config_path)?;
+        if choice == SubtaskChoice::All {
+            anyhow::bail!(
+                "--subtask all: gadget run drives every subtask when --subtask is left out                  (or a shard's with --shard I/N); gadget gen --subtask all writes every                  subtask's trace"
+            );
+        }
+        return Ok(RunPart::One);
+    }
+    if let Some(p) = parallelism {
+        config.set_parallelism(p)?;
+    }
+    let p = config.parallel.parallelism;
+    if p == 1 && shard.is_none_or(|s| s.count == 1) {
+        config.select_subtask(0)?;
+        return Ok(RunPart::One);
+    }
+    let range = gadget_eval::job::JobSubtasks::of_shard(shard, p).with_context(|| {
+        format!(
+            "{}: a Flink job splits into shards by its subtasks",
+            config_path.display()
+        )
+    })?;
+    Ok(RunPart::Subtasks(range))
 }
 
 /// Where `--subtask all` writes subtask `i`'s trace: the index before the extension of `-o`

@@ -264,7 +264,7 @@ fn all_subtasks_are_written_to_files_not_standard_output() {
 }
 
 #[test]
-fn run_drives_one_subtask_and_refuses_all() {
+fn run_drives_one_subtask_and_refuses_subtask_all() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path());
     let cfg = cfg.to_str().unwrap();
@@ -282,7 +282,8 @@ fn run_drives_one_subtask_and_refuses_all() {
         .output()
         .unwrap();
     assert!(!got.status.success());
-    assert!(String::from_utf8_lossy(&got.stderr).contains("gadget run drives one subtask"));
+    assert!(String::from_utf8_lossy(&got.stderr)
+        .contains("gadget run drives every subtask when --subtask is left out"));
     let done = gadget()
         .args([
             "run",

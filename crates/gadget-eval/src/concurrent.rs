@@ -117,6 +117,16 @@ pub fn run_instances(
     run_streams(streams, &open, stores, options, progress)
 }
 
+/// Instance `i`'s options: its own arrival seed (seed + i), or the job's when the instances
+/// are subtasks of one job.
+fn instance_options(options: &RunOptions, i: usize) -> RunOptions {
+    let mut o = options.clone();
+    if o.job.is_none() {
+        o.seed = o.seed.wrapping_add(i as u64);
+    }
+    o
+}
+
 /// Runs every stream as its own instance on its own thread, each against the store `open`
 /// gives it; `stores` says how they share stores, for the report.
 ///
@@ -141,8 +151,7 @@ pub fn run_streams(
             .map(|(i, mut stream)| {
                 let issued = &issued;
                 let start_line = &start_line;
-                let mut options = options.clone();
-                options.seed = options.seed.wrapping_add(i as u64);
+                let options = instance_options(options, i);
                 std::thread::Builder::new()
                     .name(format!("gadget-instance-{i}"))
                     .spawn_scoped(scope, move || -> InstanceResult {
@@ -174,6 +183,11 @@ pub fn run_streams(
                         let homes = (0..stream.state_names.len())
                             .map(|s| store.store_of(s as StateId).to_string())
                             .collect();
+                        // a job's requests after this subtask's last one are others' share
+                        // (known once the run read its stream to the end: not cut short)
+                        if !measured.is_partial() && options.duration_ns.is_none() {
+                            measured.add_others(stream.others_after_last());
+                        }
                         let producer = stream.finish();
                         if let Err(e) = producer {
                             // an interrupted run may cut its producer short: only a run that
@@ -212,9 +226,16 @@ pub fn run_streams(
     let mut failure = None;
     for (i, r) in results.into_iter().enumerate() {
         let (mut m, store, emulated, counters, state_homes) = r?;
-        let mut o = options.clone();
-        o.seed = o.seed.wrapping_add(i as u64);
+        let o = instance_options(options, i);
         let mut report = m.report(store, &emulated, &o);
+        if let Some(job) = options.job {
+            report.arrival = format!(
+                "subtask {} of {}: its requests' starts in the job's {}",
+                job.subtask(i),
+                job.parallelism,
+                options.arrival.describe()
+            );
+        }
         (report.per_state, report.per_store) =
             parts(&m.recorder, report.seconds, &states[i], &state_homes);
         report.histograms = report
@@ -231,7 +252,8 @@ pub fn run_streams(
         reports.push(report);
         measured.push(m);
     }
-    if n == 1 {
+    // a job's subtasks are listed even when one runs here, as a shard of the job
+    if n == 1 && options.job.is_none() {
         let report = reports.pop().expect("one instance");
         let measured = measured.pop().expect("one instance");
         return Ok(InstancesOutcome {
@@ -265,11 +287,23 @@ pub fn run_streams(
     if let Some(e) = &failure {
         report.partial_reason = Some(e.to_string());
     }
-    report.arrival = format!(
-        "{n} instances ({stores}), each {}",
-        options.arrival.describe()
-    );
-    report.target_rate = options.arrival.rate().map(|r| r * n as f64);
+    match options.job {
+        Some(job) => {
+            // the job's one schedule: each subtask's target is its share of it
+            report.arrival = format!("{job} ({stores}), one {}", options.arrival.describe());
+            report.target_rate = options
+                .arrival
+                .rate()
+                .map(|_| reports.iter().filter_map(|r| r.target_rate).sum());
+        }
+        None => {
+            report.arrival = format!(
+                "{n} instances ({stores}), each {}",
+                options.arrival.describe()
+            );
+            report.target_rate = options.arrival.rate().map(|r| r * n as f64);
+        }
+    }
     report.sustained = report
         .target_rate
         .filter(|_| report.requests > 0)

@@ -7,6 +7,7 @@
 //! - [`arrival`]: when each request is meant to start;
 //! - [`run`]: the driver, which issues requests on schedule and measures them;
 //! - [`concurrent`]: several operator instances on their own threads, sharing a store or not;
+//! - [`job`]: some subtasks of a parallel job as instances, on the job's one schedule;
 //! - [`measure`]: HDR histograms, time series and the summary table;
 //! - [`placed`]: latency and rate per state and per store;
 //! - [`merge`]: the results of a run's shards merged into one run's (histograms added bucket by
@@ -23,6 +24,7 @@ pub mod context;
 pub mod experiment;
 pub mod export;
 pub mod host;
+pub mod job;
 pub mod measure;
 pub mod merge;
 pub mod placed;

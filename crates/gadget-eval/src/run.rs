@@ -56,6 +56,10 @@ pub struct RunOptions {
     /// Start on this wall-clock instant (`--start-at`) rather than as soon as every
     /// instance is ready; shards on several machines agree on it.
     pub start_at: Option<std::time::SystemTime>,
+    /// The instances are subtasks of one parallel job ([`crate::job`]): they share the
+    /// arrival seed and follow the job's one schedule, each with its own requests' starts.
+    /// `None`: independent instances, instance i with seed + i.
+    pub job: Option<crate::job::JobSubtasks>,
 }
 
 /// A run that failed; results up to the failure are lost only when the store broke.
@@ -271,6 +275,12 @@ impl Measured {
         self.partial
     }
 
+    /// Counts `requests` of the workload that other clients issue (a job's other subtasks
+    /// after this one's last request).
+    pub(crate) fn add_others(&mut self, requests: u64) {
+        self.others_requests += requests;
+    }
+
     /// The error that ended the run early (a store or the workload failed), taken out.
     pub fn take_failure(&mut self) -> Option<RunError> {
         self.failure.take()
@@ -336,7 +346,8 @@ impl Measured {
         // a shard's part of the schedule: the workload's rate times its share of the requests
         let own = self.requests + self.warmup_requests;
         let target_rate = options.arrival.rate().map(|rate| {
-            if options.shard.is_some() && own + self.others_requests > 0 {
+            if (options.shard.is_some() || options.job.is_some()) && own + self.others_requests > 0
+            {
                 rate * own as f64 / (own + self.others_requests) as f64
             } else {
                 rate
@@ -813,14 +824,16 @@ fn drive_closed_loop(
     let mut shard = ShardSchedule::new(&options.arrival, options.seed, options.shard);
     let mut timed_out = false;
     while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
-        for chunk in block.requests.chunks(RECORD_EVERY) {
+        for (c, chunk) in block.requests.chunks(RECORD_EVERY).enumerate() {
+            let chunk_start = c * RECORD_EVERY;
             if options.stop.load(Ordering::Relaxed) {
                 recording.m.partial = true;
                 break;
             }
             done.completions.clear();
             done.start = clock.raw();
-            for r in chunk {
+            for (k, r) in chunk.iter().enumerate() {
+                recording.m.others_requests += block.others_before(chunk_start + k);
                 if !shard.owns(r.op, r.state, block.key(r)) {
                     recording.m.others_requests += 1;
                     continue;
@@ -897,6 +910,14 @@ fn drive_open_loop(
                 m.partial = true;
                 stream.recycle(block);
                 break 'blocks;
+            }
+            let others = block.others_before(i);
+            if others > 0 {
+                // a job's other subtasks' requests: their starts are drawn all the same
+                m.others_requests += others;
+                if event_time_speed.is_none() {
+                    schedule.skip(others);
+                }
             }
             let intended = match event_time_speed {
                 Some(speed) => {
@@ -981,6 +1002,7 @@ mod tests {
             duration_ns: None,
             shard: None,
             start_at: None,
+            job: None,
         };
         let mut m = Measured::new(Recorder::new(1_000_000_000, false, true));
         m.producer_stalls = 2;

@@ -164,6 +164,15 @@ impl ShardSchedule {
         self.filter.as_mut().is_none_or(|f| f.owns(op, state, key))
     }
 
+    /// Draws the starts of `requests` of the workload that other clients issue (a parallel
+    /// job's other subtasks, [`crate::job`]).
+    #[inline]
+    pub fn skip(&mut self, requests: u64) {
+        for _ in 0..requests {
+            self.schedule.next_start();
+        }
+    }
+
     /// The intended start of the workload's next request when this shard issues it; `None`
     /// when another shard does (its start is drawn all the same).
     #[inline]

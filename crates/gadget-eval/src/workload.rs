@@ -5,13 +5,14 @@
 //! and generation cost never shows up as store latency.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use gadget::access::{Access, AccessSink, Op, StateId};
 use gadget::config::Config;
+use gadget::parallel::in_job::{JobSink, SubtaskInJob};
 use gadget::trace::{open_trace, RecordRef};
 
 /// Requests per block: large blocks mean few handoffs between the threads (each can wake the
@@ -48,6 +49,10 @@ pub struct RequestBlock {
     /// Event time of each request in microseconds when the stream was started with event
     /// times (see [`RequestStream::start_with_event_times`]); else empty.
     pub event_times_us: Vec<i64>,
+    /// For a subtask of a parallel job ([`WorkloadSource::JobSubtask`]): how many of the
+    /// job's requests for other subtasks come, in the job's order, between the previous
+    /// request and this one; else empty.
+    pub others_before: Vec<u64>,
 }
 
 impl RequestBlock {
@@ -56,6 +61,7 @@ impl RequestBlock {
             requests: Vec::with_capacity(BLOCK_REQUESTS),
             keys: Vec::with_capacity(BLOCK_REQUESTS * 32),
             event_times_us: Vec::with_capacity(if event_times { BLOCK_REQUESTS } else { 0 }),
+            others_before: Vec::new(),
         }
     }
 
@@ -72,6 +78,13 @@ impl RequestBlock {
         });
     }
 
+    /// How many of the job's requests for other subtasks come before request `i` (0 when the
+    /// stream is not a job subtask's).
+    #[inline]
+    pub fn others_before(&self, i: usize) -> u64 {
+        self.others_before.get(i).copied().unwrap_or(0)
+    }
+
     /// The key of `r`.
     pub fn key(&self, r: &Request) -> &[u8] {
         &self.keys[r.key_start as usize..(r.key_start + r.key_len) as usize]
@@ -86,6 +99,7 @@ impl RequestBlock {
         self.requests.clear();
         self.keys.clear();
         self.event_times_us.clear();
+        self.others_before.clear();
     }
 }
 
@@ -106,6 +120,15 @@ pub enum WorkloadSource {
         /// Stop after this many requests.
         limit: Option<u64>,
     },
+    /// The subtask a config chose ([`Config::select_subtask`]) of its parallel job, generated
+    /// with the whole job so that each request knows its place in the job's order
+    /// ([`RequestBlock::others_before`], [`crate::job`]); `limit` bounds the job's requests.
+    JobSubtask {
+        /// The parsed config, its subtask chosen.
+        config: Box<Config>,
+        /// Stop once the job issued this many requests (all its subtasks together).
+        limit: Option<u64>,
+    },
 }
 
 /// A producer failed: the trace is corrupt or the event source broke.
@@ -117,6 +140,9 @@ pub enum WorkloadError {
     /// The event source of a generated workload failed.
     #[error(transparent)]
     Source(#[from] gadget::source::SourceError),
+    /// A parallel job's subtasks could not be set up from the config.
+    #[error(transparent)]
+    Config(#[from] gadget::config::ConfigError),
     /// A Flink recording names its states as they appear, so it is read twice: not from
     /// standard input.
     #[error("standard input holds a Flink recording, which is read twice (once for its states); give its path, or convert it first with `gadget trace convert`")]
@@ -145,6 +171,9 @@ pub struct RequestStream {
     thread: Option<JoinHandle<Result<(), WorkloadError>>>,
     /// Names of the states, the index being the request's [`StateId`].
     pub state_names: Vec<String>,
+    /// For a job subtask's stream: the job's requests for other subtasks after its last
+    /// request, set when the producer ends.
+    others_after: Arc<AtomicU64>,
 }
 
 impl RequestStream {
@@ -161,6 +190,8 @@ impl RequestStream {
     }
 
     fn starting(source: WorkloadSource, event_times: bool) -> Result<RequestStream, WorkloadError> {
+        let others_after = Arc::new(AtomicU64::new(0));
+        let producer_others_after = others_after.clone();
         let (tx, rx) = sync_channel::<RequestBlock>(QUEUE_BLOCKS);
         let (recycle_tx, recycle_rx) = sync_channel::<RequestBlock>(QUEUE_BLOCKS + 2);
         let stop = Arc::new(AtomicBool::new(false));
@@ -230,6 +261,33 @@ impl RequestStream {
                     .expect("spawning a thread");
                 (names, thread)
             }
+            WorkloadSource::JobSubtask { config, limit } => {
+                let names = config.build_operator().states();
+                drop(config.open_job_inputs()?);
+                let configs: Vec<Config> = (0..config.parallel.parallelism)
+                    .map(|i| config.for_subtask(i))
+                    .collect::<Result<_, _>>()?;
+                let thread = std::thread::Builder::new()
+                    .name("gadget-job-generator".into())
+                    .spawn(move || {
+                        let build = |i: u32| configs[i as usize].build_operator();
+                        let job = SubtaskInJob {
+                            router: config.subtask_router(),
+                            build_operator: &build,
+                            subtask: config.parallel.subtask.unwrap_or(0),
+                            limit: limit.or(config.limit),
+                        };
+                        let mut out = BlockSink::new(tx, recycle_rx, producer_stop, event_times);
+                        out.placed_in_job = true;
+                        let stop = out.stop.clone();
+                        job.generate(config.open_job_inputs()?, &mut out, &stop)?;
+                        producer_others_after.store(out.others, Ordering::Relaxed);
+                        out.finish();
+                        Ok(())
+                    })
+                    .expect("spawning a thread");
+                (names, thread)
+            }
         };
         Ok(RequestStream {
             blocks: rx,
@@ -238,6 +296,7 @@ impl RequestStream {
             stop,
             thread: Some(thread),
             state_names,
+            others_after,
         })
     }
 
@@ -282,6 +341,12 @@ impl RequestStream {
         let _ = self.recycle.try_send(block);
     }
 
+    /// The job's requests for other subtasks after this subtask's last one (a job subtask's
+    /// stream that was read to its end; 0 otherwise).
+    pub fn others_after_last(&self) -> u64 {
+        self.others_after.load(Ordering::Relaxed)
+    }
+
     /// Stops the producer early and waits for it; returns its error, if it had one.
     pub fn finish(mut self) -> Result<(), WorkloadError> {
         self.stop.store(true, Ordering::Relaxed);
@@ -308,6 +373,10 @@ struct BlockSink {
     /// With event times: the requests since the last watermark, timed at the next one.
     segment: Option<RequestBlock>,
     last_watermark: Option<i64>,
+    /// True for a job subtask's stream: requests carry the job's others before them.
+    placed_in_job: bool,
+    /// The job's requests for other subtasks since the last request.
+    others: u64,
 }
 
 impl BlockSink {
@@ -326,6 +395,8 @@ impl BlockSink {
             event_times,
             segment: event_times.then(RequestBlock::default),
             last_watermark: None,
+            placed_in_job: false,
+            others: 0,
         }
     }
 
@@ -346,6 +417,9 @@ impl BlockSink {
             self.block.keys.extend_from_slice(key);
             let offset = (span_us as i128 * (k as i128 + 1) / n as i128) as i64;
             self.block.requests.push(Request { key_start, ..*r });
+            if let Some(&others) = segment.others_before.get(k) {
+                self.block.others_before.push(others);
+            }
             self.block
                 .event_times_us
                 .push(from_ms.saturating_mul(1000).saturating_add(offset));
@@ -382,17 +456,30 @@ impl BlockSink {
     }
 }
 
+impl JobSink for BlockSink {
+    #[inline]
+    fn others(&mut self, requests: u64) {
+        self.others += requests;
+    }
+}
+
 impl AccessSink for BlockSink {
     #[inline]
     fn access(&mut self, a: Access<'_>) {
         if self.closed {
             return;
         }
-        if let Some(segment) = self.segment.as_mut() {
-            segment.push(&a);
+        let block = match self.segment.as_mut() {
+            Some(segment) => segment,
+            None => &mut self.block,
+        };
+        block.push(&a);
+        if self.placed_in_job {
+            block.others_before.push(std::mem::take(&mut self.others));
+        }
+        if self.segment.is_some() {
             return;
         }
-        self.block.push(&a);
         if self.block.is_full() {
             self.send();
         }

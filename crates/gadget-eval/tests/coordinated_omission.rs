@@ -51,6 +51,7 @@ fn drive_stalling(
         duration_ns: None,
         shard: None,
         start_at: None,
+        job: None,
     };
     let mut measured = drive(
         &mut store,

@@ -40,6 +40,7 @@ fn run(shard: Option<Shard>) -> RunReport {
         duration_ns: None,
         shard,
         start_at: None,
+        job: None,
     };
     let mut measured = drive(
         &mut store,

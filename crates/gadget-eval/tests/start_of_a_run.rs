@@ -52,6 +52,7 @@ fn run(arrival: ArrivalProcess, instances: usize, requests: u64) -> InstancesOut
         duration_ns: None,
         shard: None,
         start_at: None,
+        job: None,
     };
     let outcome = run_streams(streams, &open, "a store each", &options, &|_| {}).unwrap();
     assert!(outcome.failure.is_none());

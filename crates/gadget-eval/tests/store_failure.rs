@@ -33,6 +33,7 @@ fn options(arrival: ArrivalProcess) -> RunOptions {
         duration_ns: None,
         shard: None,
         start_at: None,
+        job: None,
     }
 }
 

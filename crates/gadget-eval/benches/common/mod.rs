@@ -147,6 +147,7 @@ impl Workload {
             duration_ns: None,
             shard: None,
             start_at: None,
+            job: None,
         };
         let mut store = MemoryStore::new(self.states);
         let (mut measured, producer) = self.drive_into(&mut store, &options);

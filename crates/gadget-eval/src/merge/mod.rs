@@ -960,7 +960,10 @@ fn seeds(r: &RunReport) -> Vec<u64> {
     if r.instances.is_empty() {
         vec![r.seed]
     } else {
-        r.instances.iter().map(|i| i.seed).collect()
+        // a job's subtasks share the job's seed
+        let mut seeds: Vec<u64> = r.instances.iter().map(|i| i.seed).collect();
+        seeds.dedup();
+        seeds
     }
 }
 

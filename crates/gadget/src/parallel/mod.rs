@@ -17,6 +17,8 @@ use crate::source::interleave::{Interleaver, Interleaving};
 use crate::source::subtask::SubtaskRouter;
 use crate::source::{ElementStream, SourceError, StreamElement};
 
+pub mod in_job;
+
 /// A job's inputs as its source task(s) emit them, before the keyed exchange.
 pub enum JobInputs {
     /// One stream: a one-input operator's (`interleaving` is `None`), or a two-input
@@ -444,7 +446,7 @@ mod tests {
     use crate::timer::TimerService;
 
     /// 20,000 events of 500 keys, on inputs 1 and 2 when `two`, a watermark every 50.
-    fn job(two: bool) -> Vec<StreamElement> {
+    pub(super) fn job(two: bool) -> Vec<StreamElement> {
         let mut v = Vec::new();
         for t in 0..20_000i64 {
             v.push(StreamElement::Event(Event {
@@ -460,11 +462,11 @@ mod tests {
         v
     }
 
-    fn stream(v: Vec<StreamElement>) -> ElementStream {
+    pub(super) fn stream(v: Vec<StreamElement>) -> ElementStream {
         Box::new(v.into_iter().map(Ok))
     }
 
-    fn window(p: u32, i: u32) -> Box<dyn Operator> {
+    pub(super) fn window(p: u32, i: u32) -> Box<dyn Operator> {
         let op = WindowOperator::new(
             WindowAssigner::Tumbling {
                 size: 1000,
@@ -479,15 +481,15 @@ mod tests {
         Box::new(op.with_key_groups(KeyGroupRange::of_subtask(128, p, i)))
     }
 
-    fn join(p: u32, i: u32) -> Box<dyn Operator> {
+    pub(super) fn join(p: u32, i: u32) -> Box<dyn Operator> {
         let op = IntervalJoin::new(-300, 200, 16, TimerService::RocksDb, 128);
         Box::new(op.with_key_groups(KeyGroupRange::of_subtask(128, p, i)))
     }
 
-    type Build = fn(u32, u32) -> Box<dyn Operator>;
+    pub(super) type Build = fn(u32, u32) -> Box<dyn Operator>;
 
     /// Subtask i alone: its filtered stream (interleaved when `mode`) through its operator.
-    fn alone(
+    pub(super) fn alone(
         p: u32,
         i: u32,
         inputs: &dyn Fn() -> JobInputs,
