@@ -703,48 +703,24 @@ fn recording_a_parallel_job_matches_gadget_subtask_for_subtask() {
     // one job at a time: a job of parallelism 4 keeps both cores busy, and a busy machine
     // makes the join's input race go the other way more often
     for &parallelism in PARALLELISMS {
-        for &(operator, timers) in PARALLEL_SETTINGS {
-            let work = dir
-                .path()
-                .join(format!("{operator}-{timers}-{parallelism}"));
-            std::fs::create_dir_all(&work).unwrap();
-            let timers_value = format!("{timers:?}");
-            let edits = [("timers", timers_value.as_str())];
-            let config = work.join("config.toml");
-            std::fs::write(&config, edited_config(operator, &borg, false, &edits)).unwrap();
-            // every subtask in one pass: gadget.0.gtrace … gadget.{P-1}.gtrace
-            let gen = Command::cargo_bin("gadget")
-                .unwrap()
-                .arg("gen")
-                .arg(&config)
-                .args(["--parallelism", &parallelism.to_string()])
-                .args(["--subtask", "all", "--json", "-o"])
-                .arg(work.join("gadget.gtrace"))
-                .output()
-                .unwrap();
-            assert!(
-                gen.status.success(),
-                "{operator}: {}",
-                String::from_utf8_lossy(&gen.stderr)
-            );
-            let summary: serde_json::Value = serde_json::from_slice(&gen.stdout).unwrap();
-            assert_eq!(summary["max_parallelism"], 128, "the job's max parallelism");
-            let expected: Vec<PathBuf> = (0..parallelism)
-                .map(|i| work.join(format!("gadget.{i}.gtrace")))
-                .collect();
-            let args = ["--input", borg.to_str().unwrap(), "--timers", timers];
-            results.extend(record_subtasks_and_compare(
-                &agent,
-                &job,
-                &work.join("flink"),
-                (operator, timers),
-                &args,
-                parallelism,
-                &expected,
-            ));
-        }
+        results.extend(record_in_parallel(
+            &agent,
+            &job,
+            dir.path(),
+            &borg,
+            parallelism,
+            PARALLEL_SETTINGS,
+        ));
     }
-    for r in &results {
+    report_subtasks(&results);
+    let expected: usize =
+        PARALLELISMS.iter().map(|&p| p as usize).sum::<usize>() * PARALLEL_SETTINGS.len();
+    assert_eq!(results.len(), expected, "every subtask compared");
+}
+
+/// Prints each subtask's match and fails on any that is not Gadget's trace.
+fn report_subtasks(results: &[SubtaskResult]) {
+    for r in results {
         let retaken = if r.attempt > 1 {
             format!(" (recording {}: the join's inputs raced)", r.attempt)
         } else {
@@ -757,14 +733,63 @@ fn recording_a_parallel_job_matches_gadget_subtask_for_subtask() {
             match_line(&r.report)
         );
     }
-    let expected: usize =
-        PARALLELISMS.iter().map(|&p| p as usize).sum::<usize>() * PARALLEL_SETTINGS.len();
-    assert_eq!(results.len(), expected, "every subtask compared");
     let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
     assert!(
         failed.is_empty(),
         "subtasks whose recording is not Gadget's trace: {failed:#?}"
     );
+}
+
+/// Records `job` at `parallelism` for each (operator, timers) of `settings` under `dir`, and
+/// compares each subtask's recording with `gadget gen --subtask all`'s trace of it.
+fn record_in_parallel(
+    agent: &Path,
+    job: &Job,
+    dir: &Path,
+    borg: &Path,
+    parallelism: u32,
+    settings: &[(&str, &str)],
+) -> Vec<SubtaskResult> {
+    let mut results = Vec::new();
+    for &(operator, timers) in settings {
+        let work = dir.join(format!("{operator}-{timers}-{parallelism}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let timers_value = format!("{timers:?}");
+        let edits = [("timers", timers_value.as_str())];
+        let config = work.join("config.toml");
+        std::fs::write(&config, edited_config(operator, borg, false, &edits)).unwrap();
+        // every subtask in one pass: gadget.0.gtrace … gadget.{P-1}.gtrace
+        let gen = Command::cargo_bin("gadget")
+            .unwrap()
+            .arg("gen")
+            .arg(&config)
+            .args(["--parallelism", &parallelism.to_string()])
+            .args(["--subtask", "all", "--json", "-o"])
+            .arg(work.join("gadget.gtrace"))
+            .output()
+            .unwrap();
+        assert!(
+            gen.status.success(),
+            "{operator}: {}",
+            String::from_utf8_lossy(&gen.stderr)
+        );
+        let summary: serde_json::Value = serde_json::from_slice(&gen.stdout).unwrap();
+        assert_eq!(summary["max_parallelism"], 128, "the job's max parallelism");
+        let expected: Vec<PathBuf> = (0..parallelism)
+            .map(|i| work.join(format!("gadget.{i}.gtrace")))
+            .collect();
+        let args = ["--input", borg.to_str().unwrap(), "--timers", timers];
+        results.extend(record_subtasks_and_compare(
+            agent,
+            job,
+            &work.join("flink"),
+            (operator, timers),
+            &args,
+            parallelism,
+            &expected,
+        ));
+    }
+    results
 }
 
 /// Flink 1.18's `RocksDBListState.update` as 1.19 and 1.20 issue it: 1.18 writes a new list
@@ -900,6 +925,29 @@ fn the_agent_records_flink_2_on_rocksdb_and_on_forst() {
         let label = format!("Flink 2.3 on {backend}");
         record_reference_settings(&agent, &job, &shared, names, &label, &as_recorded);
     }
+}
+
+#[test]
+fn recording_flink_2_at_parallelism_2_matches_gadget_subtask_for_subtask() {
+    let Some((shared, _turn, agent)) = other_flink_setup("flink 2.x recorder at parallelism 2")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let borg = shared.join("data/borg-jobs.csv.gz");
+    let settings = [("tumbling-incr", "rocksdb"), ("session-hol", "heap")];
+    let mut results = Vec::new();
+    for backend in ["rocksdb", "forst"] {
+        let job = build_flink2_job(backend);
+        let work = dir.path().join(backend);
+        results.extend(record_in_parallel(&agent, &job, &work, &borg, 2, &settings));
+    }
+    report_subtasks(&results);
+    assert_eq!(
+        results.len(),
+        2 * 2 * settings.len(),
+        "every subtask compared"
+    );
 }
 
 #[test]

@@ -75,8 +75,12 @@ import org.apache.flink.util.Collector;
  * Events are sorted stably by time unless {@code --order file}. Watermarks are punctuated:
  * after every {@code --watermark-every} events, the largest event time seen less the
  * out-of-orderness bound less 1 ms (Flink's bounded-out-of-orderness rule). {@code --repeat N}
- * plays the input N times, each copy later in event time (for throughput). Parallelism 1,
- * max parallelism 128, RocksDB state backend, timers on the heap or in RocksDB.
+ * plays the input N times, each copy later in event time (for throughput). Timers on the heap
+ * or in RocksDB/ForSt; max parallelism 128 ({@code --max-parallelism}).
+ *
+ * <p>{@code --parallelism P} runs the keyed operator (and its sink, chained to it) as P
+ * subtasks behind a keyed exchange from the one source task, as {@code ReferenceJob} does;
+ * the recorder writes one trace per subtask.
  *
  * <p>Operators: {@code tumbling-incr tumbling-hol sliding-incr sliding-hol session-incr
  * session-hol aggregation interval-join} (SUBMIT events joined with FINISH events). Windows
@@ -132,6 +136,8 @@ public final class ReferenceJob2 {
         long bufferTimeout = 100;
         String backend = "rocksdb";
         boolean asyncState;
+        int parallelism = 1;
+        int maxParallelism = 128;
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -159,11 +165,13 @@ public final class ReferenceJob2 {
                     case "--buffer-timeout": s.bufferTimeout = Long.parseLong(v); break;
                     case "--backend": s.backend = v; break;
                     case "--async-state": s.asyncState = Boolean.parseBoolean(v); break;
+                    case "--parallelism": s.parallelism = Integer.parseInt(v); break;
+                    case "--max-parallelism": s.maxParallelism = Integer.parseInt(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --window --slide --gap --watermark-every "
                                 + "--out-of-orderness --lateness --lower --upper --timers --order --limit --repeat --buffer-timeout "
-                                + "--backend --async-state");
+                                + "--backend --async-state --parallelism --max-parallelism");
                 }
             }
             if (s.input == null) {
@@ -181,6 +189,14 @@ public final class ReferenceJob2 {
             }
             if (!s.order.equals("by-time") && !s.order.equals("file")) {
                 throw new IllegalArgumentException("--order is by-time or file, not " + s.order);
+            }
+            if (s.maxParallelism < 1 || s.maxParallelism > 32768) {
+                throw new IllegalArgumentException(
+                        "--max-parallelism is from 1 to 32768, not " + s.maxParallelism);
+            }
+            if (s.parallelism < 1 || s.parallelism > s.maxParallelism) {
+                throw new IllegalArgumentException("--parallelism is from 1 to the max parallelism ("
+                        + s.maxParallelism + "), not " + s.parallelism);
             }
             return s;
         }
@@ -208,8 +224,10 @@ public final class ReferenceJob2 {
                     : ForStStateBackend.PriorityQueueStateType.ForStDB);
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        // the source (and what is chained to it) is one task; the keyed operator and its sink
+        // run as --parallelism subtasks behind a keyed exchange
         env.setParallelism(1);
-        env.setMaxParallelism(128);
+        env.setMaxParallelism(s.maxParallelism);
         env.getConfig().setAutoWatermarkInterval(0);
         env.setBufferTimeout(s.bufferTimeout);
 
@@ -230,7 +248,9 @@ public final class ReferenceJob2 {
                     .between(Duration.ofMillis(s.lower), Duration.ofMillis(s.upper))
                     .process(new CountPairs())
                     .name(s.operator)
-                    .addSink(new DiscardingSink<>()).name("discard");
+                    .setParallelism(s.parallelism)
+                    .addSink(new DiscardingSink<>()).name("discard")
+                    .setParallelism(s.parallelism);
         } else {
             KeyedStream<Event, Long> keyed = source(env, events, s).keyBy(byKey);
             if (s.asyncState) {
@@ -266,7 +286,10 @@ public final class ReferenceJob2 {
                         ? windowed.aggregate(new Count())
                         : windowed.process(new CountAll());
             }
-            counted.name(s.operator).addSink(new DiscardingSink<>()).name("discard");
+            counted.name(s.operator)
+                    .setParallelism(s.parallelism)
+                    .addSink(new DiscardingSink<>()).name("discard")
+                    .setParallelism(s.parallelism);
         }
         JobExecutionResult result = env.execute("gadget reference job (Flink 2.x, " + s.backend + "): " + s.operator);
         long ms = Math.max(1, result.getNetRuntime(TimeUnit.MILLISECONDS));
