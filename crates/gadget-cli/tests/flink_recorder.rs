@@ -9,6 +9,8 @@
 
 #[path = "../../gadget/tests/common.rs"]
 mod common;
+#[path = "support/config_edit.rs"]
+mod config_edit;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -505,36 +507,13 @@ const SETTINGS: &[Setting] = &[
 /// and `edits` applied.
 fn edited_config(base: &str, input: &Path, file_order: bool, edits: &[(&str, &str)]) -> String {
     let path = common::project_root().join(format!("examples/flink-reference/{base}.toml"));
-    let mut lines: Vec<String> = std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
+    let order = [("order", "\"file\"")];
+    let edits: Vec<(&str, &str)> = edits
+        .iter()
+        .copied()
+        .chain(order.iter().copied().filter(|_| file_order))
         .collect();
-    // `key` replaces its line; a new key goes into `[operator]`, or into `[section]` when
-    // named `section.key`
-    let mut set = |key: &str, value: &str| {
-        let (section, key) = key.rsplit_once('.').unwrap_or(("operator", key));
-        let line = format!("{key} = {value}");
-        match lines
-            .iter()
-            .position(|l| l.starts_with(&format!("{key} =")))
-        {
-            Some(i) => lines[i] = line,
-            None => {
-                let header = format!("[{section}]");
-                let at = lines.iter().position(|l| *l == header).unwrap();
-                lines.insert(at + 1, line);
-            }
-        }
-    };
-    set("path", &format!("{:?}", input.to_str().unwrap()));
-    if file_order {
-        set("order", "\"file\"");
-    }
-    for (k, v) in edits {
-        set(k, v);
-    }
-    lines.join("\n") + "\n"
+    config_edit::edited(&path, input, &edits)
 }
 
 #[test]

@@ -72,3 +72,8 @@ fn kvbench_presets_generate() {
 fn external_state_examples_generate() {
     run_all("external", false);
 }
+
+#[test]
+fn kafka_streams_reference_workloads_generate() {
+    run_all("kafka-streams-reference", true);
+}

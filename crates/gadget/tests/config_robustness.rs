@@ -13,7 +13,14 @@ use proptest::prelude::*;
 /// Every bundled config, with its text.
 fn examples() -> Vec<(PathBuf, String)> {
     let mut all = Vec::new();
-    for folder in ["flink-reference", "paper", "synthetic", "bench", "external"] {
+    for folder in [
+        "flink-reference",
+        "kafka-streams-reference",
+        "paper",
+        "synthetic",
+        "bench",
+        "external",
+    ] {
         let dir = common::project_root().join("examples").join(folder);
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();

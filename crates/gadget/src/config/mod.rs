@@ -1,5 +1,6 @@
 //! Workload configuration: a TOML file (documented in `docs/config.md`), validated key by key.
 
+mod engine;
 pub mod experiment;
 mod kvbench;
 mod legacy;
@@ -256,6 +257,8 @@ pub enum OperatorConfig {
     Ycsb(Box<YcsbSpec>),
     /// A KVBench generator issuing its operations to one state.
     Kvbench(Box<KvbenchSpec>),
+    /// A Kafka Streams operator (`engine = "kafka-streams"`; [`crate::engine::kafka_streams`]).
+    KafkaStreams(Box<crate::engine::kafka_streams::KafkaStreamsSpec>),
     /// YSB's lookup-join: a table lookup per event, a tumbling count window per campaign, a
     /// sink write per window (see [`LookupJoin`]).
     LookupJoin(LookupJoinSpec),
@@ -394,9 +397,17 @@ impl Config {
                 "missing; add an [operator] section, or a [ycsb] or [kvbench] section for a baseline workload (see docs/config.md)",
             )
         })?;
+        let engine = engine::parse_engine(&top)?;
         top.finish()?;
 
-        let (operator, operator_name, timers) = parse_operator(&operator_section)?;
+        engine::check_operator(&operator_section, engine)?;
+        let (operator, operator_name, timers) = match engine {
+            crate::engine::Engine::Flink => parse_operator(&operator_section)?,
+            crate::engine::Engine::KafkaStreams => {
+                let (op, name) = engine::parse_kafka_streams(&operator_section)?;
+                (op, name, TimerService::RocksDb)
+            }
+        };
         operator_section.finish()?;
         if let Some(problem) = parallel::refusal(&operator, parallelism, max_parallelism) {
             return Err(doc.error(parallelism_at, "parallelism", problem));
@@ -716,6 +727,9 @@ impl Config {
             ),
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
+            OperatorConfig::KafkaStreams(spec) => {
+                Box::new(crate::engine::kafka_streams::Count::new(spec))
+            }
             OperatorConfig::LookupJoin(join) => {
                 let SourceConfig::Ysb(ysb) = &self.source else {
                     unreachable!("validated: the lookup-join reads a ysb source")

@@ -50,6 +50,11 @@ pub(super) fn refusal(
              (docs/external-state.md); parallelism is for the other keyed operators"
                 .to_string()
         }
+        OperatorConfig::KafkaStreams(_) => {
+            "Kafka Streams splits a topology by input partitions into tasks, which Gadget does \
+             not simulate yet; run it as one task (parallelism = 1)"
+                .to_string()
+        }
         OperatorConfig::Window { keyed: false, .. } => {
             "a windowAll operator (keyed = false) runs as one subtask in Flink whatever the job's \
              parallelism; set keyed = true, or parallelism = 1"

@@ -157,6 +157,37 @@ public final class Advices {
         }
     }
 
+    /**
+     * {@code RocksDB.open(DBOptions, String, List<ColumnFamilyDescriptor>, List<ColumnFamilyHandle>)}:
+     * the instance at the path and its handles ({@link Instances}).
+     */
+    public static final class OpenWithFamilies {
+        @Advice.OnMethodExit
+        static void exit(@Advice.Argument(1) String path, @Advice.Argument(3) Object handles,
+                @Advice.Return Object db) {
+            Recorder.instanceOpened(db, path, handles);
+        }
+    }
+
+    /**
+     * {@code RocksDB.createColumnFamily(ColumnFamilyDescriptor)} and
+     * {@code createColumnFamilies(List)}: a handle, or a list of them, of this instance.
+     */
+    public static final class CreateFamily {
+        @Advice.OnMethodExit
+        static void exit(@Advice.This Object db, @Advice.Return Object created) {
+            Recorder.familyCreated(db, created);
+        }
+    }
+
+    /** Kafka Streams' {@code SourceNode.process(Record)}: an input record, an event marker. */
+    public static final class KafkaRecord {
+        @Advice.OnMethodEnter
+        static void enter() {
+            Recorder.engineEvent();
+        }
+    }
+
     /** {@code processElement(StreamRecord)} of a keyed operator: an event marker (input 0). */
     public static final class Element {
         @Advice.OnMethodEnter

@@ -4,6 +4,7 @@ import static net.bytebuddy.matcher.ElementMatchers.failSafe;
 import static net.bytebuddy.matcher.ElementMatchers.hasSuperType;
 import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
 import static net.bytebuddy.matcher.ElementMatchers.isPublic;
+import static net.bytebuddy.matcher.ElementMatchers.isStatic;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 import static net.bytebuddy.matcher.ElementMatchers.not;
@@ -31,7 +32,10 @@ import net.bytebuddy.matcher.ElementMatcher;
  * <p>Arguments, comma-separated: {@code out=DIR} (default {@code gadget-traces}),
  * {@code format=binary|text} (Gadget's binary trace format, the default, or its text format),
  * {@code buffers=N} (64 KiB record buffers in flight to the writer thread, default 256:
- * when all are in flight, records are dropped and counted instead of blocking Flink).
+ * when all are in flight, records are dropped and counted instead of blocking Flink),
+ * {@code root=DIR} (name the states of RocksDB instances opened under {@code DIR} by their
+ * path below it, {@link Instances}: for engines with one instance per store, such as Kafka
+ * Streams).
  */
 public final class Agent {
     private Agent() {}
@@ -50,6 +54,9 @@ public final class Agent {
                     case "out":
                         out = Paths.get(value);
                         break;
+                    case "root":
+                        Instances.root(Paths.get(value));
+                        break;
                     case "buffers":
                         buffers = Integer.parseInt(value);
                         break;
@@ -63,7 +70,7 @@ public final class Agent {
                     default:
                         throw new IllegalArgumentException(
                                 "gadget recorder: unknown agent argument '" + key
-                                        + "'; the arguments are out=DIR, format=binary|text and buffers=N");
+                                        + "'; the arguments are out=DIR, format=binary|text, buffers=N and root=DIR");
                 }
             }
         }
@@ -126,7 +133,15 @@ public final class Agent {
                         .visit(Advice.to(Advices.Write.class).on(named("write")
                                 .and(takesArguments(2)).and(arg(1, pkg + "WriteBatch"))))
                         .visit(Advice.to(Advices.NewIterator.class).on(named("newIterator")
-                                .and(isPublic()).and(arg(0, cf)))))
+                                .and(isPublic()).and(arg(0, cf))))
+                        .visit(Advice.to(Advices.OpenWithFamilies.class).on(named("open")
+                                .and(isStatic()).and(takesArguments(4))
+                                .and(takesArgument(1, String.class))
+                                .and(takesArgument(2, List.class)).and(takesArgument(3, List.class))))
+                        .visit(Advice.to(Advices.CreateFamily.class).on(named("createColumnFamily")
+                                .and(takesArguments(1)).and(arg(0, pkg + "ColumnFamilyDescriptor"))
+                                .or(named("createColumnFamilies").and(takesArguments(1))
+                                        .and(takesArgument(0, List.class))))))
                 .type(named(pkg + "AbstractRocksIterator"))
                 .transform((b, type, loader, module, domain) -> b
                         .visit(Advice.to(Advices.Seek.class).on(named("seek")
@@ -169,6 +184,10 @@ public final class Agent {
                                 .and(takesArguments(1)).and(arg(0, streamRecord))))
                         .visit(Advice.to(Advices.Element2.class).on(named("processElement2")
                                 .and(takesArguments(1)).and(arg(0, streamRecord)))))
+                .type(named("org.apache.kafka.streams.processor.internals.SourceNode"))
+                .transform((b, type, loader, module, domain) -> b
+                        .visit(Advice.to(Advices.KafkaRecord.class).on(named("process")
+                                .and(takesArguments(1)))))
                 .type(named(operator))
                 .transform((b, type, loader, module, domain) -> b
                         .visit(Advice.to(Advices.WatermarkArrived.class).on(named("processWatermark")

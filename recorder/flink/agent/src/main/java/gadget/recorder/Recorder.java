@@ -115,6 +115,23 @@ public final class Recorder {
         }
     }
 
+    /** RocksDB instance {@code db} was opened at {@code path} with column families {@code handles}. */
+    public static void instanceOpened(Object db, String path, Object handles) {
+        Instances.opened(db, path, handles);
+    }
+
+    /** Column family {@code created} (a handle or a list of them) was created in instance {@code db}. */
+    public static void familyCreated(Object db, Object created) {
+        Instances.created(db, created);
+    }
+
+    /** An input record reached an engine other than Flink (Kafka Streams): an event marker. */
+    public static void engineEvent() {
+        if (writer != null) {
+            CURRENT.get().event(0);
+        }
+    }
+
     /** An element handler returned. */
     public static void elementExit() {
         if (writer != null) {

@@ -80,7 +80,11 @@ final class ThreadTrace {
         Integer id = cfIds.get(cf);
         if (id == null) {
             String name = Native.columnFamily(cf);
-            id = state(name == null ? "column-family-" + cfIds.size() : name);
+            if (name == null) {
+                name = "column-family-" + cfIds.size();
+            }
+            String instance = Instances.of(cf);
+            id = state(instance == null ? name : instance + "/" + name);
             cfIds.put(cf, id);
         }
         return id;

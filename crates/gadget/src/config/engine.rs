@@ -1,0 +1,145 @@
+//! `engine = "..."`: which engine's operators the `[operator]` section names, and the
+//! operators of engines other than Flink ([`crate::engine`]).
+
+use super::reader::Section;
+use super::{ConfigError, OperatorConfig};
+use crate::engine::kafka_streams::KafkaStreamsSpec;
+use crate::engine::Engine;
+
+/// The `engine` of a config's top level (Flink without one).
+pub(super) fn parse_engine(top: &Section<'_>) -> Result<Engine, ConfigError> {
+    Ok(top
+        .choice("engine", Engine::NAMES)?
+        .and_then(Engine::from_name)
+        .unwrap_or_default())
+}
+
+/// Refuses an `[operator] type` that `engine` lacks, naming the engine's closest operator.
+pub(super) fn check_operator(s: &Section<'_>, engine: Engine) -> Result<(), ConfigError> {
+    let Some(kind) = s.string("type")? else {
+        return Ok(());
+    };
+    if engine.operators().contains(&kind.as_str()) {
+        return Ok(());
+    }
+    let others = Engine::NAMES
+        .iter()
+        .filter_map(|n| Engine::from_name(n))
+        .find(|e| *e != engine && e.operators().contains(&kind.as_str()));
+    let Some(other) = others else {
+        // not any engine's: the usual error lists this engine's operators
+        return Ok(());
+    };
+    let closest = match engine.closest(&kind) {
+        Some(c) => format!("; its closest is `{c}`"),
+        None => String::new(),
+    };
+    Err(s.error(
+        "type",
+        format!(
+            "`{kind}` is a {other} operator, and this config's engine is {engine} (`engine = \"{}\"`){closest}; {engine}'s operators: {}",
+            engine.name(),
+            engine.operators().join(", ")
+        ),
+    ))
+}
+
+/// A Kafka Streams `[operator]` section.
+pub(super) fn parse_kafka_streams(
+    s: &Section<'_>,
+) -> Result<(OperatorConfig, String), ConfigError> {
+    let kind = s.require_choice("type", crate::engine::kafka_streams::OPERATORS)?;
+    let d = KafkaStreamsSpec::default();
+    let spec = KafkaStreamsSpec {
+        application_id: s.string("application_id")?.unwrap_or(d.application_id),
+        store: s.string("store")?.unwrap_or(d.store),
+        topic: s.string("topic")?.unwrap_or(d.topic),
+        cache_bytes: s
+            .int("cache_bytes", 0, i64::MAX)?
+            .map_or(d.cache_bytes, |b| b as u64),
+        commit_every: s
+            .int("commit_every", 1, i64::MAX)?
+            .map_or(d.commit_every, |n| n as u64),
+    };
+    for (key, value) in [
+        ("application_id", &spec.application_id),
+        ("store", &spec.store),
+        ("topic", &spec.topic),
+    ] {
+        if value.is_empty() || value.contains('/') {
+            return Err(s.error(key, "give a non-empty name without `/`"));
+        }
+    }
+    Ok((
+        OperatorConfig::KafkaStreams(Box::new(spec)),
+        kind.to_string(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::{Config, OperatorConfig};
+
+    const COUNT: &str = r#"
+engine = "kafka-streams"
+[source]
+type = "synthetic"
+events = 100
+key_space = 10
+[source.keys]
+distribution = "uniform"
+[source.gaps]
+distribution = "constant"
+value = 1
+[operator]
+type = "count"
+"#;
+
+    #[test]
+    fn a_kafka_streams_count_takes_its_defaults_and_its_settings() {
+        let c = Config::parse(COUNT, Path::new("c.toml")).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(**spec, Default::default());
+        assert_eq!(c.operator_name, "count");
+        let text = COUNT.replace(
+            "type = \"count\"",
+            "type = \"count\"\ncache_bytes = 0\nstore = \"s\"\ncommit_every = 10",
+        );
+        let c = Config::parse(&text, Path::new("c.toml")).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!();
+        };
+        assert_eq!(
+            (spec.cache_bytes, spec.store.as_str(), spec.commit_every),
+            (0, "s", 10)
+        );
+    }
+
+    #[test]
+    fn an_operator_of_another_engine_names_the_closest_one_and_bad_settings_say_why() {
+        let said = |text: &str| {
+            Config::parse(text, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = said(&COUNT.replace("\"count\"", "\"aggregation\""));
+        assert!(
+            e.contains("closest is `count`") && e.contains("c.toml:"),
+            "{e}"
+        );
+        let e = said(&COUNT.replace("engine = \"kafka-streams\"\n", ""));
+        assert!(e.contains("closest is `aggregation`"), "{e}");
+        let e = said(&COUNT.replace("kafka-streams", "spark"));
+        assert!(e.contains("flink") && e.contains("kafka-streams"), "{e}");
+        let e = said(&COUNT.replace("type = \"count\"", "type = \"count\"\nstore = \"a/b\""));
+        assert!(e.contains("without `/`"), "{e}");
+        let e = said(&COUNT.replace("type = \"count\"", "type = \"count\"\ntimers = \"heap\""));
+        assert!(e.contains("timers"), "{e}");
+        let e = said(&format!("parallelism = 2\n{COUNT}"));
+        assert!(e.contains("Kafka Streams splits a topology"), "{e}");
+    }
+}

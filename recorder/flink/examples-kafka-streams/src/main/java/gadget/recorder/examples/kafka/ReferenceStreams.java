@@ -1,0 +1,169 @@
+package gadget.recorder.examples.kafka;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Properties;
+import java.util.zip.GZIPInputStream;
+
+import org.apache.kafka.common.serialization.LongSerializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Materialized;
+
+/**
+ * The Kafka Streams reference jobs: Gadget's operators written as Kafka Streams topologies,
+ * run over the Borg job events by {@link TopologyTestDriver} on real RocksDB stores, no broker:
+ *
+ * <pre>
+ * java -javaagent:gadget-recorder-flink.jar=out=traces,root=STATE_DIR -cp ... \
+ *     gadget.recorder.examples.kafka.ReferenceStreams --operator count --input borg-jobs.csv.gz \
+ *     --state-dir STATE_DIR
+ * </pre>
+ *
+ * <p>Input: CSV (optionally gzip), key = column 0 (a long), event time = column 1 in
+ * microseconds, divided by 1000 into milliseconds (the record's timestamp). Events are sorted
+ * stably by time unless {@code --order file}. Values are the event time (a long).
+ *
+ * <p>{@code --operator count}: {@code groupByKey().count()} into a persistent timestamped
+ * key-value store named {@code --store} ({@code counts}), reading topic {@code --topic}
+ * ({@code events}), as application {@code --application-id} ({@code gadget-reference-count}). {@code --cache-bytes} sets
+ * {@code statestore.cache.max.bytes} (Kafka's default 10 MiB), {@code --commit-interval}
+ * {@code commit.interval.ms} (30 s); the test driver commits after every record whatever
+ * the interval.
+ */
+public final class ReferenceStreams {
+    private ReferenceStreams() {}
+
+    /** The command line. */
+    static final class Settings {
+        String operator = "count";
+        Path input;
+        Path stateDir = Paths.get("kafka-streams-state");
+        String order = "by-time";
+        int limit = Integer.MAX_VALUE;
+        long cacheBytes = 10L * 1024 * 1024;
+        long commitInterval = 30_000;
+        String applicationId;
+        String store = "counts";
+        String topic = "events";
+
+        static Settings parse(String[] args) {
+            Settings s = new Settings();
+            for (int i = 0; i < args.length; i++) {
+                String flag = args[i];
+                if (i + 1 >= args.length) {
+                    throw new IllegalArgumentException(flag + " needs a value");
+                }
+                String v = args[++i];
+                switch (flag) {
+                    case "--operator": s.operator = v; break;
+                    case "--input": s.input = Paths.get(v); break;
+                    case "--state-dir": s.stateDir = Paths.get(v); break;
+                    case "--order": s.order = v; break;
+                    case "--limit": s.limit = Integer.parseInt(v); break;
+                    case "--cache-bytes": s.cacheBytes = Long.parseLong(v); break;
+                    case "--commit-interval": s.commitInterval = Long.parseLong(v); break;
+                    case "--application-id": s.applicationId = v; break;
+                    case "--store": s.store = v; break;
+                    case "--topic": s.topic = v; break;
+                    default:
+                        throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
+                                + "--operator --input --state-dir --order --limit --cache-bytes --commit-interval "
+                                + "--application-id --store --topic");
+                }
+            }
+            if (s.input == null) {
+                throw new IllegalArgumentException("--input FILE is required (CSV, optionally gzip)");
+            }
+            if (!s.order.equals("by-time") && !s.order.equals("file")) {
+                throw new IllegalArgumentException("--order is by-time or file, not " + s.order);
+            }
+            if (s.applicationId == null) {
+                s.applicationId = "gadget-reference-" + s.operator;
+            }
+            return s;
+        }
+    }
+
+    /** An input event: key and event time in ms. */
+    record Event(long key, long time) {}
+
+    /** Runs the job. */
+    public static void main(String[] args) throws IOException {
+        Settings s = Settings.parse(args);
+        List<Event> events = read(s.input, s.limit);
+        if (s.order.equals("by-time")) {
+            events.sort(Comparator.comparingLong(Event::time));
+        }
+        StreamsBuilder builder = new StreamsBuilder();
+        switch (s.operator) {
+            case "count":
+                builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()))
+                        .groupByKey()
+                        .count(Materialized.as(s.store));
+                break;
+            default:
+                throw new IllegalArgumentException("unknown operator " + s.operator
+                        + "; the operators are count");
+        }
+        Topology topology = builder.build();
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, s.applicationId);
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, s.stateDir.toAbsolutePath().toString());
+        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, s.cacheBytes);
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, s.commitInterval);
+        long started = System.nanoTime();
+        try (TopologyTestDriver driver = new TopologyTestDriver(topology, props)) {
+            TestInputTopic<Long, Long> topic = driver.createInputTopic(s.topic,
+                    new LongSerializer(), new LongSerializer());
+            for (Event e : events) {
+                topic.pipeInput(e.key(), e.time(), e.time());
+            }
+        }
+        long ms = Math.max(1, (System.nanoTime() - started) / 1_000_000);
+        // on stderr: stdout belongs to whoever runs the job (gadget record --json)
+        System.err.printf("%s: %d events in %d ms (%.0f events/s)%n",
+                s.operator, events.size(), ms, events.size() * 1000.0 / ms);
+    }
+
+    /** Reads the CSV (gzip when it starts with gzip's magic bytes). */
+    static List<Event> read(Path path, int limit) throws IOException {
+        List<Event> events = new ArrayList<>();
+        try (InputStream raw = Files.newInputStream(path)) {
+            InputStream in = new java.io.BufferedInputStream(raw);
+            in.mark(2);
+            boolean gzip = in.read() == 0x1f && in.read() == 0x8b;
+            in.reset();
+            if (gzip) {
+                in = new GZIPInputStream(in);
+            }
+            BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+            String line;
+            int n = 0;
+            while ((line = r.readLine()) != null && n < limit) {
+                String[] f = line.split(",", 3);
+                if (f.length < 2) {
+                    continue;
+                }
+                events.add(new Event(Long.parseLong(f[0]), Long.parseLong(f[1]) / 1000));
+                n++;
+            }
+        }
+        return events;
+    }
+}
