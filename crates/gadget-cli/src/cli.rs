@@ -568,7 +568,8 @@ pub struct DiffArgs {
     pub a: PathBuf,
     /// Second trace (for example Gadget's).
     pub b: PathBuf,
-    /// Succeed when the match is at least this (default: identical sequences only).
+    /// Succeed when the match is at least this (default: identical sequences only); with
+    /// --per-key, when at least this share of the state keys is identical.
     #[arg(long)]
     pub min_match: Option<f64>,
     /// Give up the exact diff past this many differing requests (the match is then a bound).
@@ -577,6 +578,12 @@ pub struct DiffArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Compare each state key's requests alone (in order, with value sizes), whatever the
+    /// interleaving of different keys': for engines whose network decides it, such as a
+    /// Flink window join's two inputs. Succeeds when every key's are identical (or
+    /// --min-match of the keys).
+    #[arg(long)]
+    pub per_key: bool,
 }
 
 /// `--input-passes`, or its old name `--repeat` with a warning that says what it does.

@@ -8,6 +8,7 @@ use crate::cli::{ConvertArgs, DiffArgs, Format};
 use crate::interrupt::INTERRUPTED;
 use crate::progress;
 use crate::stdout::outln;
+use gadget::compare::per_key::{compare_by_key, ByKey};
 
 /// Runs `gadget trace convert`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C stopped it
 /// (the output is then left as it was).
@@ -68,7 +69,85 @@ fn normalize(path: &std::path::Path) -> anyhow::Result<Normalizer> {
     Ok(n)
 }
 
+/// The requests of the trace at `path`, grouped by state key.
+fn by_key(path: &std::path::Path) -> anyhow::Result<ByKey> {
+    let bar = progress::spinner(&format!("reading {}", path.display()));
+    let mut reader = open_trace(path)?;
+    let mut g = ByKey::new();
+    while let Some(rec) = reader
+        .next_record()
+        .with_context(|| format!("reading {}", path.display()))?
+    {
+        g.push(&rec.to_record(), reader.state_names());
+    }
+    bar.finish_and_clear();
+    Ok(g)
+}
+
+/// `gadget trace diff --per-key`.
+fn diff_per_key(args: &DiffArgs) -> anyhow::Result<()> {
+    let (a, b) = (by_key(&args.a)?, by_key(&args.b)?);
+    let c = compare_by_key(&a, &b);
+    let request = |r: Option<(gadget::access::Op, u32)>| {
+        r.map_or("(no more requests)".to_string(), |(op, v)| {
+            format!("{} {v}", op.name())
+        })
+    };
+    let first = c.first_difference.as_ref().map(|d| {
+        (
+            format!("{} {}", d.state, hex(&d.key)),
+            d.index,
+            request(d.a),
+            request(d.b),
+        )
+    });
+    if args.json {
+        let json = serde_json::json!({
+            "a": args.a.display().to_string(),
+            "b": args.b.display().to_string(),
+            "requests_a": a.requests,
+            "requests_b": b.requests,
+            "state_keys": c.keys,
+            "identical_keys": c.identical,
+            "identical": c.all_identical(),
+            "first_difference": first.as_ref().map(|(k, i, x, y)| serde_json::json!({"key": k, "index": i, "a": x, "b": y})),
+        });
+        outln!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        outln!("A: {} ({} requests)", args.a.display(), a.requests);
+        outln!("B: {} ({} requests)", args.b.display(), b.requests);
+        outln!(
+            "per key: {} of {} state keys identical",
+            c.identical,
+            c.keys
+        );
+        match &first {
+            None => outln!("identical requests for every state key"),
+            Some((k, i, x, y)) => {
+                outln!("first differing key: {k}, at its request {i}: A has `{x}`, B has `{y}`")
+            }
+        }
+    }
+    let share = c.identical as f64 / c.keys.max(1) as f64;
+    let ok = match args.min_match {
+        Some(min) => share >= min,
+        None => c.all_identical(),
+    };
+    if !ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// Bytes as lowercase hex.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
+    if args.per_key {
+        return diff_per_key(&args);
+    }
     let a = normalize(&args.a)?;
     let b = normalize(&args.b)?;
     let bar = progress::spinner("comparing");

@@ -771,6 +771,98 @@ fn record_in_parallel(
     results
 }
 
+/// The Flink operators Gadget simulated before any recording proved them: `windowAll`
+/// (tumbling incremental, sliding holistic), the window joins (`join().where().equalTo()
+/// .window()`, tumbling and sliding) and the continuous join (`connect().keyBy().process()`),
+/// with how each must match: `windowAll` exactly; the joins key by key (`trace diff
+/// --per-key`), since Flink's network buffers, not the program, decide the order in which
+/// their two inputs' records reach the operator. A window join's requests per key do not
+/// depend on that order (every element is a merge of the same size), so all its keys must be
+/// identical; the continuous join's do when a key's interval and a schedule of it race (a
+/// schedule that wins waits in the buffer), so at least [`JOIN_MIN_MATCH`] of its keys must.
+const UNPROVEN_OPERATORS: &[(&str, Match)] = &[
+    ("tumbling-all-incr", Match::Exact),
+    ("sliding-all-hol", Match::Exact),
+    ("tumbling-join", Match::PerKey(1.0)),
+    ("sliding-join", Match::PerKey(1.0)),
+    ("continuous-join", Match::PerKey(JOIN_MIN_MATCH)),
+];
+
+/// How a recording must match Gadget's trace.
+#[derive(Debug, Clone, Copy)]
+enum Match {
+    /// Request for request.
+    Exact,
+    /// At least this share of the state keys with identical requests.
+    PerKey(f64),
+}
+
+#[test]
+fn recording_window_all_the_window_joins_and_the_continuous_join_matches_gadget() {
+    let test = "flink recorder: windowAll, window joins, continuous join";
+    let Some(shared) = common::shared_dir(test) else {
+        return;
+    };
+    if !have("java", test) || !have("mvn", test) {
+        return;
+    }
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (agent, job) = build_recorder();
+    let borg = shared.join("data/borg-jobs.csv.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let mut failed = Vec::new();
+    for &(operator, how) in UNPROVEN_OPERATORS {
+        let work = dir.path().join(operator);
+        std::fs::create_dir_all(&work).unwrap();
+        let config = work.join("config.toml");
+        std::fs::write(&config, edited_config(operator, &borg, false, &[])).unwrap();
+        let generated = work.join("gadget.gtrace");
+        let gen = Command::cargo_bin("gadget")
+            .unwrap()
+            .arg("gen")
+            .arg(&config)
+            .arg("-o")
+            .arg(&generated)
+            .output()
+            .unwrap();
+        assert!(
+            gen.status.success(),
+            "{operator}: {}",
+            String::from_utf8_lossy(&gen.stderr)
+        );
+        let args = ["--input", borg.to_str().unwrap()];
+        let recorded = record(&agent, &job, &work.join("flink"), operator, &args);
+        let (same, report) = match how {
+            Match::Exact => diff(&generated, &recorded, None),
+            Match::PerKey(min) => {
+                let out = Command::cargo_bin("gadget")
+                    .unwrap()
+                    .args([
+                        "trace",
+                        "diff",
+                        "--per-key",
+                        "--min-match",
+                        &min.to_string(),
+                    ])
+                    .arg(&generated)
+                    .arg(&recorded)
+                    .output()
+                    .unwrap();
+                let report = String::from_utf8_lossy(&out.stdout).into_owned();
+                (out.status.success(), report)
+            }
+        };
+        eprintln!("{operator}: {}", report.lines().nth(2).unwrap_or_default());
+        if !same {
+            failed.push(format!("{operator}:\n{report}"));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "recordings that are not Gadget's: {failed:#?}"
+    );
+}
+
 /// Flink 1.18's `RocksDBListState.update` as 1.19 and 1.20 issue it: 1.18 writes a new list
 /// as a `delete` of the key and a `merge` per element, the later versions as one `put` of the
 /// serialized list (the elements joined by the one-byte delimiter of the merge operator).

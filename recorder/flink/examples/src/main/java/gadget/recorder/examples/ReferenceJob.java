@@ -22,6 +22,9 @@ import org.apache.flink.api.common.eventtime.WatermarkGenerator;
 import org.apache.flink.api.common.eventtime.WatermarkOutput;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.AggregateFunction;
+import org.apache.flink.api.common.functions.JoinFunction;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -37,8 +40,10 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.datastream.WindowedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.streaming.api.functions.co.ProcessJoinFunction;
 import org.apache.flink.streaming.api.functions.sink.DiscardingSink;
+import org.apache.flink.streaming.api.functions.windowing.ProcessAllWindowFunction;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
 import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
@@ -104,6 +109,9 @@ public final class ReferenceJob {
     }
 
     private static final long SUBMIT = 0;
+    private static final long SCHEDULE = 3;
+    /** The events that close a job's interval: FINISH, KILL, FAIL, EVICT. */
+    private static final java.util.Set<Long> CLOSING = java.util.Set.of(6L, 7L, 5L, 4L);
     private static final long FINISH = 6;
 
     /** Command-line settings, with the reference traces' values as defaults. */
@@ -200,7 +208,53 @@ public final class ReferenceJob {
         env.setBufferTimeout(s.bufferTimeout);
 
         KeySelector<Event, Long> byKey = e -> e.f0;
-        if (s.operator.equals("interval-join")) {
+        if (s.operator.equals("tumbling-join") || s.operator.equals("sliding-join")) {
+            // join().where().equalTo().window(): Flink runs it as a coGroup, a holistic window
+            // over the tagged union of both inputs
+            DataStream<Event> all = source(env, events, s);
+            DataStream<Event> left = all.filter(e -> e.f2 == SUBMIT).name("submits");
+            DataStream<Event> right = all.filter(e -> e.f2 == FINISH).name("finishes");
+            WindowAssigner<Object, TimeWindow> assigner = s.operator.equals("tumbling-join")
+                    ? TumblingEventTimeWindows.of(Time.milliseconds(s.window))
+                    : SlidingEventTimeWindows.of(Time.milliseconds(s.window), Time.milliseconds(s.slide));
+            // apply(...) is declared as DataStream but builds a SingleOutputStreamOperator
+            SingleOutputStreamOperator<Long> joined = (SingleOutputStreamOperator<Long>) left.join(right)
+                    .where(byKey)
+                    .equalTo(byKey)
+                    .window(assigner)
+                    .allowedLateness(Time.milliseconds(s.lateness))
+                    .apply(new JoinPairs());
+            joined.name(s.operator)
+                    .setParallelism(s.parallelism)
+                    .addSink(new DiscardingSink<>()).name("discard")
+                    .setParallelism(s.parallelism);
+        } else if (s.operator.equals("continuous-join")) {
+            // the paper's continuous join as one writes it: a job's SUBMIT opens its interval,
+            // FINISH, KILL, FAIL or EVICT closes it; SCHEDULE events join it or wait for it
+            DataStream<Event> all = source(env, events, s);
+            DataStream<Event> intervals = all.filter(e -> e.f2 == SUBMIT || CLOSING.contains(e.f2))
+                    .name("intervals");
+            DataStream<Event> schedules = all.filter(e -> e.f2 == SCHEDULE).name("schedules");
+            intervals.connect(schedules)
+                    .keyBy(byKey, byKey)
+                    .process(new ContinuousJoin())
+                    .name(s.operator)
+                    .setParallelism(s.parallelism)
+                    .addSink(new DiscardingSink<>()).name("discard")
+                    .setParallelism(s.parallelism);
+        } else if (s.operator.startsWith("tumbling-all-") || s.operator.startsWith("sliding-all-")) {
+            // windowAll: one subtask whatever the parallelism, its state keyed by Flink's
+            // constant null-byte key
+            WindowAssigner<Object, TimeWindow> assigner = s.operator.startsWith("tumbling")
+                    ? TumblingEventTimeWindows.of(Time.milliseconds(s.window))
+                    : SlidingEventTimeWindows.of(Time.milliseconds(s.window), Time.milliseconds(s.slide));
+            var windowed = source(env, events, s).windowAll(assigner)
+                    .allowedLateness(Time.milliseconds(s.lateness));
+            SingleOutputStreamOperator<Long> counted = s.operator.endsWith("-incr")
+                    ? windowed.aggregate(new Count())
+                    : windowed.process(new CountAllWindow());
+            counted.name(s.operator).addSink(new DiscardingSink<>()).name("discard");
+        } else if (s.operator.equals("interval-join")) {
             // one source, split by event type: both inputs reach the join through the network
             DataStream<Event> all = source(env, events, s);
             DataStream<Event> left = all.filter(e -> e.f2 == SUBMIT).name("submits");
@@ -235,7 +289,9 @@ public final class ReferenceJob {
                     default:
                         throw new IllegalArgumentException("unknown operator " + s.operator
                                 + "; the operators are tumbling-incr tumbling-hol sliding-incr "
-                                + "sliding-hol session-incr session-hol aggregation interval-join");
+                                + "sliding-hol session-incr session-hol aggregation interval-join "
+                                + "tumbling-join sliding-join continuous-join tumbling-all-incr "
+                                + "tumbling-all-hol sliding-all-incr sliding-all-hol");
                 }
                 WindowedStream<Event, Long, TimeWindow> windowed = keyed.window(assigner)
                         .allowedLateness(Time.milliseconds(s.lateness));
@@ -400,6 +456,75 @@ public final class ReferenceJob {
     }
 
     /** Counts joined pairs. */
+    /** Counts a window's elements, for {@code windowAll}. */
+    static final class CountAllWindow extends ProcessAllWindowFunction<Event, Long, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void process(Context ctx, Iterable<Event> elements, Collector<Long> out) {
+            long n = 0;
+            for (Event ignored : elements) {
+                n++;
+            }
+            out.collect(n);
+        }
+    }
+
+    /** One output per pair a window join finds. */
+    static final class JoinPairs implements JoinFunction<Event, Event, Long> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Long join(Event left, Event right) {
+            return 1L;
+        }
+    }
+
+    /**
+     * The continuous join: {@code left-state} holds the key's open interval (its SUBMIT),
+     * {@code right-buffer} the SCHEDULE events that came before it.
+     */
+    static final class ContinuousJoin extends KeyedCoProcessFunction<Long, Event, Event, Long> {
+        private static final long serialVersionUID = 1L;
+        private transient ValueState<Event> left;
+        private transient ListState<Event> waiting;
+
+        @Override
+        public void open(Configuration parameters) {
+            left = getRuntimeContext().getState(new ValueStateDescriptor<>("left-state", Event.class));
+            waiting = getRuntimeContext().getListState(new ListStateDescriptor<>("right-buffer", Event.class));
+        }
+
+        @Override
+        public void processElement1(Event e, Context ctx, Collector<Long> out) throws Exception {
+            if (CLOSING.contains(e.f2)) {
+                left.clear();
+                waiting.clear();
+                return;
+            }
+            left.value();
+            left.update(e);
+            Iterable<Event> before = waiting.get();
+            long n = 0;
+            for (Event ignored : before) {
+                n++;
+            }
+            if (n > 0) {
+                out.collect(n);
+                waiting.clear();
+            }
+        }
+
+        @Override
+        public void processElement2(Event e, Context ctx, Collector<Long> out) throws Exception {
+            if (left.value() != null) {
+                out.collect(1L);
+            } else {
+                waiting.add(e);
+            }
+        }
+    }
+
     static final class CountPairs extends ProcessJoinFunction<Event, Event, Long> {
         private static final long serialVersionUID = 1L;
 

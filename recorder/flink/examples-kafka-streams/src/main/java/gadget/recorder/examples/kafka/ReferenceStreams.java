@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -23,6 +24,7 @@ import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.TimeWindows;
 
 /**
  * The Kafka Streams reference jobs: Gadget's operators written as Kafka Streams topologies,
@@ -60,6 +62,9 @@ public final class ReferenceStreams {
         String applicationId;
         String store = "counts";
         String topic = "events";
+        long window = 5000;
+        long advance = -1;
+        long grace = 0;
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -80,10 +85,13 @@ public final class ReferenceStreams {
                     case "--application-id": s.applicationId = v; break;
                     case "--store": s.store = v; break;
                     case "--topic": s.topic = v; break;
+                    case "--window": s.window = Long.parseLong(v); break;
+                    case "--advance": s.advance = Long.parseLong(v); break;
+                    case "--grace": s.grace = Long.parseLong(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --state-dir --order --limit --cache-bytes --commit-interval "
-                                + "--application-id --store --topic");
+                                + "--application-id --store --topic --window --advance --grace");
                 }
             }
             if (s.input == null) {
@@ -116,9 +124,22 @@ public final class ReferenceStreams {
                         .groupByKey()
                         .count(Materialized.as(s.store));
                 break;
+            case "tumbling-count":
+            case "hopping-count": {
+                TimeWindows windows = TimeWindows.ofSizeAndGrace(
+                        Duration.ofMillis(s.window), Duration.ofMillis(s.grace));
+                if (s.operator.equals("hopping-count")) {
+                    windows = windows.advanceBy(Duration.ofMillis(s.advance < 0 ? 1000 : s.advance));
+                }
+                builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()))
+                        .groupByKey()
+                        .windowedBy(windows)
+                        .count(Materialized.as(s.store));
+                break;
+            }
             default:
                 throw new IllegalArgumentException("unknown operator " + s.operator
-                        + "; the operators are count");
+                        + "; the operators are count tumbling-count hopping-count");
         }
         Topology topology = builder.build();
         Properties props = new Properties();

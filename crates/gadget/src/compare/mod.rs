@@ -7,6 +7,8 @@
 
 use std::collections::HashMap;
 
+pub mod per_key;
+
 use crate::access::{Op, TraceRecord};
 
 /// Turns trace records into comparable tokens.
