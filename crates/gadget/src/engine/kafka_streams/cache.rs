@@ -3,7 +3,9 @@
 //! Kafka sizes them, evicted from the least recently used end whenever the cache is over its
 //! size; evicting a dirty entry flushes every dirty entry, it first.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 /// What Kafka adds to a key and value per cached entry: the node's three references (24),
 /// the dirty flag (1), and the record context's timestamp, offset and partition (20).
@@ -30,7 +32,7 @@ pub struct RecordCache {
     bytes: u64,
     nodes: Vec<Node>,
     free: Vec<usize>,
-    index: HashMap<Vec<u8>, usize>,
+    index: FxHashMap<Vec<u8>, usize>,
     /// Most recently used.
     head: usize,
     /// Least recently used.
@@ -51,7 +53,7 @@ impl RecordCache {
             bytes: 0,
             nodes: Vec::new(),
             free: Vec::new(),
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             head: NIL,
             tail: NIL,
             dirty: BTreeMap::new(),

@@ -1,7 +1,7 @@
 //! `groupByKey().count()` into a persistent timestamped key-value store, with the record
 //! cache and a commit every [`KafkaStreamsSpec::commit_every`] records.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use crate::access::{Access, AccessSink, Op, StateId};
 use crate::key::Key;
@@ -38,7 +38,7 @@ impl Count {
             cache: RecordCache::new(spec.cache_bytes),
             offsets: Offsets::new(spec, OFFSETS),
             spec: spec.clone(),
-            stored: HashSet::new(),
+            stored: HashSet::default(),
             key: Vec::with_capacity(16),
             since_commit: 0,
         }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One logical query, two engines, every embedded store: the running count per key over the Borg
+# job events (played 10 times), as Flink's `aggregation` and as Kafka Streams' `count` issue it
+# to their state store, each replayed into each store (closed loop, a fresh store per run),
+# alternating rounds. Prints each store's median throughput per engine and the stores' ranks,
+# so that a ranking that changes with the engine shows.
+# Usage: scripts/engines-store-ranking.sh [OUT_DIR]   REPS (3), STORES, GADGET
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-out/engines-store-ranking}"
+reps="${REPS:-3}"
+stores="${STORES:-rocksdb leveldb lmdb redb fjall sqlite berkeleydb memory}"
+gadget="${GADGET:-./target/release/gadget}"
+[ -x "$gadget" ] || cargo build --release --locked -p gadget-cli
+mkdir -p "$out"
+"$gadget" gen examples/flink-reference/aggregation.toml --input-passes 10 -o "$out/flink.gtrace" >/dev/null
+"$gadget" gen examples/kafka-streams-reference/count.toml --input-passes 10 -o "$out/kafka-streams.gtrace" >/dev/null
+printf 'round\tengine\tstore\trequests\tthroughput\tp99_ns\n' >"$out/runs.tsv"
+for round in $(seq "$reps"); do
+  for store in $stores; do
+    for engine in flink kafka-streams; do
+      "$gadget" replay "$out/$engine.gtrace" --store "$store" --json 2>/dev/null |
+        jq -r --arg r "$round" --arg e "$engine" --arg s "$store" '([.latency[] | select(.op == "all")][0]) as $a
+          | [$r, $e, $s, .requests, (.throughput | floor), $a.p99_ns] | @tsv' >>"$out/runs.tsv"
+      tail -n 1 "$out/runs.tsv" >&2
+    done
+  done
+done
+python3 - "$out/runs.tsv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+engines = ["flink", "kafka-streams"]
+stores = sorted({r["store"] for r in rows})
+med = {(e, s): statistics.median(float(r["throughput"]) for r in rows if r["engine"] == e and r["store"] == s)
+       for e in engines for s in stores}
+rank = {e: {s: i + 1 for i, s in enumerate(sorted(stores, key=lambda s: -med[(e, s)]))} for e in engines}
+print("| store | Flink `aggregation`: requests/s (rank) | Kafka Streams `count`: requests/s (rank) |")
+print("|---|---:|---:|")
+for s in sorted(stores, key=lambda s: rank["flink"][s]):
+    print("| %s | %.0f (%d) | %.0f (%d) |" % (s, med[("flink", s)], rank["flink"][s],
+          med[("kafka-streams", s)], rank["kafka-streams"][s]))
+PY
