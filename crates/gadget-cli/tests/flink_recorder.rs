@@ -11,26 +11,15 @@
 mod common;
 #[path = "support/config_edit.rs"]
 mod config_edit;
+#[path = "support/recording.rs"]
+mod recording;
+
+use recording::{generate, have, trace_diff};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
-
-/// Whether `tool -version` runs; with `CI=true` a missing tool fails the test.
-fn have(tool: &str, test: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{test}: `{tool}` is missing, but CI=true: .ci/run must install it");
-        }
-        eprintln!("skipping {test}: `{tool}` is not installed (scripts/setup.sh installs it)");
-    }
-    ok
-}
 
 /// The tests of this file run one at a time (each runs two JVMs, one per core), and build
 /// the recorder once.
@@ -199,16 +188,12 @@ fn record_subtasks(
 /// `gadget trace diff EXPECTED RECORDED` (with `--min-match` when given): whether it passed,
 /// and its report.
 fn diff(expected: &Path, recorded: &Path, min_match: Option<f64>) -> (bool, String) {
-    let mut command = Command::cargo_bin("gadget").unwrap();
-    command.args(["trace", "diff"]).arg(expected).arg(recorded);
-    if let Some(min) = min_match {
-        command.args(["--min-match", &min.to_string()]);
-    }
-    let diff = command.output().unwrap();
-    (
-        diff.status.success(),
-        String::from_utf8_lossy(&diff.stdout).into_owned(),
-    )
+    let min = min_match.map(|m| m.to_string());
+    let flags: Vec<&str> = match &min {
+        Some(m) => vec!["--min-match", m],
+        None => Vec::new(),
+    };
+    trace_diff(expected, recorded, &flags)
 }
 
 /// The match line of a `gadget trace diff` report (`match: 1.000000 (0 requests only on one
@@ -547,24 +532,8 @@ fn recordings_of_non_default_settings_match_gadget_request_for_request() {
                         flags.extend(["--order", "file"]);
                     }
                     flags.extend(s.flags);
-                    let config = work.join("config.toml");
-                    std::fs::write(&config, edited_config(s.base, input, s.disordered, s.edits))
-                        .unwrap();
-                    let generated = work.join("gadget.gtrace");
-                    let gen = Command::cargo_bin("gadget")
-                        .unwrap()
-                        .arg("gen")
-                        .arg(&config)
-                        .arg("-o")
-                        .arg(&generated)
-                        .output()
-                        .unwrap();
-                    assert!(
-                        gen.status.success(),
-                        "{}: {}",
-                        s.name,
-                        String::from_utf8_lossy(&gen.stderr)
-                    );
+                    let config = edited_config(s.base, input, s.disordered, s.edits);
+                    let generated = generate(&config, &work, s.name);
                     let (same, report) = record_and_compare(
                         agent,
                         job,
@@ -814,43 +783,16 @@ fn recording_window_all_the_window_joins_and_the_continuous_join_matches_gadget(
     for &(operator, how) in UNPROVEN_OPERATORS {
         let work = dir.path().join(operator);
         std::fs::create_dir_all(&work).unwrap();
-        let config = work.join("config.toml");
-        std::fs::write(&config, edited_config(operator, &borg, false, &[])).unwrap();
-        let generated = work.join("gadget.gtrace");
-        let gen = Command::cargo_bin("gadget")
-            .unwrap()
-            .arg("gen")
-            .arg(&config)
-            .arg("-o")
-            .arg(&generated)
-            .output()
-            .unwrap();
-        assert!(
-            gen.status.success(),
-            "{operator}: {}",
-            String::from_utf8_lossy(&gen.stderr)
-        );
+        let generated = generate(&edited_config(operator, &borg, false, &[]), &work, operator);
         let args = ["--input", borg.to_str().unwrap()];
         let recorded = record(&agent, &job, &work.join("flink"), operator, &args);
         let (same, report) = match how {
             Match::Exact => diff(&generated, &recorded, None),
-            Match::PerKey(min) => {
-                let out = Command::cargo_bin("gadget")
-                    .unwrap()
-                    .args([
-                        "trace",
-                        "diff",
-                        "--per-key",
-                        "--min-match",
-                        &min.to_string(),
-                    ])
-                    .arg(&generated)
-                    .arg(&recorded)
-                    .output()
-                    .unwrap();
-                let report = String::from_utf8_lossy(&out.stdout).into_owned();
-                (out.status.success(), report)
-            }
+            Match::PerKey(min) => trace_diff(
+                &generated,
+                &recorded,
+                &["--per-key", "--min-match", &min.to_string()],
+            ),
         };
         eprintln!("{operator}: {}", report.lines().nth(2).unwrap_or_default());
         if !same {

@@ -11,26 +11,13 @@
 mod common;
 #[path = "support/config_edit.rs"]
 mod config_edit;
+#[path = "support/recording.rs"]
+mod recording;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
-
-/// Whether `tool -version` runs; with `CI=true` a missing tool fails the test.
-fn have(tool: &str, test: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{test}: `{tool}` is missing, but CI=true: .ci/run must install it");
-        }
-        eprintln!("skipping {test}: `{tool}` is not installed");
-    }
-    ok
-}
+use recording::{generate, have, trace_diff};
 
 /// Builds the agent and the Kafka Streams reference job: the agent's jar and the job's class
 /// path.
@@ -156,25 +143,10 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
             String::from_utf8_lossy(&run.stderr)
         );
         let recorded = traces.join("main.gtrace");
-        let config = work.join("count.toml");
         let base = common::project_root().join("examples/kafka-streams-reference/count.toml");
-        std::fs::write(&config, config_edit::edited(&base, &borg, setting.edits)).unwrap();
-        let generated = work.join("gadget.gtrace");
-        let gen = Command::cargo_bin("gadget")
-            .unwrap()
-            .arg("gen")
-            .arg(&config)
-            .arg("-o")
-            .arg(&generated)
-            .output()
-            .unwrap();
-        assert!(
-            gen.status.success(),
-            "{}: {}",
-            setting.name,
-            String::from_utf8_lossy(&gen.stderr)
-        );
-        let report = diff(&generated, &recorded);
+        let config = config_edit::edited(&base, &borg, setting.edits);
+        let generated = generate(&config, &work, setting.name);
+        let (_, report) = trace_diff(&generated, &recorded, &[]);
         eprintln!("{}: {}", setting.name, report.lines().nth(2).unwrap_or(""));
         if !report.contains("identical request sequences") {
             failed.push(format!("{}:\n{report}", setting.name));
@@ -185,16 +157,4 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
         "recordings that are not Gadget's trace:\n{}",
         failed.join("\n")
     );
-}
-
-/// `gadget trace diff a b`'s report.
-fn diff(a: &Path, b: &Path) -> String {
-    let out = Command::cargo_bin("gadget")
-        .unwrap()
-        .args(["trace", "diff"])
-        .arg(a)
-        .arg(b)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
 }

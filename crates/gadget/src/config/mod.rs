@@ -741,18 +741,6 @@ impl Config {
     }
 }
 
-const OPERATORS: &[&str] = &[
-    "tumbling",
-    "sliding",
-    "session",
-    "aggregation",
-    "interval-join",
-    "tumbling-join",
-    "sliding-join",
-    "continuous-join",
-    "lookup-join",
-];
-
 fn parse_interleaving(s: &Section<'_>, default: &'static str) -> Result<Interleaving, ConfigError> {
     let choice = s
         .choice("interleave", &["round-robin", "source-order", "by-time"])?
@@ -876,7 +864,7 @@ fn parse_lookup_join(s: &Section<'_>) -> Result<LookupJoinSpec, ConfigError> {
 }
 
 fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerService), ConfigError> {
-    let kind = s.require_choice("type", OPERATORS)?;
+    let kind = s.require_choice("type", crate::engine::Engine::Flink.operators())?;
     let timers = match s
         .choice("timers", &["rocksdb", "heap"])?
         .unwrap_or("rocksdb")

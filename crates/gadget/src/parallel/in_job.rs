@@ -15,7 +15,7 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{JobInputs, Lane};
+use super::{read_inputs, JobInputs, Lane, Read};
 use crate::access::{Access, AccessSink, Op, StateId};
 use crate::generate::{Generated, Generator};
 use crate::operator::Operator;
@@ -228,44 +228,18 @@ struct Pass<'p, 'l> {
 
 impl Pass<'_, '_> {
     fn run(&mut self, inputs: JobInputs, stop: &AtomicBool) -> Result<End, SourceError> {
-        match inputs {
-            JobInputs::One { stream, .. } => {
-                for element in stream {
-                    if let Some(end) = self.route(0, element?, stop) {
-                        return Ok(end);
-                    }
+        // two inputs are read one record of each in turn, as the one-pass generation reads
+        // them: the order of reading places the subtasks' requests among each other
+        let ended = read_inputs(inputs, |read| match read {
+            Read::Record(input, element) => self.route(input, element, stop),
+            Read::End(input) => {
+                for lane in self.lanes.iter_mut() {
+                    lane.end(input);
                 }
+                self.tally.is_full().then_some(End::Limit)
             }
-            JobInputs::Two { left, right, .. } => {
-                // one record of each in turn, as the one-pass generation reads them: the order
-                // of reading places the subtasks' requests among each other
-                let mut streams = [Some(left), Some(right)];
-                let mut turn = 0;
-                while streams.iter().any(Option::is_some) {
-                    if let Some(stream) = &mut streams[turn] {
-                        let input = turn as u8 + 1;
-                        match stream.next() {
-                            None => {
-                                streams[turn] = None;
-                                for lane in self.lanes.iter_mut() {
-                                    lane.end(input);
-                                }
-                                if self.tally.is_full() {
-                                    return Ok(End::Limit);
-                                }
-                            }
-                            Some(element) => {
-                                if let Some(end) = self.route(input, element?, stop) {
-                                    return Ok(end);
-                                }
-                            }
-                        }
-                    }
-                    turn = 1 - turn;
-                }
-            }
-        }
-        Ok(End::Input)
+        })?;
+        Ok(ended.unwrap_or(End::Input))
     }
 
     /// Passes a record to its subtask (an event) or to every subtask in order (a

@@ -304,6 +304,54 @@ impl AllSubtasks<'_> {
     }
 }
 
+/// What a pass over a job's inputs meets.
+pub(crate) enum Read {
+    /// A record of input 0 (one stream) or 1 / 2 (separate left / right).
+    Record(u8, StreamElement),
+    /// Separate input 1 or 2 ended.
+    End(u8),
+}
+
+/// Reads `inputs` as the job's source task emits them: one stream in order, or two separate
+/// streams one record of each in turn (whichever still has records). Each record and each
+/// end of a separate input goes to `each`, which ends the pass by returning `Some`; that
+/// value, or `None` at the end of the inputs. A read error ends the pass with it.
+pub(crate) fn read_inputs<T>(
+    inputs: JobInputs,
+    mut each: impl FnMut(Read) -> Option<T>,
+) -> Result<Option<T>, SourceError> {
+    match inputs {
+        JobInputs::One { stream, .. } => {
+            for element in stream {
+                if let Some(end) = each(Read::Record(0, element?)) {
+                    return Ok(Some(end));
+                }
+            }
+        }
+        JobInputs::Two { left, right, .. } => {
+            let mut streams = [Some(left), Some(right)];
+            let mut turn = 0;
+            while streams.iter().any(Option::is_some) {
+                if let Some(stream) = &mut streams[turn] {
+                    let input = turn as u8 + 1;
+                    let read = match stream.next() {
+                        None => {
+                            streams[turn] = None;
+                            Read::End(input)
+                        }
+                        Some(element) => Read::Record(input, element?),
+                    };
+                    if let Some(end) = each(read) {
+                        return Ok(Some(end));
+                    }
+                }
+                turn = 1 - turn;
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// The calling thread's part: reads the inputs and routes their records to the workers.
 struct Reader<'r> {
     router: &'r SubtaskRouter,
@@ -337,43 +385,21 @@ impl Reader<'_> {
             }
             (reader.closed || done.load(Ordering::Relaxed) >= subtasks).then_some(false)
         };
-        match inputs {
-            JobInputs::One { stream, .. } => {
-                for element in stream {
-                    self.route(0, element?);
-                    if let Some(stopped) = tick(self) {
-                        return Ok(stopped);
-                    }
-                }
+        // each subtask's interleaving waits for the input it needs, so the order of reading
+        // two inputs changes nothing but memory
+        let stopped = read_inputs(inputs, |read| match read {
+            Read::Record(input, element) => {
+                self.route(input, element);
+                tick(self)
             }
-            JobInputs::Two { left, right, .. } => {
-                // one record of each in turn: each subtask's interleaving waits for the input
-                // it needs, so the order of reading changes nothing but memory
-                let mut streams = [Some(left), Some(right)];
-                let mut turn = 0;
-                while streams.iter().any(Option::is_some) {
-                    if let Some(stream) = &mut streams[turn] {
-                        let input = turn as u8 + 1;
-                        match stream.next() {
-                            None => {
-                                streams[turn] = None;
-                                for w in 0..self.workers {
-                                    self.send(w, Item::End { input });
-                                }
-                            }
-                            Some(element) => {
-                                self.route(input, element?);
-                                if let Some(stopped) = tick(self) {
-                                    return Ok(stopped);
-                                }
-                            }
-                        }
-                    }
-                    turn = 1 - turn;
+            Read::End(input) => {
+                for w in 0..self.workers {
+                    self.send(w, Item::End { input });
                 }
+                None
             }
-        }
-        Ok(false)
+        })?;
+        Ok(stopped.unwrap_or(false))
     }
 
     /// Sends a record where it goes: an event to its key's subtask, a watermark to all.
