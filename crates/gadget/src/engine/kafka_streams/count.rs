@@ -124,3 +124,116 @@ impl Operator for Count {
         self.offsets.close(out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::{TraceRecord, VecSink};
+
+    /// The requests of `keys` (one event each, in order) through a count with `cache_bytes`,
+    /// as `op state key-byte value-len` with the state's short name; the open's seven and the
+    /// close's three requests included.
+    fn requests(keys: &[i64], cache_bytes: u64) -> Vec<String> {
+        let spec = KafkaStreamsSpec {
+            cache_bytes,
+            ..KafkaStreamsSpec::default()
+        };
+        let mut count = Count::new(&spec);
+        let mut sink = VecSink::default();
+        count.on_start(&mut sink);
+        for (t, key) in keys.iter().enumerate() {
+            let event = Event {
+                key: Key::Long(*key),
+                timestamp: t as i64,
+                input: 0,
+                closes: false,
+            };
+            count.on_event(&event, &mut sink);
+        }
+        count.on_end(&mut sink);
+        let short = ["default", "offsets", "data"];
+        sink.records
+            .iter()
+            .filter_map(|r| match r {
+                TraceRecord::Access {
+                    op,
+                    state,
+                    key,
+                    value_len,
+                } => {
+                    let key = match *state {
+                        DATA => key.last().map_or(String::new(), |b| b.to_string()),
+                        _ => String::from_utf8_lossy(key)
+                            .replace("gadget-counts-changelog-0", "changelog"),
+                    };
+                    Some(format!(
+                        "{} {} {key} {value_len}",
+                        op.name(),
+                        short[*state as usize]
+                    ))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    const OPEN: [&str; 7] = [
+        "seek default  0",
+        "get offsets status 0",
+        "put offsets status 8",
+        "get offsets position 0",
+        "get offsets changelog 0",
+        "put offsets changelog 8",
+        "put offsets position 40",
+    ];
+    const COMMIT: [&str; 2] = ["put offsets changelog 8", "put offsets position 206"];
+    const CLOSE: &str = "put offsets status 8";
+
+    fn expected(per_record: &[&[&str]]) -> Vec<String> {
+        let mut all: Vec<String> = OPEN.iter().map(|s| s.to_string()).collect();
+        for requests in per_record {
+            all.extend(requests.iter().map(|s| s.to_string()));
+            all.extend(COMMIT.iter().map(|s| s.to_string()));
+        }
+        all.extend(COMMIT.iter().map(|s| s.to_string()));
+        all.push(CLOSE.to_string());
+        all
+    }
+
+    #[test]
+    fn with_the_default_cache_a_key_is_read_once_and_written_at_every_commit() {
+        assert_eq!(
+            requests(&[1, 2, 1], 10 << 20),
+            expected(&[
+                &["get data 1 0", "put data 1 16"],
+                &["get data 2 0", "put data 2 16"],
+                &["put data 1 16"],
+            ])
+        );
+    }
+
+    #[test]
+    fn without_a_cache_every_record_reads_the_store_and_the_write_goes_at_once() {
+        // the read finds the key the first write stored; caching it evicts it again, clean
+        assert_eq!(
+            requests(&[1, 1], 0),
+            expected(&[
+                &["get data 1 0", "put data 1 16"],
+                &["get data 1 0", "put data 1 16"],
+            ])
+        );
+    }
+
+    #[test]
+    fn a_cache_of_one_entry_evicts_the_older_key_which_is_read_again() {
+        // one dirty count takes 75 bytes: 100 bytes hold one
+        assert_eq!(
+            requests(&[1, 2, 1], 100),
+            expected(&[
+                &["get data 1 0", "put data 1 16"],
+                &["get data 2 0", "put data 2 16"],
+                &["get data 1 0", "put data 1 16"],
+            ])
+        );
+    }
+}

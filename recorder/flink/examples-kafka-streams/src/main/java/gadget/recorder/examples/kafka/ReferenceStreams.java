@@ -46,6 +46,11 @@ import org.apache.kafka.streams.kstream.TimeWindows;
  * {@code statestore.cache.max.bytes} (Kafka's default 10 MiB), {@code --commit-interval}
  * {@code commit.interval.ms} (30 s); the test driver commits after every record whatever
  * the interval.
+ *
+ * <p>{@code --operator tumbling-count | hopping-count}: {@code groupByKey().windowedBy(
+ * TimeWindows.ofSizeAndGrace(--window, --grace))} (advancing by {@code --advance} for the
+ * hopping one) {@code .count()} into a segmented window store (recorded; Gadget does not
+ * simulate it yet: docs/engines.md).
  */
 public final class ReferenceStreams {
     private ReferenceStreams() {}
