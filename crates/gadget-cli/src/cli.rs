@@ -160,9 +160,27 @@ pub enum RecordEngine {
     ///
     /// Example: gadget record flink --out traces -- java -cp job.jar my.Job
     Flink(RecordFlinkArgs),
+    /// Run a Kafka Streams application with the recorder agent attached: every RocksDB
+    /// request of its stores, one trace per stream thread, each store's column families named
+    /// by the store's path below the application's state directory, and an event marker per
+    /// input record (docs/engines.md).
+    ///
+    /// Example: gadget record kafka-streams --state-dir /tmp/kafka-streams --out traces -- java -cp app.jar my.App
+    KafkaStreams(RecordKafkaStreamsArgs),
 }
 
-/// Options of `gadget record flink`.
+/// Options of `gadget record kafka-streams`.
+#[derive(Debug, Args)]
+pub struct RecordKafkaStreamsArgs {
+    /// The application's `state.dir`: the RocksDB instances opened below it are the stores,
+    /// named in the trace by their path below it.
+    #[arg(long)]
+    pub state_dir: PathBuf,
+    #[command(flatten)]
+    pub record: RecordFlinkArgs,
+}
+
+/// Options of `gadget record flink` (and of the other engines').
 #[derive(Debug, Args)]
 pub struct RecordFlinkArgs {
     /// Directory for the traces: one `<task name>_<subtask>_<attempt>.gtrace` per task thread.
@@ -182,7 +200,7 @@ pub struct RecordFlinkArgs {
     /// Print the list of traces as JSON.
     #[arg(long)]
     pub json: bool,
-    /// The command that runs the Flink job, after `--`.
+    /// The command that runs the job, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }

@@ -49,6 +49,7 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
         cli::Command::Cluster(a) => cluster_cmd::cluster(a),
         cli::Command::Record(r) => match r.engine {
             cli::RecordEngine::Flink(a) => record_cmd::flink(a),
+            cli::RecordEngine::KafkaStreams(a) => record_cmd::kafka_streams(a),
         },
     }
 }

@@ -1,5 +1,5 @@
-//! `gadget record flink`: runs a command with the recorder agent attached, then lists the
-//! per-thread traces the agent wrote.
+//! `gadget record flink` and `gadget record kafka-streams`: run a command with the recorder
+//! agent attached, then list the per-thread traces the agent wrote.
 //!
 //! The agent names a Flink task thread's trace after its task and subtask index, the index
 //! before the extension as `gadget gen --subtask all` names a job's subtasks: subtask 2 of 4 of
@@ -12,7 +12,7 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use gadget::trace::open_trace;
 
-use crate::cli::{Format, RecordFlinkArgs};
+use crate::cli::{Format, RecordFlinkArgs, RecordKafkaStreamsArgs};
 use crate::stdout::outln;
 
 /// Where `make recorder` puts the agent, relative to the project root.
@@ -28,6 +28,25 @@ fn trace_suffix(format: Format) -> &'static str {
 }
 
 pub fn flink(args: RecordFlinkArgs) -> anyhow::Result<i32> {
+    record(args, None)
+}
+
+/// `gadget record kafka-streams`: the agent names each store's column families by the
+/// store's path below the state directory (its `root=` argument).
+pub fn kafka_streams(args: RecordKafkaStreamsArgs) -> anyhow::Result<i32> {
+    std::fs::create_dir_all(&args.state_dir).with_context(|| {
+        format!(
+            "cannot create the state directory {}",
+            args.state_dir.display()
+        )
+    })?;
+    let root = args.state_dir.canonicalize()?;
+    record(args.record, Some(&root))
+}
+
+/// Runs the command with the agent attached (`root`: where the stores' instances live) and
+/// lists the traces.
+fn record(args: RecordFlinkArgs, root: Option<&Path>) -> anyhow::Result<i32> {
     let agent = match &args.agent {
         Some(a) => a.clone(),
         None if Path::new(DEFAULT_AGENT).is_file() => PathBuf::from(DEFAULT_AGENT),
@@ -42,7 +61,10 @@ pub fn flink(args: RecordFlinkArgs) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create the output folder {}", args.out.display()))?;
     let out = args.out.canonicalize()?;
-    for path in [&agent, &out] {
+    for path in [Some(agent.as_path()), Some(out.as_path()), root]
+        .into_iter()
+        .flatten()
+    {
         let text = path.to_string_lossy();
         if text.contains(',') || text.contains(char::is_whitespace) {
             bail!(
@@ -51,7 +73,7 @@ pub fn flink(args: RecordFlinkArgs) -> anyhow::Result<i32> {
             );
         }
     }
-    let option = format!(
+    let mut option = format!(
         "-javaagent:{}=out={},buffers={},format={}",
         agent.display(),
         out.display(),
@@ -61,6 +83,9 @@ pub fn flink(args: RecordFlinkArgs) -> anyhow::Result<i32> {
             Format::Text => "text",
         }
     );
+    if let Some(root) = root {
+        option.push_str(&format!(",root={}", root.display()));
+    }
     let tool_options = match std::env::var("JAVA_TOOL_OPTIONS") {
         Ok(existing) if !existing.trim().is_empty() => format!("{existing} {option}"),
         _ => option,

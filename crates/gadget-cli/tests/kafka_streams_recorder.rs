@@ -1,5 +1,5 @@
 //! Kafka Streams recorded and reproduced: the recorder agent and the Kafka Streams reference
-//! job are built with Maven, the job runs `groupByKey().count()` under `TopologyTestDriver` on
+//! job are built with Maven, `gadget record kafka-streams` runs the job, which runs `groupByKey().count()` under `TopologyTestDriver` on
 //! real RocksDB stores over the Borg trace for several settings (cache sizes, input order,
 //! names), and each recording must be what `gadget gen` generates for the matching config of
 //! `examples/kafka-streams-reference/`, request for request.
@@ -17,6 +17,7 @@ mod recording;
 use std::path::PathBuf;
 use std::process::Command;
 
+use assert_cmd::cargo::CommandCargoExt;
 use recording::{generate, have, trace_diff};
 
 /// Builds the agent and the Kafka Streams reference job: the agent's jar and the job's class
@@ -117,18 +118,16 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
         let state = work.join("state");
         let traces = work.join("traces");
         std::fs::create_dir_all(&state).unwrap();
-        let run = Command::new("java")
-            .arg(format!(
-                "-javaagent:{}=out={},root={}",
-                agent.display(),
-                traces.display(),
-                state.display()
-            ))
-            .args([
-                "-cp",
-                &classpath,
-                "gadget.recorder.examples.kafka.ReferenceStreams",
-            ])
+        let run = Command::cargo_bin("gadget")
+            .unwrap()
+            .args(["record", "kafka-streams", "--json", "--agent"])
+            .arg(&agent)
+            .arg("--state-dir")
+            .arg(&state)
+            .arg("--out")
+            .arg(&traces)
+            .args(["--", "java", "-cp", &classpath])
+            .arg("gadget.recorder.examples.kafka.ReferenceStreams")
             .args(["--operator", "count", "--input"])
             .arg(&borg)
             .arg("--state-dir")
@@ -141,6 +140,13 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
             "{}: the job failed: {}",
             setting.name,
             String::from_utf8_lossy(&run.stderr)
+        );
+        let listed: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(
+            listed.as_array().map(Vec::len),
+            Some(1),
+            "{}: one trace, the driver's thread: {listed}",
+            setting.name
         );
         let recorded = traces.join("main.gtrace");
         let base = common::project_root().join("examples/kafka-streams-reference/count.toml");
