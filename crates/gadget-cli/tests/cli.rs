@@ -804,3 +804,40 @@ fn ctrl_c_stops_gen_and_keeps_a_readable_partial_trace() {
 fn sigterm_stops_gen_as_ctrl_c_does() {
     stopped_gen_keeps_a_readable_partial_trace(interrupt::terminate_and_wait);
 }
+
+#[test]
+fn record_refuses_agent_paths_the_jvm_cannot_carry_and_names_a_missing_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent.jar");
+    std::fs::write(&agent, b"not run").unwrap();
+    let state = dir.path().join("state,dir");
+    let out = gadget()
+        .args(["record", "kafka-streams", "--agent"])
+        .arg(&agent)
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("--out")
+        .arg(dir.path().join("traces"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("state,dir") && said.contains("comma"),
+        "{said}"
+    );
+    let out = gadget()
+        .args(["record", "kafka-streams", "--state-dir"])
+        .arg(dir.path().join("state"))
+        .arg("--agent")
+        .arg(dir.path().join("missing.jar"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("missing.jar"),
+        "{said}"
+    );
+}
