@@ -37,7 +37,7 @@ pub(super) fn check_operator(s: &Section<'_>, engine: Engine) -> Result<(), Conf
     Err(s.error(
         "type",
         format!(
-            "`{kind}` is a {other} operator, and this config's engine is {engine} (`engine = \"{}\"`){closest}; {engine}'s operators: {}",
+            "`{kind}` is a {other} operator, and this config's engine is {engine} (`engine = \"{}\"`){closest}; the operators of {engine}: {}",
             engine.name(),
             engine.operators().join(", ")
         ),
