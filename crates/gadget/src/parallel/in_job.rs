@@ -267,7 +267,7 @@ impl Pass<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{alone, job, join, stream, window, Build};
+    use super::super::tests::{alone, job, join, separate, stream, window, Build};
     use super::*;
     use crate::access::VecSink;
     use crate::source::interleave::Interleaving;
@@ -329,23 +329,7 @@ mod tests {
             stream: stream(job(true)),
             interleaving: Some(Interleaving::RoundRobin),
         };
-        // every watermark on both inputs, a quarter of the events on the right
-        let side = |left: bool| {
-            stream(
-                job(false)
-                    .into_iter()
-                    .filter(|e| match e {
-                        StreamElement::Event(ev) => (ev.timestamp % 4 != 0) == left,
-                        StreamElement::Watermark(_) => true,
-                    })
-                    .collect(),
-            )
-        };
-        let separate = || JobInputs::Two {
-            left: side(true),
-            right: side(false),
-            interleaving: Interleaving::ByTime,
-        };
+        let separate = || separate(Interleaving::ByTime);
         let cases: [(&dyn Fn() -> JobInputs, Build); 3] =
             [(&one, window), (&tagged, join), (&separate, join)];
         for (inputs, build) in cases {

@@ -488,6 +488,27 @@ mod tests {
         v
     }
 
+    /// The job as two separate inputs interleaved by `mode`: every watermark on both, a
+    /// quarter of the events on the right.
+    pub(super) fn separate(mode: Interleaving) -> JobInputs {
+        let side = |left: bool| {
+            stream(
+                job(false)
+                    .into_iter()
+                    .filter(|e| match e {
+                        StreamElement::Event(ev) => (ev.timestamp % 4 != 0) == left,
+                        StreamElement::Watermark(_) => true,
+                    })
+                    .collect(),
+            )
+        };
+        JobInputs::Two {
+            left: side(true),
+            right: side(false),
+            interleaving: mode,
+        }
+    }
+
     pub(super) fn stream(v: Vec<StreamElement>) -> ElementStream {
         Box::new(v.into_iter().map(Ok))
     }
@@ -584,28 +605,8 @@ mod tests {
             stream: stream(job(true)),
             interleaving: Some(Interleaving::RoundRobin),
         };
-        // every watermark on both inputs, a quarter of the events on the right
-        let side = |left: bool| -> ElementStream {
-            stream(
-                job(false)
-                    .into_iter()
-                    .filter(|e| match e {
-                        StreamElement::Event(ev) => (ev.timestamp % 4 != 0) == left,
-                        StreamElement::Watermark(_) => true,
-                    })
-                    .collect(),
-            )
-        };
-        let by_time = || JobInputs::Two {
-            left: side(true),
-            right: side(false),
-            interleaving: Interleaving::ByTime,
-        };
-        let round_robin = || JobInputs::Two {
-            left: side(true),
-            right: side(false),
-            interleaving: Interleaving::RoundRobin,
-        };
+        let by_time = || separate(Interleaving::ByTime);
+        let round_robin = || separate(Interleaving::RoundRobin);
         let cases: [(&dyn Fn() -> JobInputs, Build); 4] = [
             (&one, window),
             (&tagged, join),

@@ -28,6 +28,8 @@ pub struct Count {
     /// The keys the store holds a value for (a read that misses the cache finds one).
     stored: HashSet<Vec<u8>>,
     key: Vec<u8>,
+    /// Characters of the input topic's name, in every dirty entry's size.
+    topic_len: u64,
     since_commit: u64,
 }
 
@@ -40,6 +42,7 @@ impl Count {
             spec: spec.clone(),
             stored: HashSet::default(),
             key: Vec::with_capacity(16),
+            topic_len: spec.topic.chars().count() as u64,
             since_commit: 0,
         }
     }
@@ -96,7 +99,7 @@ impl Operator for Count {
             cache,
             stored,
             key,
-            spec,
+            topic_len,
             ..
         } = self;
         if !cache.get(key) {
@@ -105,8 +108,7 @@ impl Operator for Count {
                 cache.put_clean(key, COUNT_VALUE_BYTES, &mut |k, v| write(out, stored, k, v));
             }
         }
-        let topic_len = spec.topic.chars().count() as u64;
-        cache.put_dirty(key, COUNT_VALUE_BYTES, topic_len, &mut |k, v| {
+        cache.put_dirty(key, COUNT_VALUE_BYTES, *topic_len, &mut |k, v| {
             write(out, stored, k, v)
         });
         self.offsets.record_processed();
