@@ -602,6 +602,19 @@ pub struct DiffArgs {
     /// --min-match of the keys).
     #[arg(long)]
     pub per_key: bool,
+    /// Leave these ops out of the comparison, comma-separated (`open,drop`: the recorder does
+    /// not see Kafka Streams open or delete a window segment's RocksDB instance, so a
+    /// recording has neither).
+    #[arg(long, value_delimiter = ',', value_parser = parse_op)]
+    pub skip_ops: Vec<gadget::access::Op>,
+}
+
+/// An op by its trace name, or an error listing them.
+fn parse_op(name: &str) -> Result<gadget::access::Op, String> {
+    gadget::access::Op::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = gadget::access::Op::ALL.iter().map(|o| o.name()).collect();
+        format!("unknown op `{name}`; the ops are {}", names.join(", "))
+    })
 }
 
 /// `--input-passes`, or its old name `--repeat` with a warning that says what it does.

@@ -1,6 +1,7 @@
 //! `gadget trace convert` and `gadget trace diff`.
 
 use anyhow::Context;
+use gadget::access::{Op, TraceRecord};
 use gadget::compare::{compare, Normalizer};
 use gadget::trace::{open_trace, TraceError, TraceFormat};
 
@@ -49,10 +50,10 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn normalize(path: &std::path::Path) -> anyhow::Result<Normalizer> {
+fn normalize(path: &std::path::Path, skipped: &[Op]) -> anyhow::Result<Normalizer> {
     let bar = progress::spinner(&format!("reading {}", path.display()));
     let mut reader = open_trace(path)?;
-    let mut n = Normalizer::new();
+    let mut n = Normalizer::skipping(skipped);
     let mut records = 0u64;
     while let Some(rec) = reader
         .next_record()
@@ -70,7 +71,7 @@ fn normalize(path: &std::path::Path) -> anyhow::Result<Normalizer> {
 }
 
 /// The requests of the trace at `path`, grouped by state key.
-fn by_key(path: &std::path::Path) -> anyhow::Result<ByKey> {
+fn by_key(path: &std::path::Path, skipped: &[Op]) -> anyhow::Result<ByKey> {
     let bar = progress::spinner(&format!("reading {}", path.display()));
     let mut reader = open_trace(path)?;
     let mut g = ByKey::new();
@@ -78,7 +79,11 @@ fn by_key(path: &std::path::Path) -> anyhow::Result<ByKey> {
         .next_record()
         .with_context(|| format!("reading {}", path.display()))?
     {
-        g.push(&rec.to_record(), reader.state_names());
+        let rec = rec.to_record();
+        if matches!(&rec, TraceRecord::Access { op, .. } if skipped.contains(op)) {
+            continue;
+        }
+        g.push(&rec, reader.state_names());
     }
     bar.finish_and_clear();
     Ok(g)
@@ -86,7 +91,10 @@ fn by_key(path: &std::path::Path) -> anyhow::Result<ByKey> {
 
 /// `gadget trace diff --per-key`.
 fn diff_per_key(args: &DiffArgs) -> anyhow::Result<()> {
-    let (a, b) = (by_key(&args.a)?, by_key(&args.b)?);
+    let (a, b) = (
+        by_key(&args.a, &args.skip_ops)?,
+        by_key(&args.b, &args.skip_ops)?,
+    );
     let c = compare_by_key(&a, &b);
     let request = |r: Option<(gadget::access::Op, u32)>| {
         r.map_or("(no more requests)".to_string(), |(op, v)| {
@@ -148,8 +156,8 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     if args.per_key {
         return diff_per_key(&args);
     }
-    let a = normalize(&args.a)?;
-    let b = normalize(&args.b)?;
+    let a = normalize(&args.a, &args.skip_ops)?;
+    let b = normalize(&args.b, &args.skip_ops)?;
     let bar = progress::spinner("comparing");
     let c = compare(&a.tokens, &b.tokens, args.max_distance);
     bar.finish_and_clear();
@@ -198,6 +206,13 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
             Some((i, x, y)) => {
                 outln!("first difference at request {i}: A has `{x}`, B has `{y}`")
             }
+        }
+        if (a.lifecycle_requests == 0) != (b.lifecycle_requests == 0) {
+            eprintln!(
+                "hint: only one trace opens and drops states (a recording has no `open` or \
+                 `drop`: the recorder cannot see Kafka Streams create or delete a segment's \
+                 instance); --skip-ops open,drop compares the rest"
+            );
         }
     }
     if !ok {

@@ -32,6 +32,14 @@ pub enum Op {
     /// Read of every entry in `[start, end)` (an iterator with an upper bound); see
     /// [`Access::range`].
     RangeQuery = 10,
+    /// A state comes into being: the engine opened a store instance (Kafka Streams opens a
+    /// RocksDB instance per window segment). The key is the state's name, which the state
+    /// index carries from here on (its slot in the state table was free: never used, or
+    /// dropped); see [`Access::opened_name`].
+    Open = 11,
+    /// The state is dropped with every entry in it (Kafka Streams closes an expired segment and
+    /// deletes its directory). Its slot in the state table is free until opened again.
+    Drop = 12,
 }
 
 impl Op {
@@ -48,10 +56,12 @@ impl Op {
         Op::BatchCommit,
         Op::RangeDelete,
         Op::RangeQuery,
+        Op::Open,
+        Op::Drop,
     ];
 
     /// How many ops there are.
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 13;
 
     /// The op's name in text traces and reports.
     pub fn name(self) -> &'static str {
@@ -67,12 +77,19 @@ impl Op {
             Op::BatchCommit => "batch_commit",
             Op::RangeDelete => "range_delete",
             Op::RangeQuery => "range_query",
+            Op::Open => "open",
+            Op::Drop => "drop",
         }
     }
 
     /// Whether the op covers a key range (its key carries two bounds, see [`Access::range`]).
     pub fn is_range(self) -> bool {
         matches!(self, Op::RangeDelete | Op::RangeQuery)
+    }
+
+    /// Whether the op opens or drops a whole state rather than reading or writing its entries.
+    pub fn is_state_lifecycle(self) -> bool {
+        matches!(self, Op::Open | Op::Drop)
     }
 
     /// Parses an op name as written by [`Op::name`].
@@ -117,6 +134,15 @@ impl<'a> Access<'a> {
     /// any other request. `None` for other ops, or when `value_len` is longer than the key.
     pub fn range(&self) -> Option<(&'a [u8], &'a [u8])> {
         range_bounds(self.op, self.key, self.value_len)
+    }
+
+    /// The name an [`Op::Open`] gives its state, `None` for other ops or a name that is not
+    /// UTF-8.
+    pub fn opened_name(&self) -> Option<&'a str> {
+        match self.op {
+            Op::Open => std::str::from_utf8(self.key).ok(),
+            _ => None,
+        }
     }
 }
 

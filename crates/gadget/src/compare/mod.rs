@@ -18,6 +18,10 @@ pub struct Normalizer {
     keys: HashMap<(u16, Vec<u8>), u32>,
     next_key: HashMap<u16, u32>,
     started: bool,
+    /// Ops left out of the comparison.
+    skipped: Vec<Op>,
+    /// `open` and `drop` requests seen, skipped or not.
+    pub lifecycle_requests: u64,
     /// The normalized sequence: `op << 56 | state << 40 | key number`.
     pub tokens: Vec<u64>,
 }
@@ -28,12 +32,28 @@ impl Normalizer {
         Self::default()
     }
 
+    /// A normalizer that leaves requests of `ops` out (a recording that cannot see them:
+    /// the recorder sees no `open` or `drop` of a Kafka Streams segment).
+    pub fn skipping(ops: &[Op]) -> Self {
+        Normalizer {
+            skipped: ops.to_vec(),
+            ..Self::default()
+        }
+    }
+
     /// Feeds one record; `state_names` is the trace's state table.
     pub fn push(&mut self, record: &TraceRecord, state_names: &[String]) {
+        if let TraceRecord::Access { op, .. } = record {
+            if op.is_state_lifecycle() {
+                self.lifecycle_requests += 1;
+            }
+        }
         match record {
             TraceRecord::Event { .. } => self.started = true,
             TraceRecord::Watermark { .. } => {}
-            TraceRecord::Access { op, state, key, .. } if self.started => {
+            TraceRecord::Access { op, state, key, .. }
+                if self.started && !self.skipped.contains(op) =>
+            {
                 let name = state_names
                     .get(*state as usize)
                     .cloned()

@@ -2,11 +2,11 @@
 //! before them.
 //!
 //! ```text
-//! file   = magic "GADGTRC1" (8 bytes) | version u16 LE (= 3) | header block | data block* | end block
+//! file   = magic "GADGTRC1" (8 bytes) | version u16 LE (= 4) | header block | data block* | end block
 //! block  = kind u8 | payload_len u32 LE | record_count u32 LE | crc32 u32 LE | payload
 //!          kind 'H' (header JSON), 'D' (records), 'E' (footer JSON)
 //!          crc32 covers kind, payload_len, record_count and the payload
-//! record = tag (op code 0..=10 | flags) | [state varint] | [shared varint | [tail varint] |
+//! record = tag (op code 0..=12 | flags) | [state varint] | [shared varint | [tail varint] |
 //!              middle_len varint | middle] | [value_len varint]
 //!        | 0x0f | input << 4 (input < 15), or 0xff input u8   (event marker)
 //!        | 0x0e zigzag varint timestamp                     (watermark marker)
@@ -16,8 +16,9 @@
 //! `shared` bytes it begins with, `middle`, then the last `tail` bytes of that key (every block
 //! starts with empty previous keys, so blocks decode alone). The tag's flags leave out what
 //! repeats: the state of the previous access, the whole previous key, a zero value length.
-//! Version 3 brought the edits and flags; versions 1 and 2 (prefixes only, see
-//! [`BinaryTraceReader`]) are still read. Data blocks are closed once their payload reaches
+//! Version 3 brought the edits and flags, version 4 the ops `open` and `drop` (codes 11 and
+//! 12: states that come and go during a run); versions 1 to 3 are still read (1 and 2:
+//! prefixes only, see [`BinaryTraceReader`]). Data blocks are closed once their payload reaches
 //! [`BLOCK_TARGET`] bytes. See `docs/trace-format.md` for the full description.
 
 use std::io::{self, Read, Write};
@@ -33,10 +34,13 @@ use super::{
 pub const BINARY_MAGIC: [u8; 8] = *b"GADGTRC1";
 
 /// The binary format version this build writes, and the newest it reads.
-pub const BINARY_VERSION: u16 = 3;
+pub const BINARY_VERSION: u16 = 4;
 
 /// Op codes up to this one exist in version 1 traces; the range ops came with version 2.
 const LAST_VERSION_1_OP: u8 = Op::BatchCommit as u8;
+
+/// Op codes up to this one exist in versions 2 and 3; `open` and `drop` came with version 4.
+const LAST_VERSION_3_OP: u8 = Op::RangeQuery as u8;
 
 /// A data block is closed once its payload reaches this many bytes (64 KiB).
 pub const BLOCK_TARGET: usize = 64 * 1024;
@@ -729,6 +733,8 @@ pub struct BinaryTraceReader<R: Read> {
     status: Status,
     /// The format version of the file.
     version: u16,
+    /// The state table: the header's, renamed by every `open` read so far.
+    names: Vec<String>,
 }
 
 impl<R: Read> BinaryTraceReader<R> {
@@ -778,6 +784,7 @@ impl<R: Read> BinaryTraceReader<R> {
             counts: Counter::default(),
             status: Status::Reading,
             version,
+            names: Vec::new(),
         };
         let at = reader.offset;
         let (kind, _) = reader.read_block()?;
@@ -798,6 +805,7 @@ impl<R: Read> BinaryTraceReader<R> {
             what: format!("the header's state names are invalid: {what}"),
         })?;
         reader.prev = vec![Vec::new(); reader.header.state_names.len()];
+        reader.names = reader.header.state_names.clone();
         reader.block.clear();
         reader.pos = 0;
         Ok(reader)
@@ -806,6 +814,12 @@ impl<R: Read> BinaryTraceReader<R> {
     /// The trace's header.
     pub fn header(&self) -> &TraceHeader {
         &self.header
+    }
+
+    /// The state table as of the last record read: the header's, with the names the `open`
+    /// records read so far gave their states.
+    pub fn state_names(&self) -> &[String] {
+        &self.names
     }
 
     /// The footer, once [`next_record`](Self::next_record) has returned `Ok(None)`.
@@ -986,7 +1000,7 @@ impl<R: Read> BinaryTraceReader<R> {
             return None;
         }
         let op = Op::from_code(tag)?;
-        if self.version == 1 && tag > LAST_VERSION_1_OP {
+        if tag > LAST_VERSION_3_OP || (self.version == 1 && tag > LAST_VERSION_1_OP) {
             return None;
         }
         let (suffix, rest) = rest.split_at_checked(usize::from(suffix_len))?;
@@ -1047,7 +1061,7 @@ impl<R: Read> BinaryTraceReader<R> {
             self.counts.event();
             return Some(Decoded::Event(tag >> 4));
         }
-        let op = Op::from_code(tag & 0x0f)?;
+        let op = Op::from_code(tag & 0x0f).filter(|op| !op.is_state_lifecycle())?;
         let byte = |n: usize| buf.get(n).copied().filter(|&b| b < 0x80).map(usize::from);
         let mut n = 1;
         let state = if tag & SAME_STATE != 0 {
@@ -1149,7 +1163,9 @@ impl<R: Read> BinaryTraceReader<R> {
                 Decoded::Watermark(unzigzag(v))
             }
             code => {
-                let Some(op) = Op::from_code(code) else {
+                let Some(op) =
+                    Op::from_code(code).filter(|_| self.version >= 4 || code <= LAST_VERSION_3_OP)
+                else {
                     return Err(corrupt(format!(
                         "unknown record tag 0x{tag:02x} for a version {} trace",
                         self.version
@@ -1266,7 +1282,12 @@ impl<R: Read> BinaryTraceReader<R> {
             }
             code => {
                 let op = match Op::from_code(code) {
-                    Some(op) if self.version > 1 || code <= LAST_VERSION_1_OP => op,
+                    Some(op)
+                        if code <= LAST_VERSION_3_OP
+                            && (self.version > 1 || code <= LAST_VERSION_1_OP) =>
+                    {
+                        op
+                    }
                     _ => {
                         return Err(corrupt(format!(
                             "unknown record tag 0x{code:02x} for a version {} trace",
@@ -1362,6 +1383,24 @@ impl<R: Read> BinaryTraceReader<R> {
                 return Err(e);
             }
         };
+        if let Decoded::Access {
+            op: Op::Open,
+            state,
+            ..
+        } = decoded
+        {
+            let key = self
+                .prev
+                .get(usize::from(state))
+                .map_or(&[][..], Vec::as_slice);
+            if let Err(what) = super::rename_state(&mut self.names, state, key) {
+                self.status = Status::Failed;
+                return Err(TraceError::Corrupt {
+                    offset: self.block_payload_at + self.pos as u64,
+                    what,
+                });
+            }
+        }
         Ok(Some(match decoded {
             Decoded::Access {
                 op,
@@ -1723,7 +1762,10 @@ mod tests {
             prop_oneof![4 => Just(0u32), 4 => 0u32..0x80, 1 => any::<u32>()],
         )
             .prop_map(|(op, state, keep, middle, tail, value_len)| {
-                let op = Op::from_code(op).unwrap_or(Op::Get);
+                // opens rename states: tests/open_and_drop cover them
+                let op = Op::from_code(op)
+                    .filter(|o| !o.is_state_lifecycle())
+                    .unwrap_or(Op::Get);
                 (op, state, keep, middle, tail, value_len)
             })
     }

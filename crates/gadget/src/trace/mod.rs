@@ -360,10 +360,11 @@ impl TraceReader {
         }
     }
 
-    /// The state table: from the header, or for a Flink recording the names seen so far.
+    /// The state table as of the last record read: the header's with the names `open`
+    /// records gave, or for a Flink recording the names seen so far.
     pub fn state_names(&self) -> &[String] {
         match self {
-            TraceReader::Binary(r) => &r.header().state_names,
+            TraceReader::Binary(r) => r.state_names(),
             TraceReader::Text(r) => r.state_names(),
         }
     }
@@ -620,6 +621,38 @@ pub(crate) fn check_state_names(names: &[String]) -> Result<(), String> {
             return Err(format!("state name {name:?} appears twice"));
         }
     }
+    Ok(())
+}
+
+/// Gives `state` the name an [`Op::Open`] carries in `key`, or says why it cannot: the state
+/// must be in the table, and the name UTF-8, short enough, free of tabs and line breaks and
+/// not another state's.
+pub(crate) fn rename_state(names: &mut [String], state: StateId, key: &[u8]) -> Result<(), String> {
+    let declared = names.len();
+    let name = std::str::from_utf8(key)
+        .map_err(|_| format!("an open of state {state} names it with bytes that are not UTF-8"))?;
+    check_state_name_len(name)?;
+    if name.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
+        return Err(format!(
+            "an open names a state {name:?}, which contains a tab or line break"
+        ));
+    }
+    if let Some(other) = names
+        .iter()
+        .enumerate()
+        .find(|&(i, n)| i != usize::from(state) && n == name)
+    {
+        return Err(format!(
+            "an open names state {state} {name:?}, the name state {} already has",
+            other.0
+        ));
+    }
+    let Some(slot) = names.get_mut(usize::from(state)) else {
+        return Err(format!(
+            "an open of state id {state}, but the header names only {declared} states"
+        ));
+    };
+    name.clone_into(slot);
     Ok(())
 }
 

@@ -26,7 +26,7 @@ use super::{
 };
 
 /// The text format version this build writes and reads.
-pub const TEXT_VERSION: u32 = 1;
+pub const TEXT_VERSION: u32 = 2;
 
 /// How a Gadget text trace starts.
 pub(crate) const GADGET_FIRST_LINE_PREFIX: &[u8] = b"#gadget-trace\t";
@@ -224,7 +224,12 @@ impl<W: Write> AccessSink for TextTraceWriter<W> {
             Ok(()) => self.counts.access(a.op),
             Err(source) => {
                 let records = self.counts.records();
-                self.fail(TraceError::Write { records, source });
+                return self.fail(TraceError::Write { records, source });
+            }
+        }
+        if a.op == Op::Open {
+            if let Err(what) = super::rename_state(&mut self.names, a.state, a.key) {
+                self.fail(TraceError::InvalidInput(what));
             }
         }
     }
@@ -457,7 +462,8 @@ impl<R: BufRead> TextTraceReader<R> {
                         preview(&r.line)
                     ),
                 })?;
-            if version != TEXT_VERSION {
+            // version 2 brought the ops `open` and `drop`; version 1 is read as well
+            if version == 0 || version > TEXT_VERSION {
                 return Err(TraceError::UnsupportedVersion {
                     offset: 0,
                     version,
@@ -598,6 +604,21 @@ impl<R: BufRead> TextTraceReader<R> {
         Ok(id)
     }
 
+    /// Gives `state` the name the `open` just parsed carries (its key).
+    fn rename(&mut self, state: StateId) -> Result<(), String> {
+        let old = self
+            .names
+            .get(usize::from(state))
+            .cloned()
+            .unwrap_or_default();
+        super::rename_state(&mut self.names, state, &self.key)?;
+        self.ids.remove(&old);
+        if let Some(new) = self.names.get(usize::from(state)) {
+            self.ids.insert(new.clone(), state);
+        }
+        Ok(())
+    }
+
     fn parse_gadget(&mut self) -> Result<Parsed, String> {
         let line = std::mem::take(&mut self.line);
         let r = self.parse_gadget_line(&line);
@@ -635,6 +656,9 @@ impl<R: BufRead> TextTraceReader<R> {
                     decode_hex(key, &mut self.key)?;
                     parse_num(value, "value length")?
                 };
+                if op == Op::Open {
+                    self.rename(state)?;
+                }
                 Ok(Parsed::Access {
                     op,
                     state,
