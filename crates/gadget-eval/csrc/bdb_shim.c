@@ -350,6 +350,29 @@ int gbdb_range(gbdb *h, int state, const void *start, unsigned slen, const void 
     return ret;
 }
 
+/*
+ * Empties a state's database with DB->truncate (its pages freed, not its keys deleted one by
+ * one), after closing the state's iterator, which truncate requires and a dropped state loses
+ * anyway; *count is how many records it held. Returns 0 or a BerkeleyDB error.
+ */
+int gbdb_truncate(gbdb *h, int state, unsigned long long *count) {
+    *count = 0;
+    if (h->cursors[state]) {
+        int closed = h->cursors[state]->close(h->cursors[state]);
+        h->cursors[state] = NULL;
+        if (closed != 0) {
+            return closed;
+        }
+    }
+    free(h->at[state]);
+    h->at[state] = NULL;
+    h->at_len[state] = 0;
+    u_int32_t records = 0;
+    int ret = h->dbs[state]->truncate(h->dbs[state], NULL, &records, 0);
+    *count = records;
+    return ret;
+}
+
 const char *gbdb_strerror(int ret) {
     return db_strerror(ret);
 }

@@ -583,6 +583,19 @@ pub fn issue(
                 None
             }
         }
+        Op::Open => {
+            let name = std::str::from_utf8(key).map_err(|_| StoreError::Request {
+                store: store.name(),
+                op: r.op,
+                message: "the name of the state it opens is not UTF-8".into(),
+            })?;
+            store.open_state(state, name)?;
+            None
+        }
+        Op::Drop => {
+            store.drop_state(state)?;
+            None
+        }
     })
 }
 

@@ -32,7 +32,13 @@ fn redis_merges_with_flinks_delimiter_iterates_in_order_and_cleans_up() {
         let mut s = RedisStore::open(&states, &settings(&server.url, pipeline)).unwrap();
         assert_eq!(
             s.emulated(),
-            &[Op::Seek, Op::Next, Op::RangeDelete, Op::RangeQuery]
+            &[
+                Op::Seek,
+                Op::Next,
+                Op::RangeDelete,
+                Op::RangeQuery,
+                Op::Drop
+            ]
         );
         s.merge(0, b"k", b"abc").unwrap();
         s.merge(0, b"k", b"de").unwrap();

@@ -1,7 +1,8 @@
 //! Every store replays the same traces and answers every read as the in-memory store does:
 //! the same value length for each get, seek and next (so merges agree too), on every Flink
-//! reference recording; and the same number of entries for each range query of a KVBench
-//! workload with range deletes and range queries.
+//! reference recording; the same number of entries for each range query of a KVBench
+//! workload with range deletes and range queries; and the same answers on a trace of window
+//! segments opened and dropped, as Kafka Streams opens and drops its segment stores.
 
 #[path = "../../gadget/tests/common.rs"]
 mod common;
@@ -9,7 +10,7 @@ mod support;
 
 use std::path::Path;
 
-use gadget::access::Op;
+use gadget::access::{Access, Op, StateId};
 use gadget::config::Config;
 use gadget::trace::{open_trace, RecordRef};
 use gadget_eval::run::issue;
@@ -98,6 +99,159 @@ fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_sto
     stream.finish().unwrap();
     assert_eq!((range_queries, range_deletes), (150, 60));
     assert!(entries > 150, "range queries found only {entries} entries");
+}
+
+/// A trace of window segments that come and go: four slots of a segment table, each opened
+/// under a new name, written and read with every op for a while, then dropped (now and then
+/// under an open iterator, or with batched writes pending) and later opened again, empty;
+/// and a fifth state that lives throughout.
+fn segments_opened_and_dropped() -> RequestBlock {
+    const SLOTS: StateId = 4;
+    const LIVE: StateId = 3;
+    const CACHE: StateId = SLOTS;
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let mut block = RequestBlock::default();
+    let mut push = |op: Op, state: StateId, key: &[u8], value_len: u32| {
+        block.push(&Access {
+            op,
+            state,
+            key,
+            value_len,
+        });
+    };
+    for slot in 0..LIVE {
+        push(
+            Op::Open,
+            slot,
+            format!("counts.{}", u32::from(slot) * 60_000).as_bytes(),
+            0,
+        );
+    }
+    for segment in 0..40u32 {
+        // the live slots: `segment`'s and the two after it
+        let live = |i: u64| (segment as StateId + i as StateId) % SLOTS;
+        for _ in 0..400 {
+            let state = match next(4) {
+                3 => CACHE,
+                i => live(i),
+            };
+            let key = [b'k', b'a' + next(6) as u8, b'a' + next(4) as u8];
+            let key = &key[..1 + next(3) as usize];
+            let value_len = next(12) as u32;
+            match next(16) {
+                0..=2 => push(Op::Put, state, key, value_len),
+                3 | 4 => push(Op::Merge, state, key, value_len),
+                5 | 6 => push(Op::Get, state, key, 0),
+                7 => push(Op::Delete, state, key, 0),
+                // a scan: the nexts follow their seek at once, as in Flink's and Kafka
+                // Streams' traces (RocksDB's iterators do not see later writes)
+                8..=10 => {
+                    push(Op::Seek, state, key, 0);
+                    for _ in 0..next(5) {
+                        push(Op::Next, state, &[], 0);
+                    }
+                }
+                11 => push(Op::BatchPut, state, key, value_len),
+                12 => push(Op::BatchDelete, state, key, 0),
+                13 => push(Op::BatchCommit, 0, &[], 0),
+                op => {
+                    let end = [b'k', b'a' + next(7) as u8];
+                    let bounds = [key, &end[..]].concat();
+                    let op = if op == 14 {
+                        Op::RangeQuery
+                    } else {
+                        Op::RangeDelete
+                    };
+                    push(op, state, &bounds, key.len() as u32);
+                }
+            }
+        }
+        // the oldest segment expires: dropped, at times under an open iterator
+        let oldest = live(0);
+        if segment % 3 == 0 {
+            push(Op::Seek, oldest, b"k", 0);
+        }
+        push(Op::Drop, oldest, &[], 0);
+        push(Op::Next, oldest, &[], 0);
+        push(Op::Seek, oldest, b"", 0);
+        // its slot holds the next segment but one
+        let name = format!("counts.{}", (segment + LIVE as u32) * 60_000);
+        push(Op::Open, live(LIVE as u64), name.as_bytes(), 0);
+    }
+    push(Op::BatchCommit, 0, &[], 0);
+    block
+}
+
+#[test]
+fn every_store_answers_a_trace_of_segments_opened_and_dropped_as_the_memory_store_does() {
+    let redis = support::RedisServer::start("store conformance with drops");
+    let cluster = redis
+        .as_ref()
+        .and_then(|_| support::RedisCluster::start("store conformance with drops"));
+    let mut settings = StoreSettings {
+        write_buffer_size: 1 << 20,
+        block_cache: 1 << 20,
+        lmdb_map_size: 256 << 20,
+        ..StoreSettings::default()
+    };
+    if let Some(r) = &redis {
+        settings.redis_url = r.url.clone();
+    }
+    let states: Vec<String> = (0..4)
+        .map(|slot| format!("counts.slot-{slot}"))
+        .chain(["offsets".to_string()])
+        .collect();
+    let kinds: Vec<StoreKind> = StoreKind::all()
+        .iter()
+        .copied()
+        .filter(|k| k.name() != "redis" || redis.is_some())
+        .filter(|k| k.name() != "redis-cluster" || cluster.is_some())
+        .collect();
+    let dirs: Vec<tempfile::TempDir> = kinds.iter().map(|_| tempfile::tempdir().unwrap()).collect();
+    let cluster_url = cluster.as_ref().map(support::RedisCluster::url);
+    let mut stores: Vec<_> = kinds
+        .iter()
+        .zip(&dirs)
+        .map(|(k, d)| {
+            let s = support::settings_for(*k, &settings, cluster_url.as_deref());
+            open_store(*k, d.path(), &states, &s).unwrap()
+        })
+        .collect();
+    assert_eq!(stores[0].name(), "memory");
+    let block = segments_opened_and_dropped();
+    let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
+    let (mut drops, mut opens, mut found) = (0, 0, 0);
+    for (index, req) in block.requests.iter().enumerate() {
+        let expected = issue(stores[0].as_mut(), &block, req, &mut value).unwrap();
+        for s in stores.iter_mut().skip(1) {
+            let got = issue(s.as_mut(), &block, req, &mut value)
+                .unwrap_or_else(|e| panic!("request #{index} ({}): {e}", req.op));
+            assert_eq!(
+                got,
+                expected,
+                "request #{index} ({} on state {}): {} answered {got:?}, memory {expected:?}",
+                req.op,
+                req.state,
+                s.name()
+            );
+        }
+        match req.op {
+            Op::Drop => drops += 1,
+            Op::Open => opens += 1,
+            _ => found += usize::from(matches!(expected, Some(Some(n)) if n > 0)),
+        }
+    }
+    for s in &mut stores {
+        s.flush().unwrap();
+    }
+    assert_eq!((drops, opens), (40, 43));
+    assert!(found > 1000, "only {found} reads found something");
 }
 
 #[test]

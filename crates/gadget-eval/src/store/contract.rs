@@ -91,10 +91,76 @@ pub(crate) fn range_ops_cover_start_up_to_end(s: &mut dyn Store) {
     s.flush().unwrap();
 }
 
-/// Every store that can be shared passes [`shared_instances_are_separate`].
-#[test]
-fn instances_of_every_shared_store_are_separate() {
-    let kinds = [
+/// A drop empties its state and nothing else: the other state keeps its entries and its
+/// iterator, the dropped state's iterator is closed, its pending batch entries apply at the
+/// next commit, and it takes writes again; dropping an empty state (twice) is fine.
+pub(crate) fn a_drop_empties_its_state_and_nothing_else(s: &mut dyn Store) {
+    for k in [&b"a"[..], b"b", b"c"] {
+        s.put(0, k, k).unwrap();
+        s.put(1, k, b"other").unwrap();
+    }
+    s.merge(0, b"m", b"x").unwrap();
+    s.merge(0, b"m", b"y").unwrap();
+    s.batch_put(0, b"b", b"batch").unwrap();
+    s.batch_put(1, b"d", b"later").unwrap();
+    s.batch_delete(1, b"c").unwrap();
+    assert_eq!(s.seek(0, b"a").unwrap(), Some(1));
+    assert_eq!(s.seek(1, b"a").unwrap(), Some(5));
+
+    s.drop_state(0).unwrap();
+    assert_eq!(
+        s.next(0).unwrap(),
+        None,
+        "a drop closes the state's iterator"
+    );
+    for k in [&b"a"[..], b"b", b"c", b"m"] {
+        assert_eq!(s.get(0, k).unwrap(), None, "{:?} is gone", k);
+    }
+    assert_eq!(s.seek(0, b"").unwrap(), None);
+    assert_eq!(s.next(0).unwrap(), None);
+    assert_eq!(s.range_query(0, b"", b"zz").unwrap(), 0);
+    // the other state keeps its entries and its iterator
+    assert_eq!(s.next(1).unwrap(), Some(5));
+    assert_eq!(s.get(1, b"a").unwrap(), Some(5));
+    assert_eq!(s.range_query(1, b"", b"zz").unwrap(), 3);
+
+    // the pending batch was left alone: its entries of both states apply now
+    s.batch_commit().unwrap();
+    assert_eq!(s.get(0, b"b").unwrap(), Some(5));
+    assert_eq!(s.range_query(0, b"", b"zz").unwrap(), 1);
+    assert_eq!(s.get(1, b"d").unwrap(), Some(5));
+    assert_eq!(s.get(1, b"c").unwrap(), None);
+
+    // the dropped state takes every kind of write again
+    s.put(0, b"a", b"new").unwrap();
+    s.merge(0, b"m", b"x").unwrap();
+    s.merge(0, b"m", b"y").unwrap();
+    assert_eq!(s.get(0, b"a").unwrap(), Some(3));
+    assert_eq!(s.get(0, b"m").unwrap(), Some(3));
+    assert_eq!(s.seek(0, b"").unwrap(), Some(3));
+    assert_eq!(s.next(0).unwrap(), Some(5));
+    assert_eq!(s.next(0).unwrap(), Some(3));
+    assert_eq!(s.next(0).unwrap(), None);
+
+    // an empty state drops as well, twice in a row; an unknown one is an error
+    s.drop_state(0).unwrap();
+    assert_eq!(s.range_query(0, b"", b"zz").unwrap(), 0);
+    s.drop_state(0).unwrap();
+    assert_eq!(s.seek(0, b"").unwrap(), None);
+    assert!(matches!(
+        s.drop_state(2),
+        Err(StoreError::UnknownState {
+            state: 2,
+            states: 2
+        })
+    ));
+    assert_eq!(s.range_query(1, b"", b"zz").unwrap(), 3);
+    s.flush().unwrap();
+}
+
+/// The stores that can be shared between instances.
+fn shared_kinds() -> Vec<StoreKind> {
+    vec![
         #[cfg(feature = "rocksdb")]
         StoreKind::RocksDb,
         #[cfg(feature = "fjall")]
@@ -113,18 +179,91 @@ fn instances_of_every_shared_store_are_separate() {
         StoreKind::BerkeleyDbBTree,
         #[cfg(feature = "berkeleydb")]
         StoreKind::BerkeleyDbHash,
-    ];
-    let settings = StoreSettings {
+    ]
+}
+
+/// Small sizes for shared stores under test.
+fn shared_settings() -> StoreSettings {
+    StoreSettings {
         write_buffer_size: 1 << 20,
         block_cache: 1 << 20,
         lmdb_map_size: 64 << 20,
         ..StoreSettings::default()
-    };
+    }
+}
+
+/// Every store that can be shared passes [`a_drop_leaves_the_other_instances_alone`].
+#[test]
+fn a_drop_in_one_instance_of_every_shared_store_leaves_the_others_alone() {
     let states = vec!["window-contents".to_string(), "timers".to_string()];
-    for kind in kinds {
+    for kind in shared_kinds() {
         let dir = tempfile::tempdir().unwrap();
-        let shared = open_shared_store(kind, dir.path(), &vec![states.clone(); 3], &settings)
-            .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+        let shared = open_shared_store(
+            kind,
+            dir.path(),
+            &vec![states.clone(); 3],
+            &shared_settings(),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+        a_drop_leaves_the_other_instances_alone(shared.as_ref(), kind.name());
+    }
+}
+
+/// Three instances of a shared store fill both their states; then instance 1 drops its state
+/// 0, the others keep theirs, and instance 1 keeps its state 1 and writes state 0 again. Each
+/// instance has its own thread (FASTER's sessions are per thread), and the phases are kept
+/// apart by a barrier.
+fn a_drop_leaves_the_other_instances_alone(shared: &dyn SharedStore, store: &str) {
+    let phase = std::sync::Barrier::new(3);
+    std::thread::scope(|scope| {
+        for instance in 0..3usize {
+            let phase = &phase;
+            scope.spawn(move || {
+                let mut s = shared.attach(instance).unwrap();
+                for i in 0..200u32 {
+                    s.put(0, &i.to_be_bytes(), &vec![b'v'; instance + 1])
+                        .unwrap();
+                    s.put(1, &i.to_be_bytes(), b"t").unwrap();
+                }
+                phase.wait();
+                if instance == 1 {
+                    s.drop_state(0).unwrap();
+                }
+                phase.wait();
+                let left = if instance == 1 { 0 } else { 200 };
+                let all = |s: &mut dyn Store, state| s.range_query(state, b"", &[0xff; 5]).unwrap();
+                assert_eq!(all(s.as_mut(), 0), left, "{store}, instance {instance}");
+                assert_eq!(all(s.as_mut(), 1), 200, "{store}, instance {instance}");
+                assert_eq!(
+                    s.get(0, &7u32.to_be_bytes()).unwrap(),
+                    (instance != 1).then_some(instance + 1),
+                    "{store}, instance {instance}"
+                );
+                if instance == 1 {
+                    assert_eq!(s.seek(0, b"").unwrap(), None, "{store}");
+                    s.put(0, &7u32.to_be_bytes(), b"again").unwrap();
+                    assert_eq!(s.seek(0, b"").unwrap(), Some(5), "{store}");
+                    assert_eq!(s.next(0).unwrap(), None, "{store}");
+                }
+                s.flush().unwrap();
+            });
+        }
+    });
+}
+
+/// Every store that can be shared passes [`shared_instances_are_separate`].
+#[test]
+fn instances_of_every_shared_store_are_separate() {
+    let states = vec!["window-contents".to_string(), "timers".to_string()];
+    for kind in shared_kinds() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = open_shared_store(
+            kind,
+            dir.path(),
+            &vec![states.clone(); 3],
+            &shared_settings(),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
         shared_instances_are_separate(shared.as_ref());
     }
 }

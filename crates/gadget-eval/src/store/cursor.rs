@@ -63,6 +63,16 @@ impl<I> Cursors<I> {
         self.open = 0;
     }
 
+    /// Closes the iterator of `state` for good: its `next` returns `None` until a seek (a
+    /// dropped state's).
+    pub(crate) fn close(&mut self, state: StateId) {
+        let c = &mut self.cursors[state as usize];
+        if let Position::Open(_) = c.position {
+            self.open -= 1;
+        }
+        c.position = Position::Closed;
+    }
+
     /// A fresh iterator of `state` at the first key `>= key`: `open` creates it from a start
     /// bound, `step` advances it, copies the key it lands on into the given buffer and
     /// returns the value length (`None` past the end).

@@ -32,7 +32,9 @@
 //! - range query, range delete: a walk over that index reading (or deleting) each key in
 //!   FASTER, one request per key: emulated;
 //! - write batches: FASTER has no batches or transactions; the batch is kept here and applied
-//!   at commit one write after another, not atomically: reported as emulated.
+//!   at commit one write after another, not atomically: reported as emulated;
+//! - drop: FASTER has no keyspaces to drop, so every key of the state's index is deleted, one
+//!   request per key: emulated.
 //!
 //! `faster-rs` serializes keys and values with `bincode` and hands read results over a channel;
 //! that cost is part of what this store measures. FASTER's sessions are per thread, so a
@@ -529,6 +531,19 @@ impl Store for FasterStore {
             .map(|_| ())
     }
 
+    /// Deletes every key of the state's index from FASTER, one request per key: FASTER has
+    /// no keyspaces to drop and cannot list keys, so the index is what knows them.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        self.check(state)?;
+        let s = state as usize;
+        self.cursors[s] = None;
+        // a failed delete leaves the keys not deleted yet in the index
+        while let Some(key) = self.index[s].pop_first() {
+            self.write(Op::Drop, state, &key, None)?;
+        }
+        Ok(())
+    }
+
     fn emulated(&self) -> &'static [Op] {
         &[
             Op::Seek,
@@ -536,6 +551,7 @@ impl Store for FasterStore {
             Op::BatchCommit,
             Op::RangeDelete,
             Op::RangeQuery,
+            Op::Drop,
         ]
     }
 
@@ -624,6 +640,14 @@ mod tests {
         let mut s = FasterStore::open(dir.path(), 2, &small()).unwrap();
         super::super::contract::range_ops_cover_start_up_to_end(&mut s);
         assert!(s.emulated().contains(&Op::RangeQuery));
+    }
+
+    #[test]
+    fn a_drop_deletes_every_indexed_key_of_its_state_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = FasterStore::open(dir.path(), 2, &small()).unwrap();
+        super::super::contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        assert!(s.emulated().contains(&Op::Drop));
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! (fjall has no merge operator). A write batch is a fjall `Batch`, applied atomically on
 //! commit. Seek opens a range iterator (a snapshot), which `next` steps. A range query is a
 //! bounded range iterator; fjall has no range delete, so one is emulated by a batch removing
-//! every key of the range.
+//! every key of the range, and a dropped state by a batch removing every key of its partition
+//! (see [`FjallStore`]'s `drop_state` for why the partition is not deleted).
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -332,8 +333,27 @@ impl Store for FjallStore {
         batch.commit().map_err(error)
     }
 
+    /// Removes every key of the state's partition in one `Batch`, as a range delete does.
+    ///
+    /// fjall can delete a partition, but not as a drop needs it: a deleted partition's name
+    /// stays taken (its folder, marked deleted) until every handle on it is gone, background
+    /// flushes and compactions included, so it cannot be made again under its name at once;
+    /// and a pending `Batch` names partitions and skips deleted ones at commit, so under a new
+    /// name the batch's entries of the state would be lost, where the drop must leave them.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        let p = partition(&self.partitions, state)?;
+        self.cursors.suspend_all();
+        self.cursors.close(state);
+        let error = request_error(Op::Drop);
+        let mut batch = self.keyspace.batch().durability(None);
+        for key in p.keys() {
+            batch.remove(p, key.map_err(&error)?);
+        }
+        batch.commit().map_err(error)
+    }
+
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Merge, Op::RangeDelete]
+        &[Op::Merge, Op::RangeDelete, Op::Drop]
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {
@@ -365,7 +385,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::merge_appends_with_flinks_delimiter(&mut s);
-        assert_eq!(s.emulated(), &[Op::Merge, Op::RangeDelete]);
+        assert_eq!(s.emulated(), &[Op::Merge, Op::RangeDelete, Op::Drop]);
     }
 
     #[test]
@@ -395,6 +415,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::seek_and_next_walk_in_key_order_and_batches_apply_on_commit(&mut s);
+    }
+
+    #[test]
+    fn a_drop_removes_every_key_of_its_partition_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        contract::a_drop_empties_its_state_and_nothing_else(&mut s);
     }
 
     #[test]

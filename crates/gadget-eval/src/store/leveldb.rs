@@ -4,7 +4,8 @@
 //! LevelDB has no column families: each state's keys carry a two-byte state prefix in one
 //! database, and iterators stop at the end of their state. Operator instances sharing one
 //! database ([`SharedLevelDb`]) each get their own run of state prefixes. It has no merge operator either:
-//! a merge is emulated as get + append `,` + put. Write batches are LevelDB write batches.
+//! a merge is emulated as get + append `,` + put, and a dropped state by deleting every key
+//! under its prefix in one write batch. Write batches are LevelDB write batches.
 //! Writes do not sync (as Flink's RocksDB runs with its write-ahead log off, LevelDB's log
 //! cannot be turned off, but it is not synced).
 
@@ -368,21 +369,23 @@ impl LevelDbStore {
 }
 
 impl LevelDbStore {
-    /// Walks `[start, end)` of `state` with a fresh iterator; with `delete`, writes a delete
-    /// of every key it passes as one batch. How many entries it passed.
+    /// Walks `[start, end)` of `state` with a fresh iterator (`end` `None`: to the end of the
+    /// state); with `delete`, writes a delete of every key it passes as one batch. How many
+    /// entries it passed.
     fn scan_range(
         &mut self,
         op: Op,
         state: StateId,
         start: &[u8],
-        end: &[u8],
+        end: Option<&[u8]>,
         delete: bool,
     ) -> Result<usize, StoreError> {
         self.check(state)?;
-        if empty_range(start, end) {
+        if end.is_some_and(|end| empty_range(start, end)) {
             return Ok(0);
         }
-        self.prefixed(state, end);
+        let prefix = self.prefix(state);
+        self.prefixed(state, end.unwrap_or_default());
         std::mem::swap(&mut self.key, &mut self.end);
         self.prefixed(state, start);
         let mut entries = 0;
@@ -396,7 +399,11 @@ impl LevelDbStore {
                 let mut klen = 0;
                 let k = leveldb_iter_key(it, &mut klen);
                 let key = std::slice::from_raw_parts(k.cast::<u8>(), klen);
-                if key >= self.end.as_slice() {
+                let past_end = match end {
+                    Some(_) => key >= self.end.as_slice(),
+                    None => !key.starts_with(&prefix),
+                };
+                if past_end {
                     break;
                 }
                 let mut vlen = 0;
@@ -541,16 +548,30 @@ impl Store for LevelDbStore {
         start: &[u8],
         end: &[u8],
     ) -> Result<usize, StoreError> {
-        self.scan_range(Op::RangeQuery, state, start, end, false)
+        self.scan_range(Op::RangeQuery, state, start, Some(end), false)
     }
 
     fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
-        self.scan_range(Op::RangeDelete, state, start, end, true)
+        self.scan_range(Op::RangeDelete, state, start, Some(end), true)
+            .map(|_| ())
+    }
+
+    /// Deletes every key under the state's prefix in one write batch, after a scan of the
+    /// prefix (LevelDB has no keyspaces to drop), and closes the state's iterator, a snapshot
+    /// that would still see them.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        self.check(state)?;
+        let it = std::mem::replace(&mut self.iterators[state as usize], ptr::null_mut());
+        if !it.is_null() {
+            // SAFETY: a live iterator of this store, released once (its slot is null now).
+            unsafe { leveldb_iter_destroy(it) };
+        }
+        self.scan_range(Op::Drop, state, &[], None, true)
             .map(|_| ())
     }
 
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Merge, Op::RangeDelete]
+        &[Op::Merge, Op::RangeDelete, Op::Drop]
     }
 }
 
@@ -627,7 +648,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         super::super::contract::range_ops_cover_start_up_to_end(&mut s);
-        assert_eq!(s.emulated(), &[Op::Merge, Op::RangeDelete]);
+        assert_eq!(s.emulated(), &[Op::Merge, Op::RangeDelete, Op::Drop]);
+    }
+
+    #[test]
+    fn a_drop_deletes_its_prefix_only_even_the_last_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = StoreSettings::default();
+        let mut s = LevelDbStore::open(dir.path(), 2, &settings).unwrap();
+        super::super::contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        // the last of the 65,536 prefixes has no next prefix to stop at; the one before it
+        // keeps its keys
+        let other = tempfile::tempdir().unwrap();
+        let shared = SharedLevelDb::open(other.path(), &[65_534, 2], &settings).unwrap();
+        let mut last = shared.attach(1).unwrap();
+        last.put(0, b"k", b"v").unwrap();
+        last.put(1, b"k", b"vv").unwrap();
+        last.drop_state(1).unwrap();
+        assert_eq!(last.get(1, b"k").unwrap(), None);
+        assert_eq!(last.get(0, b"k").unwrap(), Some(1));
+        last.drop_state(0).unwrap();
+        assert_eq!(last.seek(0, b"").unwrap(), None);
     }
 
     #[test]

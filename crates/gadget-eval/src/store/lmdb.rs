@@ -11,7 +11,8 @@
 //! one write transaction. Seek opens a read transaction and a cursor, which `next` steps. A
 //! range query walks a cursor over the range in a read transaction; LMDB has no range delete,
 //! so one is emulated by deleting every key of the range through a cursor in one write
-//! transaction (heed's `delete_range`).
+//! transaction (heed's `delete_range`). A dropped state's database is emptied in one write
+//! transaction (`mdb_drop`, the database kept).
 
 use super::batch::PendingBatch;
 use std::ops::Bound;
@@ -391,6 +392,15 @@ impl Store for LmdbStore {
         })
     }
 
+    /// Empties the state's database in one write transaction (LMDB's `mdb_drop` without
+    /// deleting the database: it frees the tree's pages, not key by key).
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        let db = self.db(state)?;
+        self.cursors.suspend_all();
+        self.cursors.close(state);
+        write(&self.env, self.error(Op::Drop), |txn| db.clear(txn))
+    }
+
     fn emulated(&self) -> &'static [Op] {
         &[Op::Merge, Op::RangeDelete]
     }
@@ -453,6 +463,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::next_after_a_write_sees_the_write(&mut s);
+    }
+
+    #[test]
+    fn a_drop_empties_its_database_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        assert!(!s.emulated().contains(&Op::Drop));
     }
 
     #[test]

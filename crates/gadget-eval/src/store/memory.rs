@@ -170,6 +170,13 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    /// Clears the state's map; the pending batch keeps its entries.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        self.map(state)?.clear();
+        self.cursors[state as usize] = None;
+        Ok(())
+    }
+
     fn emulated(&self) -> &'static [Op] {
         &[]
     }
@@ -218,6 +225,11 @@ mod tests {
     #[test]
     fn range_ops_cover_start_up_to_end() {
         super::super::contract::range_ops_cover_start_up_to_end(&mut MemoryStore::new(2));
+    }
+
+    #[test]
+    fn a_drop_empties_its_state_only() {
+        super::super::contract::a_drop_empties_its_state_and_nothing_else(&mut MemoryStore::new(2));
     }
 
     #[test]

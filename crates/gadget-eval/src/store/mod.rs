@@ -130,6 +130,28 @@ pub trait Store {
     /// `start >= end`). Entries in the pending write batch are not affected.
     fn range_delete(&mut self, state: StateId, start: &[u8], end: &[u8]) -> Result<(), StoreError>;
 
+    /// A state comes into being under `name` ([`Op::Open`]; Kafka Streams opens a RocksDB
+    /// instance per window segment). Every state of the trace's table has its keyspace from
+    /// the store's opening on, so there is nothing to create; a store that names keyspaces
+    /// may use the name.
+    fn open_state(&mut self, state: StateId, name: &str) -> Result<(), StoreError> {
+        let _ = (state, name);
+        Ok(())
+    }
+
+    /// Drops every entry of `state` ([`Op::Drop`]; Kafka Streams deletes an expired segment's
+    /// RocksDB instance), the way the store can: its keyspace dropped and made again
+    /// (RocksDB's column family, redb's table), emptied in one call (LMDB, SQLite,
+    /// BerkeleyDB), or its entries deleted one by one, which [`Store::emulated`] reports.
+    /// Nothing else is touched: the other states, and in a shared store the other instances'
+    /// states, keep their entries.
+    ///
+    /// The state stays usable, empty, for a later open. Its open iterator is closed: a `next`
+    /// before the state's next `seek` returns `None`. Entries of the state in the pending write
+    /// batch are not affected, as for [`Store::range_delete`]: the commit writes them into the
+    /// emptied state.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError>;
+
     /// The store that holds `state`: this one's name, or, for states placed in several
     /// stores, the one the state lives in.
     fn store_of(&self, state: StateId) -> &str {

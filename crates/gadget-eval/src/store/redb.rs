@@ -11,7 +11,8 @@
 //! Every point write is a write transaction of its own; a merge reads the value, appends and
 //! writes it back inside one write transaction (redb has no merge operator). A write batch is
 //! one write transaction. Seek opens a read transaction and a range, which `next` steps.
-//! Range queries and range deletes are redb's own (`range`, `retain_in`).
+//! Range queries and range deletes are redb's own (`range`, `retain_in`); a dropped state's
+//! table is deleted and created again in one write transaction.
 
 // redb's own error type is 160 bytes; passing it up by value only costs on the failure path
 #![allow(clippy::result_large_err)]
@@ -368,6 +369,19 @@ impl Store for RedbStore {
         .map_err(request_error(Op::RangeDelete))
     }
 
+    /// Deletes the state's table and creates it again, in one write transaction.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        let name = table(&self.tables, state)?;
+        self.cursors.suspend_all();
+        self.cursors.close(state);
+        write(&self.db, &mut self.commits, |txn| {
+            txn.delete_table(Def::new(name))?;
+            open_table(txn, name)?;
+            Ok(())
+        })
+        .map_err(request_error(Op::Drop))
+    }
+
     fn emulated(&self) -> &'static [Op] {
         &[Op::Merge]
     }
@@ -447,6 +461,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::next_after_a_write_sees_the_write(&mut s);
+    }
+
+    #[test]
+    fn a_drop_deletes_and_recreates_its_table_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        assert!(!s.emulated().contains(&Op::Drop));
     }
 
     #[test]

@@ -197,6 +197,17 @@ impl Store for RoutedStore {
         s.range_delete(local, start, end)
     }
 
+    fn open_state(&mut self, state: StateId, name: &str) -> Result<(), StoreError> {
+        let (s, local) = self.to(state)?;
+        s.open_state(local, name)
+    }
+
+    /// Drops the state in the store it lives in, as that store drops it.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        let (s, local) = self.to(state)?;
+        s.drop_state(local)
+    }
+
     fn store_of(&self, state: StateId) -> &str {
         self.route
             .get(state as usize)
@@ -284,5 +295,21 @@ mod tests {
                 states: 3
             })
         ));
+    }
+
+    #[test]
+    fn a_drop_goes_to_its_states_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = StoreSettings {
+            routes: vec![route("table", &["timers"])],
+            ..StoreSettings::default()
+        };
+        let states = vec!["window-contents".to_string(), "timers".to_string()];
+        let mut s = RoutedStore::open(StoreKind::Memory, dir.path(), &states, &settings).unwrap();
+        super::super::contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        s.put(1, b"t", b"1").unwrap();
+        s.open_state(0, "window-contents-2").unwrap();
+        s.drop_state(1).unwrap();
+        assert_eq!(s.get(1, b"t").unwrap(), None);
     }
 }

@@ -11,7 +11,8 @@
 //! operator). A write batch is one transaction. Seek selects the first row `>=` the key; SQLite
 //! statements cannot stay open across the writes in between, so `next` selects the first row
 //! past the last key returned: a fresh B-tree descent every time. Range queries and range
-//! deletes are single statements over `k >= start AND k < end`.
+//! deletes are single statements over `k >= start AND k < end`; a dropped state's table is
+//! emptied by one `DELETE FROM` without a condition (SQLite's truncate optimization).
 //!
 //! Operator instances sharing one database ([`SharedSqlite`]) each get their own tables and
 //! their own connection, with an equal share of the page-cache budget; they take turns at
@@ -35,6 +36,8 @@ struct Sql {
     next: String,
     range_query: String,
     range_delete: String,
+    /// Every row: SQLite's truncate optimization drops the table's pages at once.
+    drop: String,
 }
 
 impl Sql {
@@ -50,6 +53,7 @@ impl Sql {
             next: format!("{select} > ?1 ORDER BY k LIMIT 1"),
             range_query: format!("SELECT v FROM {table} WHERE k >= ?1 AND k < ?2 ORDER BY k"),
             range_delete: format!("DELETE FROM {table} WHERE k >= ?1 AND k < ?2"),
+            drop: format!("DELETE FROM {table}"),
         }
     }
 }
@@ -395,6 +399,18 @@ impl Store for SqliteStore {
         delete().map_err(request_error(Op::RangeDelete))
     }
 
+    /// `DELETE FROM` the state's table without a condition, which SQLite runs as a truncate
+    /// (the table's pages freed, not its rows deleted one by one). Prepared afresh each time:
+    /// a rare statement that must not push a hot one out of the statement cache.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        let sql = self.sql(state)?;
+        self.conn
+            .execute(&sql.drop, [])
+            .map_err(request_error(Op::Drop))?;
+        self.open[state as usize] = false;
+        Ok(())
+    }
+
     fn emulated(&self) -> &'static [Op] {
         &[Op::Merge, Op::Next]
     }
@@ -450,6 +466,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::seek_and_next_walk_in_key_order_and_batches_apply_on_commit(&mut s);
+    }
+
+    #[test]
+    fn a_drop_empties_its_table_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        assert!(!s.emulated().contains(&Op::Drop));
     }
 
     #[test]

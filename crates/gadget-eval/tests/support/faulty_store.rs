@@ -111,4 +111,12 @@ impl Store for FaultyStore {
         self.tick(Op::RangeDelete)?;
         self.inner.range_delete(state, start, end)
     }
+    fn open_state(&mut self, state: StateId, name: &str) -> Result<(), StoreError> {
+        self.tick(Op::Open)?;
+        self.inner.open_state(state, name)
+    }
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        self.tick(Op::Drop)?;
+        self.inner.drop_state(state)
+    }
 }

@@ -12,6 +12,8 @@
 //! - range query: `ZRANGE … BYLEX` over the index, then `MGET` of the keys found; range
 //!   delete: the same `ZRANGE`, then `DEL` and `ZREM` of those keys in one `MULTI`/`EXEC`:
 //!   two round trips each, reported as emulated;
+//! - drop: the state's keys read from its index (`ZRANGE`), then deleted with the index in
+//!   one `MULTI`/`EXEC`: two round trips, reported as emulated (Redis has no keyspaces);
 //! - write batches: `MULTI`/`EXEC` at commit;
 //! - pipelining: with a depth above 1, point writes are queued and sent together when the
 //!   depth is reached or before the next read (the request that sends them pays for all);
@@ -49,6 +51,9 @@ end
 redis.call('ZADD', KEYS[2], 0, ARGV[3])
 return 0
 ";
+
+/// The most keys one `DEL` of a dropped state names.
+const DROP_CHUNK: usize = 10_000;
 
 /// The most a run's key cleanup waits for a silent server after a stop request: the user
 /// asked to stop, so the results are not held back for the whole timeout (a server that
@@ -299,22 +304,27 @@ impl RedisStore {
         }
     }
 
-    /// Reads the indexed keys of `state` in `[start, end)` into `keys`/`key_ends` with
-    /// `ZRANGE … BYLEX`, after the queued writes; how many there are.
+    /// Reads the indexed keys of `state` in `[start, end)` (`end` `None`: every key from
+    /// `start` on) into `keys`/`key_ends` with `ZRANGE … BYLEX`, after the queued writes; how
+    /// many there are.
     fn keys_in(
         &mut self,
         op: Op,
         state: StateId,
         start: &[u8],
-        end: &[u8],
+        end: Option<&[u8]>,
     ) -> Result<usize, StoreError> {
-        self.con
+        let c = self
+            .con
             .command(5)
             .arg(b"ZRANGE")
             .arg(&self.indexes[state as usize])
-            .arg_parts(b"[", start)
-            .arg_parts(b"(", end)
-            .arg(b"BYLEX");
+            .arg_parts(b"[", start);
+        match end {
+            Some(end) => c.arg_parts(b"(", end),
+            None => c.arg(b"+"),
+        }
+        .arg(b"BYLEX");
         let server = &self.server;
         let reply = ask(&mut self.con, &mut self.pending_writes, server, op)?;
         self.keys.clear();
@@ -477,7 +487,7 @@ impl Store for RedisStore {
         if empty_range(start, end) {
             return Ok(0);
         }
-        let n = self.keys_in(Op::RangeQuery, state, start, end)?;
+        let n = self.keys_in(Op::RangeQuery, state, start, Some(end))?;
         if n == 0 {
             return Ok(0);
         }
@@ -511,7 +521,7 @@ impl Store for RedisStore {
         if empty_range(start, end) {
             return Ok(());
         }
-        let n = self.keys_in(Op::RangeDelete, state, start, end)?;
+        let n = self.keys_in(Op::RangeDelete, state, start, Some(end))?;
         if n == 0 {
             return Ok(());
         }
@@ -530,8 +540,40 @@ impl Store for RedisStore {
         self.exchange(Op::RangeDelete)
     }
 
+    /// Reads every key of the state from its index, then deletes them and the index in one
+    /// `MULTI`/`EXEC` (Redis has no keyspaces to drop): two round trips.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        self.check(state)?;
+        let s = state as usize;
+        self.cursors[s].0 = false;
+        let n = self.keys_in(Op::Drop, state, &[], None)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let out = self.con.commands();
+        out.command(1).arg(b"MULTI");
+        // a command of at most DROP_CHUNK keys: Redis limits a command's arguments
+        let mut from = 0;
+        for chunk in self.key_ends.chunks(DROP_CHUNK) {
+            out.command(1 + chunk.len()).arg(b"DEL");
+            for &end in chunk {
+                out.arg_parts(&self.prefixes[s], &self.keys[from..end]);
+                from = end;
+            }
+        }
+        out.command(2).arg(b"DEL").arg(&self.indexes[s]);
+        out.command(1).arg(b"EXEC");
+        self.exchange(Op::Drop)
+    }
+
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Seek, Op::Next, Op::RangeDelete, Op::RangeQuery]
+        &[
+            Op::Seek,
+            Op::Next,
+            Op::RangeDelete,
+            Op::RangeQuery,
+            Op::Drop,
+        ]
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {
@@ -653,4 +695,121 @@ pub(crate) fn state_prefixes(run_tag: &str, states: usize) -> Vec<Vec<u8>> {
     (0..states)
         .map(|s| format!("{run_tag}:{s}:").into_bytes())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::{Child, Command, Stdio};
+
+    use super::*;
+    use crate::store::contract;
+
+    /// A plain `redis-server` on a free loopback port, killed when dropped.
+    struct Server {
+        child: Child,
+        url: String,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// Starts one, or `None` (skipped) when `redis-server` is missing outside CI.
+    fn server(test: &str) -> Option<Server> {
+        if Command::new("redis-server")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_err()
+        {
+            assert!(
+                std::env::var("CI").map_or(true, |v| v != "true"),
+                "{test}: redis-server is missing, but CI=true: .ci/run installs it"
+            );
+            eprintln!("skipping {test}: redis-server is not installed");
+            return None;
+        }
+        for _attempt in 0..5 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .unwrap()
+                .port();
+            let dir = tempfile::tempdir().unwrap();
+            let mut child = Command::new("redis-server")
+                .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+                .args(["--save", "", "--appendonly", "no"])
+                .arg("--dir")
+                .arg(dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while child.try_wait().unwrap().is_none()
+                && std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
+            {
+                assert!(std::time::Instant::now() < deadline, "{test}: no server");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // a port taken between choosing and binding it makes the server exit
+            std::thread::sleep(Duration::from_millis(50));
+            if child.try_wait().unwrap().is_none() {
+                return Some(Server {
+                    child,
+                    url: format!("redis://127.0.0.1:{port}"),
+                    _dir: dir,
+                });
+            }
+        }
+        panic!("{test}: redis-server did not start on any of 5 free loopback ports");
+    }
+
+    fn open(url: &str, pipeline: usize) -> RedisStore {
+        let settings = StoreSettings {
+            redis_url: url.to_string(),
+            redis_pipeline: pipeline,
+            ..StoreSettings::default()
+        };
+        RedisStore::open(&["s0".to_string(), "s1".to_string()], &settings).unwrap()
+    }
+
+    #[test]
+    fn a_drop_deletes_its_states_keys_and_index_only() {
+        let Some(server) = server("the redis drop contract") else {
+            return;
+        };
+        for pipeline in [1, 16] {
+            let mut s = open(&server.url, pipeline);
+            contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+            assert!(s.emulated().contains(&Op::Drop));
+            // another run on the same server (another instance) keeps its keys, and the
+            // dropped state's keys and index are gone from the server
+            let mut other = open(&server.url, pipeline);
+            for i in 0..12_000u32 {
+                s.put(0, &i.to_be_bytes(), b"v").unwrap();
+                other.put(0, &i.to_be_bytes(), b"w").unwrap();
+            }
+            s.drop_state(0).unwrap();
+            assert_eq!(s.range_query(0, b"", &[0xff; 5]).unwrap(), 0);
+            assert_eq!(other.range_query(0, b"", &[0xff; 5]).unwrap(), 12_000);
+            let pattern = format!("{}[:#]0*", s.run_tag);
+            s.con
+                .command(6)
+                .arg(b"SCAN")
+                .arg(b"0")
+                .arg(b"MATCH")
+                .arg(pattern.as_bytes())
+                .arg(b"COUNT")
+                .arg(b"1000000");
+            let reply = s.con.round_trip().unwrap();
+            let mut items = reply.items().unwrap();
+            items.next();
+            let left = items.next().unwrap().unwrap().items().unwrap().count();
+            assert_eq!(left, 0, "state 0's keys or index are left");
+        }
+    }
 }

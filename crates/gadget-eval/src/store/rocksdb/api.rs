@@ -159,6 +159,8 @@ c_api! {
         *const *const Options, *mut *mut Family, Err
     ) -> *mut Db;
     close: fn(*mut Db);
+    create_column_family: fn(*mut Db, *const Options, *const c_char, Err) -> *mut Family;
+    drop_column_family: fn(*mut Db, *mut Family, Err);
     column_family_handle_destroy: fn(*mut Family);
     writeoptions_create: fn() -> *mut WriteOptions;
     writeoptions_destroy: fn(*mut WriteOptions);
@@ -196,6 +198,9 @@ c_api! {
     writebatch_create: fn() -> *mut WriteBatch;
     writebatch_destroy: fn(*mut WriteBatch);
     writebatch_clear: fn(*mut WriteBatch);
+    writebatch_count: fn(*mut WriteBatch) -> c_int;
+    writebatch_data: fn(*mut WriteBatch, *mut usize) -> *const c_char;
+    writebatch_create_from: fn(*const c_char, usize) -> *mut WriteBatch;
     writebatch_put_cf: fn(*mut WriteBatch, *mut Family, *const c_char, usize, *const c_char, usize);
     writebatch_delete_cf: fn(*mut WriteBatch, *mut Family, *const c_char, usize);
     write: fn(*mut Db, *const WriteOptions, *mut WriteBatch, Err);

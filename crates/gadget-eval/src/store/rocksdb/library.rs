@@ -410,6 +410,10 @@ mod tests {
             panic!("{e}")
         };
         assert!(missing.contains(&"rocksdb_open".to_string()), "{e}");
+        assert!(
+            missing.contains(&"rocksdb_drop_column_family".to_string()),
+            "{e}"
+        );
         assert!(e.to_string().contains("rocksdb_put_cf"), "{e}");
     }
 

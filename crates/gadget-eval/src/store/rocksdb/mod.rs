@@ -7,15 +7,20 @@
 //! loaded at run time and driven through RocksDB's C API ([`library`]). By default that is the
 //! release build of frocksdb 6.20.3 that Flink 1.x ships; `--rocksdb-lib` compares it with
 //! Flink 2.x's RocksDB and ForSt, current RocksDB and the system's library in one binary.
+//!
+//! A dropped state ([`Store::drop_state`]) is RocksDB's own drop: its column family is
+//! dropped and created again under its name with its options, as Kafka Streams deletes a
+//! segment's whole RocksDB instance rather than its keys.
 
 mod api;
 pub mod library;
 mod merge;
+mod rep;
 
 use std::ffi::{c_char, CString};
 use std::path::{Path, PathBuf};
 use std::ptr::null_mut;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use gadget::access::{Op, StateId};
 
@@ -31,12 +36,32 @@ struct Database {
     api: &'static Api,
     /// Null until opened.
     db: *mut Db,
-    /// Every column family's handle, `default` first.
-    families: Vec<*mut Family>,
-    /// The database's options and each column family's (each with its own merge operator).
+    /// The column families' handles and who holds them; a drop replaces a handle.
+    families: Mutex<Families>,
+    /// Every column family's name, `default` first, to create it again after a drop.
+    names: Vec<CString>,
+    /// The database's options and each column family's (each with its own merge operator),
+    /// also those a dropped column family is created again with.
     options: Vec<*mut Options>,
     table: *mut TableOptions,
     cache: *mut Cache,
+}
+
+/// The column families' handles, and how many stores hold each instance's copies of them.
+struct Families {
+    /// Every column family's handle, `default` first; null for one whose drop could not
+    /// create it again.
+    handles: Vec<*mut Family>,
+    /// Per instance, its stores attached now: a drop replaces a handle, which only the
+    /// instance's one store may do (another would keep the destroyed one).
+    attached: Vec<usize>,
+}
+
+impl Database {
+    /// The handles, also after a thread panicked holding them (they are only replaced whole).
+    fn families(&self) -> MutexGuard<'_, Families> {
+        self.families.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 // SAFETY: RocksDB's database and column-family handles are safe to use from several threads
@@ -52,7 +77,11 @@ impl Drop for Database {
         // the database they belong to; store handles (and their iterators) are gone already,
         // as they hold this database through an Arc.
         unsafe {
-            for &family in &self.families {
+            let families = self
+                .families
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner);
+            for &family in families.handles.iter().filter(|f| !f.is_null()) {
                 (api.column_family_handle_destroy)(family);
             }
             if !self.db.is_null() {
@@ -86,6 +115,11 @@ pub struct RocksDbStore {
     db: Arc<Database>,
     api: &'static Api,
     library: &'static Library,
+    /// The operator instance whose column families these are.
+    instance: usize,
+    /// Each state's column family, as an index into the database's.
+    own: Vec<usize>,
+    /// Each state's column family handle; null once a drop could not create it again.
     families: Vec<*mut Family>,
     /// Each state's open iterator; null when none is open.
     iterators: Vec<*mut Iterator>,
@@ -163,7 +197,11 @@ impl SharedRocksDb {
             Database {
                 api,
                 db: null_mut(),
-                families: Vec::new(),
+                families: Mutex::new(Families {
+                    handles: Vec::new(),
+                    attached: vec![0; instances.len()],
+                }),
+                names: Vec::new(),
                 options: Vec::new(),
                 table,
                 cache,
@@ -204,7 +242,8 @@ impl SharedRocksDb {
         if let Some(message) = api.take_error(err) {
             return Err(open_error(message));
         }
-        database.families = handles;
+        database.families().handles = handles;
+        database.names = c_names;
         Ok(SharedRocksDb {
             db: Arc::new(database),
             library,
@@ -224,7 +263,11 @@ impl SharedRocksDb {
     pub fn attach(&self, instance: usize) -> Result<RocksDbStore, StoreError> {
         let own = super::instance_part("rocksdb", &self.path, &self.instances, instance)?;
         let api = &self.library.api;
-        let families: Vec<*mut Family> = own.iter().map(|&i| self.db.families[i]).collect();
+        let families: Vec<*mut Family> = {
+            let mut shared = self.db.families();
+            shared.attached[instance] += 1;
+            own.iter().map(|&i| shared.handles[i]).collect()
+        };
         // SAFETY: each object is made here and released by the store's Drop.
         unsafe {
             let write_options = (api.writeoptions_create)();
@@ -242,6 +285,8 @@ impl SharedRocksDb {
                 db: self.db.clone(),
                 api,
                 library: self.library,
+                instance,
+                own,
                 iterators: vec![null_mut(); families.len()],
                 families,
                 batch: (api.writebatch_create)(),
@@ -282,6 +327,7 @@ impl Drop for RocksDbStore {
                 (api.perfcontext_destroy)(self.perf);
             }
         }
+        self.db.families().attached[self.instance] -= 1;
     }
 }
 
@@ -307,13 +353,89 @@ impl RocksDbStore {
 
     /// The column family of `state`.
     fn family(&self, state: StateId) -> Result<*mut Family, StoreError> {
-        self.families
-            .get(state as usize)
-            .copied()
-            .ok_or(StoreError::UnknownState {
-                state,
-                states: self.families.len(),
-            })
+        let family =
+            self.families
+                .get(state as usize)
+                .copied()
+                .ok_or(StoreError::UnknownState {
+                    state,
+                    states: self.families.len(),
+                })?;
+        if family.is_null() {
+            return Err(request_error(
+                Op::Drop,
+                format!(
+                    "state #{state} has no column family since RocksDB failed to create it again \
+                     after a drop (see that request's error); run again on a fresh directory"
+                ),
+            ));
+        }
+        Ok(family)
+    }
+
+    /// The id RocksDB gave `family`, read from a scratch batch holding one put into it
+    /// (`rocksdb_column_family_handle_get_id` came after RocksDB 6.20).
+    fn family_id(&self, family: *mut Family) -> Result<u32, StoreError> {
+        let api = self.api;
+        // SAFETY: the scratch batch is made, read while it lives and destroyed here; the
+        // family is a live handle of this database.
+        let found = unsafe {
+            let scratch = (api.writebatch_create)();
+            (api.writebatch_put_cf)(
+                scratch,
+                family,
+                b"".as_ptr().cast(),
+                0,
+                b"".as_ptr().cast(),
+                0,
+            );
+            let mut size = 0;
+            let data = (api.writebatch_data)(scratch, &mut size);
+            let found = rep::first_family(std::slice::from_raw_parts(data.cast::<u8>(), size));
+            (api.writebatch_destroy)(scratch);
+            found
+        };
+        match found {
+            Ok(Some(id)) => Ok(id),
+            Ok(None) => Err(request_error(
+                Op::Drop,
+                "a write batch holding one put reads back empty".into(),
+            )),
+            Err(e) => Err(request_error(Op::Drop, e)),
+        }
+    }
+
+    /// Moves the pending batch's entries of column family `from` to `to` (the ids of a state's
+    /// column family before and after a drop), so that its commit writes them into the new
+    /// column family rather than fail on the dropped one.
+    fn retarget_batch(&mut self, from: u32, to: u32) -> Result<(), StoreError> {
+        let api = self.api;
+        // SAFETY: the batch's contents are read while it lives and copied before it goes.
+        let moved = unsafe {
+            let mut size = 0;
+            let data = (api.writebatch_data)(self.batch, &mut size);
+            rep::retarget(
+                std::slice::from_raw_parts(data.cast::<u8>(), size),
+                from,
+                to,
+            )
+        };
+        let moved = moved.map_err(|e| {
+            request_error(
+                Op::Drop,
+                format!(
+                    "the pending write batch holds entries of the dropped state that cannot be \
+                     moved to its new column family ({e}); its commit will fail"
+                ),
+            )
+        })?;
+        // SAFETY: the new batch copies the bytes; the old one is this store's, released once.
+        unsafe {
+            let batch = (api.writebatch_create_from)(moved.as_ptr().cast(), moved.len());
+            (api.writebatch_destroy)(self.batch);
+            self.batch = batch;
+        }
+        Ok(())
     }
 
     /// Fails with what a call left in `err`.
@@ -549,6 +671,77 @@ impl Store for RocksDbStore {
         self.write_pair(Op::RangeDelete, self.api.delete_range_cf, state, start, end)
     }
 
+    /// Drops the state's column family and creates it again under its name with its
+    /// options (merge operator, table options, sizes): RocksDB's own drop. The state's
+    /// iterator is released first, as it would keep the dropped column family's data alive;
+    /// the pending batch's entries of the state are moved to the new column family.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        let family = self.family(state)?;
+        let (api, s) = (self.api, state as usize);
+        let it = std::mem::replace(&mut self.iterators[s], null_mut());
+        if !it.is_null() {
+            // SAFETY: a live iterator of this store, released once (its slot is null now).
+            unsafe { (api.iter_destroy)(it) };
+        }
+        let db = Arc::clone(&self.db);
+        let mut shared = db.families();
+        let holders = shared.attached[self.instance];
+        if holders > 1 {
+            return Err(request_error(
+                Op::Drop,
+                format!(
+                    "{holders} stores hold operator instance {}'s column families, and a drop \
+                     replaces state #{state}'s under the others; attach each instance once",
+                    self.instance
+                ),
+            ));
+        }
+        // SAFETY: the batch is this store's.
+        let pending = unsafe { (api.writebatch_count)(self.batch) } > 0;
+        let old_id = if pending {
+            Some(self.family_id(family)?)
+        } else {
+            None
+        };
+        let index = self.own[s];
+        let mut err = null_mut();
+        // SAFETY: a live column family of the open database; no iterator of this store reads
+        // it, and no other store holds its handle (checked above, under the lock).
+        unsafe { (api.drop_column_family)(db.db, family, &mut err) };
+        self.checked(Op::Drop, err)?;
+        // SAFETY: the dropped family's handle, released once: both copies are nulled.
+        unsafe { (api.column_family_handle_destroy)(family) };
+        shared.handles[index] = null_mut();
+        self.families[s] = null_mut();
+        let name = &db.names[index];
+        // SAFETY: the options and name the column family was opened with, owned by the
+        // database; RocksDB copies both.
+        let created = unsafe {
+            (api.create_column_family)(db.db, db.options[index], name.as_ptr(), &mut err)
+        };
+        if let Some(message) = api.take_error(err) {
+            if !created.is_null() {
+                // SAFETY: the handle the failed call made, released once.
+                unsafe { (api.column_family_handle_destroy)(created) };
+            }
+            return Err(request_error(
+                Op::Drop,
+                format!(
+                    "the column family {} was dropped but not created again: {message}",
+                    name.to_string_lossy()
+                ),
+            ));
+        }
+        shared.handles[index] = created;
+        self.families[s] = created;
+        drop(shared);
+        if let Some(from) = old_id {
+            let to = self.family_id(created)?;
+            self.retarget_batch(from, to)?;
+        }
+        Ok(())
+    }
+
     fn flush(&mut self) -> Result<(), StoreError> {
         let api = self.api;
         for it in self.iterators.iter_mut() {
@@ -558,7 +751,7 @@ impl Store for RocksDbStore {
                 *it = null_mut();
             }
         }
-        for &family in &self.families {
+        for &family in self.families.iter().filter(|f| !f.is_null()) {
             let mut err = null_mut();
             // SAFETY: a column family of the open database.
             unsafe { (api.flush_cf)(self.db.db, self.flush_options, family, &mut err) };

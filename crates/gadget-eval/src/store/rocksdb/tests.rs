@@ -83,11 +83,12 @@ fn every_library_opens_writes_merges_iterates_and_reads_back_and_says_its_versio
 #[test]
 fn the_library_under_test_keeps_the_store_contract() {
     let lib = library_under_test();
-    let checks: [fn(&mut dyn Store); 4] = [
+    let checks: [fn(&mut dyn Store); 5] = [
         contract::merge_appends_with_flinks_delimiter,
         contract::states_are_separate,
         contract::seek_and_next_walk_in_key_order_and_batches_apply_on_commit,
         contract::range_ops_cover_start_up_to_end,
+        contract::a_drop_empties_its_state_and_nothing_else,
     ];
     for check in checks {
         let dir = tempfile::tempdir().unwrap();
@@ -143,6 +144,54 @@ fn merged_lists_are_read_back_from_files_after_a_flush_and_a_reopen() {
         Some(499 + 3),
         "{lib}"
     );
+}
+
+#[test]
+fn every_library_drops_a_column_family_and_makes_it_again_under_its_name() {
+    in_a_process_per_library(
+        "store::rocksdb::tests::a_dropped_column_family_is_made_again_and_found_after_a_reopen",
+    );
+}
+
+#[test]
+fn a_dropped_column_family_is_made_again_and_found_after_a_reopen() {
+    let lib = library_under_test();
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut s = store(dir.path(), &lib);
+        for i in 0..1000u32 {
+            s.merge(0, &(i % 10).to_be_bytes(), b"abcd").unwrap();
+            s.put(1, &i.to_be_bytes(), b"v").unwrap();
+        }
+        // on disk, in the memtable and in an open iterator when it is dropped
+        s.flush().unwrap();
+        s.merge(0, &0u32.to_be_bytes(), b"xy").unwrap();
+        assert_eq!(s.seek(0, b"").unwrap(), Some(499 + 3));
+        // several pending entries, of both states, around the dropped one's
+        s.batch_put(1, b"before", b"1").unwrap();
+        s.batch_put(0, b"batched", b"22").unwrap();
+        s.batch_delete(0, &1u32.to_be_bytes()).unwrap();
+        s.batch_put(1, b"after", b"333").unwrap();
+        s.drop_state(0).unwrap();
+        assert_eq!(s.next(0).unwrap(), None, "{lib}");
+        assert_eq!(s.get(0, &0u32.to_be_bytes()).unwrap(), None, "{lib}");
+        assert_eq!(s.range_query(0, b"", &[0xff; 8]).unwrap(), 0, "{lib}");
+        s.batch_commit().unwrap();
+        assert_eq!(s.range_query(0, b"", &[0xff; 8]).unwrap(), 1, "{lib}");
+        assert_eq!(s.get(1, b"after").unwrap(), Some(3), "{lib}");
+        // the merge operator is the original one
+        s.merge(0, b"list", b"a").unwrap();
+        s.merge(0, b"list", b"bc").unwrap();
+        assert_eq!(s.get(0, b"list").unwrap(), Some(4), "{lib}");
+        s.flush().unwrap();
+        s.merge(0, b"list", b"d").unwrap();
+    }
+    // reopened: the column family has its old name, and only what came after the drop
+    let mut s = store(dir.path(), &lib);
+    assert_eq!(s.get(0, b"list").unwrap(), Some(6), "{lib}");
+    assert_eq!(s.get(0, b"batched").unwrap(), Some(2), "{lib}");
+    assert_eq!(s.get(0, &2u32.to_be_bytes()).unwrap(), None, "{lib}");
+    assert_eq!(s.range_query(1, b"", &[0xff; 8]).unwrap(), 1002, "{lib}");
 }
 
 #[test]
@@ -221,4 +270,15 @@ fn instances_sharing_a_database_use_their_own_column_families() {
     second.put(1, b"k", b"2").unwrap();
     assert_eq!(first.get(1, b"k").unwrap(), Some(5));
     assert!(shared.attach(2).is_err());
+    // a drop in one instance's column family leaves the other's
+    first.drop_state(1).unwrap();
+    assert_eq!(first.get(1, b"k").unwrap(), None);
+    assert_eq!(second.get(1, b"k").unwrap(), Some(1));
+    // a second store of an instance would keep the handle a drop replaces: refused
+    let again = shared.attach(1).unwrap();
+    let e = second.drop_state(1).unwrap_err().to_string();
+    assert!(e.contains("attach each instance once"), "{e}");
+    drop(again);
+    second.drop_state(1).unwrap();
+    assert_eq!(second.get(1, b"k").unwrap(), None);
 }

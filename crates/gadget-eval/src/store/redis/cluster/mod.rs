@@ -22,6 +22,8 @@
 //! Iteration keeps a sorted-set index of a state's keys on every node, beside the keys it
 //! lists (a script's keys must share a slot, and an index on one node would make every write
 //! remote); a seek asks every index the instance's keys can be in and takes the first key.
+//! A dropped state's keys are read from its indexes and deleted key by key, as a range delete
+//! over the whole state (emulated).
 //! A write batch is sent at commit, pipelined to every node at once, but it is not atomic:
 //! Redis Cluster refuses a transaction whose keys lie in different slots (`CROSSSLOT`), and a
 //! batch's keys (and their index entries) do.
@@ -639,8 +641,34 @@ impl Store for RedisClusterStore {
         sent
     }
 
+    /// Reads every key of the state from its indexes, then deletes each (and its index
+    /// entry) on every node it was written to, as a range delete over the whole state:
+    /// Redis Cluster has no keyspaces to drop.
+    fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        self.check(state)?;
+        self.cursors[state as usize].0 = false;
+        let n = self.index_keys(Op::Drop, state, (b'[', Some(&[][..])), None, None)?;
+        let keys = std::mem::take(&mut self.keys);
+        let mut from = 0;
+        for i in 0..n {
+            let key = &keys[from..self.key_ends[i]];
+            from = self.key_ends[i];
+            self.stage_write(state, key, Write::Delete);
+        }
+        self.keys = keys;
+        let sent = self.flush(Op::Drop);
+        self.tally(Kind::Write);
+        sent
+    }
+
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Seek, Op::Next, Op::RangeDelete, Op::RangeQuery]
+        &[
+            Op::Seek,
+            Op::Next,
+            Op::RangeDelete,
+            Op::RangeQuery,
+            Op::Drop,
+        ]
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {

@@ -62,12 +62,13 @@ fn every_request_kind_passes_the_contract_under_every_placement_and_instance() {
     };
     for (name, placement) in Placement::ALL {
         for instance in 0..3 {
-            let checks: [fn(&mut dyn Store); 5] = [
+            let checks: [fn(&mut dyn Store); 6] = [
                 contract::merge_appends_with_flinks_delimiter,
                 contract::states_are_separate,
                 contract::seek_and_next_walk_in_key_order_and_batches_apply_on_commit,
                 contract::next_after_a_write_sees_the_write,
                 contract::range_ops_cover_start_up_to_end,
+                contract::a_drop_empties_its_state_and_nothing_else,
             ];
             for check in checks {
                 let mut s = open(&c.url(), placement, instance);
@@ -85,6 +86,47 @@ fn every_request_kind_passes_the_contract_under_every_placement_and_instance() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn a_drop_by_one_instance_leaves_the_other_instances_keys_on_every_node() {
+    let Some((c, _dir)) = cluster("drops across instances") else {
+        return;
+    };
+    for (name, placement) in Placement::ALL {
+        let mut stores: Vec<RedisClusterStore> =
+            (0..3).map(|i| open(&c.url(), placement, i)).collect();
+        for s in &mut stores {
+            for i in 0..50u32 {
+                s.put(0, format!("ad-{i}").as_bytes(), b"campaign").unwrap();
+                s.put(1, format!("ad-{i}").as_bytes(), b"c").unwrap();
+            }
+        }
+        stores[1].drop_state(0).unwrap();
+        for (i, s) in stores.iter_mut().enumerate() {
+            let left = if i == 1 { 0 } else { 50 };
+            assert_eq!(s.range_query(0, b"", b"zz").unwrap(), left, "{name}, {i}");
+            assert_eq!(s.range_query(1, b"", b"zz").unwrap(), 50, "{name}, {i}");
+        }
+        // the dropped state's keys and index entries are gone from every node
+        let run_tag = stores[1].run_tag.clone();
+        for &port in c.ports() {
+            let mut con = raw(port);
+            con.command(6)
+                .arg(b"SCAN")
+                .arg(b"0")
+                .arg(b"MATCH")
+                .arg(format!("*{run_tag}[:#]0*").as_bytes())
+                .arg(b"COUNT")
+                .arg(b"100000");
+            let reply = con.round_trip().unwrap();
+            let mut items = reply.items().unwrap();
+            items.next();
+            let left = items.next().unwrap().unwrap().items().unwrap().count();
+            assert_eq!(left, 0, "{name}: node {port} still holds state 0's keys");
+        }
+        assert!(stores[1].emulated().contains(&Op::Drop));
     }
 }
 
