@@ -1,8 +1,11 @@
 //! Kafka Streams recorded and reproduced: the recorder agent and the Kafka Streams reference
-//! job are built with Maven, `gadget record kafka-streams` runs the job, which runs `groupByKey().count()` under `TopologyTestDriver` on
-//! real RocksDB stores over the Borg trace for several settings (cache sizes, input order,
-//! names), and each recording must be what `gadget gen` generates for the matching config of
-//! `examples/kafka-streams-reference/`, request for request.
+//! job are built with Maven, `gadget record kafka-streams` runs the job, which runs
+//! `groupByKey().count()` and tumbling and hopping windowed counts under `TopologyTestDriver`
+//! on real RocksDB stores over the Borg trace for several settings (cache sizes, window sizes,
+//! grace, input order with late records, names), and each recording must be what `gadget gen`
+//! generates for the matching config of `examples/kafka-streams-reference/`, request for
+//! request. A window segment's `open` and `drop` are left out of the comparison: the recorder
+//! sees RocksDB calls, and Kafka Streams deletes an expired segment's directory without one.
 //!
 //! Needs `java` and `mvn` (and Maven Central the first time); without them the test is
 //! skipped, except with `CI=true`, where it fails.
@@ -49,41 +52,61 @@ fn build() -> (PathBuf, String) {
     )
 }
 
-/// One recorded setting: the job's flags and the same setting as config edits.
+/// One recorded setting: the job's flags and the same setting as config edits of a bundled
+/// config.
 struct Setting {
     name: &'static str,
+    /// `examples/kafka-streams-reference/<config>.toml`.
+    config: &'static str,
     flags: &'static [&'static str],
     edits: &'static [(&'static str, &'static str)],
+    /// Read the Borg events with some records late (see [`late_input`]), in file order.
+    late: bool,
 }
+
+/// Options of every windowed setting's diff: segments open and drop unseen by the recorder.
+const WINDOWED_DIFF: &[&str] = &["--skip-ops", "open,drop"];
 
 const SETTINGS: &[Setting] = &[
     Setting {
         name: "count",
+        config: "count",
+        late: false,
         flags: &[],
         edits: &[],
     },
     Setting {
         name: "count, no cache",
+        config: "count",
+        late: false,
         flags: &["--cache-bytes", "0"],
         edits: &[("cache_bytes", "0")],
     },
     Setting {
         name: "count, a cache of 2,000 bytes (evicting all the time)",
+        config: "count",
+        late: false,
         flags: &["--cache-bytes", "2000"],
         edits: &[("cache_bytes", "2000")],
     },
     Setting {
         name: "count, a cache of 100,000 bytes (evicting now and then)",
+        config: "count",
+        late: false,
         flags: &["--cache-bytes", "100000"],
         edits: &[("cache_bytes", "100000")],
     },
     Setting {
         name: "count, input in file order",
+        config: "count",
+        late: false,
         flags: &["--order", "file", "--cache-bytes", "5000"],
         edits: &[("order", "\"file\""), ("cache_bytes", "5000")],
     },
     Setting {
         name: "count, other application, store and topic names",
+        config: "count",
+        late: false,
         flags: &[
             "--application-id",
             "billing",
@@ -98,7 +121,110 @@ const SETTINGS: &[Setting] = &[
             ("topic", "\"borg-job-events\""),
         ],
     },
+    Setting {
+        name: "tumbling count of 5 s, default cache",
+        config: "tumbling-count",
+        flags: &["--operator", "tumbling-count"],
+        edits: &[],
+        late: false,
+    },
+    Setting {
+        name: "tumbling count of 5 s, no cache",
+        config: "tumbling-count",
+        flags: &["--operator", "tumbling-count", "--cache-bytes", "0"],
+        edits: &[("cache_bytes", "0")],
+        late: false,
+    },
+    Setting {
+        name: "tumbling count of 5 min (150 s segments), a cache of 50,000 bytes",
+        config: "tumbling-count",
+        flags: &[
+            "--operator",
+            "tumbling-count",
+            "--window",
+            "300000",
+            "--cache-bytes",
+            "50000",
+        ],
+        edits: &[("size", "300000"), ("cache_bytes", "50000")],
+        late: false,
+    },
+    Setting {
+        name: "tumbling count, grace 2 s, late records, no cache",
+        config: "tumbling-count",
+        flags: &[
+            "--operator",
+            "tumbling-count",
+            "--grace",
+            "2000",
+            "--cache-bytes",
+            "0",
+        ],
+        edits: &[("grace", "2000"), ("cache_bytes", "0")],
+        late: true,
+    },
+    Setting {
+        name: "hopping count of 10 s every 5 s, default cache",
+        config: "hopping-count",
+        flags: &[
+            "--operator",
+            "hopping-count",
+            "--window",
+            "10000",
+            "--advance",
+            "5000",
+        ],
+        edits: &[],
+        late: false,
+    },
+    Setting {
+        name: "hopping count of 4 s every 1 s, grace 0.5 s, late records, a cache of 20,000 bytes",
+        config: "hopping-count",
+        flags: &[
+            "--operator",
+            "hopping-count",
+            "--window",
+            "4000",
+            "--advance",
+            "1000",
+            "--grace",
+            "500",
+            "--cache-bytes",
+            "20000",
+        ],
+        edits: &[
+            ("size", "4000"),
+            ("advance", "1000"),
+            ("grace", "500"),
+            ("cache_bytes", "20000"),
+        ],
+        late: true,
+    },
 ];
+
+/// The Borg events with every tenth record 7 s late (its time moved back, clamped at 0), as
+/// `late.csv` in `dir`: the Borg file is in time order, so this is what makes windows close
+/// before some of their records arrive.
+fn late_input(borg: &std::path::Path, dir: &std::path::Path) -> PathBuf {
+    use std::io::{BufRead, BufReader, Write};
+    let gz = flate2::read::MultiGzDecoder::new(std::fs::File::open(borg).unwrap());
+    let path = dir.join("late.csv");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for (i, line) in BufReader::new(gz).lines().enumerate() {
+        let line = line.unwrap();
+        let mut fields: Vec<&str> = line.splitn(3, ',').collect();
+        let moved;
+        if i % 10 == 3 {
+            if let Some(us) = fields.get(1).and_then(|t| t.parse::<i64>().ok()) {
+                moved = (us - 7_000_000).max(0).to_string();
+                fields[1] = &moved;
+            }
+        }
+        writeln!(out, "{}", fields.join(",")).unwrap();
+    }
+    out.flush().unwrap();
+    path
+}
 
 #[test]
 fn recording_kafka_streams_reproduces_gadget_request_for_request() {
@@ -112,12 +238,18 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
     let (agent, classpath) = build();
     let borg = shared.join("data/borg-jobs.csv.gz");
     let dir = tempfile::tempdir().unwrap();
+    let late = late_input(&borg, dir.path());
     let mut failed = Vec::new();
     for (i, setting) in SETTINGS.iter().enumerate() {
         let work = dir.path().join(i.to_string());
         let state = work.join("state");
         let traces = work.join("traces");
         std::fs::create_dir_all(&state).unwrap();
+        let (input, order): (&std::path::Path, &[&str]) = if setting.late {
+            (&late, &["--order", "file"])
+        } else {
+            (&borg, &[])
+        };
         let run = Command::cargo_bin("gadget")
             .unwrap()
             .args(["record", "kafka-streams", "--json", "--agent"])
@@ -128,11 +260,12 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
             .arg(&traces)
             .args(["--", "java", "-cp", &classpath])
             .arg("gadget.recorder.examples.kafka.ReferenceStreams")
-            .args(["--operator", "count", "--input"])
-            .arg(&borg)
+            .arg("--input")
+            .arg(input)
             .arg("--state-dir")
             .arg(&state)
             .args(setting.flags)
+            .args(order)
             .output()
             .unwrap();
         assert!(
@@ -149,10 +282,21 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
             setting.name
         );
         let recorded = traces.join("main.gtrace");
-        let base = common::project_root().join("examples/kafka-streams-reference/count.toml");
-        let config = config_edit::edited(&base, &borg, setting.edits);
+        let base = common::project_root()
+            .join("examples/kafka-streams-reference")
+            .join(format!("{}.toml", setting.config));
+        let mut edits = setting.edits.to_vec();
+        if setting.late {
+            edits.push(("source.order", "\"file\""));
+        }
+        let config = config_edit::edited(&base, input, &edits);
         let generated = generate(&config, &work, setting.name);
-        let (_, report) = trace_diff(&generated, &recorded, &[]);
+        let diff: &[&str] = if setting.config == "count" {
+            &[]
+        } else {
+            WINDOWED_DIFF
+        };
+        let (_, report) = trace_diff(&generated, &recorded, diff);
         eprintln!("{}: {}", setting.name, report.lines().nth(2).unwrap_or(""));
         if !report.contains("identical request sequences") {
             failed.push(format!("{}:\n{report}", setting.name));

@@ -3,7 +3,7 @@
 
 use super::reader::Section;
 use super::{ConfigError, OperatorConfig};
-use crate::engine::kafka_streams::KafkaStreamsSpec;
+use crate::engine::kafka_streams::{KafkaStreamsSpec, TimeWindows};
 use crate::engine::Engine;
 
 /// The `engine` of a config's top level (Flink without one).
@@ -60,6 +60,7 @@ pub(super) fn parse_kafka_streams(
         commit_every: s
             .int("commit_every", 1, i64::MAX)?
             .map_or(d.commit_every, |n| n as u64),
+        windows: parse_windows(s, kind)?,
     };
     for (key, value) in [
         ("application_id", &spec.application_id),
@@ -74,6 +75,41 @@ pub(super) fn parse_kafka_streams(
         OperatorConfig::KafkaStreams(Box::new(spec)),
         kind.to_string(),
     ))
+}
+
+/// The windows of a `tumbling-count` (`size`, `grace`) or `hopping-count` (and `advance`),
+/// in ms; `None` for a plain count.
+fn parse_windows(s: &Section<'_>, kind: &str) -> Result<Option<TimeWindows>, ConfigError> {
+    let (tumbling, hopping) = (kind == "tumbling-count", kind == "hopping-count");
+    if !tumbling && !hopping {
+        return Ok(None);
+    }
+    // a day of windows at most keeps segment ids and window ends far from i64's bounds
+    const DAY_MS: i64 = 86_400_000;
+    let size = s.require_int("size", 1, DAY_MS, "the window length in ms")?;
+    let advance = if hopping {
+        let advance = s.require_int(
+            "advance",
+            1,
+            size,
+            "the distance between window starts in ms (at most `size`)",
+        )?;
+        if advance == size {
+            return Err(s.error(
+                "advance",
+                "equals `size`: that is a tumbling window; use `type = \"tumbling-count\"`",
+            ));
+        }
+        advance
+    } else {
+        size
+    };
+    let grace = s.int("grace", 0, DAY_MS)?.unwrap_or(0);
+    Ok(Some(TimeWindows {
+        size,
+        advance,
+        grace,
+    }))
 }
 
 #[cfg(test)]

@@ -727,9 +727,12 @@ impl Config {
             ),
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
-            OperatorConfig::KafkaStreams(spec) => {
-                Box::new(crate::engine::kafka_streams::Count::new(spec))
-            }
+            OperatorConfig::KafkaStreams(spec) => match spec.windows {
+                Some(windows) => Box::new(crate::engine::kafka_streams::WindowedCount::new(
+                    spec, windows,
+                )),
+                None => Box::new(crate::engine::kafka_streams::Count::new(spec)),
+            },
             OperatorConfig::LookupJoin(join) => {
                 let SourceConfig::Ysb(ysb) = &self.source else {
                     unreachable!("validated: the lookup-join reads a ysb source")

@@ -23,13 +23,16 @@
 
 pub mod cache;
 pub mod count;
+mod segments;
+pub mod window;
 
 use crate::access::{AccessSink, Op, StateId};
 
 pub use count::Count;
+pub use window::{TimeWindows, WindowedCount};
 
 /// The operator types of Kafka Streams.
-pub const OPERATORS: &[&str] = &["count"];
+pub const OPERATORS: &[&str] = &["count", "tumbling-count", "hopping-count"];
 
 /// The application and the store a Kafka Streams operator uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +47,8 @@ pub struct KafkaStreamsSpec {
     pub cache_bytes: u64,
     /// Input records between commits (`TopologyTestDriver`: 1).
     pub commit_every: u64,
+    /// The windows of a windowed count (`windowedBy`); `None` for a plain count.
+    pub windows: Option<TimeWindows>,
 }
 
 impl Default for KafkaStreamsSpec {
@@ -54,16 +59,17 @@ impl Default for KafkaStreamsSpec {
             topic: "events".into(),
             cache_bytes: 10 * 1024 * 1024,
             commit_every: 1,
+            windows: None,
         }
     }
 }
 
 /// The task every store of a one-partition topology belongs to.
-const TASK: &str = "0_0";
+pub(crate) const TASK: &str = "0_0";
 /// A committed changelog offset, a `long`.
-const OFFSET_BYTES: u32 = 8;
+pub(crate) const OFFSET_BYTES: u32 = 8;
 /// The store's `status` value, a `long`.
-const STATUS_BYTES: u32 = 8;
+pub(crate) const STATUS_BYTES: u32 = 8;
 
 /// A store's `offsets` column family: what opening, committing and closing write there.
 #[derive(Debug, Clone)]

@@ -49,8 +49,8 @@ import org.apache.kafka.streams.kstream.TimeWindows;
  *
  * <p>{@code --operator tumbling-count | hopping-count}: {@code groupByKey().windowedBy(
  * TimeWindows.ofSizeAndGrace(--window, --grace))} (advancing by {@code --advance} for the
- * hopping one) {@code .count()} into a segmented window store (recorded; Gadget does not
- * simulate it yet: docs/engines.md).
+ * hopping one) {@code .count()} into a segmented window store named {@code --store}
+ * ({@code window-counts}): one RocksDB instance per segment (docs/engines.md).
  */
 public final class ReferenceStreams {
     private ReferenceStreams() {}
@@ -65,7 +65,7 @@ public final class ReferenceStreams {
         long cacheBytes = 10L * 1024 * 1024;
         long commitInterval = 30_000;
         String applicationId;
-        String store = "counts";
+        String store;
         String topic = "events";
         long window = 5000;
         long advance = -1;
@@ -104,6 +104,9 @@ public final class ReferenceStreams {
             }
             if (!s.order.equals("by-time") && !s.order.equals("file")) {
                 throw new IllegalArgumentException("--order is by-time or file, not " + s.order);
+            }
+            if (s.store == null) {
+                s.store = s.operator.equals("count") ? "counts" : "window-counts";
             }
             if (s.applicationId == null) {
                 s.applicationId = "gadget-reference-" + s.operator;

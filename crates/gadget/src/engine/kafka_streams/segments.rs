@@ -1,0 +1,176 @@
+//! A segmented window store's RocksDB instances (`TimestampedSegments` under
+//! `RocksDBTimestampedWindowStore`): one instance per time segment, opened by the first write
+//! into it and dropped when stream time leaves it behind.
+//!
+//! Each segment is three states of the trace (its column families `default`, `offsets` and
+//! `keyValueWithTimestamp`), in a slot of the state table that the segment opens
+//! ([`Op::Open`]) and frees when it is dropped ([`Op::Drop`]), so the table stays as small as
+//! the live segments: at most retention ÷ segment interval + 3 of them.
+
+use std::collections::BTreeMap;
+
+use crate::access::{AccessSink, Op, StateId};
+
+use super::{position_bytes, KafkaStreamsSpec, OFFSET_BYTES, STATUS_BYTES, TASK};
+
+/// The column families of a segment, in the order of their states within its slot.
+const FAMILIES: [&str; 3] = ["default", "offsets", "keyValueWithTimestamp"];
+/// A segment's `default` column family, relative to its slot's first state.
+const DEFAULT: StateId = 0;
+/// Its `offsets` column family.
+const OFFSETS: StateId = 1;
+/// Its data column family.
+const DATA: StateId = 2;
+
+/// The live segments of one window store.
+#[derive(Debug, Clone)]
+pub(crate) struct Segments {
+    /// `<application.id>/<task>/<store>/<store>`: a segment's instance adds `.<start>`.
+    prefix: String,
+    changelog_key: Vec<u8>,
+    position_bytes: u32,
+    /// Segment length in ms: max(retention ÷ 2, 60 s).
+    interval: i64,
+    retention: i64,
+    /// Live segments by id, each with its slot.
+    live: BTreeMap<i64, u16>,
+    free: Vec<u16>,
+    slots: u16,
+    /// The largest window start written (the store's stream time).
+    observed: i64,
+    /// The store's name, in the names of free slots.
+    store: String,
+    name: String,
+}
+
+impl Segments {
+    /// The segments of `spec`'s window store, which keeps windows for `retention` ms.
+    pub(crate) fn new(spec: &KafkaStreamsSpec, retention: i64) -> Segments {
+        let interval = (retention / 2).max(60_000);
+        let slots = u16::try_from(retention / interval + 3).unwrap_or(u16::MAX);
+        Segments {
+            prefix: format!(
+                "{}/{TASK}/{}/{}",
+                spec.application_id, spec.store, spec.store
+            ),
+            changelog_key: format!("{}-{}-changelog-0", spec.application_id, spec.store)
+                .into_bytes(),
+            position_bytes: position_bytes(&[(&spec.topic, 1)]),
+            interval,
+            retention,
+            live: BTreeMap::new(),
+            free: (0..slots).rev().collect(),
+            slots,
+            observed: i64::MIN,
+            store: spec.store.clone(),
+            name: String::new(),
+        }
+    }
+
+    /// The state table: every slot's three states, `<store>.(slot N)/<column family>` until
+    /// a segment opens them.
+    pub(crate) fn states(&self) -> Vec<String> {
+        (0..self.slots)
+            .flat_map(|slot| FAMILIES.map(|cf| format!("{}.(slot {slot})/{cf}", self.store)))
+            .collect()
+    }
+
+    /// The segment holding `timestamp` (Java's division: toward zero).
+    pub(crate) fn segment_id(&self, timestamp: i64) -> i64 {
+        timestamp / self.interval
+    }
+
+    /// The data state of the live segment holding `window_start`, if a read of it reaches
+    /// RocksDB: none when the window is past the retention or its segment does not exist.
+    pub(crate) fn read(&self, window_start: i64) -> Option<StateId> {
+        if window_start < self.observed.saturating_sub(self.retention) + 1 {
+            return None;
+        }
+        let slot = *self.live.get(&(window_start / self.interval))?;
+        Some(first_state(slot) + DATA)
+    }
+
+    /// The data state a write of `window_start` goes to: the stream time moves, its segment
+    /// is opened if it is live and new, and segments left behind are closed and dropped;
+    /// `None` when its segment has expired (Kafka Streams skips the record).
+    pub(crate) fn write(&mut self, window_start: i64, out: &mut dyn AccessSink) -> Option<StateId> {
+        self.observed = self.observed.max(window_start);
+        let id = window_start / self.interval;
+        let min_live = self.observed.saturating_sub(self.retention) / self.interval;
+        let slot = if id >= min_live {
+            Some(match self.live.get(&id) {
+                Some(&slot) => slot,
+                None => self.open(id, out),
+            })
+        } else {
+            None
+        };
+        while let Some(entry) = self.live.first_entry() {
+            if *entry.key() >= min_live {
+                break;
+            }
+            let slot = entry.remove();
+            self.drop_segment(slot, out);
+        }
+        slot.map(|s| first_state(s) + DATA)
+    }
+
+    /// A commit's checkpoint: the changelog offset and the position, in every live segment.
+    pub(crate) fn commit(&self, out: &mut dyn AccessSink) {
+        for &slot in self.live.values() {
+            let offsets = first_state(slot) + OFFSETS;
+            out.access_all(offsets, &self.changelog_key, &[(Op::Put, OFFSET_BYTES)]);
+            out.access_all(offsets, b"position", &[(Op::Put, self.position_bytes)]);
+        }
+    }
+
+    /// Closing the store: each live segment writes its status.
+    pub(crate) fn close(&self, out: &mut dyn AccessSink) {
+        for &slot in self.live.values() {
+            out.access_all(
+                first_state(slot) + OFFSETS,
+                b"status",
+                &[(Op::Put, STATUS_BYTES)],
+            );
+        }
+    }
+
+    /// Opens segment `id` in a free slot: its three states, then what opening the instance
+    /// reads and writes.
+    fn open(&mut self, id: i64, out: &mut dyn AccessSink) -> u16 {
+        // at most retention ÷ interval + 2 segments are live when one opens, so a slot is free
+        let slot = self.free.pop().unwrap_or(self.slots.saturating_sub(1));
+        self.live.insert(id, slot);
+        let first = first_state(slot);
+        for (i, cf) in FAMILIES.iter().enumerate() {
+            use std::fmt::Write;
+            self.name.clear();
+            let _ = write!(self.name, "{}.{}/{cf}", self.prefix, id * self.interval);
+            out.access_all(first + i as StateId, self.name.as_bytes(), &[(Op::Open, 0)]);
+        }
+        // the pre-timestamp column family is checked empty, then the status and position
+        out.access_all(first + DEFAULT, b"", &[(Op::Seek, 0)]);
+        out.access_all(
+            first + OFFSETS,
+            b"status",
+            &[(Op::Get, 0), (Op::Put, STATUS_BYTES)],
+        );
+        out.access_all(first + OFFSETS, b"position", &[(Op::Get, 0)]);
+        slot
+    }
+
+    /// Closes the segment in `slot` (its status written) and drops its instance.
+    fn drop_segment(&mut self, slot: u16, out: &mut dyn AccessSink) {
+        let first = first_state(slot);
+        out.access_all(first + OFFSETS, b"status", &[(Op::Put, STATUS_BYTES)]);
+        for i in 0..FAMILIES.len() as StateId {
+            out.access_all(first + i, b"", &[(Op::Drop, 0)]);
+        }
+        self.free.push(slot);
+    }
+}
+
+/// The first of `slot`'s three states.
+fn first_state(slot: u16) -> StateId {
+    slot * FAMILIES.len() as StateId
+}
