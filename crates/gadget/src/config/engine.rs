@@ -50,9 +50,15 @@ pub(super) fn parse_kafka_streams(
 ) -> Result<(OperatorConfig, String), ConfigError> {
     let kind = s.require_choice("type", crate::engine::kafka_streams::OPERATORS)?;
     let d = KafkaStreamsSpec::default();
+    let windows = parse_windows(s, kind)?;
+    // the reference job's default names, so that a config without `store` matches it
+    let default_store = match windows {
+        Some(_) => "window-counts".to_string(),
+        None => d.store,
+    };
     let spec = KafkaStreamsSpec {
         application_id: s.string("application_id")?.unwrap_or(d.application_id),
-        store: s.string("store")?.unwrap_or(d.store),
+        store: s.string("store")?.unwrap_or(default_store),
         topic: s.string("topic")?.unwrap_or(d.topic),
         cache_bytes: s
             .int("cache_bytes", 0, i64::MAX)?
@@ -60,7 +66,7 @@ pub(super) fn parse_kafka_streams(
         commit_every: s
             .int("commit_every", 1, i64::MAX)?
             .map_or(d.commit_every, |n| n as u64),
-        windows: parse_windows(s, kind)?,
+        windows,
     };
     for (key, value) in [
         ("application_id", &spec.application_id),
@@ -117,6 +123,7 @@ mod tests {
     use std::path::Path;
 
     use crate::config::{Config, OperatorConfig};
+    use crate::engine::kafka_streams::TimeWindows;
 
     const COUNT: &str = r#"
 engine = "kafka-streams"
@@ -153,6 +160,62 @@ type = "count"
             (spec.cache_bytes, spec.store.as_str(), spec.commit_every),
             (0, "s", 10)
         );
+    }
+
+    #[test]
+    fn windowed_counts_take_their_windows_and_the_reference_jobs_store_name() {
+        let spec = |operator: &str| {
+            let text = COUNT.replace("type = \"count\"", operator);
+            let c = Config::parse(&text, Path::new("c.toml")).unwrap();
+            let OperatorConfig::KafkaStreams(spec) = c.operator else {
+                panic!("{:?}", c.operator);
+            };
+            spec
+        };
+        let tumbling = spec("type = \"tumbling-count\"\nsize = 5000");
+        assert_eq!(tumbling.store, "window-counts");
+        assert_eq!(
+            tumbling.windows,
+            Some(TimeWindows {
+                size: 5000,
+                advance: 5000,
+                grace: 0
+            })
+        );
+        let hopping =
+            spec("type = \"hopping-count\"\nsize = 10\nadvance = 4\ngrace = 7\nstore = \"w\"");
+        assert_eq!(hopping.store, "w");
+        assert_eq!(
+            hopping.windows,
+            Some(TimeWindows {
+                size: 10,
+                advance: 4,
+                grace: 7
+            })
+        );
+        assert_eq!(spec("type = \"count\"").windows, None);
+    }
+
+    #[test]
+    fn a_windowed_count_without_its_size_or_with_a_hop_of_its_size_says_what_to_set() {
+        let said = |operator: &str| {
+            let text = COUNT.replace("type = \"count\"", operator);
+            Config::parse(&text, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = said("type = \"tumbling-count\"");
+        assert!(e.contains("size") && e.contains("window length"), "{e}");
+        let e = said("type = \"hopping-count\"\nsize = 10");
+        assert!(e.contains("advance"), "{e}");
+        let e = said("type = \"hopping-count\"\nsize = 10\nadvance = 10");
+        assert!(e.contains("tumbling-count"), "{e}");
+        let e = said("type = \"hopping-count\"\nsize = 10\nadvance = 11");
+        assert!(e.contains("advance") && e.contains("c.toml:"), "{e}");
+        let e = said("type = \"tumbling-count\"\nsize = 0");
+        assert!(e.contains("size"), "{e}");
+        let e = said("type = \"tumbling-count\"\nsize = 10\ngrace = -1");
+        assert!(e.contains("grace"), "{e}");
     }
 
     #[test]
