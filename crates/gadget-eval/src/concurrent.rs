@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use gadget::access::{Op, StateId};
 
 use crate::placed::parts;
-use crate::run::{calibrate_clock, drive, Measured, Progress, RunError, RunOptions, RunReport};
+use crate::run::{calibrate_clock, Driver, Measured, Progress, RunError, RunOptions, RunReport};
 use crate::start::StartLine;
 use crate::store::{open_shared_store, open_store, Store, StoreError, StoreKind, StoreSettings};
 use crate::workload::{RequestStream, WorkloadError, WorkloadSource};
@@ -164,10 +164,15 @@ pub fn run_streams(
                             }
                         };
                         calibrate_clock();
+                        let driver = Driver::new(&options);
                         let ready = stream.wait_for_first_block(&options.stop);
                         let mut measured = match start_line.arrive(&options.stop) {
-                            Some(epoch) if ready => {
-                                drive(store.as_mut(), &mut stream, &options, epoch, &mut |p| {
+                            Some(epoch) if ready => driver.drive(
+                                store.as_mut(),
+                                &mut stream,
+                                &options,
+                                epoch,
+                                &mut |p| {
                                     issued[i].store(p.requests, Ordering::Relaxed);
                                     let total =
                                         issued.iter().map(|c| c.load(Ordering::Relaxed)).sum();
@@ -175,8 +180,8 @@ pub fn run_streams(
                                         requests: total,
                                         elapsed: p.elapsed,
                                     });
-                                })
-                            }
+                                },
+                            ),
                             // stopped, or another instance could not start
                             _ => Measured::stopped_before_start(options.interval_ns),
                         };

@@ -787,7 +787,8 @@ impl CompletionRecorder<'_> {
 ///
 /// A stop request (Ctrl-C) or a failed request ends the run early with what was measured,
 /// marked partial; a failure is kept for [`Measured::take_failure`] (the failed request itself
-/// is not measured).
+/// is not measured). What the run needs is made first, after `epoch`: a caller whose epoch is
+/// a start line makes a [`Driver`] before it instead.
 pub fn drive(
     store: &mut dyn Store,
     stream: &mut RequestStream,
@@ -795,15 +796,68 @@ pub fn drive(
     epoch: Instant,
     progress: &mut dyn FnMut(Progress),
 ) -> Measured {
-    let clock = RunClock::new(epoch);
-    let zero_unix_ns = unix_ns(epoch);
-    let mut m = if options.arrival.is_closed_loop() {
-        drive_closed_loop(store, stream, options, &clock, progress)
-    } else {
-        drive_open_loop(store, stream, options, &clock, progress)
-    };
-    m.zero_unix_ns = zero_unix_ns;
-    m
+    Driver::new(options).drive(store, stream, options, epoch, progress)
+}
+
+/// What a run makes before its first request (the value bytes, a megabyte drawn from the seed,
+/// and the histograms), made before the start line so that it is no request's latency.
+pub struct Driver {
+    values: ValueBytes,
+    measured: Measured,
+}
+
+impl Driver {
+    /// Makes what a run with `options` needs.
+    pub fn new(options: &RunOptions) -> Self {
+        Driver {
+            values: ValueBytes::new(options.seed, options.value_compression_ratio),
+            measured: Measured::new(Recorder::new(
+                options.interval_ns,
+                options.keep_intervals,
+                options.arrival.is_closed_loop(),
+            )),
+        }
+    }
+
+    /// Runs as [`drive`] does, with what was made already.
+    pub fn drive(
+        self,
+        store: &mut dyn Store,
+        stream: &mut RequestStream,
+        options: &RunOptions,
+        epoch: Instant,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Measured {
+        let clock = RunClock::new(epoch);
+        let zero_unix_ns = unix_ns(epoch);
+        let Driver {
+            mut values,
+            measured,
+        } = self;
+        let mut m = if options.arrival.is_closed_loop() {
+            drive_closed_loop(
+                store,
+                stream,
+                options,
+                &clock,
+                measured,
+                &mut values,
+                progress,
+            )
+        } else {
+            drive_open_loop(
+                store,
+                stream,
+                options,
+                &clock,
+                measured,
+                &mut values,
+                progress,
+            )
+        };
+        m.zero_unix_ns = zero_unix_ns;
+        m
+    }
 }
 
 /// A closed loop: a request starts as soon as the previous one completes. The clock is read
@@ -816,16 +870,14 @@ fn drive_closed_loop(
     stream: &mut RequestStream,
     options: &RunOptions,
     clock: &RunClock,
+    m: Measured,
+    values: &mut ValueBytes,
     progress: &mut dyn FnMut(Progress),
 ) -> Measured {
     let mut recording = CompletionRecorder {
         clock,
         warmup: options.warmup,
-        m: Measured::new(Recorder::new(
-            options.interval_ns,
-            options.keep_intervals,
-            true,
-        )),
+        m,
         measuring: options.warmup == Warmup::None,
         issued: 0,
     };
@@ -833,7 +885,6 @@ fn drive_closed_loop(
         start: 0,
         completions: Vec::with_capacity(RECORD_EVERY),
     };
-    let mut values = ValueBytes::new(options.seed, options.value_compression_ratio);
     let mut shard = ShardSchedule::new(&options.arrival, options.seed, options.shard);
     let mut timed_out = false;
     while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
@@ -851,7 +902,7 @@ fn drive_closed_loop(
                     recording.m.others_requests += 1;
                     continue;
                 }
-                match issue(store, &block, r, &mut values) {
+                match issue(store, &block, r, values) {
                     Ok(read) => {
                         done.completions
                             .push(Completion::new(r.op, r.state, clock.raw(), read))
@@ -900,6 +951,8 @@ fn drive_open_loop(
     stream: &mut RequestStream,
     options: &RunOptions,
     clock: &RunClock,
+    mut m: Measured,
+    values: &mut ValueBytes,
     progress: &mut dyn FnMut(Progress),
 ) -> Measured {
     let event_time_speed = match options.arrival {
@@ -909,12 +962,6 @@ fn drive_open_loop(
     let mut first_event_time_us: Option<i64> = None;
     // the whole workload's schedule, of which a shard keeps its own requests' starts
     let mut schedule = ShardSchedule::new(&options.arrival, options.seed, options.shard);
-    let mut values = ValueBytes::new(options.seed, options.value_compression_ratio);
-    let mut m = Measured::new(Recorder::new(
-        options.interval_ns,
-        options.keep_intervals,
-        false,
-    ));
     let mut measuring = options.warmup == Warmup::None;
     let mut issued: u64 = 0;
     'blocks: while let Some(block) = m.next_block(stream, clock, issued) {
@@ -956,7 +1003,7 @@ fn drive_open_loop(
                 stream.recycle(block);
                 break 'blocks;
             };
-            let read = match issue(store, &block, r, &mut values) {
+            let read = match issue(store, &block, r, values) {
                 Ok(read) => read,
                 Err(e) => {
                     m.fail(e);
