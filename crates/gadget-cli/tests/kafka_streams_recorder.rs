@@ -164,6 +164,42 @@ const SETTINGS: &[Setting] = &[
         late: true,
     },
     Setting {
+        name: "tumbling count of 5 s, suppressed until windows close, default cache",
+        config: "tumbling-count",
+        flags: &[
+            "--operator",
+            "tumbling-count",
+            "--suppress",
+            "until-window-closes",
+        ],
+        edits: &[("suppress", "\"until-window-closes\"")],
+        late: false,
+    },
+    Setting {
+        name: "hopping count of 10 s every 5 s, grace 1 s, suppressed, late records, a cache of 20,000 bytes",
+        config: "hopping-count",
+        flags: &[
+            "--operator",
+            "hopping-count",
+            "--window",
+            "10000",
+            "--advance",
+            "5000",
+            "--grace",
+            "1000",
+            "--cache-bytes",
+            "20000",
+            "--suppress",
+            "until-window-closes",
+        ],
+        edits: &[
+            ("grace", "1000"),
+            ("cache_bytes", "20000"),
+            ("suppress", "\"until-window-closes\""),
+        ],
+        late: true,
+    },
+    Setting {
         name: "hopping count of 10 s every 5 s, default cache",
         config: "hopping-count",
         flags: &[

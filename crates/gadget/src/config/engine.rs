@@ -66,6 +66,7 @@ pub(super) fn parse_kafka_streams(
         commit_every: s
             .int("commit_every", 1, i64::MAX)?
             .map_or(d.commit_every, |n| n as u64),
+        suppress: parse_suppress(s, windows.is_some())?,
         windows,
     };
     for (key, value) in [
@@ -85,6 +86,19 @@ pub(super) fn parse_kafka_streams(
 
 /// The windows of a `tumbling-count` (`size`, `grace`) or `hopping-count` (and `advance`),
 /// in ms; `None` for a plain count.
+/// `suppress`: `"none"` or, for a windowed count, `"until-window-closes"`.
+fn parse_suppress(s: &Section<'_>, windowed: bool) -> Result<bool, ConfigError> {
+    match s.choice("suppress", &["none", "until-window-closes"])? {
+        None | Some("none") => Ok(false),
+        Some(_) if windowed => Ok(true),
+        Some(_) => Err(s.error(
+            "suppress",
+            "applies to windowed counts (`tumbling-count`, `hopping-count`); a plain count \
+             has no window to close",
+        )),
+    }
+}
+
 fn parse_windows(s: &Section<'_>, kind: &str) -> Result<Option<TimeWindows>, ConfigError> {
     let (tumbling, hopping) = (kind == "tumbling-count", kind == "hopping-count");
     if !tumbling && !hopping {
@@ -194,6 +208,11 @@ type = "count"
             })
         );
         assert_eq!(spec("type = \"count\"").windows, None);
+        assert!(!tumbling.suppress);
+        assert!(
+            spec("type = \"tumbling-count\"\nsize = 10\nsuppress = \"until-window-closes\"")
+                .suppress
+        );
     }
 
     #[test]
@@ -216,6 +235,10 @@ type = "count"
         assert!(e.contains("size"), "{e}");
         let e = said("type = \"tumbling-count\"\nsize = 10\ngrace = -1");
         assert!(e.contains("grace"), "{e}");
+        let e = said("type = \"count\"\nsuppress = \"until-window-closes\"");
+        assert!(e.contains("suppress") && e.contains("windowed"), "{e}");
+        let e = said("type = \"tumbling-count\"\nsize = 10\nsuppress = \"yes\"");
+        assert!(e.contains("until-window-closes"), "{e}");
     }
 
     #[test]

@@ -49,6 +49,11 @@ pub struct KafkaStreamsSpec {
     pub commit_every: u64,
     /// The windows of a windowed count (`windowedBy`); `None` for a plain count.
     pub windows: Option<TimeWindows>,
+    /// `suppress(Suppressed.untilWindowCloses(...))` after a windowed count. Its buffer is in
+    /// memory, but it makes the count send old values: each window the cache flushes is read
+    /// from RocksDB before it is written (with a cache of more than 0 bytes; 0 strips the
+    /// caching layer, and nothing changes).
+    pub suppress: bool,
 }
 
 impl Default for KafkaStreamsSpec {
@@ -60,6 +65,7 @@ impl Default for KafkaStreamsSpec {
             cache_bytes: 10 * 1024 * 1024,
             commit_every: 1,
             windows: None,
+            suppress: false,
         }
     }
 }

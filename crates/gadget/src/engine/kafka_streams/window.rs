@@ -82,22 +82,35 @@ impl WindowedCount {
     }
 
     fn commit(&mut self, out: &mut dyn AccessSink) {
+        let old_values = self.sends_old_values();
         let segments = &mut self.segments;
         self.cache
-            .flush(&mut |key, value_len| write(segments, out, key, value_len));
+            .flush(&mut |key, value_len| write(segments, out, key, value_len, old_values));
         self.segments.commit(out);
         self.since_commit = 0;
     }
 }
 
-/// A window the cache flushed (its cache key), written to its segment.
-fn write(segments: &mut Segments, out: &mut dyn AccessSink, cache_key: &[u8], value_len: u32) {
+/// A window the cache flushed (its cache key), written to its segment; read from it first
+/// when the count sends old values (`CachingWindowStore.putAndMaybeForward`).
+fn write(
+    segments: &mut Segments,
+    out: &mut dyn AccessSink,
+    cache_key: &[u8],
+    value_len: u32,
+    old_values: bool,
+) {
     let key = cache_key.get(SEGMENT_PREFIX..).unwrap_or_default();
     let start = key.len().saturating_sub(WINDOW_SUFFIX);
     let window_start = key
         .get(start..start + 8)
         .and_then(|b| b.try_into().ok())
         .map_or(0, i64::from_be_bytes);
+    if old_values {
+        if let Some(state) = segments.read(window_start) {
+            out.access_all(state, key, &[(Op::Get, 0)]);
+        }
+    }
     if let Some(state) = segments.write(window_start, out) {
         out.access_all(state, key, &[(Op::Put, value_len)]);
     }
@@ -135,8 +148,17 @@ impl Operator for WindowedCount {
 }
 
 impl WindowedCount {
+    /// Whether the cache's flushes read the old value: when a `suppress` asks for old values
+    /// and the store has a caching layer (a cache of 0 bytes strips it from the topology:
+    /// `InternalTopologyBuilder.rewriteTopology`, and the processor forwards the old value it
+    /// fetched).
+    fn sends_old_values(&self) -> bool {
+        self.spec.suppress && self.spec.cache_bytes > 0
+    }
+
     /// The fetch and the cached write of one window's count.
     fn count(&mut self, window_start: i64, out: &mut dyn AccessSink) {
+        let old_values = self.sends_old_values();
         let key = &mut self.cache_key;
         key.clear();
         key.extend_from_slice(&self.segments.segment_id(window_start).to_be_bytes());
@@ -151,7 +173,7 @@ impl WindowedCount {
         let segments = &mut self.segments;
         self.cache
             .put_dirty(key, COUNT_VALUE_BYTES, self.topic_len, &mut |k, v| {
-                write(segments, out, k, v)
+                write(segments, out, k, v, old_values)
             });
     }
 }
@@ -165,9 +187,20 @@ mod tests {
     /// The requests of `events` (key, time) through a windowed count, as `op segment/cf
     /// detail value-len`: the segment by its start in seconds, a data key as `key@start`.
     fn requests(events: &[(i64, i64)], windows: TimeWindows, cache_bytes: u64) -> Vec<String> {
+        requests_of(events, windows, cache_bytes, false)
+    }
+
+    /// [`requests`], `suppress`ed or not.
+    fn requests_of(
+        events: &[(i64, i64)],
+        windows: TimeWindows,
+        cache_bytes: u64,
+        suppress: bool,
+    ) -> Vec<String> {
         let spec = KafkaStreamsSpec {
             cache_bytes,
             windows: Some(windows),
+            suppress,
             ..KafkaStreamsSpec::default()
         };
         let mut count = WindowedCount::new(&spec, windows);
@@ -285,6 +318,36 @@ mod tests {
         want.extend(commit(&["60"]));
         want.extend(strings(&["put 60/offsets status 8"]));
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn suppressed_a_flushed_window_is_read_from_its_segment_before_it_is_written() {
+        let got = requests_of(
+            &[(1, 0), (1, 1_000), (1, 2_000)],
+            TUMBLING_5S,
+            10 << 20,
+            true,
+        );
+        // the first flush finds no segment to read (the write opens it)
+        let mut want = open("0");
+        want.extend(strings(&["put 0/data 1@0 16"]));
+        want.extend(commit(&["0"]));
+        for _ in 0..2 {
+            // the record's fetch hits the cache; the flush reads the old value, then writes
+            want.extend(strings(&["get 0/data 1@0 0", "put 0/data 1@0 16"]));
+            want.extend(commit(&["0"]));
+        }
+        want.extend(commit(&["0"]));
+        want.extend(strings(&["put 0/offsets status 8"]));
+        assert_eq!(got, want);
+        let plain = requests(&[(1, 0), (1, 1_000), (1, 2_000)], TUMBLING_5S, 10 << 20);
+        assert_eq!(got.len(), plain.len() + 2);
+        // without a cache there is no caching layer to flush: the same requests as unsuppressed
+        let events = [(1, 0), (1, 1_000), (2, 70_000)];
+        assert_eq!(
+            requests_of(&events, TUMBLING_5S, 0, true),
+            requests(&events, TUMBLING_5S, 0)
+        );
     }
 
     #[test]

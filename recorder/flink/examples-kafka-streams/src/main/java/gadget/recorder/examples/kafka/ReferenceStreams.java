@@ -23,8 +23,11 @@ import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Suppressed;
 import org.apache.kafka.streams.kstream.TimeWindows;
+import org.apache.kafka.streams.kstream.Windowed;
 
 /**
  * The Kafka Streams reference jobs: Gadget's operators written as Kafka Streams topologies,
@@ -51,6 +54,9 @@ import org.apache.kafka.streams.kstream.TimeWindows;
  * TimeWindows.ofSizeAndGrace(--window, --grace))} (advancing by {@code --advance} for the
  * hopping one) {@code .count()} into a segmented window store named {@code --store}
  * ({@code window-counts}): one RocksDB instance per segment (docs/engines.md).
+ * {@code --suppress until-window-closes} follows it with {@code suppress(Suppressed
+ * .untilWindowCloses(unbounded()))}, whose buffer is in memory but which makes the count send
+ * old values (a read of each window the cache flushes).
  */
 public final class ReferenceStreams {
     private ReferenceStreams() {}
@@ -70,6 +76,7 @@ public final class ReferenceStreams {
         long window = 5000;
         long advance = -1;
         long grace = 0;
+        String suppress = "none";
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -93,10 +100,11 @@ public final class ReferenceStreams {
                     case "--window": s.window = Long.parseLong(v); break;
                     case "--advance": s.advance = Long.parseLong(v); break;
                     case "--grace": s.grace = Long.parseLong(v); break;
+                    case "--suppress": s.suppress = v; break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --state-dir --order --limit --cache-bytes --commit-interval "
-                                + "--application-id --store --topic --window --advance --grace");
+                                + "--application-id --store --topic --window --advance --grace --suppress");
                 }
             }
             if (s.input == null) {
@@ -104,6 +112,10 @@ public final class ReferenceStreams {
             }
             if (!s.order.equals("by-time") && !s.order.equals("file")) {
                 throw new IllegalArgumentException("--order is by-time or file, not " + s.order);
+            }
+            if (!s.suppress.equals("none") && !s.suppress.equals("until-window-closes")) {
+                throw new IllegalArgumentException(
+                        "--suppress is none or until-window-closes, not " + s.suppress);
             }
             if (s.store == null) {
                 s.store = s.operator.equals("count") ? "counts" : "window-counts";
@@ -139,10 +151,14 @@ public final class ReferenceStreams {
                 if (s.operator.equals("hopping-count")) {
                     windows = windows.advanceBy(Duration.ofMillis(s.advance < 0 ? 1000 : s.advance));
                 }
-                builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()))
-                        .groupByKey()
-                        .windowedBy(windows)
-                        .count(Materialized.as(s.store));
+                KTable<Windowed<Long>, Long> counts =
+                        builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()))
+                                .groupByKey()
+                                .windowedBy(windows)
+                                .count(Materialized.as(s.store));
+                if (s.suppress.equals("until-window-closes")) {
+                    counts.suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()));
+                }
                 break;
             }
             default:
