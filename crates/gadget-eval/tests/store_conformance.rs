@@ -14,7 +14,7 @@ use gadget::access::{Access, Op, StateId};
 use gadget::config::Config;
 use gadget::trace::{open_trace, RecordRef};
 use gadget_eval::run::issue;
-use gadget_eval::store::{open_store, StoreKind, StoreSettings};
+use gadget_eval::store::{open_store, Store, StoreKind, StoreSettings};
 use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
 use gadget_eval::workload::{trace_state_names, RequestBlock, RequestStream, WorkloadSource};
 
@@ -32,6 +32,35 @@ empty_query_fraction = 0.2
 range_queries = 150
 range_query_selectivity = 0.02
 "#;
+
+/// Every store of this build, the Redis ones only when their servers run; memory first.
+fn kinds_here(redis: bool, cluster: bool) -> Vec<StoreKind> {
+    StoreKind::all()
+        .iter()
+        .copied()
+        .filter(|k| k.name() != "redis" || redis)
+        .filter(|k| k.name() != "redis-cluster" || cluster)
+        .collect()
+}
+
+/// Opens each of `kinds` with `states` in a directory of its own (kept while the stores live).
+fn open_every(
+    kinds: &[StoreKind],
+    states: &[String],
+    settings: &StoreSettings,
+    cluster_url: Option<&str>,
+) -> (Vec<tempfile::TempDir>, Vec<Box<dyn Store>>) {
+    let dirs: Vec<tempfile::TempDir> = kinds.iter().map(|_| tempfile::tempdir().unwrap()).collect();
+    let stores = kinds
+        .iter()
+        .zip(&dirs)
+        .map(|(k, d)| {
+            let s = support::settings_for(*k, settings, cluster_url);
+            open_store(*k, d.path(), states, &s).unwrap()
+        })
+        .collect();
+    (dirs, stores)
+}
 
 #[test]
 fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_store_does() {
@@ -54,22 +83,9 @@ fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_sto
     })
     .unwrap();
     let states = stream.state_names.clone();
-    let kinds: Vec<StoreKind> = StoreKind::all()
-        .iter()
-        .copied()
-        .filter(|k| k.name() != "redis" || redis.is_some())
-        .filter(|k| k.name() != "redis-cluster" || cluster.is_some())
-        .collect();
-    let dirs: Vec<tempfile::TempDir> = kinds.iter().map(|_| tempfile::tempdir().unwrap()).collect();
+    let kinds = kinds_here(redis.is_some(), cluster.is_some());
     let cluster_url = cluster.as_ref().map(support::RedisCluster::url);
-    let mut stores: Vec<_> = kinds
-        .iter()
-        .zip(&dirs)
-        .map(|(k, d)| {
-            let s = support::settings_for(*k, &settings, cluster_url.as_deref());
-            open_store(*k, d.path(), &states, &s).unwrap()
-        })
-        .collect();
+    let (_dirs, mut stores) = open_every(&kinds, &states, &settings, cluster_url.as_deref());
     let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
     let (mut range_queries, mut range_deletes, mut entries) = (0, 0, 0);
     while let Some(block) = stream.next_block() {
@@ -207,22 +223,9 @@ fn every_store_answers_a_trace_of_segments_opened_and_dropped_as_the_memory_stor
         .map(|slot| format!("counts.slot-{slot}"))
         .chain(["offsets".to_string()])
         .collect();
-    let kinds: Vec<StoreKind> = StoreKind::all()
-        .iter()
-        .copied()
-        .filter(|k| k.name() != "redis" || redis.is_some())
-        .filter(|k| k.name() != "redis-cluster" || cluster.is_some())
-        .collect();
-    let dirs: Vec<tempfile::TempDir> = kinds.iter().map(|_| tempfile::tempdir().unwrap()).collect();
+    let kinds = kinds_here(redis.is_some(), cluster.is_some());
     let cluster_url = cluster.as_ref().map(support::RedisCluster::url);
-    let mut stores: Vec<_> = kinds
-        .iter()
-        .zip(&dirs)
-        .map(|(k, d)| {
-            let s = support::settings_for(*k, &settings, cluster_url.as_deref());
-            open_store(*k, d.path(), &states, &s).unwrap()
-        })
-        .collect();
+    let (_dirs, mut stores) = open_every(&kinds, &states, &settings, cluster_url.as_deref());
     assert_eq!(stores[0].name(), "memory");
     let block = segments_opened_and_dropped();
     let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
@@ -271,12 +274,7 @@ fn every_store_answers_every_read_of_every_reference_trace_as_the_memory_store_d
     if let Some(r) = &redis {
         settings.redis_url = r.url.clone();
     }
-    let kinds: Vec<StoreKind> = StoreKind::all()
-        .iter()
-        .copied()
-        .filter(|k| k.name() != "redis" || redis.is_some())
-        .filter(|k| k.name() != "redis-cluster" || cluster.is_some())
-        .collect();
+    let kinds = kinds_here(redis.is_some(), cluster.is_some());
     let cluster_url = cluster.as_ref().map(support::RedisCluster::url);
     // one thread per trace: Redis answers over loopback, so the traces overlap their waits
     std::thread::scope(|scope| {
@@ -299,15 +297,7 @@ fn replay_everywhere(
     let path = shared.join(format!("reference-traces/flink-1.20/{name}.tsv.gz"));
     let states = trace_state_names(&path).unwrap();
     let mut reader = open_trace(&path).unwrap();
-    let dirs: Vec<tempfile::TempDir> = kinds.iter().map(|_| tempfile::tempdir().unwrap()).collect();
-    let mut stores: Vec<_> = kinds
-        .iter()
-        .zip(&dirs)
-        .map(|(k, d)| {
-            let s = support::settings_for(*k, settings, cluster_url);
-            open_store(*k, d.path(), &states, &s).unwrap()
-        })
-        .collect();
+    let (_dirs, mut stores) = open_every(kinds, &states, settings, cluster_url);
     assert_eq!(stores[0].name(), "memory");
     let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
     let mut block = RequestBlock::default();

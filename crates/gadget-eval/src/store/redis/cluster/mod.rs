@@ -328,6 +328,30 @@ impl RedisClusterStore {
         }
     }
 
+    /// Deletes every key of `state` from `start` up to `end` (or its last), found in its
+    /// indexes, on every node it was written to, and the key's index entries; `op` is the
+    /// request this does.
+    fn delete_indexed(
+        &mut self,
+        op: Op,
+        state: StateId,
+        start: &[u8],
+        end: Option<&[u8]>,
+    ) -> Result<(), StoreError> {
+        let n = self.index_keys(op, state, (b'[', Some(start)), end, None)?;
+        let keys = std::mem::take(&mut self.keys);
+        let mut from = 0;
+        for i in 0..n {
+            let key = &keys[from..self.key_ends[i]];
+            from = self.key_ends[i];
+            self.stage_write(state, key, Write::Delete);
+        }
+        self.keys = keys;
+        let sent = self.flush(op);
+        self.tally(Kind::Write);
+        sent
+    }
+
     /// Asks every index of `state` for its keys from `from` (`[` inclusive, `(` exclusive)
     /// to `to` (`+` for no end; at most `limit`), after what is staged; the keys found, in
     /// order, into `keys`/`key_ends`.
@@ -627,18 +651,7 @@ impl Store for RedisClusterStore {
             self.tally(Kind::Write);
             return Ok(());
         }
-        let n = self.index_keys(Op::RangeDelete, state, (b'[', Some(start)), Some(end), None)?;
-        let keys = std::mem::take(&mut self.keys);
-        let mut from = 0;
-        for i in 0..n {
-            let key = &keys[from..self.key_ends[i]];
-            from = self.key_ends[i];
-            self.stage_write(state, key, Write::Delete);
-        }
-        self.keys = keys;
-        let sent = self.flush(Op::RangeDelete);
-        self.tally(Kind::Write);
-        sent
+        self.delete_indexed(Op::RangeDelete, state, start, Some(end))
     }
 
     /// Reads every key of the state from its indexes, then deletes each (and its index
@@ -647,18 +660,7 @@ impl Store for RedisClusterStore {
     fn drop_state(&mut self, state: StateId) -> Result<(), StoreError> {
         self.check(state)?;
         self.cursors[state as usize].0 = false;
-        let n = self.index_keys(Op::Drop, state, (b'[', Some(&[][..])), None, None)?;
-        let keys = std::mem::take(&mut self.keys);
-        let mut from = 0;
-        for i in 0..n {
-            let key = &keys[from..self.key_ends[i]];
-            from = self.key_ends[i];
-            self.stage_write(state, key, Write::Delete);
-        }
-        self.keys = keys;
-        let sent = self.flush(Op::Drop);
-        self.tally(Kind::Write);
-        sent
+        self.delete_indexed(Op::Drop, state, &[], None)
     }
 
     fn emulated(&self) -> &'static [Op] {
