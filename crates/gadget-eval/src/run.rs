@@ -834,27 +834,20 @@ impl Driver {
             mut values,
             measured,
         } = self;
-        let mut m = if options.arrival.is_closed_loop() {
-            drive_closed_loop(
-                store,
-                stream,
-                options,
-                &clock,
-                measured,
-                &mut values,
-                progress,
-            )
+        let driver = if options.arrival.is_closed_loop() {
+            drive_closed_loop
         } else {
-            drive_open_loop(
-                store,
-                stream,
-                options,
-                &clock,
-                measured,
-                &mut values,
-                progress,
-            )
+            drive_open_loop
         };
+        let mut m = driver(
+            store,
+            stream,
+            options,
+            &clock,
+            measured,
+            &mut values,
+            progress,
+        );
         m.zero_unix_ns = zero_unix_ns;
         m
     }
