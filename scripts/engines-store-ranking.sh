@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# One logical query, two engines, every embedded store: the running count per key over the Borg
-# job events (played 10 times), as Flink's `aggregation` and as Kafka Streams' `count` issue it
-# to their state store, each replayed into each store (closed loop, a fresh store per run),
-# alternating rounds. Prints each store's median throughput per engine and the stores' ranks,
-# so that a ranking that changes with the engine shows.
-# Usage: scripts/engines-store-ranking.sh [OUT_DIR]   REPS (3), STORES, GADGET
+# One logical query, two engines, every embedded store: over the Borg job events (played 10
+# times), QUERY=count (the running count per key: Flink's `aggregation`, Kafka Streams'
+# `count`) or QUERY=tumbling (a 5 s tumbling count: Flink's `tumbling-incr`, Kafka Streams'
+# `tumbling-count`, whose segments open and drop), as each engine issues it to its state store,
+# each replayed into each store (closed loop, a fresh store per run), alternating rounds.
+# Prints each store's median throughput per engine and the stores' ranks, so that a ranking
+# that changes with the engine shows.
+# Usage: scripts/engines-store-ranking.sh [OUT_DIR]   QUERY (count), REPS (3), STORES, GADGET
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out="${1:-out/engines-store-ranking}"
+query="${QUERY:-count}"
+case "$query" in
+  count) flink=aggregation kafka=count ;;
+  tumbling) flink=tumbling-incr kafka=tumbling-count ;;
+  *) echo "QUERY is count or tumbling, not $query" >&2; exit 2 ;;
+esac
+out="${1:-out/engines-store-ranking-$query}"
 reps="${REPS:-3}"
 stores="${STORES:-rocksdb leveldb lmdb redb fjall sqlite berkeleydb memory}"
 gadget="${GADGET:-./target/release/gadget}"
 [ -x "$gadget" ] || cargo build --release --locked -p gadget-cli
 mkdir -p "$out"
-"$gadget" gen examples/flink-reference/aggregation.toml --input-passes 10 -o "$out/flink.gtrace" >/dev/null
-"$gadget" gen examples/kafka-streams-reference/count.toml --input-passes 10 -o "$out/kafka-streams.gtrace" >/dev/null
+"$gadget" gen examples/flink-reference/$flink.toml --input-passes 10 -o "$out/flink.gtrace" >/dev/null
+"$gadget" gen examples/kafka-streams-reference/$kafka.toml --input-passes 10 -o "$out/kafka-streams.gtrace" >/dev/null
 printf 'round\tengine\tstore\trequests\tthroughput\tp99_ns\n' >"$out/runs.tsv"
 for round in $(seq "$reps"); do
   for store in $stores; do
@@ -26,15 +34,16 @@ for round in $(seq "$reps"); do
     done
   done
 done
-python3 - "$out/runs.tsv" <<'PY'
+python3 - "$out/runs.tsv" "$flink" "$kafka" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+flink, kafka = sys.argv[2], sys.argv[3]
 engines = ["flink", "kafka-streams"]
 stores = sorted({r["store"] for r in rows})
 med = {(e, s): statistics.median(float(r["throughput"]) for r in rows if r["engine"] == e and r["store"] == s)
        for e in engines for s in stores}
 rank = {e: {s: i + 1 for i, s in enumerate(sorted(stores, key=lambda s: -med[(e, s)]))} for e in engines}
-print("| store | Flink `aggregation`: requests/s (rank) | Kafka Streams `count`: requests/s (rank) |")
+print("| store | Flink `%s`: requests/s (rank) | Kafka Streams `%s`: requests/s (rank) |" % (flink, kafka))
 print("|---|---:|---:|")
 for s in sorted(stores, key=lambda s: rank["flink"][s]):
     print("| %s | %.0f (%d) | %.0f (%d) |" % (s, med[("flink", s)], rank["flink"][s],
