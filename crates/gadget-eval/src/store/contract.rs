@@ -192,9 +192,9 @@ fn shared_settings() -> StoreSettings {
     }
 }
 
-/// Every store that can be shared passes [`a_drop_leaves_the_other_instances_alone`].
-#[test]
-fn a_drop_in_one_instance_of_every_shared_store_leaves_the_others_alone() {
+/// Runs `check` on each store that can be shared (with its name), opened in a directory of its
+/// own for three instances of two states.
+fn for_every_shared_store(check: impl Fn(&dyn SharedStore, &str)) {
     let states = vec!["window-contents".to_string(), "timers".to_string()];
     for kind in shared_kinds() {
         let dir = tempfile::tempdir().unwrap();
@@ -205,8 +205,14 @@ fn a_drop_in_one_instance_of_every_shared_store_leaves_the_others_alone() {
             &shared_settings(),
         )
         .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
-        a_drop_leaves_the_other_instances_alone(shared.as_ref(), kind.name());
+        check(shared.as_ref(), kind.name());
     }
+}
+
+/// Every store that can be shared passes [`a_drop_leaves_the_other_instances_alone`].
+#[test]
+fn a_drop_in_one_instance_of_every_shared_store_leaves_the_others_alone() {
+    for_every_shared_store(a_drop_leaves_the_other_instances_alone);
 }
 
 /// Three instances of a shared store fill both their states; then instance 1 drops its state
@@ -254,18 +260,7 @@ fn a_drop_leaves_the_other_instances_alone(shared: &dyn SharedStore, store: &str
 /// Every store that can be shared passes [`shared_instances_are_separate`].
 #[test]
 fn instances_of_every_shared_store_are_separate() {
-    let states = vec!["window-contents".to_string(), "timers".to_string()];
-    for kind in shared_kinds() {
-        let dir = tempfile::tempdir().unwrap();
-        let shared = open_shared_store(
-            kind,
-            dir.path(),
-            &vec![states.clone(); 3],
-            &shared_settings(),
-        )
-        .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
-        shared_instances_are_separate(shared.as_ref());
-    }
+    for_every_shared_store(|shared, _| shared_instances_are_separate(shared));
 }
 
 /// Instances of a shared store (opened for three instances of two states each) write and read
