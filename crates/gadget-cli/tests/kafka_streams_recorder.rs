@@ -1,8 +1,9 @@
 //! Kafka Streams recorded and reproduced: the recorder agent and the Kafka Streams reference
 //! job are built with Maven, `gadget record kafka-streams` runs the job, which runs
-//! `groupByKey().count()` and tumbling and hopping windowed counts under `TopologyTestDriver`
-//! on real RocksDB stores over the Borg trace for several settings (cache sizes, window sizes,
-//! grace, input order with late records, names), and each recording must be what `gadget gen`
+//! `groupByKey().count()`, tumbling and hopping windowed counts and session-windowed counts
+//! under `TopologyTestDriver` on real RocksDB stores over the Borg trace for several settings
+//! (cache sizes, window sizes, gaps, grace, suppression, input order with late records, names),
+//! and each recording must be what `gadget gen`
 //! generates for the matching config of `examples/kafka-streams-reference/`, request for
 //! request. A window segment's `open` and `drop` are left out of the comparison: the recorder
 //! sees RocksDB calls, and Kafka Streams deletes an expired segment's directory without one.
@@ -235,6 +236,75 @@ const SETTINGS: &[Setting] = &[
             ("cache_bytes", "20000"),
         ],
         late: true,
+    },
+    Setting {
+        name: "session count, gap 30 s, default cache",
+        config: "session-count",
+        flags: &["--operator", "session-count", "--gap", "30000"],
+        edits: &[],
+        late: false,
+    },
+    Setting {
+        name: "session count, gap 30 s, no cache",
+        config: "session-count",
+        flags: &["--operator", "session-count", "--cache-bytes", "0"],
+        edits: &[("cache_bytes", "0")],
+        late: false,
+    },
+    Setting {
+        name: "session count, a cache of 2,000 bytes (evicting all the time)",
+        config: "session-count",
+        flags: &["--operator", "session-count", "--cache-bytes", "2000"],
+        edits: &[("cache_bytes", "2000")],
+        late: false,
+    },
+    Setting {
+        name: "session count, suppressed until sessions close, default cache",
+        config: "session-count",
+        flags: &[
+            "--operator",
+            "session-count",
+            "--suppress",
+            "until-window-closes",
+        ],
+        edits: &[("suppress", "\"until-window-closes\"")],
+        late: false,
+    },
+    Setting {
+        name: "session count, gap 5 s, grace 3 s, late records, a cache of 20,000 bytes",
+        config: "session-count",
+        flags: &[
+            "--operator",
+            "session-count",
+            "--gap",
+            "5000",
+            "--grace",
+            "3000",
+            "--cache-bytes",
+            "20000",
+        ],
+        edits: &[("gap", "5000"), ("grace", "3000"), ("cache_bytes", "20000")],
+        late: true,
+    },
+    Setting {
+        name: "session count, gap 5 min (150 s segments), suppressed, a cache of 50,000 bytes",
+        config: "session-count",
+        flags: &[
+            "--operator",
+            "session-count",
+            "--gap",
+            "300000",
+            "--cache-bytes",
+            "50000",
+            "--suppress",
+            "until-window-closes",
+        ],
+        edits: &[
+            ("gap", "300000"),
+            ("cache_bytes", "50000"),
+            ("suppress", "\"until-window-closes\""),
+        ],
+        late: false,
     },
 ];
 

@@ -3,7 +3,7 @@
 
 use super::reader::Section;
 use super::{ConfigError, OperatorConfig};
-use crate::engine::kafka_streams::{KafkaStreamsSpec, TimeWindows};
+use crate::engine::kafka_streams::{KafkaStreamsSpec, SessionWindows, TimeWindows};
 use crate::engine::Engine;
 
 /// The `engine` of a config's top level (Flink without one).
@@ -44,6 +44,10 @@ pub(super) fn check_operator(s: &Section<'_>, engine: Engine) -> Result<(), Conf
     ))
 }
 
+/// The longest window, gap or grace, in ms: a day keeps segment ids and window ends far from
+/// i64's bounds.
+const DAY_MS: i64 = 86_400_000;
+
 /// A Kafka Streams `[operator]` section.
 pub(super) fn parse_kafka_streams(
     s: &Section<'_>,
@@ -51,10 +55,12 @@ pub(super) fn parse_kafka_streams(
     let kind = s.require_choice("type", crate::engine::kafka_streams::OPERATORS)?;
     let d = KafkaStreamsSpec::default();
     let windows = parse_windows(s, kind)?;
+    let sessions = parse_sessions(s, kind)?;
     // the reference job's default names, so that a config without `store` matches it
-    let default_store = match windows {
-        Some(_) => "window-counts".to_string(),
-        None => d.store,
+    let default_store = match (windows, sessions) {
+        (Some(_), _) => "window-counts".to_string(),
+        (None, Some(_)) => "session-counts".to_string(),
+        (None, None) => d.store,
     };
     let spec = KafkaStreamsSpec {
         application_id: s.string("application_id")?.unwrap_or(d.application_id),
@@ -66,8 +72,9 @@ pub(super) fn parse_kafka_streams(
         commit_every: s
             .int("commit_every", 1, i64::MAX)?
             .map_or(d.commit_every, |n| n as u64),
-        suppress: parse_suppress(s, windows.is_some())?,
+        suppress: parse_suppress(s, windows.is_some() || sessions.is_some())?,
         windows,
+        sessions,
     };
     for (key, value) in [
         ("application_id", &spec.application_id),
@@ -93,10 +100,25 @@ fn parse_suppress(s: &Section<'_>, windowed: bool) -> Result<bool, ConfigError> 
         Some(_) if windowed => Ok(true),
         Some(_) => Err(s.error(
             "suppress",
-            "applies to windowed counts (`tumbling-count`, `hopping-count`); a plain count \
-             has no window to close",
+            "applies to windowed counts (`tumbling-count`, `hopping-count`, \
+             `session-count`); a plain count has no window to close",
         )),
     }
+}
+
+/// The sessions of a `session-count` (`gap`, `grace`), in ms; `None` for other operators.
+fn parse_sessions(s: &Section<'_>, kind: &str) -> Result<Option<SessionWindows>, ConfigError> {
+    if kind != "session-count" {
+        return Ok(None);
+    }
+    let gap = s.require_int(
+        "gap",
+        1,
+        DAY_MS,
+        "the inactivity gap in ms that closes a session",
+    )?;
+    let grace = s.int("grace", 0, DAY_MS)?.unwrap_or(0);
+    Ok(Some(SessionWindows { gap, grace }))
 }
 
 fn parse_windows(s: &Section<'_>, kind: &str) -> Result<Option<TimeWindows>, ConfigError> {
@@ -104,8 +126,6 @@ fn parse_windows(s: &Section<'_>, kind: &str) -> Result<Option<TimeWindows>, Con
     if !tumbling && !hopping {
         return Ok(None);
     }
-    // a day of windows at most keeps segment ids and window ends far from i64's bounds
-    const DAY_MS: i64 = 86_400_000;
     let size = s.require_int("size", 1, DAY_MS, "the window length in ms")?;
     let advance = if hopping {
         let advance = s.require_int(
@@ -137,7 +157,7 @@ mod tests {
     use std::path::Path;
 
     use crate::config::{Config, OperatorConfig};
-    use crate::engine::kafka_streams::TimeWindows;
+    use crate::engine::kafka_streams::{SessionWindows, TimeWindows};
 
     const COUNT: &str = r#"
 engine = "kafka-streams"
@@ -213,6 +233,33 @@ type = "count"
             spec("type = \"tumbling-count\"\nsize = 10\nsuppress = \"until-window-closes\"")
                 .suppress
         );
+    }
+
+    #[test]
+    fn a_session_count_takes_its_gap_and_grace_and_the_reference_jobs_store_name() {
+        let text = COUNT.replace(
+            "type = \"count\"",
+            "type = \"session-count\"\ngap = 30000\ngrace = 5\nsuppress = \"until-window-closes\"",
+        );
+        let c = Config::parse(&text, Path::new("c.toml")).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(spec.store, "session-counts");
+        assert_eq!(
+            spec.sessions,
+            Some(SessionWindows {
+                gap: 30000,
+                grace: 5
+            })
+        );
+        assert_eq!(spec.windows, None);
+        assert!(spec.suppress);
+        let text = COUNT.replace("type = \"count\"", "type = \"session-count\"");
+        let e = Config::parse(&text, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gap") && e.contains("inactivity"), "{e}");
     }
 
     #[test]

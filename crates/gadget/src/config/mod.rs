@@ -727,11 +727,14 @@ impl Config {
             ),
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
-            OperatorConfig::KafkaStreams(spec) => match spec.windows {
-                Some(windows) => Box::new(crate::engine::kafka_streams::WindowedCount::new(
+            OperatorConfig::KafkaStreams(spec) => match (spec.windows, spec.sessions) {
+                (Some(windows), _) => Box::new(crate::engine::kafka_streams::WindowedCount::new(
                     spec, windows,
                 )),
-                None => Box::new(crate::engine::kafka_streams::Count::new(spec)),
+                (None, Some(sessions)) => Box::new(
+                    crate::engine::kafka_streams::SessionCount::new(spec, sessions),
+                ),
+                (None, None) => Box::new(crate::engine::kafka_streams::Count::new(spec)),
             },
             OperatorConfig::LookupJoin(join) => {
                 let SourceConfig::Ysb(ysb) = &self.source else {

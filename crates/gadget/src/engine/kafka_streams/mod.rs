@@ -24,15 +24,17 @@
 pub mod cache;
 pub mod count;
 mod segments;
+pub mod session;
 pub mod window;
 
 use crate::access::{AccessSink, Op, StateId};
 
 pub use count::Count;
+pub use session::{SessionCount, SessionWindows};
 pub use window::{TimeWindows, WindowedCount};
 
 /// The operator types of Kafka Streams.
-pub const OPERATORS: &[&str] = &["count", "tumbling-count", "hopping-count"];
+pub const OPERATORS: &[&str] = &["count", "tumbling-count", "hopping-count", "session-count"];
 
 /// The application and the store a Kafka Streams operator uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,8 +49,11 @@ pub struct KafkaStreamsSpec {
     pub cache_bytes: u64,
     /// Input records between commits (`TopologyTestDriver`: 1).
     pub commit_every: u64,
-    /// The windows of a windowed count (`windowedBy`); `None` for a plain count.
+    /// The windows of a windowed count (`windowedBy(TimeWindows...)`); `None` otherwise.
     pub windows: Option<TimeWindows>,
+    /// The sessions of a session-windowed count (`windowedBy(SessionWindows...)`); `None`
+    /// otherwise.
+    pub sessions: Option<SessionWindows>,
     /// `suppress(Suppressed.untilWindowCloses(...))` after a windowed count. Its buffer is in
     /// memory, but it makes the count send old values: each window the cache flushes is read
     /// from RocksDB before it is written (with a cache of more than 0 bytes; 0 strips the
@@ -65,6 +70,7 @@ impl Default for KafkaStreamsSpec {
             cache_bytes: 10 * 1024 * 1024,
             commit_every: 1,
             windows: None,
+            sessions: None,
             suppress: false,
         }
     }

@@ -1,11 +1,12 @@
-//! A segmented window store's RocksDB instances (`TimestampedSegments` under
-//! `RocksDBTimestampedWindowStore`): one instance per time segment, opened by the first write
-//! into it and dropped when stream time leaves it behind.
+//! A segmented store's RocksDB instances: one instance per time segment, opened by the first
+//! write into it and dropped when stream time leaves it behind. A window store's segments
+//! are timestamped (`TimestampedSegments` under `RocksDBTimestampedWindowStore`), a session
+//! store's plain (`KeyValueSegments` under `RocksDBSessionStore`).
 //!
-//! Each segment is three states of the trace (its column families `default`, `offsets` and
-//! `keyValueWithTimestamp`), in a slot of the state table that the segment opens
-//! ([`Op::Open`]) and frees when it is dropped ([`Op::Drop`]), so the table stays as small as
-//! the live segments: at most retention ÷ segment interval + 3 of them.
+//! Each segment is two or three states of the trace (its column families: `default`,
+//! `offsets` and, timestamped, `keyValueWithTimestamp`), in a slot of the state table that
+//! the segment opens ([`Op::Open`]) and frees when it is dropped ([`Op::Drop`]), so the table
+//! stays as small as the live segments: at most retention ÷ segment interval + 3 of them.
 
 use std::collections::BTreeMap;
 
@@ -13,18 +14,43 @@ use crate::access::{AccessSink, Op, StateId};
 
 use super::{position_bytes, KafkaStreamsSpec, OFFSET_BYTES, STATUS_BYTES, TASK};
 
-/// The column families of a segment, in the order of their states within its slot.
-const FAMILIES: [&str; 3] = ["default", "offsets", "keyValueWithTimestamp"];
 /// A segment's `default` column family, relative to its slot's first state.
 const DEFAULT: StateId = 0;
 /// Its `offsets` column family.
 const OFFSETS: StateId = 1;
-/// Its data column family.
-const DATA: StateId = 2;
+
+/// What a segment's RocksDB instance holds its data in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// A timestamped store's: values in `keyValueWithTimestamp`, and `default` (the
+    /// pre-timestamp format) checked empty with a seek when the segment opens.
+    Timestamped,
+    /// A plain store's: values in `default`.
+    Plain,
+}
+
+impl Layout {
+    /// The column families, in the order of their states within a slot.
+    fn families(self) -> &'static [&'static str] {
+        match self {
+            Layout::Timestamped => &["default", "offsets", "keyValueWithTimestamp"],
+            Layout::Plain => &["default", "offsets"],
+        }
+    }
+
+    /// The data column family, relative to a slot's first state.
+    fn data(self) -> StateId {
+        match self {
+            Layout::Timestamped => 2,
+            Layout::Plain => DEFAULT,
+        }
+    }
+}
 
 /// The live segments of one window store.
 #[derive(Debug, Clone)]
 pub(crate) struct Segments {
+    layout: Layout,
     /// `<application.id>/<task>/<store>/<store>`: a segment's instance adds `.<start>`.
     prefix: String,
     changelog_key: Vec<u8>,
@@ -44,11 +70,12 @@ pub(crate) struct Segments {
 }
 
 impl Segments {
-    /// The segments of `spec`'s window store, which keeps windows for `retention` ms.
-    pub(crate) fn new(spec: &KafkaStreamsSpec, retention: i64) -> Segments {
+    /// The segments of `spec`'s store, which keeps windows for `retention` ms.
+    pub(crate) fn new(spec: &KafkaStreamsSpec, retention: i64, layout: Layout) -> Segments {
         let interval = (retention / 2).max(60_000);
         let slots = u16::try_from(retention / interval + 3).unwrap_or(u16::MAX);
         Segments {
+            layout,
             prefix: format!(
                 "{}/{TASK}/{}/{}",
                 spec.application_id, spec.store, spec.store
@@ -67,12 +94,50 @@ impl Segments {
         }
     }
 
-    /// The state table: every slot's three states, `<store>.(slot N)/<column family>` until
-    /// a segment opens them.
+    /// The state table: every slot's states, `<store>.(slot N)/<column family>` until a
+    /// segment opens them.
     pub(crate) fn states(&self) -> Vec<String> {
+        let families = self.layout.families();
         (0..self.slots)
-            .flat_map(|slot| FAMILIES.map(|cf| format!("{}.(slot {slot})/{cf}", self.store)))
+            .flat_map(|slot| {
+                families
+                    .iter()
+                    .map(move |cf| format!("{}.(slot {slot})/{cf}", self.store))
+            })
             .collect()
+    }
+
+    /// The oldest time a read still finds: stream time less the retention, plus 1.
+    pub(crate) fn earliest_live(&self) -> i64 {
+        self.observed
+            .saturating_sub(self.retention)
+            .saturating_add(1)
+    }
+
+    /// A removal of a key with segment timestamp `timestamp` moves the stream time.
+    pub(crate) fn observe(&mut self, timestamp: i64) {
+        self.observed = self.observed.max(timestamp);
+    }
+
+    /// The live segments from the one holding `from` on, oldest first: each id and its data
+    /// state (`AbstractSegments.segments(from, Long.MAX_VALUE)`).
+    pub(crate) fn from(&self, from: i64) -> impl Iterator<Item = (i64, StateId)> + '_ {
+        let data = self.layout.data();
+        self.live
+            .range(self.segment_id(from)..)
+            .map(move |(&id, &slot)| (id, self.first_state(slot) + data))
+    }
+
+    /// The data state of the live segment holding `timestamp`, expired or not
+    /// (`segmentForTimestamp`).
+    pub(crate) fn holding(&self, timestamp: i64) -> Option<StateId> {
+        let slot = *self.live.get(&self.segment_id(timestamp))?;
+        Some(self.first_state(slot) + self.layout.data())
+    }
+
+    /// The id of the oldest live segment, if any.
+    pub(crate) fn oldest(&self) -> Option<i64> {
+        self.live.keys().next().copied()
     }
 
     /// The segment holding `timestamp` (Java's division: toward zero).
@@ -87,7 +152,7 @@ impl Segments {
             return None;
         }
         let slot = *self.live.get(&(window_start / self.interval))?;
-        Some(first_state(slot) + DATA)
+        Some(self.first_state(slot) + self.layout.data())
     }
 
     /// The data state a write of `window_start` goes to: the stream time moves, its segment
@@ -112,13 +177,13 @@ impl Segments {
             let slot = entry.remove();
             self.drop_segment(slot, out);
         }
-        slot.map(|s| first_state(s) + DATA)
+        slot.map(|s| self.first_state(s) + self.layout.data())
     }
 
     /// A commit's checkpoint: the changelog offset and the position, in every live segment.
     pub(crate) fn commit(&self, out: &mut dyn AccessSink) {
         for &slot in self.live.values() {
-            let offsets = first_state(slot) + OFFSETS;
+            let offsets = self.first_state(slot) + OFFSETS;
             out.access_all(offsets, &self.changelog_key, &[(Op::Put, OFFSET_BYTES)]);
             out.access_all(offsets, b"position", &[(Op::Put, self.position_bytes)]);
         }
@@ -128,28 +193,31 @@ impl Segments {
     pub(crate) fn close(&self, out: &mut dyn AccessSink) {
         for &slot in self.live.values() {
             out.access_all(
-                first_state(slot) + OFFSETS,
+                self.first_state(slot) + OFFSETS,
                 b"status",
                 &[(Op::Put, STATUS_BYTES)],
             );
         }
     }
 
-    /// Opens segment `id` in a free slot: its three states, then what opening the instance
-    /// reads and writes.
+    /// Opens segment `id` in a free slot: its states, then what opening the instance reads
+    /// and writes.
     fn open(&mut self, id: i64, out: &mut dyn AccessSink) -> u16 {
         // at most retention ÷ interval + 2 segments are live when one opens, so a slot is free
         let slot = self.free.pop().unwrap_or(self.slots.saturating_sub(1));
         self.live.insert(id, slot);
-        let first = first_state(slot);
-        for (i, cf) in FAMILIES.iter().enumerate() {
+        let first = self.first_state(slot);
+        for (i, cf) in self.layout.families().iter().enumerate() {
             use std::fmt::Write;
             self.name.clear();
             let _ = write!(self.name, "{}.{}/{cf}", self.prefix, id * self.interval);
             out.access_all(first + i as StateId, self.name.as_bytes(), &[(Op::Open, 0)]);
         }
-        // the pre-timestamp column family is checked empty, then the status and position
-        out.access_all(first + DEFAULT, b"", &[(Op::Seek, 0)]);
+        // a timestamped store checks the pre-timestamp column family empty; then the status
+        // and the position
+        if self.layout == Layout::Timestamped {
+            out.access_all(first + DEFAULT, b"", &[(Op::Seek, 0)]);
+        }
         out.access_all(
             first + OFFSETS,
             b"status",
@@ -161,16 +229,18 @@ impl Segments {
 
     /// Closes the segment in `slot` (its status written) and drops its instance.
     fn drop_segment(&mut self, slot: u16, out: &mut dyn AccessSink) {
-        let first = first_state(slot);
+        let first = self.first_state(slot);
         out.access_all(first + OFFSETS, b"status", &[(Op::Put, STATUS_BYTES)]);
-        for i in 0..FAMILIES.len() as StateId {
+        for i in 0..self.layout.families().len() as StateId {
             out.access_all(first + i, b"", &[(Op::Drop, 0)]);
         }
         self.free.push(slot);
     }
 }
 
-/// The first of `slot`'s three states.
-fn first_state(slot: u16) -> StateId {
-    slot * FAMILIES.len() as StateId
+impl Segments {
+    /// The first of `slot`'s states.
+    fn first_state(&self, slot: u16) -> StateId {
+        slot * self.layout.families().len() as StateId
+    }
 }

@@ -14,7 +14,7 @@ use crate::source::element::Event;
 
 use super::cache::RecordCache;
 use super::count::serde_key;
-use super::segments::Segments;
+use super::segments::{Layout, Segments};
 use super::KafkaStreamsSpec;
 
 /// A count's value: the 8-byte timestamp and the 8-byte count (`ValueAndTimestamp<Long>`).
@@ -67,7 +67,7 @@ pub struct WindowedCount {
 impl WindowedCount {
     /// The windowed count of `spec`'s store over `windows`.
     pub fn new(spec: &KafkaStreamsSpec, windows: TimeWindows) -> WindowedCount {
-        let segments = Segments::new(spec, windows.retention());
+        let segments = Segments::new(spec, windows.retention(), Layout::Timestamped);
         WindowedCount {
             spec: spec.clone(),
             windows,

@@ -25,6 +25,7 @@ import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.SessionWindows;
 import org.apache.kafka.streams.kstream.Suppressed;
 import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
@@ -57,6 +58,10 @@ import org.apache.kafka.streams.kstream.Windowed;
  * {@code --suppress until-window-closes} follows it with {@code suppress(Suppressed
  * .untilWindowCloses(unbounded()))}, whose buffer is in memory but which makes the count send
  * old values (a read of each window the cache flushes).
+ *
+ * <p>{@code --operator session-count}: {@code groupByKey().windowedBy(SessionWindows
+ * .ofInactivityGapAndGrace(--gap, --grace)).count()} into a segmented session store named
+ * {@code --store} ({@code session-counts}); {@code --suppress} as for the time windows.
  */
 public final class ReferenceStreams {
     private ReferenceStreams() {}
@@ -76,6 +81,7 @@ public final class ReferenceStreams {
         long window = 5000;
         long advance = -1;
         long grace = 0;
+        long gap = 30_000;
         String suppress = "none";
 
         static Settings parse(String[] args) {
@@ -100,11 +106,12 @@ public final class ReferenceStreams {
                     case "--window": s.window = Long.parseLong(v); break;
                     case "--advance": s.advance = Long.parseLong(v); break;
                     case "--grace": s.grace = Long.parseLong(v); break;
+                    case "--gap": s.gap = Long.parseLong(v); break;
                     case "--suppress": s.suppress = v; break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --state-dir --order --limit --cache-bytes --commit-interval "
-                                + "--application-id --store --topic --window --advance --grace --suppress");
+                                + "--application-id --store --topic --window --advance --grace --gap --suppress");
                 }
             }
             if (s.input == null) {
@@ -118,7 +125,11 @@ public final class ReferenceStreams {
                         "--suppress is none or until-window-closes, not " + s.suppress);
             }
             if (s.store == null) {
-                s.store = s.operator.equals("count") ? "counts" : "window-counts";
+                s.store = switch (s.operator) {
+                    case "count" -> "counts";
+                    case "session-count" -> "session-counts";
+                    default -> "window-counts";
+                };
             }
             if (s.applicationId == null) {
                 s.applicationId = "gadget-reference-" + s.operator;
@@ -161,9 +172,21 @@ public final class ReferenceStreams {
                 }
                 break;
             }
+            case "session-count": {
+                KTable<Windowed<Long>, Long> counts =
+                        builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()))
+                                .groupByKey()
+                                .windowedBy(SessionWindows.ofInactivityGapAndGrace(
+                                        Duration.ofMillis(s.gap), Duration.ofMillis(s.grace)))
+                                .count(Materialized.as(s.store));
+                if (s.suppress.equals("until-window-closes")) {
+                    counts.suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()));
+                }
+                break;
+            }
             default:
                 throw new IllegalArgumentException("unknown operator " + s.operator
-                        + "; the operators are count tumbling-count hopping-count");
+                        + "; the operators are count tumbling-count hopping-count session-count");
         }
         Topology topology = builder.build();
         Properties props = new Properties();
