@@ -1,7 +1,7 @@
 //! Kafka Streams recorded and reproduced: the recorder agent and the Kafka Streams reference
 //! job are built with Maven, `gadget record kafka-streams` runs the job, which runs
-//! `groupByKey().count()`, tumbling and hopping windowed counts and session-windowed counts
-//! under `TopologyTestDriver` on real RocksDB stores over the Borg trace for several settings
+//! `groupByKey().count()`, tumbling and hopping windowed counts, session-windowed counts and
+//! KStream–KStream joins under `TopologyTestDriver` on real RocksDB stores over the Borg trace for several settings
 //! (cache sizes, window sizes, gaps, grace, suppression, input order with late records, names),
 //! and each recording must be what `gadget gen`
 //! generates for the matching config of `examples/kafka-streams-reference/`, request for
@@ -303,6 +303,74 @@ const SETTINGS: &[Setting] = &[
             ("gap", "300000"),
             ("cache_bytes", "50000"),
             ("suppress", "\"until-window-closes\""),
+        ],
+        late: false,
+    },
+    Setting {
+        name: "stream join SUBMIT with FINISH within 5 s",
+        config: "stream-join",
+        flags: &["--operator", "stream-join", "--window", "5000"],
+        edits: &[],
+        late: false,
+    },
+    Setting {
+        name: "stream join within 5 min (300 s segments)",
+        config: "stream-join",
+        flags: &["--operator", "stream-join", "--window", "300000"],
+        edits: &[("window", "300000")],
+        late: false,
+    },
+    Setting {
+        name: "stream join within 5 s, grace 3 s, late records",
+        config: "stream-join",
+        flags: &[
+            "--operator",
+            "stream-join",
+            "--window",
+            "5000",
+            "--grace",
+            "3000",
+        ],
+        edits: &[("grace", "3000")],
+        late: true,
+    },
+    Setting {
+        name: "stream join SCHEDULE with FINISH within 1 s, late records dropped",
+        config: "stream-join",
+        flags: &[
+            "--operator",
+            "stream-join",
+            "--window",
+            "1000",
+            "--left-types",
+            "SCHEDULE",
+        ],
+        edits: &[("window", "1000"), ("left_types", "[\"SCHEDULE\"]")],
+        late: true,
+    },
+    Setting {
+        name: "stream join of starts with ends within 60 s, other store and topic names",
+        config: "stream-join",
+        flags: &[
+            "--operator",
+            "stream-join",
+            "--window",
+            "60000",
+            "--left-types",
+            "SUBMIT,SCHEDULE",
+            "--right-types",
+            "FINISH,KILL,FAIL,EVICT",
+            "--store",
+            "jobs",
+            "--right-topic",
+            "ends",
+        ],
+        edits: &[
+            ("window", "60000"),
+            ("left_types", "[\"SUBMIT\", \"SCHEDULE\"]"),
+            ("right_types", "[\"FINISH\", \"KILL\", \"FAIL\", \"EVICT\"]"),
+            ("store", "\"jobs\""),
+            ("right_topic", "\"ends\""),
         ],
         late: false,
     },

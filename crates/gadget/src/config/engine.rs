@@ -3,7 +3,7 @@
 
 use super::reader::Section;
 use super::{ConfigError, OperatorConfig};
-use crate::engine::kafka_streams::{KafkaStreamsSpec, SessionWindows, TimeWindows};
+use crate::engine::kafka_streams::{JoinWindows, KafkaStreamsSpec, SessionWindows, TimeWindows};
 use crate::engine::Engine;
 
 /// The `engine` of a config's top level (Flink without one).
@@ -56,12 +56,20 @@ pub(super) fn parse_kafka_streams(
     let d = KafkaStreamsSpec::default();
     let windows = parse_windows(s, kind)?;
     let sessions = parse_sessions(s, kind)?;
+    let join = parse_join(s, kind)?;
     // the reference job's default names, so that a config without `store` matches it
-    let default_store = match (windows, sessions) {
-        (Some(_), _) => "window-counts".to_string(),
-        (None, Some(_)) => "session-counts".to_string(),
-        (None, None) => d.store,
+    let default_store = match (windows, sessions, join) {
+        (Some(_), _, _) => "window-counts".to_string(),
+        (None, Some(_), _) => "session-counts".to_string(),
+        (None, None, Some(_)) => "joined".to_string(),
+        (None, None, None) => d.store,
     };
+    if join.is_none() && s.string("right_topic")?.is_some() {
+        return Err(s.error(
+            "right_topic",
+            "names a join's second input; only `stream-join` has one",
+        ));
+    }
     let spec = KafkaStreamsSpec {
         application_id: s.string("application_id")?.unwrap_or(d.application_id),
         store: s.string("store")?.unwrap_or(default_store),
@@ -75,11 +83,14 @@ pub(super) fn parse_kafka_streams(
         suppress: parse_suppress(s, windows.is_some() || sessions.is_some())?,
         windows,
         sessions,
+        join,
+        right_topic: s.string("right_topic")?.unwrap_or(d.right_topic),
     };
     for (key, value) in [
         ("application_id", &spec.application_id),
         ("store", &spec.store),
         ("topic", &spec.topic),
+        ("right_topic", &spec.right_topic),
     ] {
         if value.is_empty() || value.contains('/') {
             return Err(s.error(key, "give a non-empty name without `/`"));
@@ -121,6 +132,22 @@ fn parse_sessions(s: &Section<'_>, kind: &str) -> Result<Option<SessionWindows>,
     Ok(Some(SessionWindows { gap, grace }))
 }
 
+/// The window of a `stream-join` (`window`: the time difference, `grace`), in ms; `None`
+/// for other operators.
+fn parse_join(s: &Section<'_>, kind: &str) -> Result<Option<JoinWindows>, ConfigError> {
+    if kind != "stream-join" {
+        return Ok(None);
+    }
+    let difference = s.require_int(
+        "window",
+        0,
+        DAY_MS,
+        "the time difference in ms within which records of the two sides join",
+    )?;
+    let grace = s.int("grace", 0, DAY_MS)?.unwrap_or(0);
+    Ok(Some(JoinWindows::of_time_difference(difference, grace)))
+}
+
 fn parse_windows(s: &Section<'_>, kind: &str) -> Result<Option<TimeWindows>, ConfigError> {
     let (tumbling, hopping) = (kind == "tumbling-count", kind == "hopping-count");
     if !tumbling && !hopping {
@@ -157,7 +184,7 @@ mod tests {
     use std::path::Path;
 
     use crate::config::{Config, OperatorConfig};
-    use crate::engine::kafka_streams::{SessionWindows, TimeWindows};
+    use crate::engine::kafka_streams::{JoinWindows, SessionWindows, TimeWindows};
 
     const COUNT: &str = r#"
 engine = "kafka-streams"
@@ -260,6 +287,62 @@ type = "count"
             .unwrap_err()
             .to_string();
         assert!(e.contains("gap") && e.contains("inactivity"), "{e}");
+    }
+
+    #[test]
+    fn a_stream_join_takes_its_window_two_topics_and_the_left_and_right_types() {
+        let text = r#"
+engine = "kafka-streams"
+[source]
+type = "file"
+path = "x.csv"
+key_column = 0
+time_column = 1
+type_column = 2
+left_types = ["SUBMIT"]
+right_types = ["FINISH"]
+[operator]
+type = "stream-join"
+window = 5000
+grace = 10
+right_topic = "ends"
+"#;
+        let c = Config::parse(text, Path::new("c.toml")).unwrap();
+        assert!(c.operator.two_inputs());
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(
+            spec.join,
+            Some(JoinWindows {
+                before: 5000,
+                after: 5000,
+                grace: 10
+            })
+        );
+        assert_eq!(
+            (spec.store.as_str(), spec.right_topic.as_str()),
+            ("joined", "ends")
+        );
+        let e = Config::parse(&text.replace("window = 5000\n", ""), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("window") && e.contains("time difference"), "{e}");
+        let e = Config::parse(
+            &text.replace("left_types = [\"SUBMIT\"]\n", ""),
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("left_types"), "{e}");
+        let count = COUNT.replace("type = \"count\"", "type = \"count\"\nright_topic = \"x\"");
+        let e = Config::parse(&count, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("right_topic") && e.contains("stream-join"),
+            "{e}"
+        );
     }
 
     #[test]

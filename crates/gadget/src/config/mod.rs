@@ -272,7 +272,7 @@ impl OperatorConfig {
             OperatorConfig::IntervalJoin { .. }
                 | OperatorConfig::WindowJoin { .. }
                 | OperatorConfig::ContinuousJoin { .. }
-        )
+        ) || matches!(self, OperatorConfig::KafkaStreams(spec) if spec.join.is_some())
     }
 }
 
@@ -727,15 +727,19 @@ impl Config {
             ),
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
-            OperatorConfig::KafkaStreams(spec) => match (spec.windows, spec.sessions) {
-                (Some(windows), _) => Box::new(crate::engine::kafka_streams::WindowedCount::new(
-                    spec, windows,
-                )),
-                (None, Some(sessions)) => Box::new(
-                    crate::engine::kafka_streams::SessionCount::new(spec, sessions),
-                ),
-                (None, None) => Box::new(crate::engine::kafka_streams::Count::new(spec)),
-            },
+            OperatorConfig::KafkaStreams(spec) => {
+                use crate::engine::kafka_streams::{
+                    Count, SessionCount, StreamJoin, WindowedCount,
+                };
+                match (spec.windows, spec.sessions, spec.join) {
+                    (Some(windows), _, _) => Box::new(WindowedCount::new(spec, windows)),
+                    (None, Some(sessions), _) => Box::new(SessionCount::new(spec, sessions)),
+                    (None, None, Some(join)) => {
+                        Box::new(StreamJoin::new(spec, join, &spec.right_topic))
+                    }
+                    (None, None, None) => Box::new(Count::new(spec)),
+                }
+            }
             OperatorConfig::LookupJoin(join) => {
                 let SourceConfig::Ysb(ysb) = &self.source else {
                     unreachable!("validated: the lookup-join reads a ysb source")
@@ -1330,8 +1334,8 @@ fn parse_source(
     let left = s.strings("left_types")?;
     let right = s.strings("right_types")?;
     let routing = match (two_inputs, types, left, right) {
-        (false, _, Some(_), _) => return Err(s.error("left_types", "only two-input operators (interval-join) take left_types/right_types; use `types` to filter")),
-        (false, _, _, Some(_)) => return Err(s.error("right_types", "only two-input operators (interval-join) take left_types/right_types; use `types` to filter")),
+        (false, _, Some(_), _) => return Err(s.error("left_types", "only two-input operators (the joins) take left_types/right_types; use `types` to filter")),
+        (false, _, _, Some(_)) => return Err(s.error("right_types", "only two-input operators (the joins) take left_types/right_types; use `types` to filter")),
         (false, None, None, None) => TypeRouting::All,
         (false, Some(t), None, None) => TypeRouting::Accept(t),
         (true, Some(_), _, _) => return Err(s.error("types", "a two-input operator takes left_types and right_types instead")),

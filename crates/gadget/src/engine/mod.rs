@@ -60,8 +60,20 @@ impl Engine {
     pub fn closest(self, other: &str) -> Option<&'static str> {
         let pairs: &[(&str, &str)] = match self {
             // Kafka Streams' count is Flink's running aggregate of a key's events
-            Engine::KafkaStreams => &[("aggregation", "count")],
-            Engine::Flink => &[("count", "aggregation")],
+            Engine::KafkaStreams => &[
+                ("aggregation", "count"),
+                ("tumbling", "tumbling-count"),
+                ("sliding", "hopping-count"),
+                ("session", "session-count"),
+                ("interval-join", "stream-join"),
+            ],
+            Engine::Flink => &[
+                ("count", "aggregation"),
+                ("tumbling-count", "tumbling"),
+                ("hopping-count", "sliding"),
+                ("session-count", "session"),
+                ("stream-join", "interval-join"),
+            ],
         };
         pairs.iter().find(|(o, _)| *o == other).map(|(_, c)| *c)
     }
@@ -88,6 +100,10 @@ mod tests {
         assert_eq!(Engine::default(), Engine::Flink);
         assert_eq!(Engine::KafkaStreams.closest("aggregation"), Some("count"));
         assert_eq!(Engine::Flink.closest("count"), Some("aggregation"));
-        assert_eq!(Engine::KafkaStreams.closest("tumbling"), None);
+        assert_eq!(
+            Engine::KafkaStreams.closest("interval-join"),
+            Some("stream-join")
+        );
+        assert_eq!(Engine::KafkaStreams.closest("lookup-join"), None);
     }
 }

@@ -23,6 +23,8 @@
 
 pub mod cache;
 pub mod count;
+mod held;
+pub mod join;
 mod segments;
 pub mod session;
 pub mod window;
@@ -30,11 +32,18 @@ pub mod window;
 use crate::access::{AccessSink, Op, StateId};
 
 pub use count::Count;
+pub use join::{JoinWindows, StreamJoin};
 pub use session::{SessionCount, SessionWindows};
 pub use window::{TimeWindows, WindowedCount};
 
 /// The operator types of Kafka Streams.
-pub const OPERATORS: &[&str] = &["count", "tumbling-count", "hopping-count", "session-count"];
+pub const OPERATORS: &[&str] = &[
+    "count",
+    "tumbling-count",
+    "hopping-count",
+    "session-count",
+    "stream-join",
+];
 
 /// The application and the store a Kafka Streams operator uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +63,11 @@ pub struct KafkaStreamsSpec {
     /// The sessions of a session-windowed count (`windowedBy(SessionWindows...)`); `None`
     /// otherwise.
     pub sessions: Option<SessionWindows>,
+    /// The window of a KStream–KStream join (`join(other, joiner, JoinWindows...)`); `None`
+    /// otherwise.
+    pub join: Option<JoinWindows>,
+    /// The join's right (other) input topic; `topic` is the left one.
+    pub right_topic: String,
     /// `suppress(Suppressed.untilWindowCloses(...))` after a windowed count. Its buffer is in
     /// memory, but it makes the count send old values: each window the cache flushes is read
     /// from RocksDB before it is written (with a cache of more than 0 bytes; 0 strips the
@@ -71,6 +85,8 @@ impl Default for KafkaStreamsSpec {
             commit_every: 1,
             windows: None,
             sessions: None,
+            join: None,
+            right_topic: "finishes".into(),
             suppress: false,
         }
     }

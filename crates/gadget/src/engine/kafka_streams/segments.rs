@@ -51,6 +51,8 @@ impl Layout {
 #[derive(Debug, Clone)]
 pub(crate) struct Segments {
     layout: Layout,
+    /// The first state of slot 0 in the operator's state table.
+    base: StateId,
     /// `<application.id>/<task>/<store>/<store>`: a segment's instance adds `.<start>`.
     prefix: String,
     changelog_key: Vec<u8>,
@@ -72,26 +74,42 @@ pub(crate) struct Segments {
 impl Segments {
     /// The segments of `spec`'s store, which keeps windows for `retention` ms.
     pub(crate) fn new(spec: &KafkaStreamsSpec, retention: i64, layout: Layout) -> Segments {
+        Segments::named(spec, &spec.store, &spec.topic, retention, layout)
+    }
+
+    /// The segments of store `store` of `spec`'s application, written by records of `topic`;
+    /// their states start at `base` in the operator's state table (see [`Segments::at`]).
+    pub(crate) fn named(
+        spec: &KafkaStreamsSpec,
+        store: &str,
+        topic: &str,
+        retention: i64,
+        layout: Layout,
+    ) -> Segments {
         let interval = (retention / 2).max(60_000);
         let slots = u16::try_from(retention / interval + 3).unwrap_or(u16::MAX);
         Segments {
             layout,
-            prefix: format!(
-                "{}/{TASK}/{}/{}",
-                spec.application_id, spec.store, spec.store
-            ),
-            changelog_key: format!("{}-{}-changelog-0", spec.application_id, spec.store)
-                .into_bytes(),
-            position_bytes: position_bytes(&[(&spec.topic, 1)]),
+            base: 0,
+            prefix: format!("{}/{TASK}/{store}/{store}", spec.application_id),
+            changelog_key: format!("{}-{store}-changelog-0", spec.application_id).into_bytes(),
+            position_bytes: position_bytes(&[(topic, 1)]),
             interval,
             retention,
             live: BTreeMap::new(),
             free: (0..slots).rev().collect(),
             slots,
             observed: i64::MIN,
-            store: spec.store.clone(),
+            store: store.to_string(),
             name: String::new(),
         }
+    }
+
+    /// The same segments with their states from `base` on in the state table (after another
+    /// store's).
+    pub(crate) fn at(mut self, base: StateId) -> Segments {
+        self.base = base;
+        self
     }
 
     /// The state table: every slot's states, `<store>.(slot N)/<column family>` until a
@@ -122,9 +140,17 @@ impl Segments {
     /// The live segments from the one holding `from` on, oldest first: each id and its data
     /// state (`AbstractSegments.segments(from, Long.MAX_VALUE)`).
     pub(crate) fn from(&self, from: i64) -> impl Iterator<Item = (i64, StateId)> + '_ {
+        self.between(from, i64::MAX)
+    }
+
+    /// The live segments from the one holding `from` to the one holding `to`, oldest first
+    /// (`AbstractSegments.segments(from, to)`).
+    pub(crate) fn between(&self, from: i64, to: i64) -> impl Iterator<Item = (i64, StateId)> + '_ {
         let data = self.layout.data();
+        let (first, last) = (self.segment_id(from), self.segment_id(to));
         self.live
-            .range(self.segment_id(from)..)
+            .range(first..=last.max(first))
+            .filter(move |(&id, _)| id <= last)
             .map(move |(&id, &slot)| (id, self.first_state(slot) + data))
     }
 
@@ -241,6 +267,6 @@ impl Segments {
 impl Segments {
     /// The first of `slot`'s states.
     fn first_state(&self, slot: u16) -> StateId {
-        slot * self.layout.families().len() as StateId
+        self.base + slot * self.layout.families().len() as StateId
     }
 }

@@ -27,7 +27,6 @@
 //! recorded setting reaches that case (docs/engines.md).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::Bound;
 
 use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
@@ -35,6 +34,7 @@ use crate::source::element::Event;
 
 use super::cache::RecordCache;
 use super::count::serde_key;
+use super::held::Held;
 use super::segments::{Layout, Segments};
 use super::KafkaStreamsSpec;
 
@@ -93,8 +93,8 @@ fn session_key(out: &mut Vec<u8>, key: &[u8], end: i64, start: i64) {
 #[derive(Debug)]
 struct Store {
     segments: Segments,
-    /// Session keys per live segment id.
-    held: BTreeMap<i64, BTreeSet<Vec<u8>>>,
+    /// The sessions RocksDB holds.
+    held: Held,
 }
 
 impl Store {
@@ -103,11 +103,10 @@ impl Store {
     fn put(&mut self, out: &mut dyn AccessSink, session: &[u8], value_len: u32) {
         let end = end_of(session);
         let state = self.segments.write(end, out);
-        self.forget_dropped();
+        self.held.forget_before(self.segments.oldest());
         if let Some(state) = state {
             out.access_all(state, session, &[(Op::Put, value_len)]);
-            let id = self.segments.segment_id(end);
-            self.held.entry(id).or_default().insert(session.to_vec());
+            self.held.insert(self.segments.segment_id(end), session);
         }
     }
 
@@ -115,10 +114,10 @@ impl Store {
     fn put_tombstone(&mut self, out: &mut dyn AccessSink, session: &[u8]) {
         let end = end_of(session);
         let state = self.segments.write(end, out);
-        self.forget_dropped();
+        self.held.forget_before(self.segments.oldest());
         if let Some(state) = state {
             out.access_all(state, session, &[(Op::Delete, 0)]);
-            self.unhold(session);
+            self.held.remove(self.segments.segment_id(end), session);
         }
     }
 
@@ -128,7 +127,7 @@ impl Store {
         self.segments.observe(end);
         if let Some(state) = self.segments.holding(end) {
             out.access_all(state, session, &[(Op::Get, 0), (Op::Delete, 0)]);
-            self.unhold(session);
+            self.held.remove(self.segments.segment_id(end), session);
         }
     }
 
@@ -140,28 +139,7 @@ impl Store {
             return false;
         };
         out.access_all(state, session, &[(Op::Get, 0)]);
-        self.held
-            .get(&self.segments.segment_id(end))
-            .is_some_and(|s| s.contains(session))
-    }
-
-    fn unhold(&mut self, session: &[u8]) {
-        let id = self.segments.segment_id(end_of(session));
-        if let Some(held) = self.held.get_mut(&id) {
-            held.remove(session);
-        }
-    }
-
-    /// Forgets the sessions of segments the last write dropped.
-    fn forget_dropped(&mut self) {
-        let oldest = self.segments.oldest().unwrap_or(i64::MAX);
-        while self
-            .held
-            .first_key_value()
-            .is_some_and(|(&id, _)| id < oldest)
-        {
-            self.held.pop_first();
-        }
+        self.held.contains(self.segments.segment_id(end), session)
     }
 
     /// `findSessions(key, earliest_end, latest_start)` in RocksDB: the requests of its
@@ -179,28 +157,19 @@ impl Store {
         let [lower, upper] = bounds;
         session_key(lower, key, from.max(0), 0);
         session_key(upper, key, i64::MAX, latest_start);
+        let own_key = |session: &[u8]| {
+            session.len() == key.len() + SESSION_SUFFIX && session.starts_with(key)
+        };
         for (id, state) in self.segments.from(from) {
-            out.access_all(state, lower, &[(Op::Seek, 0)]);
-            let Some(held) = self.held.get(&id) else {
-                continue;
-            };
-            let mut entries =
-                held.range::<[u8], _>((Bound::Included(&lower[..]), Bound::Unbounded));
-            let mut entry = entries.next();
-            while let Some(session) = entry {
-                // the iterator reads the entry and moves on before checking it
-                entry = entries.next();
-                let landed = entry.map_or(&[][..], |e| &e[..]);
-                out.access_all(state, landed, &[(Op::Next, 0)]);
-                if session[..] > upper[..] {
-                    break;
-                }
-                let own_key =
-                    session.len() == key.len() + SESSION_SUFFIX && session.starts_with(key);
-                if own_key && end_of(session) >= from && start_of(session) <= latest_start {
-                    found.insert(session.clone());
-                }
-            }
+            self.held
+                .scan(out, id, state, lower, upper, &mut |session| {
+                    if own_key(session)
+                        && end_of(session) >= from
+                        && start_of(session) <= latest_start
+                    {
+                        found.insert(session.to_vec());
+                    }
+                });
         }
     }
 }
@@ -235,7 +204,7 @@ impl SessionCount {
             cache: RecordCache::new(spec.cache_bytes),
             store: Store {
                 segments: Segments::new(spec, windows.retention(), Layout::Plain),
-                held: BTreeMap::new(),
+                held: Held::default(),
             },
             pending: BTreeMap::new(),
             observed: i64::MIN,

@@ -23,9 +23,12 @@ import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.JoinWindows;
+import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.SessionWindows;
+import org.apache.kafka.streams.kstream.StreamJoined;
 import org.apache.kafka.streams.kstream.Suppressed;
 import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
@@ -62,6 +65,13 @@ import org.apache.kafka.streams.kstream.Windowed;
  * <p>{@code --operator session-count}: {@code groupByKey().windowedBy(SessionWindows
  * .ofInactivityGapAndGrace(--gap, --grace)).count()} into a segmented session store named
  * {@code --store} ({@code session-counts}); {@code --suppress} as for the time windows.
+ *
+ * <p>{@code --operator stream-join}: a KStream–KStream inner join, {@code left.join(right, sum,
+ * JoinWindows.ofTimeDifferenceAndGrace(--window, --grace), StreamJoined.withStoreName(--store))}
+ * ({@code joined}): events whose type (column 2) is in {@code --left-types} ({@code SUBMIT})
+ * go to topic {@code --topic}, those in {@code --right-types} ({@code FINISH}) to
+ * {@code --right-topic} ({@code finishes}), others nowhere; each side keeps its records in a
+ * window store with duplicates.
  */
 public final class ReferenceStreams {
     private ReferenceStreams() {}
@@ -82,6 +92,9 @@ public final class ReferenceStreams {
         long advance = -1;
         long grace = 0;
         long gap = 30_000;
+        List<String> leftTypes = List.of("SUBMIT");
+        List<String> rightTypes = List.of("FINISH");
+        String rightTopic = "finishes";
         String suppress = "none";
 
         static Settings parse(String[] args) {
@@ -107,11 +120,15 @@ public final class ReferenceStreams {
                     case "--advance": s.advance = Long.parseLong(v); break;
                     case "--grace": s.grace = Long.parseLong(v); break;
                     case "--gap": s.gap = Long.parseLong(v); break;
+                    case "--left-types": s.leftTypes = List.of(v.split(",")); break;
+                    case "--right-types": s.rightTypes = List.of(v.split(",")); break;
+                    case "--right-topic": s.rightTopic = v; break;
                     case "--suppress": s.suppress = v; break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --state-dir --order --limit --cache-bytes --commit-interval "
-                                + "--application-id --store --topic --window --advance --grace --gap --suppress");
+                                + "--application-id --store --topic --window --advance --grace --gap --suppress "
+                                + "--left-types --right-types --right-topic");
                 }
             }
             if (s.input == null) {
@@ -128,6 +145,7 @@ public final class ReferenceStreams {
                 s.store = switch (s.operator) {
                     case "count" -> "counts";
                     case "session-count" -> "session-counts";
+                    case "stream-join" -> "joined";
                     default -> "window-counts";
                 };
             }
@@ -138,8 +156,8 @@ public final class ReferenceStreams {
         }
     }
 
-    /** An input event: key and event time in ms. */
-    record Event(long key, long time) {}
+    /** An input event: key, event time in ms and type (column 2, empty without one). */
+    record Event(long key, long time, String type) {}
 
     /** Runs the job. */
     public static void main(String[] args) throws IOException {
@@ -184,9 +202,22 @@ public final class ReferenceStreams {
                 }
                 break;
             }
+            case "stream-join": {
+                KStream<Long, Long> left =
+                        builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()));
+                KStream<Long, Long> right =
+                        builder.stream(s.rightTopic, Consumed.with(Serdes.Long(), Serdes.Long()));
+                left.join(right, (l, r) -> l + r,
+                        JoinWindows.ofTimeDifferenceAndGrace(
+                                Duration.ofMillis(s.window), Duration.ofMillis(s.grace)),
+                        StreamJoined.with(Serdes.Long(), Serdes.Long(), Serdes.Long())
+                                .withStoreName(s.store));
+                break;
+            }
             default:
                 throw new IllegalArgumentException("unknown operator " + s.operator
-                        + "; the operators are count tumbling-count hopping-count session-count");
+                        + "; the operators are count tumbling-count hopping-count session-count "
+                        + "stream-join");
         }
         Topology topology = builder.build();
         Properties props = new Properties();
@@ -199,8 +230,20 @@ public final class ReferenceStreams {
         try (TopologyTestDriver driver = new TopologyTestDriver(topology, props)) {
             TestInputTopic<Long, Long> topic = driver.createInputTopic(s.topic,
                     new LongSerializer(), new LongSerializer());
-            for (Event e : events) {
-                topic.pipeInput(e.key(), e.time(), e.time());
+            if (s.operator.equals("stream-join")) {
+                TestInputTopic<Long, Long> right = driver.createInputTopic(s.rightTopic,
+                        new LongSerializer(), new LongSerializer());
+                for (Event e : events) {
+                    if (s.leftTypes.contains(e.type())) {
+                        topic.pipeInput(e.key(), e.time(), e.time());
+                    } else if (s.rightTypes.contains(e.type())) {
+                        right.pipeInput(e.key(), e.time(), e.time());
+                    }
+                }
+            } else {
+                for (Event e : events) {
+                    topic.pipeInput(e.key(), e.time(), e.time());
+                }
             }
         }
         long ms = Math.max(1, (System.nanoTime() - started) / 1_000_000);
@@ -228,7 +271,8 @@ public final class ReferenceStreams {
                 if (f.length < 2) {
                     continue;
                 }
-                events.add(new Event(Long.parseLong(f[0]), Long.parseLong(f[1]) / 1000));
+                String type = f.length > 2 ? f[2].split(",", 2)[0] : "";
+                events.add(new Event(Long.parseLong(f[0]), Long.parseLong(f[1]) / 1000, type));
                 n++;
             }
         }
