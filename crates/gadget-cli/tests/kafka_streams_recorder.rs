@@ -400,6 +400,77 @@ fn late_input(borg: &std::path::Path, dir: &std::path::Path) -> PathBuf {
     path
 }
 
+/// What one setting's run reads: the agent, the job's class path and the two inputs.
+struct Inputs<'a> {
+    agent: &'a std::path::Path,
+    classpath: &'a str,
+    borg: &'a std::path::Path,
+    late: &'a std::path::Path,
+}
+
+/// Records `setting` in `work` and compares the recording with Gadget's trace: `None` when
+/// identical, else the diff's report.
+fn check(setting: &Setting, work: &std::path::Path, inputs: &Inputs<'_>) -> Option<String> {
+    let state = work.join("state");
+    let traces = work.join("traces");
+    std::fs::create_dir_all(&state).unwrap();
+    let (input, order): (&std::path::Path, &[&str]) = if setting.late {
+        (inputs.late, &["--order", "file"])
+    } else {
+        (inputs.borg, &[])
+    };
+    let run = Command::cargo_bin("gadget")
+        .unwrap()
+        .args(["record", "kafka-streams", "--json", "--agent"])
+        .arg(inputs.agent)
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("--out")
+        .arg(&traces)
+        .args(["--", "java", "-cp", inputs.classpath])
+        .arg("gadget.recorder.examples.kafka.ReferenceStreams")
+        .arg("--input")
+        .arg(input)
+        .arg("--state-dir")
+        .arg(&state)
+        .args(setting.flags)
+        .args(order)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}: the job failed: {}",
+        setting.name,
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let listed: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(
+        listed.as_array().map(Vec::len),
+        Some(1),
+        "{}: one trace, the driver's thread: {listed}",
+        setting.name
+    );
+    let recorded = traces.join("main.gtrace");
+    let base = common::project_root()
+        .join("examples/kafka-streams-reference")
+        .join(format!("{}.toml", setting.config));
+    let mut edits = setting.edits.to_vec();
+    if setting.late {
+        edits.push(("source.order", "\"file\""));
+    }
+    let config = config_edit::edited(&base, input, &edits);
+    let generated = generate(&config, work, setting.name);
+    let diff: &[&str] = if setting.config == "count" {
+        &[]
+    } else {
+        WINDOWED_DIFF
+    };
+    let (_, report) = trace_diff(&generated, &recorded, diff);
+    eprintln!("{}: {}", setting.name, report.lines().nth(2).unwrap_or(""));
+    (!report.contains("identical request sequences"))
+        .then(|| format!("{}:\n{report}", setting.name))
+}
+
 #[test]
 fn recording_kafka_streams_reproduces_gadget_request_for_request() {
     let test = "Kafka Streams recorder";
@@ -413,69 +484,30 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
     let borg = shared.join("data/borg-jobs.csv.gz");
     let dir = tempfile::tempdir().unwrap();
     let late = late_input(&borg, dir.path());
-    let mut failed = Vec::new();
-    for (i, setting) in SETTINGS.iter().enumerate() {
-        let work = dir.path().join(i.to_string());
-        let state = work.join("state");
-        let traces = work.join("traces");
-        std::fs::create_dir_all(&state).unwrap();
-        let (input, order): (&std::path::Path, &[&str]) = if setting.late {
-            (&late, &["--order", "file"])
-        } else {
-            (&borg, &[])
-        };
-        let run = Command::cargo_bin("gadget")
-            .unwrap()
-            .args(["record", "kafka-streams", "--json", "--agent"])
-            .arg(&agent)
-            .arg("--state-dir")
-            .arg(&state)
-            .arg("--out")
-            .arg(&traces)
-            .args(["--", "java", "-cp", &classpath])
-            .arg("gadget.recorder.examples.kafka.ReferenceStreams")
-            .arg("--input")
-            .arg(input)
-            .arg("--state-dir")
-            .arg(&state)
-            .args(setting.flags)
-            .args(order)
-            .output()
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{}: the job failed: {}",
-            setting.name,
-            String::from_utf8_lossy(&run.stderr)
-        );
-        let listed: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-        assert_eq!(
-            listed.as_array().map(Vec::len),
-            Some(1),
-            "{}: one trace, the driver's thread: {listed}",
-            setting.name
-        );
-        let recorded = traces.join("main.gtrace");
-        let base = common::project_root()
-            .join("examples/kafka-streams-reference")
-            .join(format!("{}.toml", setting.config));
-        let mut edits = setting.edits.to_vec();
-        if setting.late {
-            edits.push(("source.order", "\"file\""));
+    let inputs = Inputs {
+        agent: &agent,
+        classpath: &classpath,
+        borg: &borg,
+        late: &late,
+    };
+    // two settings at a time: each JVM keeps about one core busy
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(setting) = SETTINGS.get(i) else {
+                    break;
+                };
+                let work = dir.path().join(i.to_string());
+                if let Some(report) = check(setting, &work, &inputs) {
+                    failed.lock().unwrap().push(report);
+                }
+            });
         }
-        let config = config_edit::edited(&base, input, &edits);
-        let generated = generate(&config, &work, setting.name);
-        let diff: &[&str] = if setting.config == "count" {
-            &[]
-        } else {
-            WINDOWED_DIFF
-        };
-        let (_, report) = trace_diff(&generated, &recorded, diff);
-        eprintln!("{}: {}", setting.name, report.lines().nth(2).unwrap_or(""));
-        if !report.contains("identical request sequences") {
-            failed.push(format!("{}:\n{report}", setting.name));
-        }
-    }
+    });
+    let failed = failed.into_inner().unwrap();
     assert!(
         failed.is_empty(),
         "recordings that are not Gadget's trace:\n{}",
