@@ -596,6 +596,14 @@ pub fn issue(
             store.drop_state(state)?;
             None
         }
+        Op::Flush => {
+            store.flush_state(state)?;
+            None
+        }
+        Op::Checkpoint => {
+            store.checkpoint_state(state)?;
+            None
+        }
     })
 }
 

@@ -40,6 +40,12 @@ pub enum Op {
     /// The state is dropped with every entry in it (Kafka Streams closes an expired segment and
     /// deletes its directory). Its slot in the state table is free until opened again.
     Drop = 12,
+    /// The state's buffered writes are flushed to storage (Spark's commit flushes its RocksDB
+    /// instance's memtables: it writes with the WAL off). No key.
+    Flush = 13,
+    /// A consistent copy of the state is taken (Spark's commit creates a RocksDB checkpoint,
+    /// which it uploads). No key.
+    Checkpoint = 14,
 }
 
 impl Op {
@@ -58,10 +64,12 @@ impl Op {
         Op::RangeQuery,
         Op::Open,
         Op::Drop,
+        Op::Flush,
+        Op::Checkpoint,
     ];
 
     /// How many ops there are.
-    pub const COUNT: usize = 13;
+    pub const COUNT: usize = 15;
 
     /// The op's name in text traces and reports.
     pub fn name(self) -> &'static str {
@@ -79,12 +87,20 @@ impl Op {
             Op::RangeQuery => "range_query",
             Op::Open => "open",
             Op::Drop => "drop",
+            Op::Flush => "flush",
+            Op::Checkpoint => "checkpoint",
         }
     }
 
     /// Whether the op covers a key range (its key carries two bounds, see [`Access::range`]).
     pub fn is_range(self) -> bool {
         matches!(self, Op::RangeDelete | Op::RangeQuery)
+    }
+
+    /// Whether the op persists a whole state (a flush or a checkpoint) rather than reading or
+    /// writing its entries.
+    pub fn is_persistence(self) -> bool {
+        matches!(self, Op::Flush | Op::Checkpoint)
     }
 
     /// Whether the op opens or drops a whole state rather than reading or writing its entries.

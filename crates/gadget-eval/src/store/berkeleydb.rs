@@ -507,7 +507,13 @@ impl Store for BerkeleyDbStore {
 
     fn emulated(&self) -> &'static [Op] {
         match self.method {
-            AccessMethod::BTree => &[Op::Merge, Op::BatchCommit, Op::RangeDelete],
+            AccessMethod::BTree => &[
+                Op::Merge,
+                Op::BatchCommit,
+                Op::RangeDelete,
+                Op::Flush,
+                Op::Checkpoint,
+            ],
             AccessMethod::Hash => &[
                 Op::Merge,
                 Op::Seek,
@@ -515,6 +521,8 @@ impl Store for BerkeleyDbStore {
                 Op::BatchCommit,
                 Op::RangeDelete,
                 Op::RangeQuery,
+                Op::Flush,
+                Op::Checkpoint,
             ],
         }
     }
@@ -577,6 +585,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let mut s = BerkeleyDbStore::open(dir.path(), 2, method, 8 << 20).unwrap();
             super::super::contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+            super::super::contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(&mut s);
             assert!(!s.emulated().contains(&Op::Drop), "{method:?}");
         }
     }

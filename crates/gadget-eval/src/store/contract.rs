@@ -290,3 +290,26 @@ fn shared_instances_are_separate(shared: &dyn SharedStore) {
     });
     assert!(shared.attach(3).is_err());
 }
+
+/// A flush and a checkpoint keep every entry and the open iterator, and the state takes
+/// writes after them; a second checkpoint replaces the first.
+pub(crate) fn a_flush_and_a_checkpoint_keep_every_entry_and_iterator(s: &mut dyn Store) {
+    for k in [&b"\xfe1"[..], b"\xfe2", b"\xfe3"] {
+        s.put(0, k, b"v").unwrap();
+    }
+    assert_eq!(s.seek(0, b"\xfe1").unwrap(), Some(1));
+    s.flush_state(0).unwrap();
+    assert_eq!(
+        s.next(0).unwrap(),
+        Some(1),
+        "a flush leaves the state's iterator where it was"
+    );
+    s.checkpoint_state(0).unwrap();
+    s.put(0, b"\xfe4", b"vv").unwrap();
+    s.checkpoint_state(0).unwrap();
+    for k in [&b"\xfe1"[..], b"\xfe2", b"\xfe3"] {
+        assert_eq!(s.get(0, k).unwrap(), Some(1), "{k:?} kept");
+    }
+    assert_eq!(s.get(0, b"\xfe4").unwrap(), Some(2));
+    s.flush_state(1).unwrap();
+}

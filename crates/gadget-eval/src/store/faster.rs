@@ -552,6 +552,7 @@ impl Store for FasterStore {
             Op::RangeDelete,
             Op::RangeQuery,
             Op::Drop,
+            Op::Checkpoint,
         ]
     }
 
@@ -647,6 +648,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = FasterStore::open(dir.path(), 2, &small()).unwrap();
         super::super::contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        super::super::contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(&mut s);
         assert!(s.emulated().contains(&Op::Drop));
     }
 

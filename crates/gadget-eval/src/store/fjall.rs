@@ -353,7 +353,7 @@ impl Store for FjallStore {
     }
 
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Merge, Op::RangeDelete, Op::Drop]
+        &[Op::Merge, Op::RangeDelete, Op::Drop, Op::Checkpoint]
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {
@@ -385,7 +385,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::merge_appends_with_flinks_delimiter(&mut s);
-        assert_eq!(s.emulated(), &[Op::Merge, Op::RangeDelete, Op::Drop]);
+        assert_eq!(
+            s.emulated(),
+            &[Op::Merge, Op::RangeDelete, Op::Drop, Op::Checkpoint]
+        );
     }
 
     #[test]
@@ -422,6 +425,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(&mut s);
     }
 
     #[test]

@@ -571,7 +571,13 @@ impl Store for LevelDbStore {
     }
 
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Merge, Op::RangeDelete, Op::Drop]
+        &[
+            Op::Merge,
+            Op::RangeDelete,
+            Op::Drop,
+            Op::Flush,
+            Op::Checkpoint,
+        ]
     }
 }
 
@@ -648,7 +654,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         super::super::contract::range_ops_cover_start_up_to_end(&mut s);
-        assert_eq!(s.emulated(), &[Op::Merge, Op::RangeDelete, Op::Drop]);
+        assert_eq!(
+            s.emulated(),
+            &[
+                Op::Merge,
+                Op::RangeDelete,
+                Op::Drop,
+                Op::Flush,
+                Op::Checkpoint
+            ]
+        );
     }
 
     #[test]
@@ -657,6 +672,7 @@ mod tests {
         let settings = StoreSettings::default();
         let mut s = LevelDbStore::open(dir.path(), 2, &settings).unwrap();
         super::super::contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        super::super::contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(&mut s);
         // the last of the 65,536 prefixes has no next prefix to stop at; the one before it
         // keeps its keys
         let other = tempfile::tempdir().unwrap();

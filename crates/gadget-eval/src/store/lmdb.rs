@@ -402,7 +402,7 @@ impl Store for LmdbStore {
     }
 
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Merge, Op::RangeDelete]
+        &[Op::Merge, Op::RangeDelete, Op::Checkpoint]
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {
@@ -430,7 +430,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::merge_appends_with_flinks_delimiter(&mut s);
-        assert_eq!(s.emulated(), &[Op::Merge, Op::RangeDelete]);
+        assert_eq!(s.emulated(), &[Op::Merge, Op::RangeDelete, Op::Checkpoint]);
     }
 
     #[test]
@@ -470,6 +470,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(&mut s);
         assert!(!s.emulated().contains(&Op::Drop));
     }
 

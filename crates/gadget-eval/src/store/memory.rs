@@ -178,7 +178,7 @@ impl Store for MemoryStore {
     }
 
     fn emulated(&self) -> &'static [Op] {
-        &[]
+        &[Op::Checkpoint]
     }
 }
 
@@ -230,6 +230,9 @@ mod tests {
     #[test]
     fn a_drop_empties_its_state_only() {
         super::super::contract::a_drop_empties_its_state_and_nothing_else(&mut MemoryStore::new(2));
+        super::super::contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(
+            &mut MemoryStore::new(2),
+        );
     }
 
     #[test]

@@ -152,6 +152,24 @@ pub trait Store {
     /// emptied state.
     fn drop_state(&mut self, state: StateId) -> Result<(), StoreError>;
 
+    /// Flushes the state's buffered writes to storage ([`Op::Flush`]; Spark flushes its
+    /// RocksDB instance's memtables at every commit, having written with the WAL off). Open
+    /// iterators stay usable. The default is the store's own [`Store::flush`], which makes
+    /// every state durable; a store that can flush one state does only that (RocksDB: the
+    /// state's column family).
+    fn flush_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        let _ = state;
+        self.flush()
+    }
+
+    /// Takes a consistent copy of the state ([`Op::Checkpoint`]; Spark creates a RocksDB
+    /// checkpoint at every commit and uploads it). RocksDB creates a real checkpoint (hard
+    /// links to its files, beside the store, the previous one removed); other stores have no
+    /// such copy and flush the state instead, which [`Store::emulated`] reports.
+    fn checkpoint_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        self.flush_state(state)
+    }
+
     /// The store that holds `state`: this one's name, or, for states placed in several
     /// stores, the one the state lives in.
     fn store_of(&self, state: StateId) -> &str {

@@ -383,7 +383,7 @@ impl Store for RedbStore {
     }
 
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Merge]
+        &[Op::Merge, Op::Checkpoint]
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {
@@ -414,7 +414,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::merge_appends_with_flinks_delimiter(&mut s);
-        assert_eq!(s.emulated(), &[Op::Merge]);
+        assert_eq!(s.emulated(), &[Op::Merge, Op::Checkpoint]);
     }
 
     #[test]
@@ -468,6 +468,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(&mut s);
         assert!(!s.emulated().contains(&Op::Drop));
     }
 

@@ -208,6 +208,16 @@ impl Store for RoutedStore {
         s.drop_state(local)
     }
 
+    fn flush_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        let (s, local) = self.to(state)?;
+        s.flush_state(local)
+    }
+
+    fn checkpoint_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        let (s, local) = self.to(state)?;
+        s.checkpoint_state(local)
+    }
+
     fn store_of(&self, state: StateId) -> &str {
         self.route
             .get(state as usize)
@@ -307,6 +317,7 @@ mod tests {
         let states = vec!["window-contents".to_string(), "timers".to_string()];
         let mut s = RoutedStore::open(StoreKind::Memory, dir.path(), &states, &settings).unwrap();
         super::super::contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        super::super::contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(&mut s);
         s.put(1, b"t", b"1").unwrap();
         s.open_state(0, "window-contents-2").unwrap();
         s.drop_state(1).unwrap();

@@ -412,7 +412,7 @@ impl Store for SqliteStore {
     }
 
     fn emulated(&self) -> &'static [Op] {
-        &[Op::Merge, Op::Next]
+        &[Op::Merge, Op::Next, Op::Checkpoint]
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {
@@ -443,7 +443,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::merge_appends_with_flinks_delimiter(&mut s);
-        assert_eq!(s.emulated(), &[Op::Merge, Op::Next]);
+        assert_eq!(s.emulated(), &[Op::Merge, Op::Next, Op::Checkpoint]);
     }
 
     #[test]
@@ -473,6 +473,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
         contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+        contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(&mut s);
         assert!(!s.emulated().contains(&Op::Drop));
     }
 

@@ -34,13 +34,18 @@ use super::{
 pub const BINARY_MAGIC: [u8; 8] = *b"GADGTRC1";
 
 /// The binary format version this build writes, and the newest it reads.
-pub const BINARY_VERSION: u16 = 4;
+pub const BINARY_VERSION: u16 = 5;
 
 /// Op codes up to this one exist in version 1 traces; the range ops came with version 2.
 const LAST_VERSION_1_OP: u8 = Op::BatchCommit as u8;
 
 /// Op codes up to this one exist in versions 2 and 3; `open` and `drop` came with version 4.
 const LAST_VERSION_3_OP: u8 = Op::RangeQuery as u8;
+
+/// From version 5 on, the code of every op from this one up: a record of this code carries
+/// its op's code in its value length (these ops write no value), since a tag has room for
+/// codes up to 13 only (14 and 15 are markers).
+const EXTENDED_OP: u8 = Op::Flush as u8;
 
 /// A data block is closed once its payload reaches this many bytes (64 KiB).
 pub const BLOCK_TARGET: usize = 64 * 1024;
@@ -410,7 +415,7 @@ impl<W: Write> BinaryTraceWriter<W> {
     /// whether its state must be written (a different state than the previous access's).
     #[inline(always)]
     fn access_tag(&mut self, op: Op, state: StateId, value_len: u32) -> (u8, bool) {
-        let mut tag = op as u8;
+        let mut tag = (op as u8).min(EXTENDED_OP);
         let new_state = u32::from(state) != self.prev_state;
         self.prev_state = u32::from(state);
         if !new_state {
@@ -539,9 +544,15 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             )));
             return;
         };
+        // an extended op carries its code in the value length
+        let value_len = if a.op as u8 >= EXTENDED_OP {
+            u32::from(a.op as u8)
+        } else {
+            a.value_len
+        };
         let shared = shared_prefix(prev, a.key);
         if shared == a.key.len() && shared == prev.len() {
-            self.write_same_key(a.op, a.state, a.value_len);
+            self.write_same_key(a.op, a.state, value_len);
             return;
         }
         let rest = a.key.get(shared..).unwrap_or_default();
@@ -549,7 +560,7 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
         let middle = rest.get(..rest.len() - tail).unwrap_or_default();
         prev.truncate(shared);
         prev.extend_from_slice(rest);
-        self.write_request(a.op, a.state, (shared, middle, tail), a.value_len);
+        self.write_request(a.op, a.state, (shared, middle, tail), value_len);
     }
 
     fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
@@ -1061,7 +1072,8 @@ impl<R: Read> BinaryTraceReader<R> {
             self.counts.event();
             return Some(Decoded::Event(tag >> 4));
         }
-        let op = Op::from_code(tag & 0x0f).filter(|op| !op.is_state_lifecycle())?;
+        let op = Op::from_code(tag & 0x0f)
+            .filter(|op| !op.is_state_lifecycle() && (*op as u8) < EXTENDED_OP)?;
         let byte = |n: usize| buf.get(n).copied().filter(|&b| b < 0x80).map(usize::from);
         let mut n = 1;
         let state = if tag & SAME_STATE != 0 {
@@ -1163,9 +1175,11 @@ impl<R: Read> BinaryTraceReader<R> {
                 Decoded::Watermark(unzigzag(v))
             }
             code => {
-                let Some(op) =
-                    Op::from_code(code).filter(|_| self.version >= 4 || code <= LAST_VERSION_3_OP)
-                else {
+                let Some(op) = Op::from_code(code).filter(|_| {
+                    code <= LAST_VERSION_3_OP
+                        || (self.version >= 4 && code < EXTENDED_OP)
+                        || self.version >= 5
+                }) else {
                     return Err(corrupt(format!(
                         "unknown record tag 0x{tag:02x} for a version {} trace",
                         self.version
@@ -1230,6 +1244,23 @@ impl<R: Read> BinaryTraceReader<R> {
                     u32::try_from(value_len).map_err(|_| {
                         corrupt(format!("value length {value_len} does not fit in 32 bits"))
                     })?
+                };
+                let (op, value_len) = if code == EXTENDED_OP {
+                    let extended = u8::try_from(value_len)
+                        .ok()
+                        .filter(|&c| c >= EXTENDED_OP)
+                        .and_then(Op::from_code);
+                    match extended {
+                        Some(op) => (op, 0),
+                        None => {
+                            return Err(corrupt(format!(
+                                "an extended op record names op code {value_len}, which is not \
+                                 one of the codes from {EXTENDED_OP} up"
+                            )))
+                        }
+                    }
+                } else {
+                    (op, value_len)
                 };
                 let key_len = edit.as_ref().map_or(prev_len, |(shared, middle, tail)| {
                     shared + middle.len() + tail
@@ -1791,7 +1822,7 @@ mod tests {
                 let keep = keep.min(before.len());
                 let tail = tail.min(before.len() - keep);
                 let key = [&before[..keep], &middle, &before[before.len() - tail..]].concat();
-                let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else { value_len };
+                let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else if op.is_persistence() { 0 } else { value_len };
                 before.clone_from(&key);
                 records.push(TraceRecord::Access { op, state, key, value_len });
             }

@@ -115,7 +115,7 @@ fn text_round_trip() {
     let bytes = write_text(&h, &records, TraceFooter::new(false));
     assert_eq!(TraceFormat::detect(&bytes), Some(TraceFormat::Text));
     let text = String::from_utf8(bytes.clone()).unwrap();
-    assert!(text.starts_with("#gadget-trace\ttext\t2\n#header\t{"));
+    assert!(text.starts_with("#gadget-trace\ttext\t3\n#header\t{"));
     assert!(text.contains("\nget\twindow-contents\t00016b65792d61\t0\n"));
     assert!(text.contains("\n#ev\t\t\t2\n"));
     assert!(text.contains("\n#wm\t\t\t-9223372036854775808\n"));
@@ -194,7 +194,10 @@ fn text_truncated_at_every_byte_is_an_error() {
 
 #[test]
 fn flipped_bytes_never_panic_and_checksums_catch_them() {
-    let bytes = write_binary(&header(STATES), &sample_records(), TraceFooter::default());
+    // with an op of version 5, so that the version byte read as 4 is an error too
+    let mut records = sample_records();
+    records.push(access(Op::Checkpoint, 2, b"", 0));
+    let bytes = write_binary(&header(STATES), &records, TraceFooter::default());
     let mut errors = 0;
     let mut checksum_errors = 0;
     for i in 0..bytes.len() {
@@ -270,13 +273,38 @@ fn absurd_lengths_are_errors_not_allocations() {
 }
 
 #[test]
+fn flush_and_checkpoint_round_trip_in_both_formats_and_version_4_has_neither() {
+    let records = vec![
+        access(Op::Put, 0, b"k", 3),
+        access(Op::Flush, 0, b"", 0),
+        access(Op::Checkpoint, 0, b"", 0),
+        access(Op::Checkpoint, 1, b"", 0),
+        access(Op::Get, 1, b"k", 0),
+    ];
+    let bytes = write_binary(&header(STATES), &records, TraceFooter::default());
+    assert_eq!(read_binary(&bytes).unwrap(), records);
+    let text = write_text(&header(STATES), &records, TraceFooter::default());
+    let shown = String::from_utf8_lossy(&text);
+    assert!(
+        shown.contains("flush\t") && shown.contains("checkpoint\t"),
+        "{shown}"
+    );
+    assert_eq!(read_all(&text).unwrap().1, records);
+    // the same records claimed by a version 4 file: its readers know no op of code 13
+    let mut old = bytes.clone();
+    old[8] = 4;
+    let e = read_binary(&old).unwrap_err().to_string();
+    assert!(e.contains("version 4") && e.contains("byte"), "{e}");
+}
+
+#[test]
 fn unsupported_version_and_foreign_files() {
     let mut bytes = write_binary(&header(STATES), &[], TraceFooter::default());
-    bytes[8] = 5;
+    bytes[8] = 6;
     let err = BinaryTraceReader::new(&bytes[..]).unwrap_err();
     assert!(
         err.to_string()
-            .contains("unsupported trace format version 5"),
+            .contains("unsupported trace format version 6"),
         "{err}"
     );
 
@@ -695,7 +723,7 @@ fn record_strategy(states: u16) -> impl Strategy<Value = TraceRecord> {
             // an open renames its state, so its key must be a fresh name: see the open tests
             let op = Op::from_code(op).filter(|o| !o.is_state_lifecycle()).unwrap_or(Op::Get);
             // a range op's start bound lies within its key
-            let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else { value_len };
+            let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else if op.is_persistence() { 0 } else { value_len };
             TraceRecord::Access { op, state, key, value_len }
         }),
         1 => any::<u8>().prop_map(|input| TraceRecord::Event { input }),

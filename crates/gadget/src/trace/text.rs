@@ -26,7 +26,7 @@ use super::{
 };
 
 /// The text format version this build writes and reads.
-pub const TEXT_VERSION: u32 = 2;
+pub const TEXT_VERSION: u32 = 3;
 
 /// How a Gadget text trace starts.
 pub(crate) const GADGET_FIRST_LINE_PREFIX: &[u8] = b"#gadget-trace\t";
@@ -462,7 +462,8 @@ impl<R: BufRead> TextTraceReader<R> {
                         preview(&r.line)
                     ),
                 })?;
-            // version 2 brought the ops `open` and `drop`; version 1 is read as well
+            // version 2 brought the ops `open` and `drop`, version 3 `flush` and `checkpoint`;
+            // older versions are read as well
             if version == 0 || version > TEXT_VERSION {
                 return Err(TraceError::UnsupportedVersion {
                     offset: 0,

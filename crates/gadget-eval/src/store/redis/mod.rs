@@ -573,6 +573,7 @@ impl Store for RedisStore {
             Op::RangeDelete,
             Op::RangeQuery,
             Op::Drop,
+            Op::Checkpoint,
         ]
     }
 
@@ -785,6 +786,7 @@ mod tests {
         for pipeline in [1, 16] {
             let mut s = open(&server.url, pipeline);
             contract::a_drop_empties_its_state_and_nothing_else(&mut s);
+            contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(&mut s);
             assert!(s.emulated().contains(&Op::Drop));
             // another run on the same server (another instance) keeps its keys, and the
             // dropped state's keys and index are gone from the server

@@ -45,6 +45,8 @@ opaque! {
     MergeOperator,
     /// `rocksdb_perfcontext_t`: the calling thread's perf context.
     PerfContext,
+    /// `rocksdb_checkpoint_t`: makes checkpoints of one database.
+    Checkpoint,
 }
 
 /// `full_merge` of `rocksdb_mergeoperator_create`.
@@ -188,6 +190,9 @@ c_api! {
         *mut Db, *const WriteOptions, *mut Family, *const c_char, usize, *const c_char, usize, Err
     );
     flush_cf: fn(*mut Db, *const FlushOptions, *mut Family, Err);
+    checkpoint_object_create: fn(*mut Db, Err) -> *mut Checkpoint;
+    checkpoint_create: fn(*mut Checkpoint, *const c_char, u64, Err);
+    checkpoint_object_destroy: fn(*mut Checkpoint);
     create_iterator_cf: fn(*mut Db, *const ReadOptions, *mut Family) -> *mut Iterator;
     iter_destroy: fn(*mut Iterator);
     iter_seek: fn(*mut Iterator, *const c_char, usize);

@@ -327,6 +327,9 @@ impl Drop for RocksDbStore {
                 (api.perfcontext_destroy)(self.perf);
             }
         }
+        // the last checkpoint taken, if any (a copy made of hard links: cheap to leave, but
+        // not the store's)
+        let _ = std::fs::remove_dir_all(self.checkpoint_dir());
         self.db.families().attached[self.instance] -= 1;
     }
 }
@@ -352,6 +355,13 @@ impl RocksDbStore {
     }
 
     /// The column family of `state`.
+    /// Where this store's checkpoints go: beside the database, one per operator instance.
+    fn checkpoint_dir(&self) -> PathBuf {
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(format!(".checkpoint-{}", self.instance));
+        PathBuf::from(name)
+    }
+
     fn family(&self, state: StateId) -> Result<*mut Family, StoreError> {
         let family =
             self.families
@@ -740,6 +750,51 @@ impl Store for RocksDbStore {
             self.retarget_batch(from, to)?;
         }
         Ok(())
+    }
+
+    fn flush_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        let family = self.family(state)?;
+        let mut err = null_mut();
+        // SAFETY: a column family of the open database; flushing leaves iterators valid.
+        unsafe { (self.api.flush_cf)(self.db.db, self.flush_options, family, &mut err) };
+        self.checked(Op::Flush, err)
+    }
+
+    /// A real checkpoint of the database (RocksDB's `Checkpoint::CreateCheckpoint`: its
+    /// memtables flushed, then hard links to its files in a new directory), replacing this
+    /// store's previous one, as Spark's commit makes one and removes the last.
+    fn checkpoint_state(&mut self, state: StateId) -> Result<(), StoreError> {
+        self.family(state)?;
+        let dir = self.checkpoint_dir();
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(request_error(
+                    Op::Checkpoint,
+                    format!("removing the previous checkpoint {}: {e}", dir.display()),
+                ))
+            }
+        }
+        let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| {
+            request_error(
+                Op::Checkpoint,
+                format!("the checkpoint path {} holds a NUL byte", dir.display()),
+            )
+        })?;
+        let api = self.api;
+        let mut err = null_mut();
+        // SAFETY: the open database; the checkpoint object is released before returning.
+        let checkpoint = unsafe { (api.checkpoint_object_create)(self.db.db, &mut err) };
+        self.checked(Op::Checkpoint, err)?;
+        let mut err = null_mut();
+        // SAFETY: a live checkpoint object of this database and a NUL-terminated path; a log
+        // size of 0 flushes the memtables first, as Spark's flush before it has done.
+        unsafe {
+            (api.checkpoint_create)(checkpoint, path.as_ptr(), 0, &mut err);
+            (api.checkpoint_object_destroy)(checkpoint);
+        }
+        self.checked(Op::Checkpoint, err)
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {

@@ -83,12 +83,13 @@ fn every_library_opens_writes_merges_iterates_and_reads_back_and_says_its_versio
 #[test]
 fn the_library_under_test_keeps_the_store_contract() {
     let lib = library_under_test();
-    let checks: [fn(&mut dyn Store); 5] = [
+    let checks: [fn(&mut dyn Store); 6] = [
         contract::merge_appends_with_flinks_delimiter,
         contract::states_are_separate,
         contract::seek_and_next_walk_in_key_order_and_batches_apply_on_commit,
         contract::range_ops_cover_start_up_to_end,
         contract::a_drop_empties_its_state_and_nothing_else,
+        contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator,
     ];
     for check in checks {
         let dir = tempfile::tempdir().unwrap();

@@ -670,6 +670,7 @@ impl Store for RedisClusterStore {
             Op::RangeDelete,
             Op::RangeQuery,
             Op::Drop,
+            Op::Checkpoint,
         ]
     }
 

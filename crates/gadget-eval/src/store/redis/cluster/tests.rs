@@ -62,13 +62,14 @@ fn every_request_kind_passes_the_contract_under_every_placement_and_instance() {
     };
     for (name, placement) in Placement::ALL {
         for instance in 0..3 {
-            let checks: [fn(&mut dyn Store); 6] = [
+            let checks: [fn(&mut dyn Store); 7] = [
                 contract::merge_appends_with_flinks_delimiter,
                 contract::states_are_separate,
                 contract::seek_and_next_walk_in_key_order_and_batches_apply_on_commit,
                 contract::next_after_a_write_sees_the_write,
                 contract::range_ops_cover_start_up_to_end,
                 contract::a_drop_empties_its_state_and_nothing_else,
+                contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator,
             ];
             for check in checks {
                 let mut s = open(&c.url(), placement, instance);
