@@ -410,6 +410,17 @@ impl<W: Write> BinaryTraceWriter<W> {
     }
 }
 
+/// The value length a record of `op` carries: an extended op's code in place of its
+/// (empty) value.
+#[inline(always)]
+fn wire_value_len(op: Op, value_len: u32) -> u32 {
+    if op as u8 >= EXTENDED_OP {
+        u32::from(op as u8)
+    } else {
+        value_len
+    }
+}
+
 impl<W: Write> BinaryTraceWriter<W> {
     /// The tag of an access of `op` to `state` with `value_len`, without the key flags, and
     /// whether its state must be written (a different state than the previous access's).
@@ -437,6 +448,7 @@ impl<W: Write> BinaryTraceWriter<W> {
         (shared, middle, tail): (usize, &[u8], usize),
         value_len: u32,
     ) {
+        let value_len = wire_value_len(op, value_len);
         let (mut tag, new_state) = self.access_tag(op, state, value_len);
         if tail > 0 {
             tag |= TAIL;
@@ -496,6 +508,7 @@ impl<W: Write> BinaryTraceWriter<W> {
     /// Appends a request record whose key is the previous key of its state, unchanged.
     #[inline(always)]
     fn write_same_key(&mut self, op: Op, state: StateId, value_len: u32) {
+        let value_len = wire_value_len(op, value_len);
         let (tag, new_state) = self.access_tag(op, state, value_len);
         let record = &mut self.buf[self.end..];
         record[0] = tag | SAME_KEY;
@@ -544,12 +557,7 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             )));
             return;
         };
-        // an extended op carries its code in the value length
-        let value_len = if a.op as u8 >= EXTENDED_OP {
-            u32::from(a.op as u8)
-        } else {
-            a.value_len
-        };
+        let value_len = a.value_len;
         let shared = shared_prefix(prev, a.key);
         if shared == a.key.len() && shared == prev.len() {
             self.write_same_key(a.op, a.state, value_len);
