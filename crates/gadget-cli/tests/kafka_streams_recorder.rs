@@ -15,6 +15,8 @@
 mod common;
 #[path = "support/config_edit.rs"]
 mod config_edit;
+#[path = "support/late_input.rs"]
+mod late_input;
 #[path = "support/recording.rs"]
 mod recording;
 
@@ -376,30 +378,6 @@ const SETTINGS: &[Setting] = &[
     },
 ];
 
-/// The Borg events with every tenth record 7 s late (its time moved back, clamped at 0), as
-/// `late.csv` in `dir`: the Borg file is in time order, so this is what makes windows close
-/// before some of their records arrive.
-fn late_input(borg: &std::path::Path, dir: &std::path::Path) -> PathBuf {
-    use std::io::{BufRead, BufReader, Write};
-    let gz = flate2::read::MultiGzDecoder::new(std::fs::File::open(borg).unwrap());
-    let path = dir.join("late.csv");
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-    for (i, line) in BufReader::new(gz).lines().enumerate() {
-        let line = line.unwrap();
-        let mut fields: Vec<&str> = line.splitn(3, ',').collect();
-        let moved;
-        if i % 10 == 3 {
-            if let Some(us) = fields.get(1).and_then(|t| t.parse::<i64>().ok()) {
-                moved = (us - 7_000_000).max(0).to_string();
-                fields[1] = &moved;
-            }
-        }
-        writeln!(out, "{}", fields.join(",")).unwrap();
-    }
-    out.flush().unwrap();
-    path
-}
-
 /// What one setting's run reads: the agent, the job's class path and the two inputs.
 struct Inputs<'a> {
     agent: &'a std::path::Path,
@@ -483,7 +461,8 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
     let (agent, classpath) = build();
     let borg = shared.join("data/borg-jobs.csv.gz");
     let dir = tempfile::tempdir().unwrap();
-    let late = late_input(&borg, dir.path());
+    // every tenth record 7 s late: windows close before some of their records arrive
+    let late = late_input::late_input(&borg, dir.path(), 7_000_000, "late.csv");
     let inputs = Inputs {
         agent: &agent,
         classpath: &classpath,

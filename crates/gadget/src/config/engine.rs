@@ -4,6 +4,7 @@
 use super::reader::Section;
 use super::{ConfigError, OperatorConfig};
 use crate::engine::kafka_streams::{JoinWindows, KafkaStreamsSpec, SessionWindows, TimeWindows};
+use crate::engine::spark::{OutputMode, SparkSpec};
 use crate::engine::Engine;
 
 /// The `engine` of a config's top level (Flink without one).
@@ -115,6 +116,28 @@ fn parse_suppress(s: &Section<'_>, windowed: bool) -> Result<bool, ConfigError> 
              `session-count`); a plain count has no window to close",
         )),
     }
+}
+
+/// A Spark `[operator]` section.
+pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), ConfigError> {
+    let kind = s.require_choice("type", crate::engine::spark::OPERATORS)?;
+    let d = SparkSpec::default();
+    let size = s.require_int("size", 1, DAY_MS, "the window length in ms")?;
+    let delay = s.int("delay", 0, DAY_MS)?.unwrap_or(d.delay);
+    let mode = match s.choice("mode", &["append", "update"])? {
+        Some("update") => OutputMode::Update,
+        _ => OutputMode::Append,
+    };
+    let trigger_events = s
+        .int("trigger_events", 1, i64::MAX)?
+        .map_or(d.trigger_events, |n| n as u64);
+    let spec = SparkSpec {
+        size,
+        delay,
+        mode,
+        trigger_events,
+    };
+    Ok((OperatorConfig::Spark(Box::new(spec)), kind.to_string()))
 }
 
 /// The sessions of a `session-count` (`gap`, `grace`), in ms; `None` for other operators.
@@ -346,6 +369,48 @@ right_topic = "ends"
     }
 
     #[test]
+    fn a_spark_count_takes_its_window_watermark_mode_and_trigger() {
+        let text = COUNT
+            .replace("engine = \"kafka-streams\"", "engine = \"spark\"")
+            .replace(
+                "type = \"count\"",
+                "type = \"tumbling-count\"\nsize = 5000\ndelay = 30\nmode = \"update\"\ntrigger_events = 7",
+            );
+        let c = Config::parse(&text, Path::new("c.toml")).unwrap();
+        let OperatorConfig::Spark(spec) = c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(
+            *spec,
+            crate::engine::spark::SparkSpec {
+                size: 5000,
+                delay: 30,
+                mode: crate::engine::spark::OutputMode::Update,
+                trigger_events: 7,
+            }
+        );
+        let e = Config::parse(&text.replace("size = 5000\n", ""), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("size"), "{e}");
+        let e = Config::parse(
+            &text.replace("mode = \"update\"", "mode = \"complete\""),
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("append") && e.contains("update"), "{e}");
+        // Flink's tumbling window names Spark's closest operator
+        let e = Config::parse(
+            &text.replace("type = \"tumbling-count\"", "type = \"tumbling\""),
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("tumbling-count") && e.contains("Spark"), "{e}");
+    }
+
+    #[test]
     fn a_windowed_count_without_its_size_or_with_a_hop_of_its_size_says_what_to_set() {
         let said = |operator: &str| {
             let text = COUNT.replace("type = \"count\"", operator);
@@ -385,8 +450,11 @@ right_topic = "ends"
         );
         let e = said(&COUNT.replace("engine = \"kafka-streams\"\n", ""));
         assert!(e.contains("closest is `aggregation`"), "{e}");
-        let e = said(&COUNT.replace("kafka-streams", "spark"));
-        assert!(e.contains("flink") && e.contains("kafka-streams"), "{e}");
+        let e = said(&COUNT.replace("kafka-streams", "storm"));
+        assert!(
+            e.contains("flink") && e.contains("kafka-streams") && e.contains("spark"),
+            "{e}"
+        );
         let e = said(&COUNT.replace("type = \"count\"", "type = \"count\"\nstore = \"a/b\""));
         assert!(e.contains("without `/`"), "{e}");
         let e = said(&COUNT.replace("type = \"count\"", "type = \"count\"\ntimers = \"heap\""));

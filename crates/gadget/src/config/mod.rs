@@ -259,6 +259,8 @@ pub enum OperatorConfig {
     Kvbench(Box<KvbenchSpec>),
     /// A Kafka Streams operator (`engine = "kafka-streams"`; [`crate::engine::kafka_streams`]).
     KafkaStreams(Box<crate::engine::kafka_streams::KafkaStreamsSpec>),
+    /// A Spark streaming aggregation (`engine = "spark"`; [`crate::engine::spark`]).
+    Spark(Box<crate::engine::spark::SparkSpec>),
     /// YSB's lookup-join: a table lookup per event, a tumbling count window per campaign, a
     /// sink write per window (see [`LookupJoin`]).
     LookupJoin(LookupJoinSpec),
@@ -405,6 +407,10 @@ impl Config {
             crate::engine::Engine::Flink => parse_operator(&operator_section)?,
             crate::engine::Engine::KafkaStreams => {
                 let (op, name) = engine::parse_kafka_streams(&operator_section)?;
+                (op, name, TimerService::RocksDb)
+            }
+            crate::engine::Engine::Spark => {
+                let (op, name) = engine::parse_spark(&operator_section)?;
                 (op, name, TimerService::RocksDb)
             }
         };
@@ -727,6 +733,7 @@ impl Config {
             ),
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
+            OperatorConfig::Spark(spec) => Box::new(crate::engine::spark::TumblingCount::new(spec)),
             OperatorConfig::KafkaStreams(spec) => {
                 use crate::engine::kafka_streams::{
                     Count, SessionCount, StreamJoin, WindowedCount,

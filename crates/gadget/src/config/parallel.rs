@@ -50,6 +50,12 @@ pub(super) fn refusal(
              (docs/external-state.md); parallelism is for the other keyed operators"
                 .to_string()
         }
+        OperatorConfig::Spark(_) => {
+            "Spark splits a stateful operator's state by shuffle partitions, which Gadget does \
+             not simulate yet; run it as one partition (parallelism = 1, \
+             spark.sql.shuffle.partitions = 1)"
+                .to_string()
+        }
         OperatorConfig::KafkaStreams(_) => {
             "Kafka Streams splits a topology by input partitions into tasks, which Gadget does \
              not simulate yet; run it as one task (parallelism = 1)"

@@ -1,9 +1,10 @@
 //! Streaming engines beside Flink: each engine's operators, key layout, value sizes and
 //! timing rules in a module of its own, over the same sources, sinks, traces and stores.
 //! Flink's operators are [`crate::operator`]; `engine = "kafka-streams"` in a config selects
-//! [`kafka_streams`].
+//! [`kafka_streams`], `engine = "spark"` [`spark`].
 
 pub mod kafka_streams;
+pub mod spark;
 
 use std::fmt;
 
@@ -15,17 +16,21 @@ pub enum Engine {
     Flink,
     /// Apache Kafka Streams 4.4 with its RocksDB stores ([`kafka_streams`]).
     KafkaStreams,
+    /// Apache Spark Structured Streaming 4.1 with the RocksDB state store provider
+    /// ([`spark`]).
+    Spark,
 }
 
 impl Engine {
     /// The config names of the engines, in the order the documentation lists them.
-    pub const NAMES: &'static [&'static str] = &["flink", "kafka-streams"];
+    pub const NAMES: &'static [&'static str] = &["flink", "kafka-streams", "spark"];
 
     /// The engine of a config name.
     pub fn from_name(name: &str) -> Option<Engine> {
         match name {
             "flink" => Some(Engine::Flink),
             "kafka-streams" => Some(Engine::KafkaStreams),
+            "spark" => Some(Engine::Spark),
             _ => None,
         }
     }
@@ -35,6 +40,7 @@ impl Engine {
         match self {
             Engine::Flink => "flink",
             Engine::KafkaStreams => "kafka-streams",
+            Engine::Spark => "spark",
         }
     }
 
@@ -53,6 +59,7 @@ impl Engine {
                 "lookup-join",
             ],
             Engine::KafkaStreams => kafka_streams::OPERATORS,
+            Engine::Spark => spark::OPERATORS,
         }
     }
 
@@ -66,6 +73,11 @@ impl Engine {
                 ("sliding", "hopping-count"),
                 ("session", "session-count"),
                 ("interval-join", "stream-join"),
+            ],
+            Engine::Spark => &[
+                ("tumbling", "tumbling-count"),
+                ("aggregation", "tumbling-count"),
+                ("count", "tumbling-count"),
             ],
             Engine::Flink => &[
                 ("count", "aggregation"),
@@ -84,6 +96,7 @@ impl fmt::Display for Engine {
         f.write_str(match self {
             Engine::Flink => "Flink",
             Engine::KafkaStreams => "Kafka Streams",
+            Engine::Spark => "Spark",
         })
     }
 }

@@ -290,6 +290,16 @@ fn flush_and_checkpoint_round_trip_in_both_formats_and_version_4_has_neither() {
         "{shown}"
     );
     assert_eq!(read_all(&text).unwrap().1, records);
+    // several requests to one key at once take the writer's short path: the same records
+    let mut w = BinaryTraceWriter::new(Vec::new(), &header(STATES)).unwrap();
+    w.access_all(0, b"k", &[(Op::Put, 3)]);
+    w.access_all(0, b"", &[(Op::Flush, 0), (Op::Checkpoint, 0)]);
+    w.access_all(1, b"", &[(Op::Checkpoint, 0)]);
+    w.access_all(1, b"k", &[(Op::Get, 0)]);
+    assert_eq!(
+        read_binary(&w.finish(TraceFooter::default()).unwrap()).unwrap(),
+        records
+    );
     // the same records claimed by a version 4 file: its readers know no op of code 13
     let mut old = bytes.clone();
     old[8] = 4;

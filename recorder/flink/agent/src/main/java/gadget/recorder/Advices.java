@@ -116,6 +116,107 @@ public final class Advices {
         }
     }
 
+    /** {@code byte[] RocksDB.get(byte[])}: the default column family. */
+    public static final class GetDbKey {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object db, @Advice.Argument(0) byte[] key) {
+            Recorder.dbAccess(Ops.GET, db, key, 0);
+        }
+    }
+
+    /** {@code byte[] RocksDB.get(ReadOptions, byte[])}: the default column family. */
+    public static final class GetDbOptionsKey {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object db, @Advice.Argument(1) byte[] key) {
+            Recorder.dbAccess(Ops.GET, db, key, 0);
+        }
+    }
+
+    /** {@code RocksDB.put/merge(byte[], byte[])}: the default column family. */
+    public static final class WriteDbKeyValue {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Origin("#m") String method, @Advice.This Object db,
+                @Advice.Argument(0) byte[] key, @Advice.Argument(1) byte[] value) {
+            Recorder.dbAccess(Ops.putOrMerge(method), db, key, value.length);
+        }
+    }
+
+    /** {@code RocksDB.put/merge(WriteOptions, byte[], byte[])}: the default column family. */
+    public static final class WriteDbOptionsKeyValue {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.Origin("#m") String method, @Advice.This Object db,
+                @Advice.Argument(1) byte[] key, @Advice.Argument(2) byte[] value) {
+            Recorder.dbAccess(Ops.putOrMerge(method), db, key, value.length);
+        }
+    }
+
+    /** {@code RocksDB.delete(byte[])}: the default column family. */
+    public static final class DeleteDbKey {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object db, @Advice.Argument(0) byte[] key) {
+            Recorder.dbAccess(Ops.DELETE, db, key, 0);
+        }
+    }
+
+    /** {@code RocksDB.delete(WriteOptions, byte[])}: the default column family. */
+    public static final class DeleteDbOptionsKey {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object db, @Advice.Argument(1) byte[] key) {
+            Recorder.dbAccess(Ops.DELETE, db, key, 0);
+        }
+    }
+
+    /** {@code RocksDB.newIterator()} and {@code newIterator(ReadOptions)}: the default column family. */
+    public static final class NewIteratorDb {
+        @Advice.OnMethodExit
+        static void exit(@Advice.This Object db, @Advice.Return Object iterator) {
+            Recorder.dbIteratorOpened(iterator, db);
+        }
+    }
+
+    /** {@code RocksDB.flush(FlushOptions)}: the instance's memtables flushed. */
+    public static final class FlushDb {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object db) {
+            Recorder.dbAccess(Ops.FLUSH, db, Recorder.EMPTY, 0);
+        }
+    }
+
+    /** {@code RocksDB.open(Options, String)}: an instance with only its default column family. */
+    public static final class OpenDefault {
+        @Advice.OnMethodExit
+        static void exit(@Advice.Argument(1) String path, @Advice.Return Object db) {
+            Recorder.instanceOpened(db, path, null);
+        }
+    }
+
+    /** {@code Checkpoint.create(RocksDB)}: which instance the checkpoint object copies. */
+    public static final class CheckpointCreate {
+        @Advice.OnMethodExit
+        static void exit(@Advice.Argument(0) Object db, @Advice.Return Object checkpoint) {
+            Recorder.checkpointOf(checkpoint, db);
+        }
+    }
+
+    /** {@code Checkpoint.createCheckpoint(String)}: a checkpoint of the instance. */
+    public static final class CheckpointTaken {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object checkpoint) {
+            Recorder.checkpoint(checkpoint);
+        }
+    }
+
+    /**
+     * Spark's {@code RocksDBStateStoreProvider.getStore} and {@code getReadStore(version, ...)}:
+     * a micro-batch's task takes the state store, an event marker.
+     */
+    public static final class SparkStoreLoaded {
+        @Advice.OnMethodEnter
+        static void enter() {
+            Recorder.engineEvent();
+        }
+    }
+
     /** {@code AbstractRocksIterator.seek(byte[])}. */
     public static final class Seek {
         @Advice.OnMethodEnter

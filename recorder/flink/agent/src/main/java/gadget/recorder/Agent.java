@@ -5,6 +5,7 @@ import static net.bytebuddy.matcher.ElementMatchers.hasSuperType;
 import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
 import static net.bytebuddy.matcher.ElementMatchers.isPublic;
 import static net.bytebuddy.matcher.ElementMatchers.isStatic;
+import static net.bytebuddy.matcher.ElementMatchers.nameEndsWith;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 import static net.bytebuddy.matcher.ElementMatchers.not;
@@ -134,6 +135,31 @@ public final class Agent {
                                 .and(takesArguments(2)).and(arg(1, pkg + "WriteBatch"))))
                         .visit(Advice.to(Advices.NewIterator.class).on(named("newIterator")
                                 .and(isPublic()).and(arg(0, cf))))
+                        .visit(Advice.to(Advices.GetDbKey.class).on(named("get")
+                                .and(takesArguments(1)).and(takesArgument(0, byte[].class))
+                                .and(returns(byte[].class))))
+                        .visit(Advice.to(Advices.GetDbOptionsKey.class).on(named("get")
+                                .and(takesArguments(2)).and(arg(0, readOptions))
+                                .and(takesArgument(1, byte[].class)).and(returns(byte[].class))))
+                        .visit(Advice.to(Advices.WriteDbKeyValue.class).on(named("put").or(named("merge"))
+                                .and(takesArguments(2)).and(takesArgument(0, byte[].class))
+                                .and(takesArgument(1, byte[].class))))
+                        .visit(Advice.to(Advices.WriteDbOptionsKeyValue.class).on(named("put").or(named("merge"))
+                                .and(takesArguments(3)).and(arg(0, writeOptions))
+                                .and(takesArgument(1, byte[].class)).and(takesArgument(2, byte[].class))))
+                        .visit(Advice.to(Advices.DeleteDbKey.class).on(named("delete")
+                                .and(takesArguments(1)).and(takesArgument(0, byte[].class))))
+                        .visit(Advice.to(Advices.DeleteDbOptionsKey.class).on(named("delete")
+                                .and(takesArguments(2)).and(arg(0, writeOptions))
+                                .and(takesArgument(1, byte[].class))))
+                        .visit(Advice.to(Advices.NewIteratorDb.class).on(named("newIterator")
+                                .and(isPublic()).and(takesArguments(0)
+                                        .or(takesArguments(1).and(arg(0, readOptions))))))
+                        .visit(Advice.to(Advices.FlushDb.class).on(named("flush")
+                                .and(takesArguments(1)).and(arg(0, pkg + "FlushOptions"))))
+                        .visit(Advice.to(Advices.OpenDefault.class).on(named("open")
+                                .and(isStatic()).and(takesArguments(2))
+                                .and(arg(0, pkg + "Options")).and(takesArgument(1, String.class))))
                         .visit(Advice.to(Advices.OpenWithFamilies.class).on(named("open")
                                 .and(isStatic()).and(takesArguments(4))
                                 .and(takesArgument(1, String.class))
@@ -142,6 +168,12 @@ public final class Agent {
                                 .and(takesArguments(1)).and(arg(0, pkg + "ColumnFamilyDescriptor"))
                                 .or(named("createColumnFamilies").and(takesArguments(1))
                                         .and(takesArgument(0, List.class))))))
+                .type(named(pkg + "Checkpoint"))
+                .transform((b, type, loader, module, domain) -> b
+                        .visit(Advice.to(Advices.CheckpointCreate.class).on(named("create")
+                                .and(isStatic()).and(takesArguments(1))))
+                        .visit(Advice.to(Advices.CheckpointTaken.class).on(named("createCheckpoint")
+                                .and(takesArguments(1)).and(takesArgument(0, String.class)))))
                 .type(named(pkg + "AbstractRocksIterator"))
                 .transform((b, type, loader, module, domain) -> b
                         .visit(Advice.to(Advices.Seek.class).on(named("seek")
@@ -184,6 +216,10 @@ public final class Agent {
                                 .and(takesArguments(1)).and(arg(0, streamRecord))))
                         .visit(Advice.to(Advices.Element2.class).on(named("processElement2")
                                 .and(takesArguments(1)).and(arg(0, streamRecord)))))
+                .type(nameEndsWith(".streaming.state.RocksDBStateStoreProvider"))
+                .transform((b, type, loader, module, domain) -> b
+                        .visit(Advice.to(Advices.SparkStoreLoaded.class).on(named("getStore")
+                                .or(named("getReadStore")).and(isPublic()).and(takesArguments(2)))))
                 .type(named("org.apache.kafka.streams.processor.internals.SourceNode"))
                 .transform((b, type, loader, module, domain) -> b
                         .visit(Advice.to(Advices.KafkaRecord.class).on(named("process")

@@ -20,9 +20,28 @@ final class Instances {
     private Instances() {}
 
     private static volatile Path root;
+    /** A {@code -} and a random UUID, as Spark appends them to its temporary directories. */
+    private static final java.util.regex.Pattern UUID_SUFFIX = java.util.regex.Pattern.compile(
+            "-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
     /** Handles and databases (which may override equals) by identity, to their instance's path. */
     private static final Map<Object, String> PATHS =
             Collections.synchronizedMap(new IdentityHashMap<>());
+
+    /** Checkpoint objects to the instance each copies, by identity. */
+    private static final Map<Object, Object> CHECKPOINTS =
+            Collections.synchronizedMap(new IdentityHashMap<>());
+
+    /** Checkpoint object {@code checkpoint} copies instance {@code db}. */
+    static void checkpointOf(Object checkpoint, Object db) {
+        if (checkpoint != null && db != null) {
+            CHECKPOINTS.put(checkpoint, db);
+        }
+    }
+
+    /** The instance checkpoint object {@code checkpoint} copies, {@code null} if unknown. */
+    static Object checkpointed(Object checkpoint) {
+        return CHECKPOINTS.get(checkpoint);
+    }
 
     /** Tracks instances opened under {@code dir}. */
     static void root(Path dir) {
@@ -73,6 +92,8 @@ final class Instances {
         if (!p.startsWith(r) || p.equals(r)) {
             return null;
         }
-        return r.relativize(p).toString().replace('\\', '/');
+        // random parts of a path (Spark's `-<UUID>` suffixes) would make every run's names
+        // differ: they are left out
+        return UUID_SUFFIX.matcher(r.relativize(p).toString().replace('\\', '/')).replaceAll("");
     }
 }

@@ -28,11 +28,15 @@ public final class Ops {
     public static final int RANGE_DELETE = 9;
     /** Read of a key range. */
     public static final int RANGE_QUERY = 10;
+    /** A flush of an instance's memtables (Spark's commit, WAL off). */
+    public static final int FLUSH = 13;
+    /** A checkpoint of an instance (Spark's commit: {@code Checkpoint.createCheckpoint}). */
+    public static final int CHECKPOINT = 14;
 
     /** The text names, by code. */
     public static final String[] NAMES = {
         "get", "put", "merge", "delete", "seek", "next", "batch_put", "batch_delete",
-        "batch_commit", "range_delete", "range_query",
+        "batch_commit", "range_delete", "range_query", "open", "drop", "flush", "checkpoint",
     };
 
     static final byte[][] NAME_BYTES = new byte[NAMES.length][];

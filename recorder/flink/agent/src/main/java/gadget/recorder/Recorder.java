@@ -52,6 +52,33 @@ public final class Recorder {
         }
     }
 
+    /** A request on the default column family of instance {@code db} (no handle given). */
+    public static void dbAccess(int op, Object db, byte[] key, int valueLen) {
+        if (writer != null) {
+            CURRENT.get().dbAccess(op, db, key, valueLen);
+        }
+    }
+
+    /** A new iterator over the default column family of instance {@code db}. */
+    public static void dbIteratorOpened(Object iterator, Object db) {
+        if (writer != null) {
+            CURRENT.get().dbIteratorOpened(iterator, db);
+        }
+    }
+
+    /** Checkpoint object {@code checkpoint} copies instance {@code db}. */
+    public static void checkpointOf(Object checkpoint, Object db) {
+        Instances.checkpointOf(checkpoint, db);
+    }
+
+    /** A checkpoint taken with {@code checkpoint}: a request on its instance's default column family. */
+    public static void checkpoint(Object checkpoint) {
+        if (writer != null) {
+            Object db = Instances.checkpointed(checkpoint);
+            CURRENT.get().dbAccess(Ops.CHECKPOINT, db, EMPTY, 0);
+        }
+    }
+
     /**
      * A multi-get: one {@code get} per key, on the column family at the same index ({@code cfs}
      * and {@code keys} are {@code List}s of equal length).

@@ -193,7 +193,7 @@ final class TraceWriter extends Thread {
                 Files.copy(bodyPath(t), o);
                 writeBlock(o, (byte) 'E', footer, footer.length, 0);
             } else {
-                o.write("#gadget-trace\ttext\t1\n#header\t".getBytes(StandardCharsets.UTF_8));
+                o.write("#gadget-trace\ttext\t3\n#header\t".getBytes(StandardCharsets.UTF_8));
                 o.write(header);
                 o.write('\n');
                 Files.copy(bodyPath(t), o);

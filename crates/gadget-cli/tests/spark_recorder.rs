@@ -1,0 +1,252 @@
+//! Spark Structured Streaming recorded and reproduced: the recorder agent and the Spark
+//! reference query are built with Maven, the query (a windowed count with a watermark on the
+//! RocksDB state store provider, `local[1]`, one shuffle partition, one micro-batch per file
+//! of events) runs over the Borg trace under the agent for several settings (output modes,
+//! window sizes, trigger sizes, watermark delays, late and very late records), and each
+//! recording must be what `gadget gen` generates for the matching config of
+//! `examples/spark-reference/`, request for request, flushes and checkpoints included.
+//!
+//! Needs `java` and `mvn` (and Maven Central the first time); without them the test is
+//! skipped, except with `CI=true`, where it fails.
+
+#[path = "../../gadget/tests/common.rs"]
+mod common;
+#[path = "support/config_edit.rs"]
+mod config_edit;
+#[path = "support/late_input.rs"]
+mod late_input;
+#[path = "support/recording.rs"]
+mod recording;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use recording::{generate, have, trace_diff};
+
+/// What Spark 4.1 needs opened on Java 17 (its launcher passes the same).
+const JAVA_OPENS: &[&str] = &[
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.net=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+    "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+    "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+    "-Djdk.reflect.useDirectMethodHandle=false",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+];
+
+/// Builds the agent and the Spark reference query: the agent's jar and the query's class path.
+fn build() -> (PathBuf, String) {
+    let dir = common::project_root().join("recorder/flink");
+    let status = Command::new("mvn")
+        .args(["-B", "-q", "-Dstyle.color=never", "-Pspark"])
+        .args(["-pl", "agent,examples-spark", "package", "-f"])
+        .arg(dir.join("pom.xml"))
+        .status()
+        .expect("running mvn");
+    assert!(
+        status.success(),
+        "building the recorder and the Spark query failed"
+    );
+    let target = dir.join("examples-spark/target");
+    let deps = std::fs::read_to_string(target.join("classpath.txt")).unwrap();
+    let classpath = format!(
+        "{}:{}",
+        target.join("gadget-recorder-spark-examples.jar").display(),
+        deps.trim()
+    );
+    (
+        dir.join("agent/target/gadget-recorder-flink.jar"),
+        classpath,
+    )
+}
+
+/// Which input a setting reads.
+#[derive(Clone, Copy)]
+enum Input {
+    /// The Borg events sorted by time.
+    Borg,
+    /// In file order, every tenth record 7 s late.
+    Late,
+    /// In file order, every tenth record an hour late: behind the watermark, dropped.
+    VeryLate,
+}
+
+/// One recorded setting: the query's flags and the same setting as config edits.
+struct Setting {
+    name: &'static str,
+    flags: &'static [&'static str],
+    edits: &'static [(&'static str, &'static str)],
+    input: Input,
+}
+
+const SETTINGS: &[Setting] = &[
+    Setting {
+        name: "5 s windows, append, 1,000 events per micro-batch",
+        flags: &[],
+        edits: &[],
+        input: Input::Borg,
+    },
+    Setting {
+        name: "5 s windows, update mode",
+        flags: &["--mode", "update"],
+        edits: &[("mode", "\"update\"")],
+        input: Input::Borg,
+    },
+    Setting {
+        name: "60 s windows, a watermark 30 s behind, 5,000 events per micro-batch",
+        flags: &[
+            "--window",
+            "60000",
+            "--trigger-events",
+            "5000",
+            "--delay",
+            "30000",
+        ],
+        edits: &[
+            ("size", "60000"),
+            ("trigger_events", "5000"),
+            ("delay", "30000"),
+        ],
+        input: Input::Borg,
+    },
+    Setting {
+        name: "5 s windows, a watermark 3 s behind, late records",
+        flags: &["--delay", "3000"],
+        edits: &[("delay", "3000")],
+        input: Input::Late,
+    },
+    Setting {
+        name: "10 s windows, 500 events per micro-batch, late records",
+        flags: &["--window", "10000", "--trigger-events", "500"],
+        edits: &[("size", "10000"), ("trigger_events", "500")],
+        input: Input::Late,
+    },
+    Setting {
+        name: "5 s windows, a watermark 60 s behind, records an hour late (dropped)",
+        flags: &["--delay", "60000"],
+        edits: &[("delay", "60000")],
+        input: Input::VeryLate,
+    },
+];
+
+/// What one setting's run reads.
+struct Inputs<'a> {
+    agent: &'a Path,
+    classpath: &'a str,
+    borg: &'a Path,
+    late: &'a Path,
+    very_late: &'a Path,
+}
+
+/// Records `setting` in `work` and compares the recording with Gadget's trace: `None` when
+/// identical, else the diff's report.
+fn check(setting: &Setting, work: &Path, inputs: &Inputs<'_>) -> Option<String> {
+    std::fs::create_dir_all(work).unwrap();
+    let traces = work.join("traces");
+    let (input, order): (&Path, &[&str]) = match setting.input {
+        Input::Borg => (inputs.borg, &[]),
+        Input::Late => (inputs.late, &["--order", "file"]),
+        Input::VeryLate => (inputs.very_late, &["--order", "file"]),
+    };
+    // text traces: the binary format the agent writes (version 2) has no flush or checkpoint
+    let agent = format!(
+        "-javaagent:{}=out={},root={},format=text",
+        inputs.agent.display(),
+        traces.display(),
+        work.display()
+    );
+    let run = Command::new("java")
+        .args(JAVA_OPENS)
+        .arg(agent)
+        .args(["-cp", inputs.classpath])
+        .arg("gadget.recorder.examples.spark.ReferenceQueries")
+        .arg("--input")
+        .arg(input)
+        .arg("--work")
+        .arg(work)
+        .args(setting.flags)
+        .args(order)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}: the query failed: {}",
+        setting.name,
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let recorded: Vec<PathBuf> = std::fs::read_dir(&traces)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(
+        recorded.len(),
+        1,
+        "{}: one trace, the executor's task thread: {recorded:?}",
+        setting.name
+    );
+    let base = common::project_root().join("examples/spark-reference/tumbling-count.toml");
+    let mut edits = setting.edits.to_vec();
+    if !matches!(setting.input, Input::Borg) {
+        edits.push(("source.order", "\"file\""));
+    }
+    let config = config_edit::edited(&base, input, &edits);
+    let generated = generate(&config, work, setting.name);
+    let (_, report) = trace_diff(&generated, &recorded[0], &[]);
+    eprintln!("{}: {}", setting.name, report.lines().nth(2).unwrap_or(""));
+    (!report.contains("identical request sequences"))
+        .then(|| format!("{}:\n{report}", setting.name))
+}
+
+#[test]
+fn recording_spark_reproduces_gadget_request_for_request() {
+    let test = "Spark recorder";
+    let Some(shared) = common::shared_dir(test) else {
+        return;
+    };
+    if !have("java", test) || !have("mvn", test) {
+        return;
+    }
+    let (agent, classpath) = build();
+    let borg = shared.join("data/borg-jobs.csv.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let late = late_input::late_input(&borg, dir.path(), 7_000_000, "late.csv");
+    let very_late = late_input::late_input(&borg, dir.path(), 3_600_000_000, "very-late.csv");
+    let inputs = Inputs {
+        agent: &agent,
+        classpath: &classpath,
+        borg: &borg,
+        late: &late,
+        very_late: &very_late,
+    };
+    // two settings at a time
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(setting) = SETTINGS.get(i) else {
+                    break;
+                };
+                let work = dir.path().join(i.to_string());
+                if let Some(report) = check(setting, &work, &inputs) {
+                    failed.lock().unwrap().push(report);
+                }
+            });
+        }
+    });
+    let failed = failed.into_inner().unwrap();
+    assert!(
+        failed.is_empty(),
+        "recordings that are not Gadget's trace:\n{}",
+        failed.join("\n")
+    );
+}

@@ -1,0 +1,203 @@
+package gadget.recorder.examples.spark;
+
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.expr;
+import static org.apache.spark.sql.functions.window;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import java.util.zip.GZIPInputStream;
+
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.streaming.StreamingQueryException;
+import org.apache.spark.sql.streaming.Trigger;
+
+/**
+ * The Spark Structured Streaming reference queries: Gadget's operators written as streaming
+ * queries on the RocksDB state store provider, run over the Borg job events in {@code local[1]}
+ * with one shuffle partition, one micro-batch per {@code --trigger-events} events:
+ *
+ * <pre>
+ * java --add-opens=... -javaagent:gadget-recorder-flink.jar=out=traces,root=WORK_DIR -cp ... \
+ *     gadget.recorder.examples.spark.ReferenceQueries --operator tumbling-count \
+ *     --input borg-jobs.csv.gz --work WORK_DIR
+ * </pre>
+ *
+ * <p>Input: CSV (optionally gzip), key = column 0 (a long), event time = column 1 in
+ * microseconds, divided by 1000 into milliseconds. Events are sorted stably by time unless
+ * {@code --order file}, then cut into files of {@code --trigger-events} events under
+ * {@code WORK_DIR/input}, which a file source reads one per micro-batch
+ * ({@code maxFilesPerTrigger = 1}, {@code Trigger.AvailableNow}). The checkpoint is
+ * {@code WORK_DIR/checkpoint}.
+ *
+ * <p>{@code --operator tumbling-count}: {@code withWatermark("time", --delay ms)
+ * .groupBy(window("time", --window ms), "key").count()} in output mode {@code --mode}
+ * ({@code append} or {@code update}) into the {@code noop} sink.
+ */
+public final class ReferenceQueries {
+    private ReferenceQueries() {}
+
+    /** The command line. */
+    static final class Settings {
+        String operator = "tumbling-count";
+        Path input;
+        Path work = Paths.get("spark-work");
+        String order = "by-time";
+        int limit = Integer.MAX_VALUE;
+        int triggerEvents = 1000;
+        long window = 5000;
+        long delay = 0;
+        String mode = "append";
+
+        static Settings parse(String[] args) {
+            Settings s = new Settings();
+            for (int i = 0; i < args.length; i++) {
+                String flag = args[i];
+                if (i + 1 >= args.length) {
+                    throw new IllegalArgumentException(flag + " needs a value");
+                }
+                String v = args[++i];
+                switch (flag) {
+                    case "--operator": s.operator = v; break;
+                    case "--input": s.input = Paths.get(v); break;
+                    case "--work": s.work = Paths.get(v); break;
+                    case "--order": s.order = v; break;
+                    case "--limit": s.limit = Integer.parseInt(v); break;
+                    case "--trigger-events": s.triggerEvents = Integer.parseInt(v); break;
+                    case "--window": s.window = Long.parseLong(v); break;
+                    case "--delay": s.delay = Long.parseLong(v); break;
+                    case "--mode": s.mode = v; break;
+                    default:
+                        throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
+                                + "--operator --input --work --order --limit --trigger-events --window "
+                                + "--delay --mode");
+                }
+            }
+            if (s.input == null) {
+                throw new IllegalArgumentException("--input FILE is required (CSV, optionally gzip)");
+            }
+            if (!s.order.equals("by-time") && !s.order.equals("file")) {
+                throw new IllegalArgumentException("--order is by-time or file, not " + s.order);
+            }
+            if (!s.mode.equals("append") && !s.mode.equals("update")) {
+                throw new IllegalArgumentException("--mode is append or update, not " + s.mode);
+            }
+            if (s.triggerEvents < 1) {
+                throw new IllegalArgumentException("--trigger-events is at least 1");
+            }
+            return s;
+        }
+    }
+
+    /** An input event: key and event time in ms. */
+    record Event(long key, long time) {}
+
+    /** Runs the query. */
+    public static void main(String[] args) throws IOException, TimeoutException, StreamingQueryException {
+        Settings s = Settings.parse(args);
+        List<Event> events = read(s.input, s.limit);
+        if (s.order.equals("by-time")) {
+            events.sort(Comparator.comparingLong(Event::time));
+        }
+        Path inputDir = s.work.resolve("input");
+        int files = writeBatches(events, inputDir, s.triggerEvents);
+        SparkSession spark = SparkSession.builder()
+                .master("local[1]")
+                .appName("gadget-reference-" + s.operator)
+                .config("spark.ui.enabled", "false")
+                // the state stores' local directories, below the recorder's root
+                .config("spark.local.dir", s.work.resolve("local").toAbsolutePath().toString())
+                .config("spark.sql.shuffle.partitions", "1")
+                .config("spark.sql.streaming.stateStore.providerClass",
+                        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+                .getOrCreate();
+        spark.sparkContext().setLogLevel("ERROR");
+        Dataset<Row> input = spark.readStream()
+                .schema("key LONG, ms LONG")
+                .option("maxFilesPerTrigger", 1)
+                .csv(inputDir.toString())
+                .withColumn("time", expr("timestamp_millis(ms)"));
+        Dataset<Row> result;
+        switch (s.operator) {
+            case "tumbling-count":
+                result = input.withWatermark("time", s.delay + " milliseconds")
+                        .groupBy(window(col("time"), s.window + " milliseconds"), col("key"))
+                        .count();
+                break;
+            default:
+                throw new IllegalArgumentException("unknown operator " + s.operator
+                        + "; the operators are tumbling-count");
+        }
+        long started = System.nanoTime();
+        result.writeStream()
+                .format("noop")
+                .outputMode(s.mode)
+                .option("checkpointLocation", s.work.resolve("checkpoint").toString())
+                .trigger(Trigger.AvailableNow())
+                .start()
+                .awaitTermination();
+        long ms = Math.max(1, (System.nanoTime() - started) / 1_000_000);
+        spark.stop();
+        // on stderr: stdout belongs to whoever runs the job (gadget record --json)
+        System.err.printf("%s: %d events in %d micro-batches of data in %d ms%n",
+                s.operator, events.size(), files, ms);
+    }
+
+    /** Writes `events` as CSV files of `per` events each, their modification times in order. */
+    static int writeBatches(List<Event> events, Path dir, int per) throws IOException {
+        Files.createDirectories(dir);
+        int files = 0;
+        for (int from = 0; from < events.size(); from += per) {
+            Path file = dir.resolve(String.format("batch-%08d.csv", files));
+            try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+                for (Event e : events.subList(from, Math.min(events.size(), from + per))) {
+                    w.write(e.key() + "," + e.time() + "\n");
+                }
+            }
+            // the file source takes the oldest file first
+            Files.setLastModifiedTime(file, FileTime.fromMillis(1_000_000_000_000L + files * 1000L));
+            files++;
+        }
+        return files;
+    }
+
+    /** Reads the CSV (gzip when it starts with gzip's magic bytes). */
+    static List<Event> read(Path path, int limit) throws IOException {
+        List<Event> events = new ArrayList<>();
+        try (InputStream raw = Files.newInputStream(path)) {
+            InputStream in = new java.io.BufferedInputStream(raw);
+            in.mark(2);
+            boolean gzip = in.read() == 0x1f && in.read() == 0x8b;
+            in.reset();
+            if (gzip) {
+                in = new GZIPInputStream(in);
+            }
+            BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+            String line;
+            int n = 0;
+            while ((line = r.readLine()) != null && n < limit) {
+                String[] f = line.split(",", 3);
+                if (f.length < 2) {
+                    continue;
+                }
+                events.add(new Event(Long.parseLong(f[0]), Long.parseLong(f[1]) / 1000));
+                n++;
+            }
+        }
+        return events;
+    }
+}
