@@ -17,6 +17,8 @@ mod config_edit;
 mod late_input;
 #[path = "support/recording.rs"]
 mod recording;
+#[path = "support/two_at_a_time.rs"]
+mod two_at_a_time;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -226,24 +228,9 @@ fn recording_spark_reproduces_gadget_request_for_request() {
         late: &late,
         very_late: &very_late,
     };
-    // two settings at a time
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failed = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(setting) = SETTINGS.get(i) else {
-                    break;
-                };
-                let work = dir.path().join(i.to_string());
-                if let Some(report) = check(setting, &work, &inputs) {
-                    failed.lock().unwrap().push(report);
-                }
-            });
-        }
+    let failed = two_at_a_time::two_at_a_time(SETTINGS, |i, setting| {
+        check(setting, &dir.path().join(i.to_string()), &inputs)
     });
-    let failed = failed.into_inner().unwrap();
     assert!(
         failed.is_empty(),
         "recordings that are not Gadget's trace:\n{}",

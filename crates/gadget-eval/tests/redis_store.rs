@@ -37,7 +37,8 @@ fn redis_merges_with_flinks_delimiter_iterates_in_order_and_cleans_up() {
                 Op::Next,
                 Op::RangeDelete,
                 Op::RangeQuery,
-                Op::Drop
+                Op::Drop,
+                Op::Checkpoint
             ]
         );
         s.merge(0, b"k", b"abc").unwrap();
