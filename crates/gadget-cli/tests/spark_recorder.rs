@@ -120,6 +120,26 @@ const SETTINGS: &[Setting] = &[
         input: Input::Borg,
     },
     Setting {
+        name: "2 s windows, update mode, 2,000 events per micro-batch, a watermark 5 s behind",
+        flags: &[
+            "--window",
+            "2000",
+            "--mode",
+            "update",
+            "--trigger-events",
+            "2000",
+            "--delay",
+            "5000",
+        ],
+        edits: &[
+            ("size", "2000"),
+            ("mode", "\"update\""),
+            ("trigger_events", "2000"),
+            ("delay", "5000"),
+        ],
+        input: Input::Borg,
+    },
+    Setting {
         name: "5 s windows, a watermark 3 s behind, late records",
         flags: &["--delay", "3000"],
         edits: &[("delay", "3000")],
