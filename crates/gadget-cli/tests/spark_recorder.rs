@@ -1,8 +1,9 @@
 //! Spark Structured Streaming recorded and reproduced: the recorder agent and the Spark
-//! reference query are built with Maven, the query (a windowed count with a watermark on the
-//! RocksDB state store provider, `local[1]`, one shuffle partition, one micro-batch per file
-//! of events) runs over the Borg trace under the agent for several settings (output modes,
-//! window sizes, trigger sizes, watermark delays, late and very late records), and each
+//! reference queries are built with Maven, each query (a windowed count with a watermark, and
+//! `dropDuplicatesWithinWatermark`, on the RocksDB state store provider, `local[1]`, one
+//! shuffle partition, one micro-batch per file of events) runs over the Borg trace under the
+//! agent for several settings (output modes, window sizes, trigger sizes, watermark delays,
+//! late and very late records), and each
 //! recording must be what `gadget gen` generates for the matching config of
 //! `examples/spark-reference/`, request for request, flushes and checkpoints included.
 //!
@@ -84,25 +85,26 @@ enum Input {
 /// One recorded setting: the query's flags and the same setting as config edits.
 struct Setting {
     name: &'static str,
+    /// The query (`--operator`), whose config is `examples/spark-reference/<operator>.toml`.
+    operator: &'static str,
     flags: &'static [&'static str],
     edits: &'static [(&'static str, &'static str)],
     input: Input,
 }
 
+const COUNT: &str = "tumbling-count";
+const DEDUP: &str = "drop-duplicates-within-watermark";
+
 const SETTINGS: &[Setting] = &[
     Setting {
+        operator: COUNT,
         name: "5 s windows, append, 1,000 events per micro-batch",
         flags: &[],
         edits: &[],
         input: Input::Borg,
     },
     Setting {
-        name: "5 s windows, update mode",
-        flags: &["--mode", "update"],
-        edits: &[("mode", "\"update\"")],
-        input: Input::Borg,
-    },
-    Setting {
+        operator: COUNT,
         name: "60 s windows, a watermark 30 s behind, 5,000 events per micro-batch",
         flags: &[
             "--window",
@@ -120,6 +122,7 @@ const SETTINGS: &[Setting] = &[
         input: Input::Borg,
     },
     Setting {
+        operator: COUNT,
         name: "2 s windows, update mode, 2,000 events per micro-batch, a watermark 5 s behind",
         flags: &[
             "--window",
@@ -140,22 +143,57 @@ const SETTINGS: &[Setting] = &[
         input: Input::Borg,
     },
     Setting {
+        operator: COUNT,
         name: "5 s windows, a watermark 3 s behind, late records",
         flags: &["--delay", "3000"],
         edits: &[("delay", "3000")],
         input: Input::Late,
     },
     Setting {
+        operator: COUNT,
         name: "10 s windows, 500 events per micro-batch, late records",
         flags: &["--window", "10000", "--trigger-events", "500"],
         edits: &[("size", "10000"), ("trigger_events", "500")],
         input: Input::Late,
     },
     Setting {
+        operator: COUNT,
         name: "5 s windows, a watermark 60 s behind, records an hour late (dropped)",
         flags: &["--delay", "60000"],
         edits: &[("delay", "60000")],
         input: Input::VeryLate,
+    },
+    Setting {
+        operator: DEDUP,
+        name: "deduplication, a watermark 10 s behind",
+        flags: &["--delay", "10000"],
+        edits: &[],
+        input: Input::Borg,
+    },
+    Setting {
+        operator: DEDUP,
+        name: "deduplication, no delay, update mode, 500 events per micro-batch",
+        flags: &[
+            "--delay",
+            "0",
+            "--mode",
+            "update",
+            "--trigger-events",
+            "500",
+        ],
+        edits: &[
+            ("delay", "0"),
+            ("mode", "\"update\""),
+            ("trigger_events", "500"),
+        ],
+        input: Input::Borg,
+    },
+    Setting {
+        operator: DEDUP,
+        name: "deduplication, a watermark 3 s behind, 2,000 events per micro-batch, late records",
+        flags: &["--delay", "3000", "--trigger-events", "2000"],
+        edits: &[("delay", "3000"), ("trigger_events", "2000")],
+        input: Input::Late,
     },
 ];
 
@@ -190,6 +228,7 @@ fn check(setting: &Setting, work: &Path, inputs: &Inputs<'_>) -> Option<String> 
         .arg(agent)
         .args(["-cp", inputs.classpath])
         .arg("gadget.recorder.examples.spark.ReferenceQueries")
+        .args(["--operator", setting.operator])
         .arg("--input")
         .arg(input)
         .arg("--work")
@@ -214,7 +253,10 @@ fn check(setting: &Setting, work: &Path, inputs: &Inputs<'_>) -> Option<String> 
         "{}: one trace, the executor's task thread: {recorded:?}",
         setting.name
     );
-    let base = common::project_root().join("examples/spark-reference/tumbling-count.toml");
+    let base = common::project_root().join(format!(
+        "examples/spark-reference/{}.toml",
+        setting.operator
+    ));
     let mut edits = setting.edits.to_vec();
     if !matches!(setting.input, Input::Borg) {
         edits.push(("source.order", "\"file\""));

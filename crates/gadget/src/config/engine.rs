@@ -4,7 +4,7 @@
 use super::reader::Section;
 use super::{ConfigError, OperatorConfig};
 use crate::engine::kafka_streams::{JoinWindows, KafkaStreamsSpec, SessionWindows, TimeWindows};
-use crate::engine::spark::{OutputMode, SparkSpec};
+use crate::engine::spark::{OutputMode, SparkQuery, SparkSpec};
 use crate::engine::Engine;
 
 /// The `engine` of a config's top level (Flink without one).
@@ -122,7 +122,13 @@ fn parse_suppress(s: &Section<'_>, windowed: bool) -> Result<bool, ConfigError> 
 pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), ConfigError> {
     let kind = s.require_choice("type", crate::engine::spark::OPERATORS)?;
     let d = SparkSpec::default();
-    let size = s.require_int("size", 1, DAY_MS, "the window length in ms")?;
+    let (query, size) = if kind == "tumbling-count" {
+        let size = s.require_int("size", 1, DAY_MS, "the window length in ms")?;
+        (SparkQuery::TumblingCount, size)
+    } else {
+        // the deduplication has no window: `size` stays an unknown key
+        (SparkQuery::DropDuplicatesWithinWatermark, d.size)
+    };
     let delay = s.int("delay", 0, DAY_MS)?.unwrap_or(d.delay);
     let mode = match s.choice("mode", &["append", "update"])? {
         Some("update") => OutputMode::Update,
@@ -132,6 +138,7 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         .int("trigger_events", 1, i64::MAX)?
         .map_or(d.trigger_events, |n| n as u64);
     let spec = SparkSpec {
+        query,
         size,
         delay,
         mode,
@@ -383,6 +390,7 @@ right_topic = "ends"
         assert_eq!(
             *spec,
             crate::engine::spark::SparkSpec {
+                query: crate::engine::spark::SparkQuery::TumblingCount,
                 size: 5000,
                 delay: 30,
                 mode: crate::engine::spark::OutputMode::Update,
@@ -408,6 +416,27 @@ right_topic = "ends"
         .unwrap_err()
         .to_string();
         assert!(e.contains("tumbling-count") && e.contains("Spark"), "{e}");
+        // the deduplication takes the watermark and the trigger, and has no window
+        let dedup = text.replace(
+            "type = \"tumbling-count\"",
+            "type = \"drop-duplicates-within-watermark\"",
+        );
+        let e = Config::parse(&dedup, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("size") && e.contains("unknown key"), "{e}");
+        let c = Config::parse(&dedup.replace("size = 5000\n", ""), Path::new("c.toml")).unwrap();
+        let OperatorConfig::Spark(spec) = c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(
+            (spec.query, spec.delay, spec.trigger_events),
+            (
+                crate::engine::spark::SparkQuery::DropDuplicatesWithinWatermark,
+                30,
+                7
+            )
+        );
     }
 
     #[test]

@@ -259,7 +259,7 @@ pub enum OperatorConfig {
     Kvbench(Box<KvbenchSpec>),
     /// A Kafka Streams operator (`engine = "kafka-streams"`; [`crate::engine::kafka_streams`]).
     KafkaStreams(Box<crate::engine::kafka_streams::KafkaStreamsSpec>),
-    /// A Spark streaming aggregation (`engine = "spark"`; [`crate::engine::spark`]).
+    /// A Spark query (`engine = "spark"`; [`crate::engine::spark`]).
     Spark(Box<crate::engine::spark::SparkSpec>),
     /// YSB's lookup-join: a table lookup per event, a tumbling count window per campaign, a
     /// sink write per window (see [`LookupJoin`]).
@@ -733,7 +733,7 @@ impl Config {
             ),
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
-            OperatorConfig::Spark(spec) => Box::new(crate::engine::spark::TumblingCount::new(spec)),
+            OperatorConfig::Spark(spec) => spec.operator(),
             OperatorConfig::KafkaStreams(spec) => {
                 use crate::engine::kafka_streams::{
                     Count, SessionCount, StreamJoin, WindowedCount,

@@ -17,143 +17,62 @@
 //! first batch, never lower than the last). After the last batch, if the watermark would
 //! move, a batch without data evicts and commits once more (`Trigger.AvailableNow`).
 
-use std::collections::BTreeSet;
-
 use rustc_hash::FxHashSet;
 
 use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::{state_name, window_end_us, window_key_row};
+use super::batch::MicroBatches;
+use super::held::Held;
+use super::{state_name, window_key_row, SparkSpec};
 
 /// A count's value row: the version byte, the null bitset and the long.
 const COUNT_VALUE_BYTES: u32 = 1 + 8 + 8;
 
-/// When the aggregation emits a window's count, which decides nothing here but the name: both
-/// modes send the same requests (docs/engines.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputMode {
-    /// A window's final count, once the watermark passes its end.
-    Append,
-    /// Every changed count, per micro-batch.
-    Update,
-}
-
-/// A Spark streaming aggregation: the query's settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SparkSpec {
-    /// Window length in ms.
-    pub size: i64,
-    /// The watermark's delay in ms (`withWatermark`).
-    pub delay: i64,
-    /// The output mode.
-    pub mode: OutputMode,
-    /// Input events per micro-batch (a file of the file source, `maxFilesPerTrigger = 1`).
-    pub trigger_events: u64,
-}
-
-impl Default for SparkSpec {
-    fn default() -> Self {
-        SparkSpec {
-            size: 5000,
-            delay: 0,
-            mode: OutputMode::Append,
-            trigger_events: 1000,
-        }
-    }
-}
-
 /// A tumbling-window count.
 #[derive(Debug)]
 pub struct TumblingCount {
-    spec: SparkSpec,
+    size: i64,
+    batches: MicroBatches,
     /// The groups of the current batch, in order of their first event, with each one's
     /// window end in ms.
     batch: Vec<(Vec<u8>, i64)>,
     in_batch: FxHashSet<Vec<u8>>,
-    events_in_batch: u64,
-    /// The keys RocksDB holds, in its order.
-    held: BTreeSet<Vec<u8>>,
-    /// The watermark the next batch runs with, its watermark for eviction (ms).
-    watermark: i64,
-    /// The watermark the last batch ran with: the next one's watermark for late events.
-    last_watermark: i64,
-    /// The largest event time seen (ms).
-    max_event_time: i64,
+    /// The keys RocksDB holds, each until the watermark reaches its window's end.
+    held: Held,
     key: Vec<u8>,
-    expired: Vec<Vec<u8>>,
 }
 
 impl TumblingCount {
     /// The count of `spec`.
     pub fn new(spec: &SparkSpec) -> TumblingCount {
         TumblingCount {
-            spec: spec.clone(),
+            size: spec.size,
+            batches: MicroBatches::new(spec.trigger_events, spec.delay),
             batch: Vec::new(),
             in_batch: FxHashSet::default(),
-            events_in_batch: 0,
-            held: BTreeSet::new(),
-            watermark: 0,
-            last_watermark: 0,
-            max_event_time: i64::MIN,
+            held: Held::default(),
             key: Vec::with_capacity(64),
-            expired: Vec::new(),
         }
     }
 
-    /// The watermark the next batch runs with.
-    fn next_watermark(&self) -> i64 {
-        if self.max_event_time == i64::MIN {
-            return self.watermark;
-        }
-        self.watermark
-            .max(self.max_event_time.saturating_sub(self.spec.delay))
-    }
-
-    /// A micro-batch of the buffered events (none: a batch without data), then the next
-    /// batch's watermark.
+    /// A micro-batch of the buffered events (none: a batch without data).
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
-        let late_before = self.last_watermark;
-        let watermark = self.watermark;
         for (key, _) in &self.batch {
             out.access_all(0, key, &[(Op::Get, 0)]);
         }
         for (key, end) in &self.batch {
-            if *end <= late_before {
+            if self.batches.is_late(*end) {
                 continue;
             }
             out.access_all(0, key, &[(Op::Get, 0), (Op::Put, COUNT_VALUE_BYTES)]);
-            if !self.held.contains(key) {
-                self.held.insert(key.clone());
-            }
+            self.held.insert(key, end.saturating_mul(1000));
         }
-        self.evict(watermark, out);
-        out.access_all(0, b"", &[(Op::Flush, 0), (Op::Checkpoint, 0)]);
+        self.held.evict(self.batches.watermark(), out);
+        self.batches.commit(out);
         for (key, _) in self.batch.drain(..) {
             self.in_batch.remove(&key);
-        }
-        self.events_in_batch = 0;
-        self.last_watermark = watermark;
-        self.watermark = self.next_watermark();
-    }
-
-    /// The eviction scan: every entry read; those whose window ended by `watermark` removed.
-    fn evict(&mut self, watermark: i64, out: &mut dyn AccessSink) {
-        out.access_all(0, b"", &[(Op::Seek, 0)]);
-        let limit = watermark.saturating_mul(1000);
-        self.expired.clear();
-        let mut entries = self.held.iter().peekable();
-        while let Some(entry) = entries.next() {
-            let landed = entries.peek().map_or(&[][..], |k| &k[..]);
-            out.access_all(0, landed, &[(Op::Next, 0)]);
-            if window_end_us(entry) <= limit {
-                out.access_all(0, entry, &[(Op::Get, 0), (Op::Delete, 0)]);
-                self.expired.push(entry.clone());
-            }
-        }
-        for key in self.expired.drain(..) {
-            self.held.remove(&key);
         }
     }
 }
@@ -164,7 +83,7 @@ impl Operator for TumblingCount {
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        let size = self.spec.size;
+        let size = self.size;
         let start = event.timestamp.div_euclid(size) * size;
         let end = start + size;
         window_key_row(
@@ -177,9 +96,7 @@ impl Operator for TumblingCount {
             self.in_batch.insert(self.key.clone());
             self.batch.push((self.key.clone(), end));
         }
-        self.max_event_time = self.max_event_time.max(event.timestamp);
-        self.events_in_batch += 1;
-        if self.events_in_batch >= self.spec.trigger_events {
+        if self.batches.add(event.timestamp) {
             self.run_batch(out);
         }
     }
@@ -187,11 +104,11 @@ impl Operator for TumblingCount {
     fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
 
     fn on_end(&mut self, out: &mut dyn AccessSink) {
-        if self.events_in_batch > 0 {
+        if self.batches.has_events() {
             self.run_batch(out);
         }
         // no data left: one more batch if the watermark moved, to close its windows
-        if self.watermark > self.last_watermark {
+        if self.batches.watermark_moved() {
             self.run_batch(out);
         }
     }

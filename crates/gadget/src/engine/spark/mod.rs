@@ -20,11 +20,73 @@
 //!   that follows, padded to words).
 
 pub mod aggregate;
+mod batch;
+pub mod dedup;
+mod held;
 
-pub use aggregate::{OutputMode, SparkSpec, TumblingCount};
+pub use aggregate::TumblingCount;
+pub use dedup::DropDuplicatesWithinWatermark;
 
 /// The operator types of Spark.
-pub const OPERATORS: &[&str] = &["tumbling-count"];
+pub const OPERATORS: &[&str] = &["tumbling-count", "drop-duplicates-within-watermark"];
+
+/// A Spark query's stateful operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SparkQuery {
+    /// `groupBy(window("time", size), "key").count()` ([`TumblingCount`]).
+    TumblingCount,
+    /// `dropDuplicatesWithinWatermark("key")` ([`DropDuplicatesWithinWatermark`]).
+    DropDuplicatesWithinWatermark,
+}
+
+/// When the query emits its rows, which decides nothing here but the name: both modes send
+/// the same requests (docs/engines.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// A window's final count, once the watermark passes its end.
+    Append,
+    /// Every changed count, per micro-batch.
+    Update,
+}
+
+/// A Spark query: its operator and settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SparkSpec {
+    /// The stateful operator.
+    pub query: SparkQuery,
+    /// Window length in ms (the tumbling count's).
+    pub size: i64,
+    /// The watermark's delay in ms (`withWatermark`).
+    pub delay: i64,
+    /// The output mode.
+    pub mode: OutputMode,
+    /// Input events per micro-batch (a file of the file source, `maxFilesPerTrigger = 1`).
+    pub trigger_events: u64,
+}
+
+impl Default for SparkSpec {
+    fn default() -> Self {
+        SparkSpec {
+            query: SparkQuery::TumblingCount,
+            size: 5000,
+            delay: 0,
+            mode: OutputMode::Append,
+            trigger_events: 1000,
+        }
+    }
+}
+
+impl SparkSpec {
+    /// The query's operator.
+    pub fn operator(&self) -> Box<dyn crate::operator::Operator> {
+        match self.query {
+            SparkQuery::TumblingCount => Box::new(TumblingCount::new(self)),
+            SparkQuery::DropDuplicatesWithinWatermark => {
+                Box::new(DropDuplicatesWithinWatermark::new(self))
+            }
+        }
+    }
+}
 
 /// The state store's RocksDB instance as the recorder names it: below the job's work
 /// directory, Spark's local directory `local`, then `spark-<id>/StateStoreId(...)-<id>/
@@ -47,35 +109,48 @@ pub(crate) fn window_key_row(out: &mut Vec<u8>, start_us: i64, end_us: i64, key:
     out.extend_from_slice(&0u64.to_le_bytes());
     // the window struct: 24 bytes at offset 24 (after the bitset and the two field words)
     out.extend_from_slice(&pointer(24, 24).to_le_bytes());
-    let string = match key {
+    let string = key_field(out, key, 48);
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&start_us.to_le_bytes());
+    out.extend_from_slice(&end_us.to_le_bytes());
+    variable_part(out, string);
+}
+
+/// Writes the `UnsafeRow` key of a row grouped by the record key alone, after the version
+/// byte: the null bitset and the key (a long in place, a string in the variable part).
+pub(crate) fn key_row(out: &mut Vec<u8>, key: &crate::key::Key) {
+    out.clear();
+    out.push(ENCODING_VERSION);
+    out.extend_from_slice(&0u64.to_le_bytes());
+    let string = key_field(out, key, 16);
+    variable_part(out, string);
+}
+
+/// Writes the record key's field word: a long in place, or a string's offset (`at`, in the
+/// row) and size, returning the string's bytes for the variable part.
+fn key_field<'k>(out: &mut Vec<u8>, key: &'k crate::key::Key, at: u64) -> Option<&'k [u8]> {
+    match key {
         crate::key::Key::Long(v) => {
             out.extend_from_slice(&v.to_le_bytes());
             None
         }
         crate::key::Key::Str(s) => {
-            out.extend_from_slice(&pointer(48, s.len() as u64).to_le_bytes());
+            out.extend_from_slice(&pointer(at, s.len() as u64).to_le_bytes());
             Some(s.as_bytes())
         }
         crate::key::Key::NullByte => {
             out.extend_from_slice(&0i64.to_le_bytes());
             None
         }
-    };
-    out.extend_from_slice(&0u64.to_le_bytes());
-    out.extend_from_slice(&start_us.to_le_bytes());
-    out.extend_from_slice(&end_us.to_le_bytes());
+    }
+}
+
+/// Appends a string to the variable part, padded to words.
+fn variable_part(out: &mut Vec<u8>, string: Option<&[u8]>) {
     if let Some(bytes) = string {
         out.extend_from_slice(bytes);
         out.resize(out.len() + (8 - bytes.len() % 8) % 8, 0);
     }
-}
-
-/// The end of the window, in µs, of a key written by [`window_key_row`].
-pub(crate) fn window_end_us(row: &[u8]) -> i64 {
-    // version byte, bitset, two field words, the struct's bitset and start
-    row.get(1 + 8 + 16 + 8 + 8..1 + 8 + 16 + 8 + 16)
-        .and_then(|b| b.try_into().ok())
-        .map_or(i64::MIN, i64::from_le_bytes)
 }
 
 /// An `UnsafeRow` field word pointing into the variable part.
@@ -102,9 +177,20 @@ mod tests {
                         00c0536d2423000000009fb92423000000";
         let hex: String = row.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, recorded);
-        assert_eq!(window_end_us(&row), 150_940_000_000);
         window_key_row(&mut row, 0, 5, &Key::Str("abc".into()));
         assert_eq!(row.len(), 49 + 8);
         assert_eq!(&row[17..25], &[3, 0, 0, 0, 48, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_key_row_is_laid_out_as_spark_writes_it() {
+        let mut row = Vec::new();
+        key_row(&mut row, &Key::Long(6_270_505_101));
+        // the first key a recording of dropDuplicatesWithinWatermark wrote for the Borg events
+        let hex: String = row.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, "0000000000000000008d50c07501000000");
+        key_row(&mut row, &Key::Str("abcdefghi".into()));
+        assert_eq!(row.len(), 1 + 16 + 16);
+        assert_eq!(&row[9..17], &[9, 0, 0, 0, 16, 0, 0, 0]);
     }
 }

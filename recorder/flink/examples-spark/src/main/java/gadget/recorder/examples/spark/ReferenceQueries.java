@@ -47,6 +47,10 @@ import org.apache.spark.sql.streaming.Trigger;
  * <p>{@code --operator tumbling-count}: {@code withWatermark("time", --delay ms)
  * .groupBy(window("time", --window ms), "key").count()} in output mode {@code --mode}
  * ({@code append} or {@code update}) into the {@code noop} sink.
+ *
+ * <p>{@code --operator drop-duplicates-within-watermark}: {@code withWatermark("time", --delay ms)
+ * .dropDuplicatesWithinWatermark("key")} (the first event of a key, then none of that key until
+ * the watermark passes the kept event's time plus the delay) in output mode {@code --mode}.
  */
 public final class ReferenceQueries {
     private ReferenceQueries() {}
@@ -138,9 +142,13 @@ public final class ReferenceQueries {
                         .groupBy(window(col("time"), s.window + " milliseconds"), col("key"))
                         .count();
                 break;
+            case "drop-duplicates-within-watermark":
+                result = input.withWatermark("time", s.delay + " milliseconds")
+                        .dropDuplicatesWithinWatermark("key");
+                break;
             default:
                 throw new IllegalArgumentException("unknown operator " + s.operator
-                        + "; the operators are tumbling-count");
+                        + "; the operators are tumbling-count and drop-duplicates-within-watermark");
         }
         long started = System.nanoTime();
         result.writeStream()

@@ -1,0 +1,77 @@
+//! What a Spark state store's RocksDB holds, each key with the time (µs) the watermark must
+//! reach to evict it, and the eviction scan over all of it.
+
+use std::collections::BTreeMap;
+
+use crate::access::{AccessSink, Op};
+
+/// The keys of a state store, in RocksDB's order, with their eviction deadlines.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    keys: BTreeMap<Vec<u8>, i64>,
+    expired: Vec<Vec<u8>>,
+}
+
+impl Held {
+    /// Whether the store holds `key`.
+    pub(crate) fn contains(&self, key: &[u8]) -> bool {
+        self.keys.contains_key(key)
+    }
+
+    /// Records `key` as held until the watermark reaches `deadline_us` (kept if held).
+    pub(crate) fn insert(&mut self, key: &[u8], deadline_us: i64) {
+        if !self.keys.contains_key(key) {
+            self.keys.insert(key.to_vec(), deadline_us);
+        }
+    }
+
+    /// The eviction scan at `watermark` (ms): an iterator from the first key (a `seek` to
+    /// the empty key, then a `next` per entry read, landing on the entry after it: the
+    /// iterator steps before it hands an entry over); every entry whose deadline the
+    /// watermark reached is removed (a `get`, row counting, then a `delete`).
+    pub(crate) fn evict(&mut self, watermark: i64, out: &mut dyn AccessSink) {
+        out.access_all(0, b"", &[(Op::Seek, 0)]);
+        let limit = watermark.saturating_mul(1000);
+        self.expired.clear();
+        let mut entries = self.keys.iter().peekable();
+        while let Some((key, deadline)) = entries.next() {
+            let landed = entries.peek().map_or(&[][..], |(k, _)| &k[..]);
+            out.access_all(0, landed, &[(Op::Next, 0)]);
+            if *deadline <= limit {
+                out.access_all(0, key, &[(Op::Get, 0), (Op::Delete, 0)]);
+                self.expired.push(key.clone());
+            }
+        }
+        for key in self.expired.drain(..) {
+            self.keys.remove(&key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::{TraceRecord, VecSink};
+
+    #[test]
+    fn the_scan_reads_every_entry_and_removes_those_the_watermark_reached() {
+        let mut held = Held::default();
+        held.insert(b"b", 2000);
+        held.insert(b"a", 9000);
+        held.insert(b"b", 9000);
+        let mut sink = VecSink::default();
+        held.evict(2, &mut sink);
+        let got: Vec<String> = sink
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                TraceRecord::Access { op, key, .. } => {
+                    Some(format!("{} {}", op.name(), String::from_utf8_lossy(key)))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, ["seek ", "next b", "next ", "get b", "delete b"]);
+        assert!(held.contains(b"a") && !held.contains(b"b"));
+    }
+}
