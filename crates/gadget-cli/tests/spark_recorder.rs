@@ -105,18 +105,19 @@ const SETTINGS: &[Setting] = &[
     },
     Setting {
         operator: COUNT,
-        name: "60 s windows, a watermark 30 s behind, 5,000 events per micro-batch",
+        name: "60 s windows, a watermark 30 s behind, 10 min of event time per micro-batch",
         flags: &[
             "--window",
             "60000",
-            "--trigger-events",
-            "5000",
+            "--trigger-ms",
+            "600000",
             "--delay",
             "30000",
         ],
         edits: &[
             ("size", "60000"),
-            ("trigger_events", "5000"),
+            ("trigger_events", ""),
+            ("trigger_ms", "600000"),
             ("delay", "30000"),
         ],
         input: Input::Borg,
@@ -190,9 +191,13 @@ const SETTINGS: &[Setting] = &[
     },
     Setting {
         operator: DEDUP,
-        name: "deduplication, a watermark 3 s behind, 2,000 events per micro-batch, late records",
-        flags: &["--delay", "3000", "--trigger-events", "2000"],
-        edits: &[("delay", "3000"), ("trigger_events", "2000")],
+        name: "deduplication, a watermark 3 s behind, 5 min of event time per micro-batch, late records",
+        flags: &["--delay", "3000", "--trigger-ms", "300000"],
+        edits: &[
+            ("delay", "3000"),
+            ("trigger_events", ""),
+            ("trigger_ms", "300000"),
+        ],
         input: Input::Late,
     },
 ];

@@ -4,7 +4,7 @@
 use super::reader::Section;
 use super::{ConfigError, OperatorConfig};
 use crate::engine::kafka_streams::{JoinWindows, KafkaStreamsSpec, SessionWindows, TimeWindows};
-use crate::engine::spark::{OutputMode, SparkQuery, SparkSpec};
+use crate::engine::spark::{OutputMode, SparkQuery, SparkSpec, Trigger};
 use crate::engine::Engine;
 
 /// The `engine` of a config's top level (Flink without one).
@@ -134,15 +134,27 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         Some("update") => OutputMode::Update,
         _ => OutputMode::Append,
     };
-    let trigger_events = s
-        .int("trigger_events", 1, i64::MAX)?
-        .map_or(d.trigger_events, |n| n as u64);
+    let trigger = match (
+        s.int("trigger_events", 1, i64::MAX)?,
+        s.int("trigger_ms", 1, DAY_MS)?,
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(s.error(
+                "trigger_ms",
+                "a micro-batch is cut by `trigger_events` or by `trigger_ms`, not both: \
+                 remove one",
+            ))
+        }
+        (Some(n), None) => Trigger::Events(n as u64),
+        (None, Some(ms)) => Trigger::EventTime(ms),
+        (None, None) => d.trigger,
+    };
     let spec = SparkSpec {
         query,
         size,
         delay,
         mode,
-        trigger_events,
+        trigger,
     };
     Ok((OperatorConfig::Spark(Box::new(spec)), kind.to_string()))
 }
@@ -394,7 +406,7 @@ right_topic = "ends"
                 size: 5000,
                 delay: 30,
                 mode: crate::engine::spark::OutputMode::Update,
-                trigger_events: 7,
+                trigger: crate::engine::spark::Trigger::Events(7),
             }
         );
         let e = Config::parse(&text.replace("size = 5000\n", ""), Path::new("c.toml"))
@@ -430,13 +442,27 @@ right_topic = "ends"
             panic!("{:?}", c.operator);
         };
         assert_eq!(
-            (spec.query, spec.delay, spec.trigger_events),
+            (spec.query, spec.delay, spec.trigger),
             (
                 crate::engine::spark::SparkQuery::DropDuplicatesWithinWatermark,
                 30,
-                7
+                crate::engine::spark::Trigger::Events(7)
             )
         );
+        // a trigger by event time, or by events, not both
+        let by_time = dedup
+            .replace("size = 5000\n", "")
+            .replace("trigger_events = 7", "trigger_ms = 2000");
+        let c = Config::parse(&by_time, Path::new("c.toml")).unwrap();
+        let OperatorConfig::Spark(spec) = c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(spec.trigger, crate::engine::spark::Trigger::EventTime(2000));
+        let both = by_time.replace("trigger_ms = 2000", "trigger_ms = 2000\ntrigger_events = 7");
+        let e = Config::parse(&both, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("trigger_ms") && e.contains("not both"), "{e}");
     }
 
     #[test]

@@ -49,7 +49,7 @@ impl TumblingCount {
     pub fn new(spec: &SparkSpec) -> TumblingCount {
         TumblingCount {
             size: spec.size,
-            batches: MicroBatches::new(spec.trigger_events, spec.delay),
+            batches: MicroBatches::new(spec.trigger, spec.delay),
             batch: Vec::new(),
             in_batch: FxHashSet::default(),
             held: Held::default(),
@@ -83,6 +83,9 @@ impl Operator for TumblingCount {
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
+        if self.batches.starts_batch(event.timestamp) {
+            self.run_batch(out);
+        }
         let size = self.size;
         let start = event.timestamp.div_euclid(size) * size;
         let end = start + size;
@@ -125,7 +128,7 @@ mod tests {
     /// for none; `|` after each commit).
     fn requests(events: &[(i64, i64)], trigger: u64, delay: i64) -> Vec<String> {
         let spec = SparkSpec {
-            trigger_events: trigger,
+            trigger: super::super::Trigger::Events(trigger),
             delay,
             ..SparkSpec::default()
         };

@@ -1,8 +1,10 @@
 //! The micro-batch clock every Spark query shares: which batch an event falls in, the
 //! watermark each batch runs with, and the commit that ends a batch.
 //!
-//! A batch holds `trigger_events` input events (a file of the file source,
-//! `maxFilesPerTrigger = 1`). The watermark a batch runs with (its watermark for eviction)
+//! A batch holds `trigger_events` input events, or the events of `trigger_ms` of event time
+//! (a file of the file source, `maxFilesPerTrigger = 1`): such a batch covers the interval of
+//! `trigger_ms` (aligned to its multiples) that holds its first event and ends before the
+//! first event, in input order, at or past the interval's end. The watermark a batch runs with (its watermark for eviction)
 //! is the largest event time before it less the delay, 0 for the first batch and never lower
 //! than the last; its watermark for late events is the previous batch's. After the last
 //! batch, if the watermark would move, a batch without data runs once more
@@ -10,10 +12,14 @@
 
 use crate::access::{AccessSink, Op};
 
+use super::Trigger;
+
 /// Where the micro-batches stand.
 #[derive(Debug, Clone)]
 pub(crate) struct MicroBatches {
-    trigger_events: u64,
+    trigger: Trigger,
+    /// With a trigger by event time, the end of the current batch's interval (ms).
+    batch_end: i64,
     delay: i64,
     events_in_batch: u64,
     /// The watermark the current batch runs with (ms).
@@ -25,10 +31,11 @@ pub(crate) struct MicroBatches {
 }
 
 impl MicroBatches {
-    /// Batches of `trigger_events` events, a watermark `delay` ms behind the events.
-    pub(crate) fn new(trigger_events: u64, delay: i64) -> MicroBatches {
+    /// Batches cut by `trigger`, a watermark `delay` ms behind the events.
+    pub(crate) fn new(trigger: Trigger, delay: i64) -> MicroBatches {
         MicroBatches {
-            trigger_events,
+            trigger,
+            batch_end: i64::MAX,
             delay,
             events_in_batch: 0,
             watermark: 0,
@@ -48,11 +55,26 @@ impl MicroBatches {
         time <= self.late
     }
 
-    /// Counts an event at `time` (ms) into the current batch: true when the batch is full.
+    /// Whether an event at `time` (ms) starts a new batch, the current one ending before it
+    /// (a trigger by event time, the event past the current batch's interval).
+    pub(crate) fn starts_batch(&self, time: i64) -> bool {
+        self.has_events() && time >= self.batch_end
+    }
+
+    /// Counts an event at `time` (ms) into the current batch: true when the batch is full
+    /// (a trigger by events).
     pub(crate) fn add(&mut self, time: i64) -> bool {
         self.max_event_time = self.max_event_time.max(time);
         self.events_in_batch += 1;
-        self.events_in_batch >= self.trigger_events
+        match self.trigger {
+            Trigger::Events(n) => self.events_in_batch >= n,
+            Trigger::EventTime(ms) => {
+                if self.events_in_batch == 1 {
+                    self.batch_end = time.div_euclid(ms).saturating_mul(ms).saturating_add(ms);
+                }
+                false
+            }
+        }
     }
 
     /// Whether the current batch has events.
@@ -90,7 +112,7 @@ mod tests {
 
     #[test]
     fn a_batch_runs_with_the_watermark_of_the_events_before_it() {
-        let mut batches = MicroBatches::new(2, 1000);
+        let mut batches = MicroBatches::new(Trigger::Events(2), 1000);
         let mut sink = VecSink::default();
         assert!(!batches.add(5000));
         assert!(batches.add(3000));
@@ -106,5 +128,21 @@ mod tests {
         assert!(batches.is_late(4000) && !batches.is_late(4001));
         assert!(!batches.watermark_moved());
         assert_eq!(sink.records.len(), 4, "a flush and a checkpoint per commit");
+    }
+
+    #[test]
+    fn a_trigger_by_event_time_ends_a_batch_before_the_first_event_past_its_interval() {
+        let mut batches = MicroBatches::new(Trigger::EventTime(1000), 0);
+        let mut sink = VecSink::default();
+        assert!(!batches.starts_batch(1500));
+        assert!(!batches.add(1500));
+        // [1000, 2000): an earlier event stays in the batch, 2000 starts the next
+        assert!(!batches.starts_batch(900) && !batches.starts_batch(1999));
+        batches.add(900);
+        assert!(batches.starts_batch(2000));
+        batches.commit(&mut sink);
+        assert!(!batches.starts_batch(2000));
+        batches.add(3700);
+        assert!(batches.starts_batch(4000) && !batches.starts_batch(3999));
     }
 }

@@ -37,11 +37,11 @@ pub struct DropDuplicatesWithinWatermark {
 }
 
 impl DropDuplicatesWithinWatermark {
-    /// The deduplication of `spec` (its `delay` and `trigger_events`).
+    /// The deduplication of `spec` (its `delay` and `trigger`).
     pub fn new(spec: &SparkSpec) -> DropDuplicatesWithinWatermark {
         DropDuplicatesWithinWatermark {
             delay: spec.delay,
-            batches: MicroBatches::new(spec.trigger_events, spec.delay),
+            batches: MicroBatches::new(spec.trigger, spec.delay),
             held: Held::default(),
             key: Vec::with_capacity(32),
         }
@@ -60,6 +60,9 @@ impl Operator for DropDuplicatesWithinWatermark {
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
+        if self.batches.starts_batch(event.timestamp) {
+            self.end_batch(out);
+        }
         if !self.batches.is_late(event.timestamp) {
             key_row(&mut self.key, &event.key);
             out.access_all(0, &self.key, &[(Op::Get, 0)]);
@@ -99,7 +102,7 @@ mod tests {
     fn requests(events: &[(i64, i64)], trigger: u64, delay: i64) -> Vec<String> {
         let spec = SparkSpec {
             query: super::super::SparkQuery::DropDuplicatesWithinWatermark,
-            trigger_events: trigger,
+            trigger: super::super::Trigger::Events(trigger),
             delay: delay * 1000,
             ..SparkSpec::default()
         };

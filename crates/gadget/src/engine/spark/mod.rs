@@ -60,8 +60,20 @@ pub struct SparkSpec {
     pub delay: i64,
     /// The output mode.
     pub mode: OutputMode,
-    /// Input events per micro-batch (a file of the file source, `maxFilesPerTrigger = 1`).
-    pub trigger_events: u64,
+    /// How the input is cut into micro-batches (a file of the file source each,
+    /// `maxFilesPerTrigger = 1`).
+    pub trigger: Trigger,
+}
+
+/// How the input is cut into micro-batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// A number of input events per batch (`trigger_events`).
+    Events(u64),
+    /// The events of an interval of event time, in ms (`trigger_ms`): a batch covers the
+    /// interval (aligned to its multiples) that holds its first event and ends before the first
+    /// event, in input order, at or past the interval's end.
+    EventTime(i64),
 }
 
 impl Default for SparkSpec {
@@ -71,7 +83,7 @@ impl Default for SparkSpec {
             size: 5000,
             delay: 0,
             mode: OutputMode::Append,
-            trigger_events: 1000,
+            trigger: Trigger::Events(1000),
         }
     }
 }

@@ -63,6 +63,7 @@ public final class ReferenceQueries {
         String order = "by-time";
         int limit = Integer.MAX_VALUE;
         int triggerEvents = 1000;
+        long triggerMs = 0;
         long window = 5000;
         long delay = 0;
         String mode = "append";
@@ -82,13 +83,14 @@ public final class ReferenceQueries {
                     case "--order": s.order = v; break;
                     case "--limit": s.limit = Integer.parseInt(v); break;
                     case "--trigger-events": s.triggerEvents = Integer.parseInt(v); break;
+                    case "--trigger-ms": s.triggerMs = Long.parseLong(v); break;
                     case "--window": s.window = Long.parseLong(v); break;
                     case "--delay": s.delay = Long.parseLong(v); break;
                     case "--mode": s.mode = v; break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
-                                + "--operator --input --work --order --limit --trigger-events --window "
-                                + "--delay --mode");
+                                + "--operator --input --work --order --limit --trigger-events --trigger-ms "
+                                + "--window --delay --mode");
                 }
             }
             if (s.input == null) {
@@ -99,6 +101,9 @@ public final class ReferenceQueries {
             }
             if (!s.mode.equals("append") && !s.mode.equals("update")) {
                 throw new IllegalArgumentException("--mode is append or update, not " + s.mode);
+            }
+            if (s.triggerMs < 0) {
+                throw new IllegalArgumentException("--trigger-ms is at least 0 (0: by --trigger-events)");
             }
             if (s.triggerEvents < 1) {
                 throw new IllegalArgumentException("--trigger-events is at least 1");
@@ -118,7 +123,10 @@ public final class ReferenceQueries {
             events.sort(Comparator.comparingLong(Event::time));
         }
         Path inputDir = s.work.resolve("input");
-        int files = writeBatches(events, inputDir, s.triggerEvents);
+        List<List<Event>> batches = s.triggerMs > 0
+                ? byEventTime(events, s.triggerMs)
+                : byCount(events, s.triggerEvents);
+        int files = writeBatches(batches, inputDir);
         SparkSession spark = SparkSession.builder()
                 .master("local[1]")
                 .appName("gadget-reference-" + s.operator)
@@ -165,14 +173,48 @@ public final class ReferenceQueries {
                 s.operator, events.size(), files, ms);
     }
 
-    /** Writes `events` as CSV files of `per` events each, their modification times in order. */
-    static int writeBatches(List<Event> events, Path dir, int per) throws IOException {
+    /** Cuts `events` into micro-batches of `per` events. */
+    static List<List<Event>> byCount(List<Event> events, int per) {
+        List<List<Event>> batches = new ArrayList<>();
+        for (int from = 0; from < events.size(); from += per) {
+            batches.add(events.subList(from, Math.min(events.size(), from + per)));
+        }
+        return batches;
+    }
+
+    /**
+     * Cuts `events` into micro-batches of `ms` of event time, in input order: a batch covers
+     * the interval of `ms` (aligned to multiples of `ms`) that holds its first event, and ends
+     * before the first event at or past the interval's end.
+     */
+    static List<List<Event>> byEventTime(List<Event> events, long ms) {
+        List<List<Event>> batches = new ArrayList<>();
+        List<Event> batch = new ArrayList<>();
+        long end = Long.MIN_VALUE;
+        for (Event e : events) {
+            if (!batch.isEmpty() && e.time() >= end) {
+                batches.add(batch);
+                batch = new ArrayList<>();
+            }
+            if (batch.isEmpty()) {
+                end = Math.floorDiv(e.time(), ms) * ms + ms;
+            }
+            batch.add(e);
+        }
+        if (!batch.isEmpty()) {
+            batches.add(batch);
+        }
+        return batches;
+    }
+
+    /** Writes each batch as a CSV file, their modification times in order. */
+    static int writeBatches(List<List<Event>> batches, Path dir) throws IOException {
         Files.createDirectories(dir);
         int files = 0;
-        for (int from = 0; from < events.size(); from += per) {
+        for (List<Event> batch : batches) {
             Path file = dir.resolve(String.format("batch-%08d.csv", files));
             try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-                for (Event e : events.subList(from, Math.min(events.size(), from + per))) {
+                for (Event e : batch) {
                     w.write(e.key() + "," + e.time() + "\n");
                 }
             }
