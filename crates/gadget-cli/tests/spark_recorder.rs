@@ -124,8 +124,11 @@ const SETTINGS: &[Setting] = &[
     },
     Setting {
         operator: COUNT,
-        name: "2 s windows, update mode, 2,000 events per micro-batch, a watermark 5 s behind",
+        name: "2 s windows, update mode, 2,000 events per micro-batch, a watermark 5 s behind, \
+               3 shuffle partitions",
         flags: &[
+            "--partitions",
+            "3",
             "--window",
             "2000",
             "--mode",
@@ -136,6 +139,7 @@ const SETTINGS: &[Setting] = &[
             "5000",
         ],
         edits: &[
+            ("partitions", "3"),
             ("size", "2000"),
             ("mode", "\"update\""),
             ("trigger_events", "2000"),
@@ -173,7 +177,7 @@ const SETTINGS: &[Setting] = &[
     },
     Setting {
         operator: DEDUP,
-        name: "deduplication, no delay, update mode, 500 events per micro-batch",
+        name: "deduplication, no delay, update mode, 500 events per micro-batch, 4 shuffle partitions",
         flags: &[
             "--delay",
             "0",
@@ -181,8 +185,11 @@ const SETTINGS: &[Setting] = &[
             "update",
             "--trigger-events",
             "500",
+            "--partitions",
+            "4",
         ],
         edits: &[
+            ("partitions", "4"),
             ("delay", "0"),
             ("mode", "\"update\""),
             ("trigger_events", "500"),
@@ -221,9 +228,11 @@ fn check(setting: &Setting, work: &Path, inputs: &Inputs<'_>) -> Option<String> 
         Input::Late => (inputs.late, &["--order", "file"]),
         Input::VeryLate => (inputs.very_late, &["--order", "file"]),
     };
-    // text traces: the binary format the agent writes (version 2) has no flush or checkpoint
+    // text traces: the binary format the agent writes (version 2) has no flush or checkpoint;
+    // one trace of every thread: the partitions' tasks run one at a time on whichever executor
+    // thread is free
     let agent = format!(
-        "-javaagent:{}=out={},root={},format=text",
+        "-javaagent:{}=out={},root={},format=text,threads=one",
         inputs.agent.display(),
         traces.display(),
         work.display()
@@ -255,7 +264,7 @@ fn check(setting: &Setting, work: &Path, inputs: &Inputs<'_>) -> Option<String> 
     assert_eq!(
         recorded.len(),
         1,
-        "{}: one trace, the executor's task thread: {recorded:?}",
+        "{}: one trace of every thread: {recorded:?}",
         setting.name
     );
     let base = common::project_root().join(format!(

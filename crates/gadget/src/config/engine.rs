@@ -149,12 +149,16 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         (None, Some(ms)) => Trigger::EventTime(ms),
         (None, None) => d.trigger,
     };
+    let partitions = s
+        .int("partitions", 1, 1000)?
+        .map_or(d.partitions, |n| n as u32);
     let spec = SparkSpec {
         query,
         size,
         delay,
         mode,
         trigger,
+        partitions,
     };
     Ok((OperatorConfig::Spark(Box::new(spec)), kind.to_string()))
 }
@@ -407,6 +411,7 @@ right_topic = "ends"
                 delay: 30,
                 mode: crate::engine::spark::OutputMode::Update,
                 trigger: crate::engine::spark::Trigger::Events(7),
+                partitions: 1,
             }
         );
         let e = Config::parse(&text.replace("size = 5000\n", ""), Path::new("c.toml"))

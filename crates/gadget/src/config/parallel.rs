@@ -51,9 +51,9 @@ pub(super) fn refusal(
                 .to_string()
         }
         OperatorConfig::Spark(_) => {
-            "Spark splits a stateful operator's state by shuffle partitions, which Gadget does \
-             not simulate yet; run it as one partition (parallelism = 1, \
-             spark.sql.shuffle.partitions = 1)"
+            "Spark splits a stateful operator's state by shuffle partitions, which `[operator] \
+             partitions` sets (spark.sql.shuffle.partitions; its tasks run one at a time in \
+             local[1], into one trace); parallelism stays 1"
                 .to_string()
         }
         OperatorConfig::KafkaStreams(_) => {

@@ -148,9 +148,14 @@ impl Segments {
     pub(crate) fn between(&self, from: i64, to: i64) -> impl Iterator<Item = (i64, StateId)> + '_ {
         let data = self.layout.data();
         let (first, last) = (self.segment_id(from), self.segment_id(to));
+        // an inverted range holds no segment (`BTreeMap::range` refuses one)
+        let ids = if first <= last {
+            first..last.saturating_add(1)
+        } else {
+            first..first
+        };
         self.live
-            .range(first..=last.max(first))
-            .filter(move |(&id, _)| id <= last)
+            .range(ids)
             .map(move |(&id, &slot)| (id, self.first_state(slot) + data))
     }
 

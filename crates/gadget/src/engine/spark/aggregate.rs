@@ -1,9 +1,10 @@
 //! `withWatermark("time", delay).groupBy(window("time", size), "key").count()`: a streaming
 //! aggregation over tumbling windows with a watermark, in output mode append or update
-//! (`StateStoreRestoreExec` and `StateStoreSaveExec` over one state store).
+//! (`StateStoreRestoreExec` and `StateStoreSaveExec` over a state store per shuffle
+//! partition; a group's partition hashes its window and key, [`super::partition`]).
 //!
 //! Per micro-batch of data (the events of one trigger), with `W` the batch's watermark and
-//! `W'` the previous batch's:
+//! `W'` the previous batch's, each partition's task in turn (partition 0 first):
 //!
 //! 1. **Restore**: a `get` per group of the batch (window, key), in the order of each group's
 //!    first event (the partial aggregation keeps its groups in insertion order).
@@ -25,22 +26,29 @@ use crate::source::element::Event;
 
 use super::batch::MicroBatches;
 use super::held::Held;
-use super::{state_name, window_key_row, SparkSpec};
+use super::partition::{hash_key, hash_long, partition_of, SEED};
+use super::{state_names, window_key_row, SparkSpec};
 
 /// A count's value row: the version byte, the null bitset and the long.
 const COUNT_VALUE_BYTES: u32 = 1 + 8 + 8;
 
-/// A tumbling-window count.
-#[derive(Debug)]
-pub struct TumblingCount {
-    size: i64,
-    batches: MicroBatches,
+/// One shuffle partition: its groups of the current batch and its state store.
+#[derive(Debug, Default)]
+struct Partition {
     /// The groups of the current batch, in order of their first event, with each one's
     /// window end in ms.
     batch: Vec<(Vec<u8>, i64)>,
     in_batch: FxHashSet<Vec<u8>>,
     /// The keys RocksDB holds, each until the watermark reaches its window's end.
     held: Held,
+}
+
+/// A tumbling-window count.
+#[derive(Debug)]
+pub struct TumblingCount {
+    size: i64,
+    batches: MicroBatches,
+    partitions: Vec<Partition>,
     key: Vec<u8>,
 }
 
@@ -50,36 +58,40 @@ impl TumblingCount {
         TumblingCount {
             size: spec.size,
             batches: MicroBatches::new(spec.trigger, spec.delay),
-            batch: Vec::new(),
-            in_batch: FxHashSet::default(),
-            held: Held::default(),
+            partitions: (0..spec.partitions.max(1))
+                .map(|_| Partition::default())
+                .collect(),
             key: Vec::with_capacity(64),
         }
     }
 
-    /// A micro-batch of the buffered events (none: a batch without data).
+    /// A micro-batch of the buffered events (none: a batch without data): each partition's
+    /// task in turn.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
-        for (key, _) in &self.batch {
-            out.access_all(0, key, &[(Op::Get, 0)]);
-        }
-        for (key, end) in &self.batch {
-            if self.batches.is_late(*end) {
-                continue;
+        for (state, partition) in (0u16..).zip(&mut self.partitions) {
+            for (key, _) in &partition.batch {
+                out.access_all(state, key, &[(Op::Get, 0)]);
             }
-            out.access_all(0, key, &[(Op::Get, 0), (Op::Put, COUNT_VALUE_BYTES)]);
-            self.held.insert(key, end.saturating_mul(1000));
+            for (key, end) in &partition.batch {
+                if self.batches.is_late(*end) {
+                    continue;
+                }
+                out.access_all(state, key, &[(Op::Get, 0), (Op::Put, COUNT_VALUE_BYTES)]);
+                partition.held.insert(key, end.saturating_mul(1000));
+            }
+            partition.held.evict(state, self.batches.watermark(), out);
+            MicroBatches::commit(state, out);
+            for (key, _) in partition.batch.drain(..) {
+                partition.in_batch.remove(&key);
+            }
         }
-        self.held.evict(self.batches.watermark(), out);
-        self.batches.commit(out);
-        for (key, _) in self.batch.drain(..) {
-            self.in_batch.remove(&key);
-        }
+        self.batches.advance();
     }
 }
 
 impl Operator for TumblingCount {
     fn states(&self) -> Vec<String> {
-        vec![state_name(0, 0)]
+        state_names(self.partitions.len() as u32)
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
@@ -89,15 +101,19 @@ impl Operator for TumblingCount {
         let size = self.size;
         let start = event.timestamp.div_euclid(size) * size;
         let end = start + size;
-        window_key_row(
-            &mut self.key,
-            start.saturating_mul(1000),
-            end.saturating_mul(1000),
-            &event.key,
-        );
-        if !self.in_batch.contains(&self.key) {
-            self.in_batch.insert(self.key.clone());
-            self.batch.push((self.key.clone(), end));
+        let (start_us, end_us) = (start.saturating_mul(1000), end.saturating_mul(1000));
+        window_key_row(&mut self.key, start_us, end_us, &event.key);
+        let p = if self.partitions.len() > 1 {
+            // HashPartitioning over (window struct, key)
+            let h = hash_long(end_us, hash_long(start_us, SEED));
+            partition_of(hash_key(&event.key, h), self.partitions.len() as u32) as usize
+        } else {
+            0
+        };
+        let partition = &mut self.partitions[p];
+        if !partition.in_batch.contains(&self.key) {
+            partition.in_batch.insert(self.key.clone());
+            partition.batch.push((self.key.clone(), end));
         }
         if self.batches.add(event.timestamp) {
             self.run_batch(out);

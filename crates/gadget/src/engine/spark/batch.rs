@@ -10,7 +10,7 @@
 //! batch, if the watermark would move, a batch without data runs once more
 //! (`Trigger.AvailableNow`).
 
-use crate::access::{AccessSink, Op};
+use crate::access::{AccessSink, Op, StateId};
 
 use super::Trigger;
 
@@ -88,9 +88,13 @@ impl MicroBatches {
         self.watermark > self.late
     }
 
-    /// Ends the current batch with its commit (`flush`, `checkpoint`) and starts the next.
-    pub(crate) fn commit(&mut self, out: &mut dyn AccessSink) {
-        out.access_all(0, b"", &[(Op::Flush, 0), (Op::Checkpoint, 0)]);
+    /// The commit of a partition's state store at the end of a batch: `flush`, `checkpoint`.
+    pub(crate) fn commit(state: StateId, out: &mut dyn AccessSink) {
+        out.access_all(state, b"", &[(Op::Flush, 0), (Op::Checkpoint, 0)]);
+    }
+
+    /// Ends the current batch (its partitions committed) and starts the next.
+    pub(crate) fn advance(&mut self) {
         self.events_in_batch = 0;
         self.late = self.watermark;
         self.watermark = self.next_watermark();
@@ -117,12 +121,14 @@ mod tests {
         assert!(!batches.add(5000));
         assert!(batches.add(3000));
         assert_eq!(batches.watermark(), 0);
-        batches.commit(&mut sink);
+        MicroBatches::commit(0, &mut sink);
+        batches.advance();
         assert_eq!(batches.watermark(), 4000);
         assert!(batches.watermark_moved() && batches.is_late(0) && !batches.is_late(1));
         assert!(!batches.has_events());
         batches.add(2000);
-        batches.commit(&mut sink);
+        MicroBatches::commit(0, &mut sink);
+        batches.advance();
         // never lower than the last
         assert_eq!(batches.watermark(), 4000);
         assert!(batches.is_late(4000) && !batches.is_late(4001));
@@ -133,14 +139,13 @@ mod tests {
     #[test]
     fn a_trigger_by_event_time_ends_a_batch_before_the_first_event_past_its_interval() {
         let mut batches = MicroBatches::new(Trigger::EventTime(1000), 0);
-        let mut sink = VecSink::default();
         assert!(!batches.starts_batch(1500));
         assert!(!batches.add(1500));
         // [1000, 2000): an earlier event stays in the batch, 2000 starts the next
         assert!(!batches.starts_batch(900) && !batches.starts_batch(1999));
         batches.add(900);
         assert!(batches.starts_batch(2000));
-        batches.commit(&mut sink);
+        batches.advance();
         assert!(!batches.starts_batch(2000));
         batches.add(3700);
         assert!(batches.starts_batch(4000) && !batches.starts_batch(3999));

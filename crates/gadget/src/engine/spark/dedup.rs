@@ -3,7 +3,8 @@
 //! event's time plus the delay (`StreamingDeduplicateWithinWatermarkExec`, one state store
 //! keyed by the record key, its value the time the entry expires).
 //!
-//! Per event of a micro-batch, in input order, unless it is late (its time at or before the
+//! Per event of a micro-batch, in input order within each shuffle partition (the key's
+//! hash, [`super::partition`]; each partition's task in turn), unless it is late (its time at or before the
 //! previous batch's watermark, the watermark for late events: no request):
 //!
 //! 1. a `get` of the key;
@@ -21,59 +22,95 @@ use crate::source::element::Event;
 
 use super::batch::MicroBatches;
 use super::held::Held;
-use super::{key_row, state_name, SparkSpec};
+use super::partition::{hash_key, partition_of, SEED};
+use super::{key_row, state_names, SparkSpec};
 
 /// The value row: the version byte, the null bitset and the expiry (a long, µs).
 const EXPIRY_VALUE_BYTES: u32 = 1 + 8 + 8;
+
+/// One shuffle partition: the key rows and times of its events in the current batch, and its
+/// state store.
+#[derive(Debug, Default)]
+struct Partition {
+    /// The batch's key rows, one after another.
+    keys: Vec<u8>,
+    /// Per event of the batch: where its key row ends in `keys`, and its time (ms).
+    events: Vec<(usize, i64)>,
+    /// The keys RocksDB holds, each until the watermark reaches its expiry.
+    held: Held,
+}
 
 /// Deduplication within the watermark's delay.
 #[derive(Debug)]
 pub struct DropDuplicatesWithinWatermark {
     delay: i64,
     batches: MicroBatches,
-    /// The keys RocksDB holds, each until the watermark reaches its expiry.
-    held: Held,
+    partitions: Vec<Partition>,
     key: Vec<u8>,
 }
 
 impl DropDuplicatesWithinWatermark {
-    /// The deduplication of `spec` (its `delay` and `trigger`).
+    /// The deduplication of `spec` (its `delay`, `trigger` and `partitions`).
     pub fn new(spec: &SparkSpec) -> DropDuplicatesWithinWatermark {
         DropDuplicatesWithinWatermark {
             delay: spec.delay,
             batches: MicroBatches::new(spec.trigger, spec.delay),
-            held: Held::default(),
+            partitions: (0..spec.partitions.max(1))
+                .map(|_| Partition::default())
+                .collect(),
             key: Vec::with_capacity(32),
         }
     }
 
-    /// The end of a micro-batch: the eviction scan and the commit.
-    fn end_batch(&mut self, out: &mut dyn AccessSink) {
-        self.held.evict(self.batches.watermark(), out);
-        self.batches.commit(out);
+    /// A micro-batch: each partition's task in turn runs its events, the eviction scan and
+    /// the commit.
+    fn run_batch(&mut self, out: &mut dyn AccessSink) {
+        for (state, partition) in (0u16..).zip(&mut self.partitions) {
+            let mut from = 0;
+            for &(to, time) in &partition.events {
+                let key = &partition.keys[from..to];
+                from = to;
+                out.access_all(state, key, &[(Op::Get, 0)]);
+                if !partition.held.contains(key) {
+                    out.access_all(state, key, &[(Op::Get, 0), (Op::Put, EXPIRY_VALUE_BYTES)]);
+                    let expiry = time.saturating_add(self.delay);
+                    partition.held.insert(key, expiry.saturating_mul(1000));
+                }
+            }
+            partition.keys.clear();
+            partition.events.clear();
+            partition.held.evict(state, self.batches.watermark(), out);
+            MicroBatches::commit(state, out);
+        }
+        self.batches.advance();
     }
 }
 
 impl Operator for DropDuplicatesWithinWatermark {
     fn states(&self) -> Vec<String> {
-        vec![state_name(0, 0)]
+        state_names(self.partitions.len() as u32)
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
         if self.batches.starts_batch(event.timestamp) {
-            self.end_batch(out);
+            self.run_batch(out);
         }
+        // a late event is dropped before the operator: no request
         if !self.batches.is_late(event.timestamp) {
             key_row(&mut self.key, &event.key);
-            out.access_all(0, &self.key, &[(Op::Get, 0)]);
-            if !self.held.contains(&self.key) {
-                out.access_all(0, &self.key, &[(Op::Get, 0), (Op::Put, EXPIRY_VALUE_BYTES)]);
-                let expiry = event.timestamp.saturating_add(self.delay);
-                self.held.insert(&self.key, expiry.saturating_mul(1000));
-            }
+            let p = if self.partitions.len() > 1 {
+                partition_of(hash_key(&event.key, SEED), self.partitions.len() as u32) as usize
+            } else {
+                0
+            };
+            let partition = &mut self.partitions[p];
+            partition.keys.extend_from_slice(&self.key);
+            partition
+                .events
+                .push((partition.keys.len(), event.timestamp));
         }
         if self.batches.add(event.timestamp) {
-            self.end_batch(out);
+            self.run_batch(out);
         }
     }
 
@@ -81,11 +118,11 @@ impl Operator for DropDuplicatesWithinWatermark {
 
     fn on_end(&mut self, out: &mut dyn AccessSink) {
         if self.batches.has_events() {
-            self.end_batch(out);
+            self.run_batch(out);
         }
         // no data left: one more batch if the watermark moved, to expire what it reached
         if self.batches.watermark_moved() {
-            self.end_batch(out);
+            self.run_batch(out);
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::access::{AccessSink, Op};
+use crate::access::{AccessSink, Op, StateId};
 
 /// The keys of a state store, in RocksDB's order, with their eviction deadlines.
 #[derive(Debug, Default)]
@@ -25,20 +25,20 @@ impl Held {
         }
     }
 
-    /// The eviction scan at `watermark` (ms): an iterator from the first key (a `seek` to
+    /// The eviction scan of `state` at `watermark` (ms): an iterator from the first key (a `seek` to
     /// the empty key, then a `next` per entry read, landing on the entry after it: the
     /// iterator steps before it hands an entry over); every entry whose deadline the
     /// watermark reached is removed (a `get`, row counting, then a `delete`).
-    pub(crate) fn evict(&mut self, watermark: i64, out: &mut dyn AccessSink) {
-        out.access_all(0, b"", &[(Op::Seek, 0)]);
+    pub(crate) fn evict(&mut self, state: StateId, watermark: i64, out: &mut dyn AccessSink) {
+        out.access_all(state, b"", &[(Op::Seek, 0)]);
         let limit = watermark.saturating_mul(1000);
         self.expired.clear();
         let mut entries = self.keys.iter().peekable();
         while let Some((key, deadline)) = entries.next() {
             let landed = entries.peek().map_or(&[][..], |(k, _)| &k[..]);
-            out.access_all(0, landed, &[(Op::Next, 0)]);
+            out.access_all(state, landed, &[(Op::Next, 0)]);
             if *deadline <= limit {
-                out.access_all(0, key, &[(Op::Get, 0), (Op::Delete, 0)]);
+                out.access_all(state, key, &[(Op::Get, 0), (Op::Delete, 0)]);
                 self.expired.push(key.clone());
             }
         }
@@ -60,7 +60,7 @@ mod tests {
         held.insert(b"a", 9000);
         held.insert(b"b", 9000);
         let mut sink = VecSink::default();
-        held.evict(2, &mut sink);
+        held.evict(0, 2, &mut sink);
         let got: Vec<String> = sink
             .records
             .iter()

@@ -23,6 +23,7 @@ pub mod aggregate;
 mod batch;
 pub mod dedup;
 mod held;
+mod partition;
 
 pub use aggregate::TumblingCount;
 pub use dedup::DropDuplicatesWithinWatermark;
@@ -63,6 +64,9 @@ pub struct SparkSpec {
     /// How the input is cut into micro-batches (a file of the file source each,
     /// `maxFilesPerTrigger = 1`).
     pub trigger: Trigger,
+    /// `spark.sql.shuffle.partitions`: the state store instances, one per partition, each
+    /// partition's task run in turn per batch.
+    pub partitions: u32,
 }
 
 /// How the input is cut into micro-batches.
@@ -84,6 +88,7 @@ impl Default for SparkSpec {
             delay: 0,
             mode: OutputMode::Append,
             trigger: Trigger::Events(1000),
+            partitions: 1,
         }
     }
 }
@@ -98,6 +103,11 @@ impl SparkSpec {
             }
         }
     }
+}
+
+/// The state names of `spec`'s partitions, in partition order.
+pub(crate) fn state_names(spec_partitions: u32) -> Vec<String> {
+    (0..spec_partitions).map(|p| state_name(0, p)).collect()
 }
 
 /// The state store's RocksDB instance as the recorder names it: below the job's work

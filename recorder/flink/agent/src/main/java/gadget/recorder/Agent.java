@@ -36,7 +36,9 @@ import net.bytebuddy.matcher.ElementMatcher;
  * when all are in flight, records are dropped and counted instead of blocking Flink),
  * {@code root=DIR} (name the states of RocksDB instances opened under {@code DIR} by their
  * path below it, {@link Instances}: for engines with one instance per store, such as Kafka
- * Streams).
+ * Streams), {@code threads=each|one} (a trace per thread, the default, or one trace of every
+ * thread's requests in the order they were made: for Spark in {@code local[1]}, whose tasks
+ * run one at a time on whichever executor thread is free).
  */
 public final class Agent {
     private Agent() {}
@@ -46,6 +48,7 @@ public final class Agent {
         Path out = Paths.get("gadget-traces");
         int buffers = 256;
         boolean binary = true;
+        boolean oneTrace = false;
         if (args != null && !args.isEmpty()) {
             for (String arg : args.split(",")) {
                 int eq = arg.indexOf('=');
@@ -68,14 +71,21 @@ public final class Agent {
                         }
                         binary = value.equals("binary");
                         break;
+                    case "threads":
+                        if (!value.equals("each") && !value.equals("one")) {
+                            throw new IllegalArgumentException(
+                                    "gadget recorder: threads is each or one, not '" + value + "'");
+                        }
+                        oneTrace = value.equals("one");
+                        break;
                     default:
                         throw new IllegalArgumentException(
                                 "gadget recorder: unknown agent argument '" + key
-                                        + "'; the arguments are out=DIR, format=binary|text, buffers=N and root=DIR");
+                                        + "'; the arguments are out=DIR, format=binary|text, buffers=N, root=DIR and threads=each|one");
                 }
             }
         }
-        Recorder.start(out, buffers, binary);
+        Recorder.start(out, buffers, binary, oneTrace);
         install(inst);
     }
 

@@ -15,16 +15,23 @@ public final class Recorder {
     public static final byte[] EMPTY = new byte[0];
 
     private static volatile TraceWriter writer;
+    /** Whether every thread records into one trace ({@code threads=one}). */
+    private static volatile boolean oneTrace;
     private static final List<ThreadTrace> TRACES = new ArrayList<>();
     private static final ThreadLocal<ThreadTrace> CURRENT = ThreadLocal.withInitial(() -> {
         synchronized (TRACES) {
-            ThreadTrace t = new ThreadTrace(Thread.currentThread().getName(), TRACES.size(), writer);
+            if (oneTrace && !TRACES.isEmpty()) {
+                return TRACES.get(0);
+            }
+            String name = oneTrace ? "all-threads" : Thread.currentThread().getName();
+            ThreadTrace t = new ThreadTrace(name, TRACES.size(), writer);
             TRACES.add(t);
             return t;
         }
     });
 
-    static void start(Path out, int buffers, boolean binary) {
+    static void start(Path out, int buffers, boolean binary, boolean oneTraceOfAll) {
+        oneTrace = oneTraceOfAll;
         TraceWriter w = new TraceWriter(out, buffers, binary);
         writer = w;
         w.start();

@@ -64,6 +64,7 @@ public final class ReferenceQueries {
         int limit = Integer.MAX_VALUE;
         int triggerEvents = 1000;
         long triggerMs = 0;
+        int partitions = 1;
         long window = 5000;
         long delay = 0;
         String mode = "append";
@@ -84,13 +85,14 @@ public final class ReferenceQueries {
                     case "--limit": s.limit = Integer.parseInt(v); break;
                     case "--trigger-events": s.triggerEvents = Integer.parseInt(v); break;
                     case "--trigger-ms": s.triggerMs = Long.parseLong(v); break;
+                    case "--partitions": s.partitions = Integer.parseInt(v); break;
                     case "--window": s.window = Long.parseLong(v); break;
                     case "--delay": s.delay = Long.parseLong(v); break;
                     case "--mode": s.mode = v; break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --work --order --limit --trigger-events --trigger-ms "
-                                + "--window --delay --mode");
+                                + "--partitions --window --delay --mode");
                 }
             }
             if (s.input == null) {
@@ -101,6 +103,9 @@ public final class ReferenceQueries {
             }
             if (!s.mode.equals("append") && !s.mode.equals("update")) {
                 throw new IllegalArgumentException("--mode is append or update, not " + s.mode);
+            }
+            if (s.partitions < 1) {
+                throw new IllegalArgumentException("--partitions is at least 1");
             }
             if (s.triggerMs < 0) {
                 throw new IllegalArgumentException("--trigger-ms is at least 0 (0: by --trigger-events)");
@@ -133,7 +138,7 @@ public final class ReferenceQueries {
                 .config("spark.ui.enabled", "false")
                 // the state stores' local directories, below the recorder's root
                 .config("spark.local.dir", s.work.resolve("local").toAbsolutePath().toString())
-                .config("spark.sql.shuffle.partitions", "1")
+                .config("spark.sql.shuffle.partitions", String.valueOf(s.partitions))
                 .config("spark.sql.streaming.stateStore.providerClass",
                         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
                 .getOrCreate();
