@@ -51,6 +51,11 @@ import org.apache.spark.sql.streaming.Trigger;
  * <p>{@code --operator drop-duplicates-within-watermark}: {@code withWatermark("time", --delay ms)
  * .dropDuplicatesWithinWatermark("key")} (the first event of a key, then none of that key until
  * the watermark passes the kept event's time plus the delay) in output mode {@code --mode}.
+ *
+ * <p>{@code --operator stream-join}: the {@code SUBMIT} events (input column 2) joined with the
+ * {@code FINISH} events of the same key at most {@code --window} ms apart, each side with
+ * {@code withWatermark(--delay ms)}, two file sources over the same files (Gadget does not
+ * reproduce this query yet: docs/engines.md).
  */
 public final class ReferenceQueries {
     private ReferenceQueries() {}
@@ -118,7 +123,7 @@ public final class ReferenceQueries {
     }
 
     /** An input event: key and event time in ms. */
-    record Event(long key, long time) {}
+    record Event(long key, long time, String type) {}
 
     /** Runs the query. */
     public static void main(String[] args) throws IOException, TimeoutException, StreamingQueryException {
@@ -131,7 +136,8 @@ public final class ReferenceQueries {
         List<List<Event>> batches = s.triggerMs > 0
                 ? byEventTime(events, s.triggerMs)
                 : byCount(events, s.triggerEvents);
-        int files = writeBatches(batches, inputDir);
+        boolean join = s.operator.equals("stream-join");
+        int files = writeBatches(batches, inputDir, join);
         SparkSession spark = SparkSession.builder()
                 .master("local[1]")
                 .appName("gadget-reference-" + s.operator)
@@ -143,11 +149,7 @@ public final class ReferenceQueries {
                         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
                 .getOrCreate();
         spark.sparkContext().setLogLevel("ERROR");
-        Dataset<Row> input = spark.readStream()
-                .schema("key LONG, ms LONG")
-                .option("maxFilesPerTrigger", 1)
-                .csv(inputDir.toString())
-                .withColumn("time", expr("timestamp_millis(ms)"));
+        Dataset<Row> input = source(spark, inputDir, join);
         Dataset<Row> result;
         switch (s.operator) {
             case "tumbling-count":
@@ -159,9 +161,24 @@ public final class ReferenceQueries {
                 result = input.withWatermark("time", s.delay + " milliseconds")
                         .dropDuplicatesWithinWatermark("key");
                 break;
+            case "stream-join": {
+                String delay = s.delay + " milliseconds";
+                Dataset<Row> left = input.filter(col("type").equalTo("SUBMIT"))
+                        .select(col("key").as("lkey"), col("time").as("ltime"))
+                        .withWatermark("ltime", delay);
+                Dataset<Row> right = source(spark, inputDir, true)
+                        .filter(col("type").equalTo("FINISH"))
+                        .select(col("key").as("rkey"), col("time").as("rtime"))
+                        .withWatermark("rtime", delay);
+                result = left.join(right, expr("lkey = rkey AND rtime >= ltime - interval "
+                        + s.window + " milliseconds AND rtime <= ltime + interval " + s.window
+                        + " milliseconds"));
+                break;
+            }
             default:
                 throw new IllegalArgumentException("unknown operator " + s.operator
-                        + "; the operators are tumbling-count and drop-duplicates-within-watermark");
+                        + "; the operators are tumbling-count, drop-duplicates-within-watermark "
+                        + "and stream-join");
         }
         long started = System.nanoTime();
         result.writeStream()
@@ -176,6 +193,15 @@ public final class ReferenceQueries {
         // on stderr: stdout belongs to whoever runs the job (gadget record --json)
         System.err.printf("%s: %d events in %d micro-batches of data in %d ms%n",
                 s.operator, events.size(), files, ms);
+    }
+
+    /** A file source over the batch files: key, time (and the event type for a join). */
+    static Dataset<Row> source(SparkSession spark, Path dir, boolean withType) {
+        return spark.readStream()
+                .schema(withType ? "key LONG, ms LONG, type STRING" : "key LONG, ms LONG")
+                .option("maxFilesPerTrigger", 1)
+                .csv(dir.toString())
+                .withColumn("time", expr("timestamp_millis(ms)"));
     }
 
     /** Cuts `events` into micro-batches of `per` events. */
@@ -213,14 +239,14 @@ public final class ReferenceQueries {
     }
 
     /** Writes each batch as a CSV file, their modification times in order. */
-    static int writeBatches(List<List<Event>> batches, Path dir) throws IOException {
+    static int writeBatches(List<List<Event>> batches, Path dir, boolean withType) throws IOException {
         Files.createDirectories(dir);
         int files = 0;
         for (List<Event> batch : batches) {
             Path file = dir.resolve(String.format("batch-%08d.csv", files));
             try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
                 for (Event e : batch) {
-                    w.write(e.key() + "," + e.time() + "\n");
+                    w.write(e.key() + "," + e.time() + (withType ? "," + e.type() : "") + "\n");
                 }
             }
             // the file source takes the oldest file first
@@ -249,7 +275,8 @@ public final class ReferenceQueries {
                 if (f.length < 2) {
                     continue;
                 }
-                events.add(new Event(Long.parseLong(f[0]), Long.parseLong(f[1]) / 1000));
+                String type = f.length > 2 ? f[2].split(",", 2)[0] : "";
+                events.add(new Event(Long.parseLong(f[0]), Long.parseLong(f[1]) / 1000, type));
                 n++;
             }
         }
