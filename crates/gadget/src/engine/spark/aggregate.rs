@@ -136,8 +136,6 @@ impl Operator for TumblingCount {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::{TraceRecord, VecSink};
-    use crate::key::Key;
 
     /// The requests of `events` (key, time in s) through a 5 s count with micro-batches of
     /// `trigger` events, as `op key@window-start-in-s` (`next` with the key it lands on, `-`
@@ -149,36 +147,11 @@ mod tests {
             ..SparkSpec::default()
         };
         let mut count = TumblingCount::new(&spec);
-        let mut sink = VecSink::default();
-        for &(key, seconds) in events {
-            let event = Event {
-                key: Key::Long(key),
-                timestamp: seconds * 1000,
-                input: 0,
-                closes: false,
-            };
-            count.on_event(&event, &mut sink);
-        }
-        count.on_end(&mut sink);
-        let mut out = Vec::new();
-        for r in &sink.records {
-            let TraceRecord::Access { op, key, .. } = r else {
-                continue;
-            };
-            let detail = if key.is_empty() {
-                "-".to_string()
-            } else {
-                let key_value = i64::from_le_bytes(key[17..25].try_into().unwrap());
-                let start = i64::from_le_bytes(key[33..41].try_into().unwrap());
-                format!("{key_value}@{}", start / 1_000_000)
-            };
-            match op {
-                Op::Flush => {}
-                Op::Checkpoint => out.push("|".to_string()),
-                _ => out.push(format!("{} {detail}", op.name())),
-            }
-        }
-        out
+        super::super::requests_of(&mut count, events, |key| {
+            let key_value = i64::from_le_bytes(key[17..25].try_into().unwrap());
+            let start = i64::from_le_bytes(key[33..41].try_into().unwrap());
+            format!("{key_value}@{}", start / 1_000_000)
+        })
     }
 
     #[test]

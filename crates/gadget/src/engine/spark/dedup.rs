@@ -130,8 +130,6 @@ impl Operator for DropDuplicatesWithinWatermark {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::{TraceRecord, VecSink};
-    use crate::key::Key;
 
     /// The requests of `events` (key, time in s) with a watermark `delay` s behind and
     /// micro-batches of `trigger` events, as `op key` (`next` with the key it lands on, `-`
@@ -144,34 +142,9 @@ mod tests {
             ..SparkSpec::default()
         };
         let mut dedup = DropDuplicatesWithinWatermark::new(&spec);
-        let mut sink = VecSink::default();
-        for &(key, seconds) in events {
-            let event = Event {
-                key: Key::Long(key),
-                timestamp: seconds * 1000,
-                input: 0,
-                closes: false,
-            };
-            dedup.on_event(&event, &mut sink);
-        }
-        dedup.on_end(&mut sink);
-        let mut out = Vec::new();
-        for r in &sink.records {
-            let TraceRecord::Access { op, key, .. } = r else {
-                continue;
-            };
-            let detail = if key.is_empty() {
-                "-".to_string()
-            } else {
-                i64::from_le_bytes(key[9..17].try_into().unwrap()).to_string()
-            };
-            match op {
-                Op::Flush => {}
-                Op::Checkpoint => out.push("|".to_string()),
-                _ => out.push(format!("{} {detail}", op.name())),
-            }
-        }
-        out
+        super::super::requests_of(&mut dedup, events, |key| {
+            i64::from_le_bytes(key[9..17].try_into().unwrap()).to_string()
+        })
     }
 
     #[test]

@@ -180,6 +180,46 @@ fn pointer(offset: u64, size: u64) -> u64 {
     offset << 32 | size
 }
 
+/// Runs `events` (key, time in s) through `operator` and writes its requests as `op detail`
+/// (`detail` of the key, `-` for the empty key; `next` shows the key it landed on), a `|` per
+/// commit (`flush` left out): what the operators' tests compare.
+#[cfg(test)]
+pub(crate) fn requests_of(
+    operator: &mut dyn crate::operator::Operator,
+    events: &[(i64, i64)],
+    detail: impl Fn(&[u8]) -> String,
+) -> Vec<String> {
+    use crate::access::{Op, TraceRecord, VecSink};
+    let mut sink = VecSink::default();
+    for &(key, seconds) in events {
+        let event = crate::source::element::Event {
+            key: crate::key::Key::Long(key),
+            timestamp: seconds * 1000,
+            input: 0,
+            closes: false,
+        };
+        operator.on_event(&event, &mut sink);
+    }
+    operator.on_end(&mut sink);
+    let mut out = Vec::new();
+    for r in &sink.records {
+        let TraceRecord::Access { op, key, .. } = r else {
+            continue;
+        };
+        let shown = if key.is_empty() {
+            "-".to_string()
+        } else {
+            detail(key)
+        };
+        match op {
+            Op::Flush => {}
+            Op::Checkpoint => out.push("|".to_string()),
+            _ => out.push(format!("{} {shown}", op.name())),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
