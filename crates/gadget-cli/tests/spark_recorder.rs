@@ -1,7 +1,7 @@
 //! Spark Structured Streaming recorded and reproduced: the recorder agent and the Spark
-//! reference queries are built with Maven, each query (a windowed count with a watermark, and
-//! `dropDuplicatesWithinWatermark`, on the RocksDB state store provider, `local[1]`, one
-//! shuffle partition, one micro-batch per file of events) runs over the Borg trace under the
+//! reference queries are built with Maven, each query (a windowed count with a watermark,
+//! `dropDuplicatesWithinWatermark` and a stream-stream join, on the RocksDB state store
+//! provider, `local[1]`, one micro-batch per file of events) runs over the Borg trace under the
 //! agent for several settings (output modes, window sizes, trigger sizes, watermark delays,
 //! late and very late records), and each
 //! recording must be what `gadget gen` generates for the matching config of
@@ -94,6 +94,7 @@ struct Setting {
 
 const COUNT: &str = "tumbling-count";
 const DEDUP: &str = "drop-duplicates-within-watermark";
+const JOIN: &str = "stream-join";
 
 const SETTINGS: &[Setting] = &[
     Setting {
@@ -156,13 +157,6 @@ const SETTINGS: &[Setting] = &[
     },
     Setting {
         operator: COUNT,
-        name: "10 s windows, 500 events per micro-batch, late records",
-        flags: &["--window", "10000", "--trigger-events", "500"],
-        edits: &[("size", "10000"), ("trigger_events", "500")],
-        input: Input::Late,
-    },
-    Setting {
-        operator: COUNT,
         name: "5 s windows, a watermark 60 s behind, records an hour late (dropped)",
         flags: &["--delay", "60000"],
         edits: &[("delay", "60000")],
@@ -204,6 +198,36 @@ const SETTINGS: &[Setting] = &[
             ("delay", "3000"),
             ("trigger_events", ""),
             ("trigger_ms", "300000"),
+        ],
+        input: Input::Late,
+    },
+    Setting {
+        operator: JOIN,
+        name: "join, 5 s apart at most",
+        flags: &["--window", "5000"],
+        edits: &[],
+        input: Input::Borg,
+    },
+    Setting {
+        operator: JOIN,
+        name: "join, 60 s apart at most, a watermark 10 s behind, 2 shuffle partitions, \
+               10 min of event time per micro-batch, late records",
+        flags: &[
+            "--window",
+            "60000",
+            "--delay",
+            "10000",
+            "--partitions",
+            "2",
+            "--trigger-ms",
+            "600000",
+        ],
+        edits: &[
+            ("window", "60000"),
+            ("delay", "10000"),
+            ("partitions", "2"),
+            ("trigger_events", ""),
+            ("trigger_ms", "600000"),
         ],
         input: Input::Late,
     },

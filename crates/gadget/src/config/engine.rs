@@ -122,15 +122,31 @@ fn parse_suppress(s: &Section<'_>, windowed: bool) -> Result<bool, ConfigError> 
 pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), ConfigError> {
     let kind = s.require_choice("type", crate::engine::spark::OPERATORS)?;
     let d = SparkSpec::default();
-    let (query, size) = if kind == "tumbling-count" {
-        let size = s.require_int("size", 1, DAY_MS, "the window length in ms")?;
-        (SparkQuery::TumblingCount, size)
-    } else {
+    let (query, size) = match kind {
+        "tumbling-count" => {
+            let size = s.require_int("size", 1, DAY_MS, "the window length in ms")?;
+            (SparkQuery::TumblingCount, size)
+        }
+        "stream-join" => {
+            let window = s.require_int(
+                "window",
+                0,
+                DAY_MS,
+                "the most ms a left and a right record may be apart",
+            )?;
+            (SparkQuery::StreamJoin, window)
+        }
         // the deduplication has no window: `size` stays an unknown key
-        (SparkQuery::DropDuplicatesWithinWatermark, d.size)
+        _ => (SparkQuery::DropDuplicatesWithinWatermark, d.size),
     };
     let delay = s.int("delay", 0, DAY_MS)?.unwrap_or(d.delay);
-    let mode = match s.choice("mode", &["append", "update"])? {
+    // a stream-stream inner join runs in append mode only: `mode` stays an unknown key
+    let mode = if query == SparkQuery::StreamJoin {
+        None
+    } else {
+        s.choice("mode", &["append", "update"])?
+    };
+    let mode = match mode {
         Some("update") => OutputMode::Update,
         _ => OutputMode::Append,
     };
@@ -389,6 +405,49 @@ right_topic = "ends"
             e.contains("right_topic") && e.contains("stream-join"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_spark_join_takes_its_window_keeps_other_rows_and_has_no_output_mode() {
+        let text = r#"
+engine = "spark"
+[source]
+type = "file"
+path = "x.csv"
+key_column = 0
+time_column = 1
+type_column = 2
+left_types = ["SUBMIT"]
+right_types = ["FINISH"]
+[operator]
+type = "stream-join"
+window = 5000
+delay = 100
+"#;
+        let c = Config::parse(text, Path::new("c.toml")).unwrap();
+        assert!(c.operator.two_inputs() && c.operator.keeps_other_types());
+        let OperatorConfig::Spark(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(
+            (spec.query, spec.size, spec.delay),
+            (crate::engine::spark::SparkQuery::StreamJoin, 5000, 100)
+        );
+        let crate::config::SourceConfig::File(file) = &c.source else {
+            panic!("{:?}", c.source);
+        };
+        assert!(matches!(
+            file.routing,
+            crate::source::file::TypeRouting::SplitKeepingOthers(..)
+        ));
+        let e = Config::parse(&text.replace("window = 5000\n", ""), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("window"), "{e}");
+        let e = Config::parse(&format!("{text}mode = \"update\"\n"), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mode") && e.contains("unknown key"), "{e}");
     }
 
     #[test]

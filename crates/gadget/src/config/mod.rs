@@ -275,6 +275,14 @@ impl OperatorConfig {
                 | OperatorConfig::WindowJoin { .. }
                 | OperatorConfig::ContinuousJoin { .. }
         ) || matches!(self, OperatorConfig::KafkaStreams(spec) if spec.join.is_some())
+            || self.keeps_other_types()
+    }
+
+    /// True for two-input operators that also see the rows of neither input (on input 0):
+    /// Spark's join, whose micro-batches count every row of the input files.
+    pub fn keeps_other_types(&self) -> bool {
+        matches!(self, OperatorConfig::Spark(spec)
+            if spec.query == crate::engine::spark::SparkQuery::StreamJoin)
     }
 }
 
@@ -422,7 +430,12 @@ impl Config {
         let source =
             match (source_section, left_section, right_section) {
                 (Some(s), None, None) => {
-                    let source = parse_source(&s, operator.two_inputs(), closing, seed)?;
+                    let mut source = parse_source(&s, operator.two_inputs(), closing, seed)?;
+                    if let (true, SourceConfig::File(file)) =
+                        (operator.keeps_other_types(), &mut source)
+                    {
+                        file.keep_other_types();
+                    }
                     check_ysb_pairing(&s, &source, &operator)?;
                     s.finish()?;
                     source

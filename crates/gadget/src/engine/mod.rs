@@ -78,6 +78,7 @@ impl Engine {
                 ("tumbling", "tumbling-count"),
                 ("aggregation", "tumbling-count"),
                 ("count", "tumbling-count"),
+                ("interval-join", "stream-join"),
             ],
             Engine::Flink => &[
                 ("count", "aggregation"),

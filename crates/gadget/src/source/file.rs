@@ -64,6 +64,9 @@ pub enum TypeRouting {
     Split(Vec<String>, Vec<String>),
     /// Like `Split`, and rows of the third list are closing events on input 1.
     SplitClosing(Vec<String>, Vec<String>, Vec<String>),
+    /// Like `Split`, and rows of other types on input 0 (for an engine that counts every row
+    /// into its micro-batches).
+    SplitKeepingOthers(Vec<String>, Vec<String>),
 }
 
 /// A file event source.
@@ -99,6 +102,15 @@ pub struct FileSpec {
     /// its event times shifted by *r* × the file's time span (latest − earliest + 1 ms), as the
     /// bundled Flink job's `--repeat` does.
     pub repeat: u32,
+}
+
+impl FileSpec {
+    /// Routes rows of neither input's types to input 0 instead of dropping them.
+    pub fn keep_other_types(&mut self) {
+        if let TypeRouting::Split(l, r) = &self.routing {
+            self.routing = TypeRouting::SplitKeepingOthers(l.clone(), r.clone());
+        }
+    }
 }
 
 /// One parsed row: key, event time (ms), input (255 = filtered out), closes.
@@ -247,6 +259,9 @@ impl RowParser {
                         closes = true;
                         1
                     }
+                    TypeRouting::SplitKeepingOthers(l, _) if l.iter().any(|x| x == t) => 1,
+                    TypeRouting::SplitKeepingOthers(_, r) if r.iter().any(|x| x == t) => 2,
+                    TypeRouting::SplitKeepingOthers(..) => 0,
                     _ => FILTERED,
                 }
             }

@@ -1,6 +1,8 @@
 //! The micro-batch clock every Spark query shares: which batch an event falls in, the
 //! watermark each batch runs with, and the commit that ends a batch.
 //!
+//! With two inputs (a join), the watermark is the lowest of the two inputs'.
+//!
 //! A batch holds `trigger_events` input events, or the events of `trigger_ms` of event time
 //! (a file of the file source, `maxFilesPerTrigger = 1`): such a batch covers the interval of
 //! `trigger_ms` (aligned to its multiples) that holds its first event and ends before the
@@ -26,8 +28,8 @@ pub(crate) struct MicroBatches {
     watermark: i64,
     /// The watermark the previous batch ran with: the current one's for late events (ms).
     late: i64,
-    /// The largest event time seen (ms).
-    max_event_time: i64,
+    /// The largest event time seen per input with a watermark (ms).
+    max_event_time: [i64; 2],
 }
 
 impl MicroBatches {
@@ -40,7 +42,7 @@ impl MicroBatches {
             events_in_batch: 0,
             watermark: 0,
             late: 0,
-            max_event_time: i64::MIN,
+            max_event_time: [i64::MIN; 2],
         }
     }
 
@@ -64,7 +66,16 @@ impl MicroBatches {
     /// Counts an event at `time` (ms) into the current batch: true when the batch is full
     /// (a trigger by events).
     pub(crate) fn add(&mut self, time: i64) -> bool {
-        self.max_event_time = self.max_event_time.max(time);
+        self.add_event(time, Some(0))
+    }
+
+    /// Counts an event at `time` (ms) of watermarked input `input` (0 or 1; `None`: an event
+    /// no watermark sees, such as a row a join's sides both filter out) into the current
+    /// batch: true when the batch is full (a trigger by events).
+    pub(crate) fn add_event(&mut self, time: i64, input: Option<usize>) -> bool {
+        if let Some(max) = input.and_then(|i| self.max_event_time.get_mut(i)) {
+            *max = (*max).max(time);
+        }
         self.events_in_batch += 1;
         match self.trigger {
             Trigger::Events(n) => self.events_in_batch >= n,
@@ -100,12 +111,16 @@ impl MicroBatches {
         self.watermark = self.next_watermark();
     }
 
+    /// The next batch's watermark: the lowest of the inputs' (each its largest event time
+    /// less the delay; an input without data does not count), never lower than the last.
     fn next_watermark(&self) -> i64 {
-        if self.max_event_time == i64::MIN {
-            return self.watermark;
-        }
-        self.watermark
-            .max(self.max_event_time.saturating_sub(self.delay))
+        let lowest = self
+            .max_event_time
+            .iter()
+            .filter(|&&max| max != i64::MIN)
+            .map(|max| max.saturating_sub(self.delay))
+            .min();
+        lowest.map_or(self.watermark, |w| self.watermark.max(w))
     }
 }
 

@@ -23,13 +23,19 @@ pub mod aggregate;
 mod batch;
 pub mod dedup;
 mod held;
+pub mod join;
 mod partition;
 
 pub use aggregate::TumblingCount;
 pub use dedup::DropDuplicatesWithinWatermark;
+pub use join::StreamJoin;
 
 /// The operator types of Spark.
-pub const OPERATORS: &[&str] = &["tumbling-count", "drop-duplicates-within-watermark"];
+pub const OPERATORS: &[&str] = &[
+    "tumbling-count",
+    "drop-duplicates-within-watermark",
+    "stream-join",
+];
 
 /// A Spark query's stateful operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +44,8 @@ pub enum SparkQuery {
     TumblingCount,
     /// `dropDuplicatesWithinWatermark("key")` ([`DropDuplicatesWithinWatermark`]).
     DropDuplicatesWithinWatermark,
+    /// A stream–stream inner join within `size` ms ([`StreamJoin`]).
+    StreamJoin,
 }
 
 /// When the query emits its rows, which decides nothing here but the name: both modes send
@@ -55,7 +63,7 @@ pub enum OutputMode {
 pub struct SparkSpec {
     /// The stateful operator.
     pub query: SparkQuery,
-    /// Window length in ms (the tumbling count's).
+    /// Window length in ms (the tumbling count's; the join's range, `window`).
     pub size: i64,
     /// The watermark's delay in ms (`withWatermark`).
     pub delay: i64,
@@ -101,6 +109,7 @@ impl SparkSpec {
             SparkQuery::DropDuplicatesWithinWatermark => {
                 Box::new(DropDuplicatesWithinWatermark::new(self))
             }
+            SparkQuery::StreamJoin => Box::new(StreamJoin::new(self)),
         }
     }
 }
@@ -114,8 +123,14 @@ pub(crate) fn state_names(spec_partitions: u32) -> Vec<String> {
 /// directory, Spark's local directory `local`, then `spark-<id>/StateStoreId(...)-<id>/
 /// workingDir-<id>` with the random ids left out, and the column family.
 pub(crate) fn state_name(operator: u32, partition: u32) -> String {
+    store_name(operator, partition, "default")
+}
+
+/// The RocksDB instance of the state store named `store` (`default` for one store per
+/// operator; a join's `left-keyToNumValues`, ...).
+pub(crate) fn store_name(operator: u32, partition: u32, store: &str) -> String {
     format!(
-        "local/spark/StateStoreId(opId={operator},partId={partition},name=default)/workingDir/default"
+        "local/spark/StateStoreId(opId={operator},partId={partition},name={store})/workingDir/default"
     )
 }
 
@@ -146,6 +161,25 @@ pub(crate) fn key_row(out: &mut Vec<u8>, key: &crate::key::Key) {
     out.extend_from_slice(&0u64.to_le_bytes());
     let string = key_field(out, key, 16);
     variable_part(out, string);
+}
+
+/// Writes the key of a join's `keyWithIndexToValue` store from the count store's key row
+/// `key` (a row of the key): the row of (key, index), the key's field word moved past the
+/// index word when it points into the variable part.
+pub(crate) fn key_index_row(out: &mut Vec<u8>, key: &[u8], index: i64) {
+    out.clear();
+    let Some(word) = key.get(9..17) else {
+        out.extend_from_slice(key);
+        return;
+    };
+    out.extend_from_slice(&key[..9]);
+    let mut word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+    if key.len() > 17 {
+        word = pointer(24, word & 0xffff_ffff);
+    }
+    out.extend_from_slice(&word.to_le_bytes());
+    out.extend_from_slice(&index.to_le_bytes());
+    out.extend_from_slice(&key[17..]);
 }
 
 /// Writes the record key's field word: a long in place, or a string's offset (`at`, in the

@@ -54,8 +54,7 @@ import org.apache.spark.sql.streaming.Trigger;
  *
  * <p>{@code --operator stream-join}: the {@code SUBMIT} events (input column 2) joined with the
  * {@code FINISH} events of the same key at most {@code --window} ms apart, each side with
- * {@code withWatermark(--delay ms)}, two file sources over the same files (Gadget does not
- * reproduce this query yet: docs/engines.md).
+ * {@code withWatermark(--delay ms)}, two file sources over the same files.
  */
 public final class ReferenceQueries {
     private ReferenceQueries() {}
