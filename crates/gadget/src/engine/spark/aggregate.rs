@@ -24,7 +24,7 @@ use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::batch::MicroBatches;
+use super::batch::{MicroBatched, MicroBatches};
 use super::held::Held;
 use super::partition::{hash_key, hash_long, partition_of, SEED};
 use super::{state_names, window_key_row, SparkSpec};
@@ -63,6 +63,12 @@ impl TumblingCount {
                 .collect(),
             key: Vec::with_capacity(64),
         }
+    }
+}
+
+impl MicroBatched for TumblingCount {
+    fn batches(&self) -> &MicroBatches {
+        &self.batches
     }
 
     /// A micro-batch of the buffered events (none: a batch without data): each partition's
@@ -123,13 +129,7 @@ impl Operator for TumblingCount {
     fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
 
     fn on_end(&mut self, out: &mut dyn AccessSink) {
-        if self.batches.has_events() {
-            self.run_batch(out);
-        }
-        // no data left: one more batch if the watermark moved, to close its windows
-        if self.batches.watermark_moved() {
-            self.run_batch(out);
-        }
+        self.finish(out);
     }
 }
 

@@ -124,6 +124,26 @@ impl MicroBatches {
     }
 }
 
+/// An operator that runs in micro-batches.
+pub(crate) trait MicroBatched {
+    /// Where its batches stand.
+    fn batches(&self) -> &MicroBatches;
+
+    /// Runs the current batch (its buffered events, or none) and starts the next.
+    fn run_batch(&mut self, out: &mut dyn AccessSink);
+
+    /// At the end of the input: the last batch of data, then, if the watermark moved, a
+    /// batch without data (`Trigger.AvailableNow`).
+    fn finish(&mut self, out: &mut dyn AccessSink) {
+        if self.batches().has_events() {
+            self.run_batch(out);
+        }
+        if self.batches().watermark_moved() {
+            self.run_batch(out);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

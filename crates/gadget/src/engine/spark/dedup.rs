@@ -20,7 +20,7 @@ use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::batch::MicroBatches;
+use super::batch::{MicroBatched, MicroBatches};
 use super::held::Held;
 use super::partition::{hash_key, partition_of, SEED};
 use super::{key_row, state_names, SparkSpec};
@@ -60,6 +60,12 @@ impl DropDuplicatesWithinWatermark {
                 .collect(),
             key: Vec::with_capacity(32),
         }
+    }
+}
+
+impl MicroBatched for DropDuplicatesWithinWatermark {
+    fn batches(&self) -> &MicroBatches {
+        &self.batches
     }
 
     /// A micro-batch: each partition's task in turn runs its events, the eviction scan and
@@ -117,13 +123,7 @@ impl Operator for DropDuplicatesWithinWatermark {
     fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
 
     fn on_end(&mut self, out: &mut dyn AccessSink) {
-        if self.batches.has_events() {
-            self.run_batch(out);
-        }
-        // no data left: one more batch if the watermark moved, to expire what it reached
-        if self.batches.watermark_moved() {
-            self.run_batch(out);
-        }
+        self.finish(out);
     }
 }
 

@@ -32,7 +32,7 @@ use crate::access::{AccessSink, Op, StateId};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::batch::MicroBatches;
+use super::batch::{MicroBatched, MicroBatches};
 use super::partition::{hash_key, partition_of, SEED};
 use super::{key_index_row, key_row, SparkSpec};
 
@@ -87,27 +87,6 @@ impl StreamJoin {
     /// The state of partition `p`'s store: `side`'s counts (`values` false) or values.
     fn state(p: usize, side: usize, values: bool) -> StateId {
         (p * 4 + side * 2 + values as usize) as StateId
-    }
-
-    /// A micro-batch: each partition's task in turn.
-    fn run_batch(&mut self, out: &mut dyn AccessSink) {
-        let state_watermark = self
-            .batches
-            .watermark()
-            .saturating_sub(self.window)
-            .saturating_sub(1);
-        for p in 0..self.partitions.len() {
-            for side in [LEFT, RIGHT] {
-                self.join_side(p, side, state_watermark, out);
-            }
-            for side in [LEFT, RIGHT] {
-                self.evict(p, side, state_watermark, out);
-            }
-            for state in 0..4 {
-                MicroBatches::commit((p * 4 + state) as StateId, out);
-            }
-        }
-        self.batches.advance();
     }
 
     /// The records of `side` in partition `p`: each joined with the other side, then added.
@@ -259,6 +238,33 @@ impl StreamJoin {
     }
 }
 
+impl MicroBatched for StreamJoin {
+    fn batches(&self) -> &MicroBatches {
+        &self.batches
+    }
+
+    /// A micro-batch: each partition's task in turn.
+    fn run_batch(&mut self, out: &mut dyn AccessSink) {
+        let state_watermark = self
+            .batches
+            .watermark()
+            .saturating_sub(self.window)
+            .saturating_sub(1);
+        for p in 0..self.partitions.len() {
+            for side in [LEFT, RIGHT] {
+                self.join_side(p, side, state_watermark, out);
+            }
+            for side in [LEFT, RIGHT] {
+                self.evict(p, side, state_watermark, out);
+            }
+            for state in 0..4 {
+                MicroBatches::commit((p * 4 + state) as StateId, out);
+            }
+        }
+        self.batches.advance();
+    }
+}
+
 impl Operator for StreamJoin {
     fn states(&self) -> Vec<String> {
         let mut names = Vec::with_capacity(self.partitions.len() * 4);
@@ -305,13 +311,7 @@ impl Operator for StreamJoin {
     fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
 
     fn on_end(&mut self, out: &mut dyn AccessSink) {
-        if self.batches.has_events() {
-            self.run_batch(out);
-        }
-        // no data left: one more batch if the watermark moved, to evict what it passed
-        if self.batches.watermark_moved() {
-            self.run_batch(out);
-        }
+        self.finish(out);
     }
 }
 
