@@ -167,6 +167,26 @@ pub enum RecordEngine {
     ///
     /// Example: gadget record kafka-streams --state-dir /tmp/kafka-streams --out traces -- java -cp app.jar my.App
     KafkaStreams(RecordKafkaStreamsArgs),
+    /// Run a Spark Structured Streaming query (local mode, the RocksDB state store provider)
+    /// with the recorder agent attached: every RocksDB request of its state stores, each store
+    /// named by its path below the work directory (which must hold `spark.local.dir`), its
+    /// commits' flushes and checkpoints, in one text trace of every thread, `all-threads.trace.txt`
+    /// (docs/engines.md). The command needs Java 17's --add-opens that Spark lists.
+    ///
+    /// Example: gadget record spark --work /tmp/spark-work --out traces -- java --add-opens=... -cp app.jar my.Query
+    Spark(RecordSparkArgs),
+}
+
+/// Options of `gadget record spark`.
+#[derive(Debug, Args)]
+pub struct RecordSparkArgs {
+    /// The directory below which the query's `spark.local.dir` lies: the RocksDB instances
+    /// opened below it are the state stores, named in the trace by their path below it (with
+    /// Spark's random `-<UUID>` parts left out).
+    #[arg(long)]
+    pub work: PathBuf,
+    #[command(flatten)]
+    pub record: RecordFlinkArgs,
 }
 
 /// Options of `gadget record kafka-streams`.

@@ -50,6 +50,7 @@ fn run(args: cli::Cli) -> anyhow::Result<i32> {
         cli::Command::Record(r) => match r.engine {
             cli::RecordEngine::Flink(a) => record_cmd::flink(a),
             cli::RecordEngine::KafkaStreams(a) => record_cmd::kafka_streams(a),
+            cli::RecordEngine::Spark(a) => record_cmd::spark(a),
         },
     }
 }

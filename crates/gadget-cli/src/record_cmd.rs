@@ -1,5 +1,5 @@
-//! `gadget record flink` and `gadget record kafka-streams`: run a command with the recorder
-//! agent attached, then list the per-thread traces the agent wrote.
+//! `gadget record flink`, `gadget record kafka-streams` and `gadget record spark`: run a
+//! command with the recorder agent attached, then list the traces the agent wrote.
 //!
 //! The agent names a Flink task thread's trace after its task and subtask index, the index
 //! before the extension as `gadget gen --subtask all` names a job's subtasks: subtask 2 of 4 of
@@ -12,7 +12,7 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use gadget::trace::open_trace;
 
-use crate::cli::{Format, RecordFlinkArgs, RecordKafkaStreamsArgs};
+use crate::cli::{Format, RecordFlinkArgs, RecordKafkaStreamsArgs, RecordSparkArgs};
 use crate::stdout::outln;
 
 /// Where `make recorder` puts the agent, relative to the project root.
@@ -28,7 +28,7 @@ fn trace_suffix(format: Format) -> &'static str {
 }
 
 pub fn flink(args: RecordFlinkArgs) -> anyhow::Result<i32> {
-    record(args, None)
+    record(args, None, "")
 }
 
 /// `gadget record kafka-streams`: the agent names each store's column families by the
@@ -41,12 +41,24 @@ pub fn kafka_streams(args: RecordKafkaStreamsArgs) -> anyhow::Result<i32> {
         )
     })?;
     let root = args.state_dir.canonicalize()?;
-    record(args.record, Some(&root))
+    record(args.record, Some(&root), "")
 }
 
-/// Runs the command with the agent attached (`root`: where the stores' instances live) and
-/// lists the traces.
-fn record(args: RecordFlinkArgs, root: Option<&Path>) -> anyhow::Result<i32> {
+/// `gadget record spark`: the agent names each state store's RocksDB instance by its path
+/// below the work directory (which holds `spark.local.dir`), writes text (a Spark commit's
+/// `flush` and `checkpoint` have no code in the agent's binary format) and one trace of every
+/// thread (`local[1]` runs each task on whichever executor thread is free).
+pub fn spark(mut args: RecordSparkArgs) -> anyhow::Result<i32> {
+    std::fs::create_dir_all(&args.work)
+        .with_context(|| format!("cannot create the work directory {}", args.work.display()))?;
+    let root = args.work.canonicalize()?;
+    args.record.format = Format::Text;
+    record(args.record, Some(&root), ",threads=one")
+}
+
+/// Runs the command with the agent attached (`root`: where the stores' instances live;
+/// `more`: further agent arguments, each after a comma) and lists the traces.
+fn record(args: RecordFlinkArgs, root: Option<&Path>, more: &str) -> anyhow::Result<i32> {
     let agent = match &args.agent {
         Some(a) => a.clone(),
         None if Path::new(DEFAULT_AGENT).is_file() => PathBuf::from(DEFAULT_AGENT),
@@ -86,6 +98,7 @@ fn record(args: RecordFlinkArgs, root: Option<&Path>) -> anyhow::Result<i32> {
     if let Some(root) = root {
         option.push_str(&format!(",root={}", root.display()));
     }
+    option.push_str(more);
     let tool_options = match std::env::var("JAVA_TOOL_OPTIONS") {
         Ok(existing) if !existing.trim().is_empty() => format!("{existing} {option}"),
         _ => option,

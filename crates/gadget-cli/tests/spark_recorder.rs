@@ -1,4 +1,5 @@
-//! Spark Structured Streaming recorded and reproduced: the recorder agent and the Spark
+//! Spark Structured Streaming recorded (`gadget record spark`) and reproduced: the recorder
+//! agent and the Spark
 //! reference queries are built with Maven, each query (a windowed count with a watermark,
 //! `dropDuplicatesWithinWatermark` and a stream-stream join, on the RocksDB state store
 //! provider, `local[1]`, one micro-batch per file of events) runs over the Borg trace under the
@@ -23,6 +24,8 @@ mod two_at_a_time;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
 
 use recording::{generate, have, trace_diff};
 
@@ -252,18 +255,19 @@ fn check(setting: &Setting, work: &Path, inputs: &Inputs<'_>) -> Option<String> 
         Input::Late => (inputs.late, &["--order", "file"]),
         Input::VeryLate => (inputs.very_late, &["--order", "file"]),
     };
-    // text traces: the binary format the agent writes (version 2) has no flush or checkpoint;
-    // one trace of every thread: the partitions' tasks run one at a time on whichever executor
-    // thread is free
-    let agent = format!(
-        "-javaagent:{}=out={},root={},format=text,threads=one",
-        inputs.agent.display(),
-        traces.display(),
-        work.display()
-    );
-    let run = Command::new("java")
+    // `gadget record spark` writes text (the agent's binary format has no flush or
+    // checkpoint) and one trace of every thread (the partitions' tasks run one at a time on
+    // whichever executor thread is free)
+    let run = Command::cargo_bin("gadget")
+        .unwrap()
+        .args(["record", "spark", "--json", "--agent"])
+        .arg(inputs.agent)
+        .arg("--work")
+        .arg(work)
+        .arg("--out")
+        .arg(&traces)
+        .args(["--", "java"])
         .args(JAVA_OPENS)
-        .arg(agent)
         .args(["-cp", inputs.classpath])
         .arg("gadget.recorder.examples.spark.ReferenceQueries")
         .args(["--operator", setting.operator])
@@ -281,16 +285,14 @@ fn check(setting: &Setting, work: &Path, inputs: &Inputs<'_>) -> Option<String> 
         setting.name,
         String::from_utf8_lossy(&run.stderr)
     );
-    let recorded: Vec<PathBuf> = std::fs::read_dir(&traces)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let listed: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(
-        recorded.len(),
-        1,
-        "{}: one trace of every thread: {recorded:?}",
+        listed.as_array().map(Vec::len),
+        Some(1),
+        "{}: one trace of every thread: {listed}",
         setting.name
     );
+    let recorded = [traces.join("all-threads.trace.txt")];
     let base = common::project_root().join(format!(
         "examples/spark-reference/{}.toml",
         setting.operator
