@@ -16,6 +16,7 @@ fn examples() -> Vec<(PathBuf, String)> {
     for folder in [
         "flink-reference",
         "kafka-streams-reference",
+        "spark-reference",
         "paper",
         "synthetic",
         "bench",

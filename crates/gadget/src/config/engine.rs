@@ -118,6 +118,11 @@ fn parse_suppress(s: &Section<'_>, windowed: bool) -> Result<bool, ConfigError> 
     }
 }
 
+/// The most records a micro-batch may hold: a batch keeps its distinct groups (keys and
+/// windows) in memory until it ends, and an endless synthetic source would fill memory before
+/// a batch of `i64::MAX` records ended.
+const MAX_TRIGGER_EVENTS: i64 = 10_000_000;
+
 /// A Spark `[operator]` section.
 pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), ConfigError> {
     let kind = s.require_choice("type", crate::engine::spark::OPERATORS)?;
@@ -151,7 +156,7 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         _ => OutputMode::Append,
     };
     let trigger = match (
-        s.int("trigger_events", 1, i64::MAX)?,
+        s.int("trigger_events", 1, MAX_TRIGGER_EVENTS)?,
         s.int("trigger_ms", 1, DAY_MS)?,
     ) {
         (Some(_), Some(_)) => {
@@ -527,6 +532,17 @@ delay = 100
             .unwrap_err()
             .to_string();
         assert!(e.contains("trigger_ms") && e.contains("not both"), "{e}");
+        // a batch's groups stay in memory until it ends: an endless batch is refused
+        let endless = dedup
+            .replace("size = 5000\n", "")
+            .replace("trigger_events = 7", "trigger_events = 9223372036854775807");
+        let e = Config::parse(&endless, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("trigger_events") && e.contains("10000000"),
+            "{e}"
+        );
     }
 
     #[test]
