@@ -1,10 +1,11 @@
 //! Spark Structured Streaming recorded (`gadget record spark`) and reproduced: the recorder
 //! agent and the Spark
 //! reference queries are built with Maven, each query (a windowed count with a watermark,
-//! `dropDuplicatesWithinWatermark` and a stream-stream join, on the RocksDB state store
-//! provider, `local[1]`, one micro-batch per file of events) runs over the Borg trace under the
-//! agent for several settings (output modes, window sizes, trigger sizes, watermark delays,
-//! late and very late records), and each
+//! `dropDuplicatesWithinWatermark`, a stream-stream join and a session count by
+//! `flatMapGroupsWithState` with an event-time timeout, on the RocksDB state store provider,
+//! `local[1]`, one micro-batch per file of events) runs over the Borg trace under the agent
+//! for several settings (output modes, window sizes and gaps, trigger sizes, watermark delays,
+//! shuffle partitions, late and very late records), and each
 //! recording must be what `gadget gen` generates for the matching config of
 //! `examples/spark-reference/`, request for request, flushes and checkpoints included.
 //!
@@ -98,6 +99,7 @@ struct Setting {
 const COUNT: &str = "tumbling-count";
 const DEDUP: &str = "drop-duplicates-within-watermark";
 const JOIN: &str = "stream-join";
+const GROUPS: &str = "flat-map-groups-with-state";
 
 const SETTINGS: &[Setting] = &[
     Setting {
@@ -233,6 +235,47 @@ const SETTINGS: &[Setting] = &[
             ("trigger_ms", "600000"),
         ],
         input: Input::Late,
+    },
+    Setting {
+        operator: GROUPS,
+        name: "flatMapGroupsWithState session count, 30 s gap",
+        flags: &["--gap", "30000"],
+        edits: &[],
+        input: Input::Borg,
+    },
+    Setting {
+        operator: GROUPS,
+        name: "flatMapGroupsWithState, 5 s gap, a watermark 10 s behind, update mode, \
+               3 shuffle partitions, 10 min of event time per micro-batch, late records",
+        flags: &[
+            "--gap",
+            "5000",
+            "--delay",
+            "10000",
+            "--mode",
+            "update",
+            "--partitions",
+            "3",
+            "--trigger-ms",
+            "600000",
+        ],
+        edits: &[
+            ("gap", "5000"),
+            ("delay", "10000"),
+            ("mode", "\"update\""),
+            ("partitions", "3"),
+            ("trigger_events", ""),
+            ("trigger_ms", "600000"),
+        ],
+        input: Input::Late,
+    },
+    Setting {
+        operator: GROUPS,
+        name: "flatMapGroupsWithState, 60 s gap, 500 events per micro-batch, records an hour \
+               late (dropped)",
+        flags: &["--gap", "60000", "--trigger-events", "500"],
+        edits: &[("gap", "60000"), ("trigger_events", "500")],
+        input: Input::VeryLate,
     },
 ];
 

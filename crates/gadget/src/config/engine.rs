@@ -141,6 +141,15 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
             )?;
             (SparkQuery::StreamJoin, window)
         }
+        "flat-map-groups-with-state" => {
+            let gap = s.require_int(
+                "gap",
+                1,
+                DAY_MS,
+                "the ms of event time without a record after which a key's session times out",
+            )?;
+            (SparkQuery::FlatMapGroupsWithState, gap)
+        }
         // the deduplication has no window: `size` stays an unknown key
         _ => (SparkQuery::DropDuplicatesWithinWatermark, d.size),
     };
@@ -453,6 +462,50 @@ delay = 100
             .unwrap_err()
             .to_string();
         assert!(e.contains("mode") && e.contains("unknown key"), "{e}");
+    }
+
+    #[test]
+    fn a_spark_flat_map_groups_with_state_needs_its_gap_and_has_no_window() {
+        let text = r#"
+engine = "spark"
+[source]
+type = "file"
+path = "x.csv"
+key_column = 0
+time_column = 1
+[operator]
+type = "flat-map-groups-with-state"
+gap = 30000
+delay = 100
+mode = "update"
+"#;
+        let c = Config::parse(text, Path::new("c.toml")).unwrap();
+        let OperatorConfig::Spark(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(
+            (spec.query, spec.size, spec.delay, spec.mode),
+            (
+                crate::engine::spark::SparkQuery::FlatMapGroupsWithState,
+                30000,
+                100,
+                crate::engine::spark::OutputMode::Update
+            )
+        );
+        let e = Config::parse(&text.replace("gap = 30000\n", ""), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gap") && e.contains("times out"), "{e}");
+        let e = Config::parse(&format!("{text}size = 5000\n"), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("size") && e.contains("unknown key"), "{e}");
+        // Flink's session window names it as Spark's closest operator
+        let flink = text.replace("flat-map-groups-with-state", "session");
+        let e = Config::parse(&flink, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("closest is `flat-map-groups-with-state`"), "{e}");
     }
 
     #[test]

@@ -73,12 +73,15 @@ impl Engine {
                 ("sliding", "hopping-count"),
                 ("session", "session-count"),
                 ("interval-join", "stream-join"),
+                ("flat-map-groups-with-state", "session-count"),
             ],
             Engine::Spark => &[
                 ("tumbling", "tumbling-count"),
                 ("aggregation", "tumbling-count"),
                 ("count", "tumbling-count"),
                 ("interval-join", "stream-join"),
+                ("session", "flat-map-groups-with-state"),
+                ("session-count", "flat-map-groups-with-state"),
             ],
             Engine::Flink => &[
                 ("count", "aggregation"),
@@ -86,6 +89,7 @@ impl Engine {
                 ("hopping-count", "sliding"),
                 ("session-count", "session"),
                 ("stream-join", "interval-join"),
+                ("flat-map-groups-with-state", "session"),
             ],
         };
         pairs.iter().find(|(o, _)| *o == other).map(|(_, c)| *c)

@@ -1,18 +1,29 @@
 //! What a Spark state store's RocksDB holds, each key with the time (µs) the watermark must
-//! reach to evict it, and the eviction scan over all of it.
+//! reach to evict it (and what the operator keeps of its value), and the eviction scan over
+//! all of it.
 
 use std::collections::BTreeMap;
 
 use crate::access::{AccessSink, Op, StateId};
 
-/// The keys of a state store, in RocksDB's order, with their eviction deadlines.
-#[derive(Debug, Default)]
-pub(crate) struct Held {
-    keys: BTreeMap<Vec<u8>, i64>,
+/// The keys of a state store, in RocksDB's order, with their eviction deadlines and a value
+/// `V` each (`()` when the operator needs none).
+#[derive(Debug)]
+pub(crate) struct Held<V = ()> {
+    keys: BTreeMap<Vec<u8>, (i64, V)>,
     expired: Vec<Vec<u8>>,
 }
 
-impl Held {
+impl<V> Default for Held<V> {
+    fn default() -> Self {
+        Held {
+            keys: BTreeMap::new(),
+            expired: Vec::new(),
+        }
+    }
+}
+
+impl<V: Default> Held<V> {
     /// Whether the store holds `key`.
     pub(crate) fn contains(&self, key: &[u8]) -> bool {
         self.keys.contains_key(key)
@@ -21,7 +32,23 @@ impl Held {
     /// Records `key` as held until the watermark reaches `deadline_us` (kept if held).
     pub(crate) fn insert(&mut self, key: &[u8], deadline_us: i64) {
         if !self.keys.contains_key(key) {
-            self.keys.insert(key.to_vec(), deadline_us);
+            self.keys.insert(key.to_vec(), (deadline_us, V::default()));
+        }
+    }
+
+    /// The value held for `key`.
+    pub(crate) fn value(&self, key: &[u8]) -> Option<&V> {
+        self.keys.get(key).map(|(_, v)| v)
+    }
+
+    /// Holds `key` with `value` until the watermark reaches `deadline_us`, replacing what
+    /// was held (no allocation when it was).
+    pub(crate) fn set(&mut self, key: &[u8], deadline_us: i64, value: V) {
+        match self.keys.get_mut(key) {
+            Some(held) => *held = (deadline_us, value),
+            None => {
+                self.keys.insert(key.to_vec(), (deadline_us, value));
+            }
         }
     }
 
@@ -34,7 +61,7 @@ impl Held {
         let limit = watermark.saturating_mul(1000);
         self.expired.clear();
         let mut entries = self.keys.iter().peekable();
-        while let Some((key, deadline)) = entries.next() {
+        while let Some((key, (deadline, _))) = entries.next() {
             let landed = entries.peek().map_or(&[][..], |(k, _)| &k[..]);
             out.access_all(state, landed, &[(Op::Next, 0)]);
             if *deadline <= limit {
@@ -55,7 +82,7 @@ mod tests {
 
     #[test]
     fn the_scan_reads_every_entry_and_removes_those_the_watermark_reached() {
-        let mut held = Held::default();
+        let mut held: Held = Held::default();
         held.insert(b"b", 2000);
         held.insert(b"a", 9000);
         held.insert(b"b", 9000);
@@ -73,5 +100,19 @@ mod tests {
             .collect();
         assert_eq!(got, ["seek ", "next b", "next ", "get b", "delete b"]);
         assert!(held.contains(b"a") && !held.contains(b"b"));
+    }
+
+    #[test]
+    fn a_set_key_moves_its_deadline_and_keeps_its_value() {
+        let mut held: Held<i64> = Held::default();
+        held.set(b"a", 1000, 7);
+        held.set(b"a", 5000, 8);
+        held.insert(b"a", 1000);
+        assert_eq!(held.value(b"a"), Some(&8));
+        let mut sink = VecSink::default();
+        held.evict(0, 4, &mut sink);
+        assert!(held.contains(b"a"), "its deadline moved to 5 s");
+        held.evict(0, 5, &mut sink);
+        assert_eq!(held.value(b"a"), None);
     }
 }

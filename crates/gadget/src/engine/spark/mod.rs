@@ -22,12 +22,14 @@
 pub mod aggregate;
 mod batch;
 pub mod dedup;
+pub mod group_state;
 mod held;
 pub mod join;
 mod partition;
 
 pub use aggregate::TumblingCount;
 pub use dedup::DropDuplicatesWithinWatermark;
+pub use group_state::FlatMapGroupsWithState;
 pub use join::StreamJoin;
 
 /// The operator types of Spark.
@@ -35,6 +37,7 @@ pub const OPERATORS: &[&str] = &[
     "tumbling-count",
     "drop-duplicates-within-watermark",
     "stream-join",
+    "flat-map-groups-with-state",
 ];
 
 /// A Spark query's stateful operator.
@@ -46,6 +49,9 @@ pub enum SparkQuery {
     DropDuplicatesWithinWatermark,
     /// A stream–stream inner join within `size` ms ([`StreamJoin`]).
     StreamJoin,
+    /// A session count per key with a gap of `size` ms by `flatMapGroupsWithState` and an
+    /// event-time timeout ([`FlatMapGroupsWithState`]).
+    FlatMapGroupsWithState,
 }
 
 /// When the query emits its rows, which decides nothing here but the name: both modes send
@@ -63,7 +69,8 @@ pub enum OutputMode {
 pub struct SparkSpec {
     /// The stateful operator.
     pub query: SparkQuery,
-    /// Window length in ms (the tumbling count's; the join's range, `window`).
+    /// Window length in ms (the tumbling count's; the join's range, `window`; the session
+    /// gap of `flatMapGroupsWithState`, `gap`).
     pub size: i64,
     /// The watermark's delay in ms (`withWatermark`).
     pub delay: i64,
@@ -110,6 +117,7 @@ impl SparkSpec {
                 Box::new(DropDuplicatesWithinWatermark::new(self))
             }
             SparkQuery::StreamJoin => Box::new(StreamJoin::new(self)),
+            SparkQuery::FlatMapGroupsWithState => Box::new(FlatMapGroupsWithState::new(self)),
         }
     }
 }

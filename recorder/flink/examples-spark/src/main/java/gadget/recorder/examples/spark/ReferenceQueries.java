@@ -20,11 +20,18 @@ import java.util.List;
 import java.util.concurrent.TimeoutException;
 import java.util.zip.GZIPInputStream;
 
+import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
+import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.streaming.GroupStateTimeout;
+import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.streaming.StreamingQueryException;
 import org.apache.spark.sql.streaming.Trigger;
+
+import scala.Tuple2;
 
 /**
  * The Spark Structured Streaming reference queries: Gadget's operators written as streaming
@@ -55,6 +62,12 @@ import org.apache.spark.sql.streaming.Trigger;
  * <p>{@code --operator stream-join}: the {@code SUBMIT} events (input column 2) joined with the
  * {@code FINISH} events of the same key at most {@code --window} ms apart, each side with
  * {@code withWatermark(--delay ms)}, two file sources over the same files.
+ *
+ * <p>{@code --operator flat-map-groups-with-state}: a session count per key written with
+ * {@code groupByKey("key").flatMapGroupsWithState(..., GroupStateTimeout.EventTimeTimeout())}
+ * after {@code withWatermark("time", --delay ms)}: the state is (count, latest event time),
+ * its timeout the latest event time plus {@code --gap} ms (never before the watermark); a
+ * timed-out key emits (key, count) and removes its state.
  */
 public final class ReferenceQueries {
     private ReferenceQueries() {}
@@ -71,6 +84,7 @@ public final class ReferenceQueries {
         int partitions = 1;
         long window = 5000;
         long delay = 0;
+        long gap = 30_000;
         String mode = "append";
 
         static Settings parse(String[] args) {
@@ -92,11 +106,12 @@ public final class ReferenceQueries {
                     case "--partitions": s.partitions = Integer.parseInt(v); break;
                     case "--window": s.window = Long.parseLong(v); break;
                     case "--delay": s.delay = Long.parseLong(v); break;
+                    case "--gap": s.gap = Long.parseLong(v); break;
                     case "--mode": s.mode = v; break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --work --order --limit --trigger-events --trigger-ms "
-                                + "--partitions --window --delay --mode");
+                                + "--partitions --window --delay --gap --mode");
                 }
             }
             if (s.input == null) {
@@ -113,6 +128,9 @@ public final class ReferenceQueries {
             }
             if (s.triggerMs < 0) {
                 throw new IllegalArgumentException("--trigger-ms is at least 0 (0: by --trigger-events)");
+            }
+            if (s.gap < 1) {
+                throw new IllegalArgumentException("--gap is at least 1 (ms)");
             }
             if (s.triggerEvents < 1) {
                 throw new IllegalArgumentException("--trigger-events is at least 1");
@@ -174,10 +192,14 @@ public final class ReferenceQueries {
                         + " milliseconds"));
                 break;
             }
+            case "flat-map-groups-with-state":
+                result = sessions(input.withWatermark("time", s.delay + " milliseconds"), s.gap,
+                        s.mode.equals("update") ? OutputMode.Update() : OutputMode.Append());
+                break;
             default:
                 throw new IllegalArgumentException("unknown operator " + s.operator
-                        + "; the operators are tumbling-count, drop-duplicates-within-watermark "
-                        + "and stream-join");
+                        + "; the operators are tumbling-count, drop-duplicates-within-watermark, "
+                        + "stream-join and flat-map-groups-with-state");
         }
         long started = System.nanoTime();
         result.writeStream()
@@ -192,6 +214,41 @@ public final class ReferenceQueries {
         // on stderr: stdout belongs to whoever runs the job (gadget record --json)
         System.err.printf("%s: %d events in %d micro-batches of data in %d ms%n",
                 s.operator, events.size(), files, ms);
+    }
+
+    /**
+     * A session count per key by {@code flatMapGroupsWithState} with an event-time timeout:
+     * the state is (count, latest event time in ms); each call with data adds the key's events
+     * and sets the timeout to the latest time plus {@code gap} (or the watermark, if later:
+     * Spark refuses a timeout before it); a call on timeout emits (key, count) and removes the
+     * state.
+     */
+    static Dataset<Row> sessions(Dataset<Row> input, long gap, OutputMode mode) {
+        FlatMapGroupsWithStateFunction<Long, Row, Tuple2<Long, Long>, Tuple2<Long, Long>> count =
+                (key, rows, state) -> {
+                    if (state.hasTimedOut()) {
+                        long total = state.get()._1();
+                        state.remove();
+                        return List.of(new Tuple2<>(key, total)).iterator();
+                    }
+                    long total = state.exists() ? state.get()._1() : 0;
+                    long latest = state.exists() ? state.get()._2() : Long.MIN_VALUE;
+                    while (rows.hasNext()) {
+                        Row row = rows.next();
+                        total++;
+                        latest = Math.max(latest, row.getLong(1));
+                    }
+                    state.update(new Tuple2<>(total, latest));
+                    state.setTimeoutTimestamp(Math.max(latest + gap, state.getCurrentWatermarkMs()));
+                    return List.<Tuple2<Long, Long>>of().iterator();
+                };
+        return input
+                .groupByKey((MapFunction<Row, Long>) row -> row.getLong(0), Encoders.LONG())
+                .flatMapGroupsWithState(count, mode,
+                        Encoders.tuple(Encoders.LONG(), Encoders.LONG()),
+                        Encoders.tuple(Encoders.LONG(), Encoders.LONG()),
+                        GroupStateTimeout.EventTimeTimeout())
+                .toDF("key", "count");
     }
 
     /** A file source over the batch files: key, time (and the event type for a join). */
