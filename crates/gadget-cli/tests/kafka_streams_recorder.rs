@@ -1,8 +1,9 @@
 //! Kafka Streams recorded and reproduced: the recorder agent and the Kafka Streams reference
 //! job are built with Maven, `gadget record kafka-streams` runs the job, which runs
-//! `groupByKey().count()`, tumbling and hopping windowed counts, session-windowed counts and
+//! `groupByKey().count()` and `.aggregate(...)`, tumbling and hopping windowed counts, session-windowed counts and
 //! KStream–KStream joins under `TopologyTestDriver` on real RocksDB stores over the Borg trace for several settings
-//! (cache sizes, window sizes, gaps, grace, suppression, input order with late records, names),
+//! (cache sizes, aggregate sizes, window sizes, gaps, grace, suppression, input order with late
+//! records, names),
 //! and each recording must be what `gadget gen`
 //! generates for the matching config of `examples/kafka-streams-reference/`, request for
 //! request. A window segment's `open` and `drop` are left out of the comparison: the recorder
@@ -79,6 +80,54 @@ const SETTINGS: &[Setting] = &[
         late: false,
         flags: &[],
         edits: &[],
+    },
+    Setting {
+        name: "aggregate, a list of the key's times (8 bytes a record)",
+        config: "aggregate",
+        late: false,
+        flags: &["--operator", "aggregate"],
+        edits: &[],
+    },
+    Setting {
+        name: "aggregate, 16 bytes a record, no cache",
+        config: "aggregate",
+        late: false,
+        flags: &[
+            "--operator",
+            "aggregate",
+            "--cache-bytes",
+            "0",
+            "--bytes-per-record",
+            "16",
+        ],
+        edits: &[("cache_bytes", "0"), ("bytes_per_record", "16")],
+    },
+    Setting {
+        name: "aggregate, a cache of 50,000 bytes (the growing values evict sooner)",
+        config: "aggregate",
+        late: false,
+        flags: &["--operator", "aggregate", "--cache-bytes", "50000"],
+        edits: &[("cache_bytes", "50000")],
+    },
+    Setting {
+        name: "aggregate of a fixed 32 bytes, a cache of 20,000 bytes, late records",
+        config: "aggregate",
+        late: true,
+        flags: &[
+            "--operator",
+            "aggregate",
+            "--initial-bytes",
+            "32",
+            "--bytes-per-record",
+            "0",
+            "--cache-bytes",
+            "20000",
+        ],
+        edits: &[
+            ("initial_bytes", "32"),
+            ("bytes_per_record", "0"),
+            ("cache_bytes", "20000"),
+        ],
     },
     Setting {
         name: "count, no cache",
@@ -440,7 +489,7 @@ fn check(setting: &Setting, work: &std::path::Path, inputs: &Inputs<'_>) -> Opti
     }
     let config = config_edit::edited(&base, input, &edits);
     let generated = generate(&config, work, setting.name);
-    let diff: &[&str] = if setting.config == "count" {
+    let diff: &[&str] = if matches!(setting.config, "count" | "aggregate") {
         &[]
     } else {
         WINDOWED_DIFF

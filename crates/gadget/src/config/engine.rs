@@ -3,7 +3,9 @@
 
 use super::reader::Section;
 use super::{ConfigError, OperatorConfig};
-use crate::engine::kafka_streams::{JoinWindows, KafkaStreamsSpec, SessionWindows, TimeWindows};
+use crate::engine::kafka_streams::{
+    AggregateBytes, JoinWindows, KafkaStreamsSpec, SessionWindows, TimeWindows,
+};
 use crate::engine::spark::{OutputMode, SparkQuery, SparkSpec, Trigger};
 use crate::engine::Engine;
 
@@ -63,6 +65,7 @@ pub(super) fn parse_kafka_streams(
         (Some(_), _, _) => "window-counts".to_string(),
         (None, Some(_), _) => "session-counts".to_string(),
         (None, None, Some(_)) => "joined".to_string(),
+        (None, None, None) if kind == "aggregate" => "aggregates".to_string(),
         (None, None, None) => d.store,
     };
     if join.is_none() && s.string("right_topic")?.is_some() {
@@ -82,6 +85,7 @@ pub(super) fn parse_kafka_streams(
             .int("commit_every", 1, i64::MAX)?
             .map_or(d.commit_every, |n| n as u64),
         suppress: parse_suppress(s, windows.is_some() || sessions.is_some())?,
+        aggregate: parse_aggregate(s, kind)?,
         windows,
         sessions,
         join,
@@ -101,6 +105,20 @@ pub(super) fn parse_kafka_streams(
         OperatorConfig::KafkaStreams(Box::new(spec)),
         kind.to_string(),
     ))
+}
+
+/// The aggregate's size of an `aggregate` (`initial_bytes`, `bytes_per_record`); `None` for
+/// other operators.
+fn parse_aggregate(s: &Section<'_>, kind: &str) -> Result<Option<AggregateBytes>, ConfigError> {
+    if kind != "aggregate" {
+        return Ok(None);
+    }
+    let initial = s.int("initial_bytes", 0, 1 << 20)?.unwrap_or(0) as u32;
+    let per_record = s.int("bytes_per_record", 0, 1 << 16)?.unwrap_or(8) as u32;
+    Ok(Some(AggregateBytes {
+        initial,
+        per_record,
+    }))
 }
 
 /// The windows of a `tumbling-count` (`size`, `grace`) or `hopping-count` (and `advance`),
@@ -276,6 +294,54 @@ value = 1
 [operator]
 type = "count"
 "#;
+
+    #[test]
+    fn a_kafka_streams_aggregate_takes_its_sizes_which_a_count_refuses() {
+        let text = COUNT.replace("type = \"count\"", "type = \"aggregate\"");
+        let c = Config::parse(&text, Path::new("c.toml")).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(
+            (spec.aggregate, spec.store.as_str()),
+            (
+                Some(crate::engine::kafka_streams::AggregateBytes {
+                    initial: 0,
+                    per_record: 8
+                }),
+                "aggregates"
+            )
+        );
+        let fixed = format!("{text}initial_bytes = 32\nbytes_per_record = 0\n");
+        let c = Config::parse(&fixed, Path::new("c.toml")).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(
+            spec.aggregate,
+            Some(crate::engine::kafka_streams::AggregateBytes {
+                initial: 32,
+                per_record: 0
+            })
+        );
+        let e = Config::parse(
+            &format!("{COUNT}bytes_per_record = 8\n"),
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("bytes_per_record") && e.contains("unknown key"),
+            "{e}"
+        );
+        let e = Config::parse(
+            &format!("{text}bytes_per_record = -1\n"),
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("bytes_per_record"), "{e}");
+    }
 
     #[test]
     fn a_kafka_streams_count_takes_its_defaults_and_its_settings() {

@@ -1,7 +1,13 @@
-//! `groupByKey().count()` into a persistent timestamped key-value store, with the record
-//! cache and a commit every [`KafkaStreamsSpec::commit_every`] records.
+//! `groupByKey().count()` and `groupByKey().aggregate(...)` into a persistent timestamped
+//! key-value store, with the record cache and a commit every
+//! [`KafkaStreamsSpec::commit_every`] records.
+//!
+//! Kafka Streams counts with the aggregation's processor (`KStreamAggregate`: the key's value
+//! read, then written back), so the two send the same requests; only the value differs: a
+//! count is a long, an aggregate what its serde writes, here [`AggregateBytes`] of the
+//! key's records so far (a list that grows, or a fixed-size one).
 
-use rustc_hash::FxHashSet as HashSet;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::access::{Access, AccessSink, Op, StateId};
 use crate::key::Key;
@@ -14,15 +20,41 @@ use super::{store_path, KafkaStreamsSpec, Offsets};
 /// A count's value: the 8-byte timestamp and the 8-byte count (`ValueAndTimestamp<Long>`).
 const COUNT_VALUE_BYTES: u32 = 16;
 
+/// The timestamp before every value of a timestamped store (`ValueAndTimestamp`).
+const TIMESTAMP_BYTES: u64 = 8;
+
+/// The size of an aggregate as its serde writes it: `initial` bytes from the initializer,
+/// `per_record` more for each record the aggregator adds (0 for a fixed-size aggregate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AggregateBytes {
+    /// The initializer's aggregate, in bytes.
+    pub initial: u32,
+    /// What each record adds, in bytes.
+    pub per_record: u32,
+}
+
+impl AggregateBytes {
+    /// The stored value after `records` records: the timestamp and the aggregate (at most
+    /// `u32::MAX` bytes).
+    fn value_bytes(self, records: u64) -> u32 {
+        let bytes = TIMESTAMP_BYTES
+            .saturating_add(u64::from(self.initial))
+            .saturating_add(records.saturating_mul(u64::from(self.per_record)));
+        u32::try_from(bytes).unwrap_or(u32::MAX)
+    }
+}
+
 /// The states of a timestamped key-value store, in the order Kafka Streams first uses them.
 const DEFAULT: StateId = 0;
 const OFFSETS: StateId = 1;
 const DATA: StateId = 2;
 
-/// `groupByKey().count()`.
+/// `groupByKey().count()`, or `.aggregate(...)` with [`KafkaStreamsSpec::aggregate`].
 #[derive(Debug)]
 pub struct Count {
     spec: KafkaStreamsSpec,
+    /// Records aggregated per key, for an aggregate whose size grows with them.
+    records: HashMap<Vec<u8>, u64>,
     cache: RecordCache,
     offsets: Offsets,
     /// The keys the store holds a value for (a read that misses the cache finds one).
@@ -40,11 +72,34 @@ impl Count {
             cache: RecordCache::new(spec.cache_bytes),
             offsets: Offsets::new(spec, OFFSETS),
             spec: spec.clone(),
+            records: HashMap::default(),
             stored: HashSet::default(),
             key: Vec::with_capacity(16),
             topic_len: spec.topic.chars().count() as u64,
             since_commit: 0,
         }
+    }
+
+    /// The value's size before and after the record being processed (a key with `stored`
+    /// records in its value).
+    fn value_sizes(&mut self) -> (u32, u32) {
+        let Some(aggregate) = self.spec.aggregate else {
+            return (COUNT_VALUE_BYTES, COUNT_VALUE_BYTES);
+        };
+        if aggregate.per_record == 0 {
+            let bytes = aggregate.value_bytes(0);
+            return (bytes, bytes);
+        }
+        if !self.records.contains_key(self.key.as_slice()) {
+            self.records.insert(self.key.clone(), 0);
+        }
+        let records = self
+            .records
+            .get_mut(self.key.as_slice())
+            .expect("inserted above");
+        let before = aggregate.value_bytes(*records);
+        *records += 1;
+        (before, aggregate.value_bytes(*records))
     }
 
     fn commit(&mut self, out: &mut dyn AccessSink) {
@@ -95,6 +150,7 @@ impl Operator for Count {
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
         serde_key(&event.key, &mut self.key);
+        let (stored_bytes, new_bytes) = self.value_sizes();
         let Count {
             cache,
             stored,
@@ -105,10 +161,10 @@ impl Operator for Count {
         if !cache.get(key) {
             out.access_all(DATA, key, &[(Op::Get, 0)]);
             if stored.contains(key.as_slice()) {
-                cache.put_clean(key, COUNT_VALUE_BYTES, &mut |k, v| write(out, stored, k, v));
+                cache.put_clean(key, stored_bytes, &mut |k, v| write(out, stored, k, v));
             }
         }
-        cache.put_dirty(key, COUNT_VALUE_BYTES, *topic_len, &mut |k, v| {
+        cache.put_dirty(key, new_bytes, *topic_len, &mut |k, v| {
             write(out, stored, k, v)
         });
         self.offsets.record_processed();
@@ -136,8 +192,18 @@ mod tests {
     /// as `op state key-byte value-len` with the state's short name; the open's seven and the
     /// close's three requests included.
     fn requests(keys: &[i64], cache_bytes: u64) -> Vec<String> {
+        requests_of(keys, cache_bytes, None)
+    }
+
+    /// [`requests`] of an aggregate of `aggregate`'s size (a count with `None`).
+    fn requests_of(
+        keys: &[i64],
+        cache_bytes: u64,
+        aggregate: Option<AggregateBytes>,
+    ) -> Vec<String> {
         let spec = KafkaStreamsSpec {
             cache_bytes,
+            aggregate,
             ..KafkaStreamsSpec::default()
         };
         let mut count = Count::new(&spec);
@@ -236,6 +302,63 @@ mod tests {
                 &["get data 2 0", "put data 2 16"],
                 &["get data 1 0", "put data 1 16"],
             ])
+        );
+    }
+
+    #[test]
+    fn an_aggregate_sends_the_counts_requests_with_values_of_its_size() {
+        let list = Some(AggregateBytes {
+            initial: 0,
+            per_record: 8,
+        });
+        // a key's value: the timestamp, then 8 bytes per record so far
+        assert_eq!(
+            requests_of(&[1, 2, 1], 10 << 20, list),
+            expected(&[
+                &["get data 1 0", "put data 1 16"],
+                &["get data 2 0", "put data 2 16"],
+                &["put data 1 24"],
+            ])
+        );
+        let fixed = Some(AggregateBytes {
+            initial: 32,
+            per_record: 0,
+        });
+        assert_eq!(
+            requests_of(&[1, 1], 0, fixed),
+            expected(&[
+                &["get data 1 0", "put data 1 40"],
+                &["get data 1 0", "put data 1 40"],
+            ])
+        );
+    }
+
+    #[test]
+    fn a_growing_aggregate_fills_the_cache_sooner() {
+        // in 100 bytes a count's entry (75 bytes) stays; an aggregate growing by 30 bytes
+        // a record outgrows the cache at its second record, so its third reads RocksDB again
+        let reads = |got: Vec<String>| got.iter().filter(|r| r.starts_with("get data")).count();
+        assert_eq!(reads(requests(&[1, 1, 1], 100)), 1);
+        let grows = Some(AggregateBytes {
+            initial: 0,
+            per_record: 30,
+        });
+        assert_eq!(reads(requests_of(&[1, 1, 1], 100, grows)), 2);
+        assert_eq!(
+            AggregateBytes {
+                initial: 0,
+                per_record: 8
+            }
+            .value_bytes(3),
+            32
+        );
+        assert_eq!(
+            AggregateBytes {
+                initial: 1 << 20,
+                per_record: 1 << 16
+            }
+            .value_bytes(u64::MAX),
+            u32::MAX
         );
     }
 }

@@ -31,7 +31,7 @@ pub mod window;
 
 use crate::access::{AccessSink, Op, StateId};
 
-pub use count::Count;
+pub use count::{AggregateBytes, Count};
 pub use join::{JoinWindows, StreamJoin};
 pub use session::{SessionCount, SessionWindows};
 pub use window::{TimeWindows, WindowedCount};
@@ -39,6 +39,7 @@ pub use window::{TimeWindows, WindowedCount};
 /// The operator types of Kafka Streams.
 pub const OPERATORS: &[&str] = &[
     "count",
+    "aggregate",
     "tumbling-count",
     "hopping-count",
     "session-count",
@@ -58,6 +59,9 @@ pub struct KafkaStreamsSpec {
     pub cache_bytes: u64,
     /// Input records between commits (`TopologyTestDriver`: 1).
     pub commit_every: u64,
+    /// The aggregate of `groupByKey().aggregate(...)` (its serialized size); `None` for a
+    /// count.
+    pub aggregate: Option<AggregateBytes>,
     /// The windows of a windowed count (`windowedBy(TimeWindows...)`); `None` otherwise.
     pub windows: Option<TimeWindows>,
     /// The sessions of a session-windowed count (`windowedBy(SessionWindows...)`); `None`
@@ -83,6 +87,7 @@ impl Default for KafkaStreamsSpec {
             topic: "events".into(),
             cache_bytes: 10 * 1024 * 1024,
             commit_every: 1,
+            aggregate: None,
             windows: None,
             sessions: None,
             join: None,

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
@@ -17,6 +18,7 @@ import java.util.zip.GZIPInputStream;
 
 import org.apache.kafka.common.serialization.LongSerializer;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -32,6 +34,7 @@ import org.apache.kafka.streams.kstream.StreamJoined;
 import org.apache.kafka.streams.kstream.Suppressed;
 import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
+import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The Kafka Streams reference jobs: Gadget's operators written as Kafka Streams topologies,
@@ -53,6 +56,12 @@ import org.apache.kafka.streams.kstream.Windowed;
  * {@code statestore.cache.max.bytes} (Kafka's default 10 MiB), {@code --commit-interval}
  * {@code commit.interval.ms} (30 s); the test driver commits after every record whatever
  * the interval.
+ *
+ * <p>{@code --operator aggregate}: {@code groupByKey().aggregate(init, add,
+ * Materialized.as(--store))} ({@code aggregates}) with a byte-array value: {@code init} is
+ * {@code --initial-bytes} zero bytes (0), {@code add} appends {@code --bytes-per-record} (8)
+ * bytes of the record's time, so that a key's aggregate grows with its records (a list of
+ * its times; 0 bytes per record keeps a fixed-size aggregate).
  *
  * <p>{@code --operator tumbling-count | hopping-count}: {@code groupByKey().windowedBy(
  * TimeWindows.ofSizeAndGrace(--window, --grace))} (advancing by {@code --advance} for the
@@ -96,6 +105,8 @@ public final class ReferenceStreams {
         List<String> rightTypes = List.of("FINISH");
         String rightTopic = "finishes";
         String suppress = "none";
+        int initialBytes = 0;
+        int bytesPerRecord = 8;
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -124,11 +135,14 @@ public final class ReferenceStreams {
                     case "--right-types": s.rightTypes = List.of(v.split(",")); break;
                     case "--right-topic": s.rightTopic = v; break;
                     case "--suppress": s.suppress = v; break;
+                    case "--initial-bytes": s.initialBytes = Integer.parseInt(v); break;
+                    case "--bytes-per-record": s.bytesPerRecord = Integer.parseInt(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --state-dir --order --limit --cache-bytes --commit-interval "
                                 + "--application-id --store --topic --window --advance --grace --gap --suppress "
-                                + "--left-types --right-types --right-topic");
+                                + "--left-types --right-types --right-topic --initial-bytes "
+                                + "--bytes-per-record");
                 }
             }
             if (s.input == null) {
@@ -141,9 +155,13 @@ public final class ReferenceStreams {
                 throw new IllegalArgumentException(
                         "--suppress is none or until-window-closes, not " + s.suppress);
             }
+            if (s.initialBytes < 0 || s.bytesPerRecord < 0) {
+                throw new IllegalArgumentException("--initial-bytes and --bytes-per-record are at least 0");
+            }
             if (s.store == null) {
                 s.store = switch (s.operator) {
                     case "count" -> "counts";
+                    case "aggregate" -> "aggregates";
                     case "session-count" -> "session-counts";
                     case "stream-join" -> "joined";
                     default -> "window-counts";
@@ -173,6 +191,22 @@ public final class ReferenceStreams {
                         .groupByKey()
                         .count(Materialized.as(s.store));
                 break;
+            case "aggregate": {
+                int initial = s.initialBytes;
+                int per = s.bytesPerRecord;
+                builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()))
+                        .groupByKey()
+                        .aggregate(() -> new byte[initial], (key, time, aggregate) -> {
+                            byte[] next = Arrays.copyOf(aggregate, aggregate.length + per);
+                            for (int i = 0; i < per; i++) {
+                                next[aggregate.length + i] = (byte) (time >>> (8 * (i % 8)));
+                            }
+                            return next;
+                        }, Materialized.<Long, byte[], KeyValueStore<Bytes, byte[]>>as(s.store)
+                                .withKeySerde(Serdes.Long())
+                                .withValueSerde(Serdes.ByteArray()));
+                break;
+            }
             case "tumbling-count":
             case "hopping-count": {
                 TimeWindows windows = TimeWindows.ofSizeAndGrace(
@@ -216,8 +250,8 @@ public final class ReferenceStreams {
             }
             default:
                 throw new IllegalArgumentException("unknown operator " + s.operator
-                        + "; the operators are count tumbling-count hopping-count session-count "
-                        + "stream-join");
+                        + "; the operators are count aggregate tumbling-count hopping-count "
+                        + "session-count stream-join");
         }
         Topology topology = builder.build();
         Properties props = new Properties();
