@@ -196,6 +196,12 @@ pub struct RecordKafkaStreamsArgs {
     /// named in the trace by their path below it.
     #[arg(long)]
     pub state_dir: PathBuf,
+    /// A trace per thread (`each`: under `TopologyTestDriver`, `main`) or one trace of every
+    /// thread's requests in the order they were made, `all-threads` (`one`: a `KafkaStreams`
+    /// application, whose stores its stream thread opens and uses and its state updater
+    /// thread checkpoints after restoring them).
+    #[arg(long, value_enum, default_value = "each")]
+    pub threads: Threads,
     #[command(flatten)]
     pub record: RecordFlinkArgs,
 }
@@ -210,9 +216,11 @@ pub struct RecordFlinkArgs {
     /// recorder/flink/agent/target/gadget-recorder-flink.jar, the default when it exists).
     #[arg(long, env = "GADGET_RECORDER_JAR")]
     pub agent: Option<PathBuf>,
-    /// Format of the traces the agent writes: Gadget's binary format or its text format.
-    #[arg(long, value_enum, default_value = "bin")]
-    pub format: Format,
+    /// Format of the traces the agent writes: Gadget's binary format (the default) or its
+    /// text format. `gadget record spark` writes text only (a commit's `flush` and
+    /// `checkpoint` have no code in the agent's binary format).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
     /// Record buffers (64 KiB each) in flight to the agent's writer thread; when all are in
     /// flight, records are dropped and counted, never blocking Flink.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(2..))]
@@ -515,6 +523,15 @@ pub struct EvalArgs {
     /// Write latency histograms per interval and op as a standard HDR interval log.
     #[arg(long)]
     pub hdr_log: Option<PathBuf>,
+}
+
+/// Which threads' requests share a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Threads {
+    /// A trace per thread.
+    Each,
+    /// One trace of every thread, in the order the requests were made.
+    One,
 }
 
 /// Output format of a trace.

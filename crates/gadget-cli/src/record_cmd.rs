@@ -12,7 +12,7 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use gadget::trace::open_trace;
 
-use crate::cli::{Format, RecordFlinkArgs, RecordKafkaStreamsArgs, RecordSparkArgs};
+use crate::cli::{Format, RecordFlinkArgs, RecordKafkaStreamsArgs, RecordSparkArgs, Threads};
 use crate::stdout::outln;
 
 /// Where `make recorder` puts the agent, relative to the project root.
@@ -41,7 +41,11 @@ pub fn kafka_streams(args: RecordKafkaStreamsArgs) -> anyhow::Result<i32> {
         )
     })?;
     let root = args.state_dir.canonicalize()?;
-    record(args.record, Some(&root), "")
+    let threads = match args.threads {
+        Threads::Each => "",
+        Threads::One => ",threads=one",
+    };
+    record(args.record, Some(&root), threads)
 }
 
 /// `gadget record spark`: the agent names each state store's RocksDB instance by its path
@@ -51,14 +55,22 @@ pub fn kafka_streams(args: RecordKafkaStreamsArgs) -> anyhow::Result<i32> {
 pub fn spark(mut args: RecordSparkArgs) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&args.work)
         .with_context(|| format!("cannot create the work directory {}", args.work.display()))?;
+    if args.record.format == Some(Format::Bin) {
+        bail!(
+            "Spark's traces are text: a commit's flush and checkpoint have no code in the \
+             agent's binary format; leave out --format bin (convert the trace afterwards with \
+             `gadget trace convert --format bin`)"
+        );
+    }
     let root = args.work.canonicalize()?;
-    args.record.format = Format::Text;
+    args.record.format = Some(Format::Text);
     record(args.record, Some(&root), ",threads=one")
 }
 
 /// Runs the command with the agent attached (`root`: where the stores' instances live;
 /// `more`: further agent arguments, each after a comma) and lists the traces.
 fn record(args: RecordFlinkArgs, root: Option<&Path>, more: &str) -> anyhow::Result<i32> {
+    let format = args.format.unwrap_or(Format::Bin);
     let agent = match &args.agent {
         Some(a) => a.clone(),
         None if Path::new(DEFAULT_AGENT).is_file() => PathBuf::from(DEFAULT_AGENT),
@@ -90,7 +102,7 @@ fn record(args: RecordFlinkArgs, root: Option<&Path>, more: &str) -> anyhow::Res
         agent.display(),
         out.display(),
         args.buffers,
-        match args.format {
+        match format {
             Format::Bin => "binary",
             Format::Text => "text",
         }
@@ -113,7 +125,7 @@ fn record(args: RecordFlinkArgs, root: Option<&Path>, more: &str) -> anyhow::Res
         .status()
         .with_context(|| format!("cannot start {program}"))?;
 
-    let traces = finish_traces(&out, args.format)?;
+    let traces = finish_traces(&out, format)?;
     if args.json {
         let list: Vec<serde_json::Value> = traces
             .iter()

@@ -806,6 +806,43 @@ fn sigterm_stops_gen_as_ctrl_c_does() {
 }
 
 #[test]
+fn record_spark_refuses_binary_traces_and_kafka_streams_passes_one_trace_of_all_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent.jar");
+    std::fs::write(&agent, b"not run").unwrap();
+    let out = gadget()
+        .args(["record", "spark", "--format", "bin", "--agent"])
+        .arg(&agent)
+        .arg("--work")
+        .arg(dir.path().join("work"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("--format bin") && said.contains("text"),
+        "{said}"
+    );
+    // the agent's options reach the command: `env` prints them
+    let out = gadget()
+        .args(["record", "kafka-streams", "--threads", "one", "--agent"])
+        .arg(&agent)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .arg("--out")
+        .arg(dir.path().join("traces"))
+        .args(["--", "env"])
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let options = printed
+        .lines()
+        .find(|l| l.starts_with("JAVA_TOOL_OPTIONS="))
+        .unwrap_or_default();
+    assert!(options.ends_with(",threads=one"), "{printed}");
+}
+
+#[test]
 fn record_refuses_agent_paths_the_jvm_cannot_carry_and_names_a_missing_agent() {
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("agent.jar");

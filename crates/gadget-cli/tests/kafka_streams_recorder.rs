@@ -16,6 +16,8 @@
 mod common;
 #[path = "support/config_edit.rs"]
 mod config_edit;
+#[path = "support/kafka_streams_job.rs"]
+mod kafka_streams_job;
 #[path = "support/late_input.rs"]
 mod late_input;
 #[path = "support/recording.rs"]
@@ -23,40 +25,10 @@ mod recording;
 #[path = "support/two_at_a_time.rs"]
 mod two_at_a_time;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 use recording::{generate, have, trace_diff};
-
-/// Builds the agent and the Kafka Streams reference job: the agent's jar and the job's class
-/// path.
-fn build() -> (PathBuf, String) {
-    let dir = common::project_root().join("recorder/flink");
-    let status = Command::new("mvn")
-        .args(["-B", "-q", "-Dstyle.color=never", "-Pkafka-streams"])
-        .args(["-pl", "agent,examples-kafka-streams", "package", "-f"])
-        .arg(dir.join("pom.xml"))
-        .status()
-        .expect("running mvn");
-    assert!(
-        status.success(),
-        "building the recorder and the Kafka Streams job failed"
-    );
-    let target = dir.join("examples-kafka-streams/target");
-    let deps = std::fs::read_to_string(target.join("classpath.txt")).unwrap();
-    let classpath = format!(
-        "{}:{}",
-        target
-            .join("gadget-recorder-kafka-streams-examples.jar")
-            .display(),
-        deps.trim()
-    );
-    (
-        dir.join("agent/target/gadget-recorder-flink.jar"),
-        classpath,
-    )
-}
 
 /// One recorded setting: the job's flags and the same setting as config edits of a bundled
 /// config.
@@ -509,7 +481,7 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
     if !have("java", test) || !have("mvn", test) {
         return;
     }
-    let (agent, classpath) = build();
+    let (agent, classpath) = kafka_streams_job::build(&common::project_root());
     let borg = shared.join("data/borg-jobs.csv.gz");
     let dir = tempfile::tempdir().unwrap();
     // every tenth record 7 s late: windows close before some of their records arrive

@@ -4,7 +4,7 @@
 use super::reader::Section;
 use super::{ConfigError, OperatorConfig};
 use crate::engine::kafka_streams::{
-    AggregateBytes, JoinWindows, KafkaStreamsSpec, SessionWindows, TimeWindows,
+    AggregateBytes, JoinWindows, KafkaStreamsSpec, Runner, SessionWindows, TimeWindows,
 };
 use crate::engine::spark::{OutputMode, SparkQuery, SparkSpec, Trigger};
 use crate::engine::Engine;
@@ -74,6 +74,10 @@ pub(super) fn parse_kafka_streams(
             "names a join's second input; only `stream-join` has one",
         ));
     }
+    let runner = match s.choice("runner", &["test-driver", "application"])? {
+        Some("application") => Runner::Application,
+        _ => Runner::TestDriver,
+    };
     let spec = KafkaStreamsSpec {
         application_id: s.string("application_id")?.unwrap_or(d.application_id),
         store: s.string("store")?.unwrap_or(default_store),
@@ -83,7 +87,8 @@ pub(super) fn parse_kafka_streams(
             .map_or(d.cache_bytes, |b| b as u64),
         commit_every: s
             .int("commit_every", 1, i64::MAX)?
-            .map_or(d.commit_every, |n| n as u64),
+            .map_or(default_commit_every(runner), |n| n as u64),
+        runner,
         suppress: parse_suppress(s, windows.is_some() || sessions.is_some())?,
         aggregate: parse_aggregate(s, kind)?,
         windows,
@@ -105,6 +110,16 @@ pub(super) fn parse_kafka_streams(
         OperatorConfig::KafkaStreams(Box::new(spec)),
         kind.to_string(),
     ))
+}
+
+/// Records between commits unless `commit_every` says: 1 under the test driver (a commit per
+/// record), none but the closing one for an application (its commits come every
+/// `commit.interval.ms` of wall-clock time, 30 s, after a short run's records).
+fn default_commit_every(runner: Runner) -> u64 {
+    match runner {
+        Runner::TestDriver => 1,
+        Runner::Application => u64::MAX,
+    }
 }
 
 /// The aggregate's size of an `aggregate` (`initial_bytes`, `bytes_per_record`); `None` for
@@ -341,6 +356,34 @@ type = "count"
         .unwrap_err()
         .to_string();
         assert!(e.contains("bytes_per_record"), "{e}");
+    }
+
+    #[test]
+    fn a_kafka_streams_application_commits_only_when_it_closes_unless_told() {
+        let app = format!("{COUNT}runner = \"application\"\n");
+        let c = Config::parse(&app, Path::new("c.toml")).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(
+            (spec.runner, spec.commit_every),
+            (crate::engine::kafka_streams::Runner::Application, u64::MAX)
+        );
+        let c = Config::parse(&format!("{app}commit_every = 500\n"), Path::new("c.toml")).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(spec.commit_every, 500);
+        let e = Config::parse(
+            &format!("{COUNT}runner = \"broker\"\n"),
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("test-driver") && e.contains("application"),
+            "{e}"
+        );
     }
 
     #[test]

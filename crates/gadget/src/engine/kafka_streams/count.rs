@@ -146,6 +146,7 @@ impl Operator for Count {
         // the store checks its pre-timestamp column family is empty, then restores
         out.access_all(DEFAULT, b"", &[(Op::Seek, 0)]);
         self.offsets.open(out);
+        self.offsets.restored(self.spec.runner, out);
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
@@ -360,5 +361,50 @@ mod tests {
             .value_bytes(u64::MAX),
             u32::MAX
         );
+    }
+
+    #[test]
+    fn an_application_checkpoints_after_restoring_and_commits_when_it_closes() {
+        let spec = KafkaStreamsSpec {
+            runner: super::super::Runner::Application,
+            commit_every: u64::MAX,
+            ..KafkaStreamsSpec::default()
+        };
+        let mut count = Count::new(&spec);
+        let mut sink = VecSink::default();
+        count.on_start(&mut sink);
+        for key in [1, 2, 1] {
+            let event = Event {
+                key: Key::Long(key),
+                timestamp: 0,
+                input: 0,
+                closes: false,
+            };
+            count.on_event(&event, &mut sink);
+        }
+        count.on_end(&mut sink);
+        let ops: Vec<(Op, StateId, u32)> = sink
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                TraceRecord::Access {
+                    op,
+                    state,
+                    value_len,
+                    ..
+                } => Some((*op, *state, *value_len)),
+                _ => None,
+            })
+            .collect();
+        // the open's seven, then the state updater's offset and empty position
+        assert_eq!(ops[7..9], [(Op::Put, OFFSETS, 8), (Op::Put, OFFSETS, 40)]);
+        // each key read once, both written at the closing commit only
+        let data: Vec<Op> = ops
+            .iter()
+            .filter(|(_, s, _)| *s == DATA)
+            .map(|(op, ..)| *op)
+            .collect();
+        assert_eq!(data, [Op::Get, Op::Get, Op::Put, Op::Put]);
+        assert_eq!(ops.len(), 7 + 2 + 2 + 2 + 2 + 1);
     }
 }

@@ -46,6 +46,19 @@ pub const OPERATORS: &[&str] = &[
     "stream-join",
 ];
 
+/// What runs the topology, which decides when it commits and what opening a store writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Runner {
+    /// `TopologyTestDriver`: no broker, a commit after every record.
+    #[default]
+    TestDriver,
+    /// A `KafkaStreams` application against a broker: commits every `commit.interval.ms` of
+    /// wall-clock time (in Gadget, every `commit_every` records; by default only when it
+    /// closes), and after restoring a key-value store its state updater writes the store's
+    /// offsets once more (a checkpoint before the first record).
+    Application,
+}
+
 /// The application and the store a Kafka Streams operator uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KafkaStreamsSpec {
@@ -57,8 +70,11 @@ pub struct KafkaStreamsSpec {
     pub topic: String,
     /// `statestore.cache.max.bytes`: the record cache's size; 0 turns caching off in effect.
     pub cache_bytes: u64,
-    /// Input records between commits (`TopologyTestDriver`: 1).
+    /// Input records between commits (`TopologyTestDriver`: 1; an application: `u64::MAX`
+    /// unless set, its commits on wall-clock time falling after the records of a short run).
     pub commit_every: u64,
+    /// What runs the topology.
+    pub runner: Runner,
     /// The aggregate of `groupByKey().aggregate(...)` (its serialized size); `None` for a
     /// count.
     pub aggregate: Option<AggregateBytes>,
@@ -87,6 +103,7 @@ impl Default for KafkaStreamsSpec {
             topic: "events".into(),
             cache_bytes: 10 * 1024 * 1024,
             commit_every: 1,
+            runner: Runner::TestDriver,
             aggregate: None,
             windows: None,
             sessions: None,
@@ -157,6 +174,15 @@ impl Offsets {
             position_bytes(&[])
         };
         out.access_all(self.state, b"position", &[(Op::Put, position)]);
+    }
+
+    /// An application's checkpoint after restoring the store (its state updater thread,
+    /// before the first record): the changelog offset and the still empty position, as a
+    /// commit writes them; nothing under the test driver.
+    pub(crate) fn restored(&self, runner: Runner, out: &mut dyn AccessSink) {
+        if runner == Runner::Application {
+            self.commit(out);
+        }
     }
 
     /// Closing the store: its status.

@@ -13,12 +13,26 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.GZIPInputStream;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.GroupNotEmptyException;
 
 import org.apache.kafka.common.serialization.LongSerializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.CloseOptions;
+import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -81,6 +95,14 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * go to topic {@code --topic}, those in {@code --right-types} ({@code FINISH}) to
  * {@code --right-topic} ({@code finishes}), others nowhere; each side keeps its records in a
  * window store with duplicates.
+ *
+ * <p>With {@code --bootstrap HOST:PORT} the same topology runs as a real {@link KafkaStreams}
+ * application against that broker instead of under the test driver: the job creates its input
+ * topics (one partition each), produces every event to them (the event time as the record's
+ * timestamp), starts the application (one stream thread, {@code auto.offset.reset=earliest}),
+ * waits until it has processed every record and closes it. Such an application commits every
+ * {@code --commit-interval} ms of wall-clock time, not per record: where those commits fall
+ * among the records depends on timing.
  */
 public final class ReferenceStreams {
     private ReferenceStreams() {}
@@ -105,6 +127,7 @@ public final class ReferenceStreams {
         List<String> rightTypes = List.of("FINISH");
         String rightTopic = "finishes";
         String suppress = "none";
+        String bootstrap;
         int initialBytes = 0;
         int bytesPerRecord = 8;
 
@@ -136,13 +159,14 @@ public final class ReferenceStreams {
                     case "--right-topic": s.rightTopic = v; break;
                     case "--suppress": s.suppress = v; break;
                     case "--initial-bytes": s.initialBytes = Integer.parseInt(v); break;
+                    case "--bootstrap": s.bootstrap = v; break;
                     case "--bytes-per-record": s.bytesPerRecord = Integer.parseInt(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --state-dir --order --limit --cache-bytes --commit-interval "
                                 + "--application-id --store --topic --window --advance --grace --gap --suppress "
                                 + "--left-types --right-types --right-topic --initial-bytes "
-                                + "--bytes-per-record");
+                                + "--bytes-per-record --bootstrap");
                 }
             }
             if (s.input == null) {
@@ -174,11 +198,24 @@ public final class ReferenceStreams {
         }
     }
 
+    /** Input records the topology has taken, counted when a broker runs it. */
+    static final AtomicLong PROCESSED = new AtomicLong();
+
+    /**
+     * The input topic {@code topic} as a stream of longs; with a broker, each record counted
+     * into {@link #PROCESSED} as it enters (the driver needs no count: it returns once a record
+     * is processed).
+     */
+    static KStream<Long, Long> input(StreamsBuilder builder, String topic, Settings s) {
+        KStream<Long, Long> stream = builder.stream(topic, Consumed.with(Serdes.Long(), Serdes.Long()));
+        return s.bootstrap == null ? stream : stream.peek((key, value) -> PROCESSED.incrementAndGet());
+    }
+
     /** An input event: key, event time in ms and type (column 2, empty without one). */
     record Event(long key, long time, String type) {}
 
     /** Runs the job. */
-    public static void main(String[] args) throws IOException {
+    public static void main(String[] args) throws IOException, InterruptedException, ExecutionException {
         Settings s = Settings.parse(args);
         List<Event> events = read(s.input, s.limit);
         if (s.order.equals("by-time")) {
@@ -187,14 +224,14 @@ public final class ReferenceStreams {
         StreamsBuilder builder = new StreamsBuilder();
         switch (s.operator) {
             case "count":
-                builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()))
+                input(builder, s.topic, s)
                         .groupByKey()
                         .count(Materialized.as(s.store));
                 break;
             case "aggregate": {
                 int initial = s.initialBytes;
                 int per = s.bytesPerRecord;
-                builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()))
+                input(builder, s.topic, s)
                         .groupByKey()
                         .aggregate(() -> new byte[initial], (key, time, aggregate) -> {
                             byte[] next = Arrays.copyOf(aggregate, aggregate.length + per);
@@ -215,7 +252,7 @@ public final class ReferenceStreams {
                     windows = windows.advanceBy(Duration.ofMillis(s.advance < 0 ? 1000 : s.advance));
                 }
                 KTable<Windowed<Long>, Long> counts =
-                        builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()))
+                        input(builder, s.topic, s)
                                 .groupByKey()
                                 .windowedBy(windows)
                                 .count(Materialized.as(s.store));
@@ -226,7 +263,7 @@ public final class ReferenceStreams {
             }
             case "session-count": {
                 KTable<Windowed<Long>, Long> counts =
-                        builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()))
+                        input(builder, s.topic, s)
                                 .groupByKey()
                                 .windowedBy(SessionWindows.ofInactivityGapAndGrace(
                                         Duration.ofMillis(s.gap), Duration.ofMillis(s.grace)))
@@ -238,9 +275,9 @@ public final class ReferenceStreams {
             }
             case "stream-join": {
                 KStream<Long, Long> left =
-                        builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.Long()));
+                        input(builder, s.topic, s);
                 KStream<Long, Long> right =
-                        builder.stream(s.rightTopic, Consumed.with(Serdes.Long(), Serdes.Long()));
+                        input(builder, s.rightTopic, s);
                 left.join(right, (l, r) -> l + r,
                         JoinWindows.ofTimeDifferenceAndGrace(
                                 Duration.ofMillis(s.window), Duration.ofMillis(s.grace)),
@@ -261,6 +298,13 @@ public final class ReferenceStreams {
         props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, s.cacheBytes);
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, s.commitInterval);
         long started = System.nanoTime();
+        if (s.bootstrap != null) {
+            long records = runApplication(topology, props, events, s);
+            long ms = Math.max(1, (System.nanoTime() - started) / 1_000_000);
+            System.err.printf("%s: %d records through a KafkaStreams application in %d ms%n",
+                    s.operator, records, ms);
+            return;
+        }
         try (TopologyTestDriver driver = new TopologyTestDriver(topology, props)) {
             TestInputTopic<Long, Long> topic = driver.createInputTopic(s.topic,
                     new LongSerializer(), new LongSerializer());
@@ -284,6 +328,96 @@ public final class ReferenceStreams {
         // on stderr: stdout belongs to whoever runs the job (gadget record --json)
         System.err.printf("%s: %d events in %d ms (%.0f events/s)%n",
                 s.operator, events.size(), ms, events.size() * 1000.0 / ms);
+    }
+
+    /**
+     * Runs {@code topology} as a {@link KafkaStreams} application against {@code s.bootstrap}:
+     * creates the input topics, produces the events (a join's by type to its two topics), waits
+     * until the application has taken all of them (at most {@code 300 s}), then closes it,
+     * which commits and closes the stores. Returns the records produced.
+     */
+    static long runApplication(Topology topology, Properties props, List<Event> events, Settings s)
+            throws InterruptedException, ExecutionException {
+        boolean join = s.operator.equals("stream-join");
+        List<String> topics = join ? List.of(s.topic, s.rightTopic) : List.of(s.topic);
+        Map<String, Object> admin = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, s.bootstrap);
+        try (Admin client = Admin.create(admin)) {
+            startAfresh(client, topics, s.applicationId);
+            client.createTopics(topics.stream().map(t -> new NewTopic(t, 1, (short) 1)).toList())
+                    .all().get();
+        }
+        Properties producer = new Properties();
+        producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, s.bootstrap);
+        producer.put(ProducerConfig.ACKS_CONFIG, "all");
+        long records = 0;
+        try (KafkaProducer<Long, Long> out = new KafkaProducer<>(producer,
+                new LongSerializer(), new LongSerializer())) {
+            for (Event e : events) {
+                String topic = !join ? s.topic
+                        : s.leftTypes.contains(e.type()) ? s.topic
+                        : s.rightTypes.contains(e.type()) ? s.rightTopic
+                        : null;
+                if (topic != null) {
+                    out.send(new ProducerRecord<>(topic, 0, e.time(), e.key(), e.time()));
+                    records++;
+                }
+            }
+            out.flush();
+        }
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, s.bootstrap);
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+        props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+        props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        KafkaStreams streams = new KafkaStreams(topology, props);
+        streams.start();
+        long deadline = System.nanoTime() + 300_000_000_000L;
+        while (PROCESSED.get() < records) {
+            if (System.nanoTime() > deadline || streams.state() == KafkaStreams.State.ERROR) {
+                streams.close(Duration.ofSeconds(30));
+                throw new IllegalStateException("the application took " + PROCESSED.get()
+                        + " of " + records + " records (state " + streams.state() + ")");
+            }
+            Thread.sleep(20);
+        }
+        // leaving the group lets the next run against this broker delete it at once
+        streams.close(CloseOptions.groupMembershipOperation(
+                CloseOptions.GroupMembershipOperation.LEAVE_GROUP).withTimeout(Duration.ofSeconds(60)));
+        return records;
+    }
+
+    /**
+     * Removes what an earlier run against the same broker left: the application's consumer
+     * group (its committed offsets would skip records), its internal topics (a changelog would
+     * be restored into the new stores) and the input topics; returns once they are gone.
+     */
+    static void startAfresh(Admin client, List<String> topics, String applicationId)
+            throws InterruptedException, ExecutionException {
+        long deadline = System.nanoTime() + 90_000_000_000L;
+        while (client.listGroups().all().get().stream().anyMatch(g -> g.groupId().equals(applicationId))) {
+            try {
+                client.deleteConsumerGroups(List.of(applicationId)).all().get();
+            } catch (ExecutionException e) {
+                // a member that did not leave stays until its session times out (45 s)
+                if (!(e.getCause() instanceof GroupNotEmptyException) || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(500);
+            }
+        }
+        List<String> old = client.listTopics().names().get().stream()
+                .filter(t -> topics.contains(t) || t.startsWith(applicationId + "-"))
+                .toList();
+        if (old.isEmpty()) {
+            return;
+        }
+        client.deleteTopics(old).all().get();
+        deadline = System.nanoTime() + 60_000_000_000L;
+        while (client.listTopics().names().get().stream().anyMatch(old::contains)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the broker still lists " + old + " after 60 s");
+            }
+            Thread.sleep(50);
+        }
     }
 
     /** Reads the CSV (gzip when it starts with gzip's magic bytes). */
