@@ -548,7 +548,7 @@ window = 5000
 delay = 100
 "#;
         let c = Config::parse(text, Path::new("c.toml")).unwrap();
-        assert!(c.operator.two_inputs() && c.operator.keeps_other_types());
+        assert_eq!(c.operator.inputs(), crate::config::Inputs::TwoKeepingOthers);
         let OperatorConfig::Spark(spec) = &c.operator else {
             panic!("{:?}", c.operator);
         };

@@ -266,23 +266,39 @@ pub enum OperatorConfig {
     LookupJoin(LookupJoinSpec),
 }
 
+/// The inputs an operator reads, which decide how a source routes its rows to them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inputs {
+    /// One input: every row (or those of `types`).
+    One,
+    /// Two inputs, the rows split by type (`left_types`, `right_types`).
+    Two,
+    /// Two inputs, and rows of `closing_types` that close a key (the continuous join).
+    TwoClosing,
+    /// Two inputs, and the rows of neither type kept on input 0: Spark's join, whose
+    /// micro-batches count every row of the input files.
+    TwoKeepingOthers,
+}
+
 impl OperatorConfig {
-    /// True for two-input operators.
-    pub fn two_inputs(&self) -> bool {
-        matches!(
-            self,
-            OperatorConfig::IntervalJoin { .. }
-                | OperatorConfig::WindowJoin { .. }
-                | OperatorConfig::ContinuousJoin { .. }
-        ) || matches!(self, OperatorConfig::KafkaStreams(spec) if spec.join.is_some())
-            || self.keeps_other_types()
+    /// The inputs this operator reads.
+    pub fn inputs(&self) -> Inputs {
+        match self {
+            OperatorConfig::ContinuousJoin { .. } => Inputs::TwoClosing,
+            OperatorConfig::IntervalJoin { .. } | OperatorConfig::WindowJoin { .. } => Inputs::Two,
+            OperatorConfig::KafkaStreams(spec) if spec.join.is_some() => Inputs::Two,
+            OperatorConfig::Spark(spec)
+                if spec.query == crate::engine::spark::SparkQuery::StreamJoin =>
+            {
+                Inputs::TwoKeepingOthers
+            }
+            _ => Inputs::One,
+        }
     }
 
-    /// True for two-input operators that also see the rows of neither input (on input 0):
-    /// Spark's join, whose micro-batches count every row of the input files.
-    pub fn keeps_other_types(&self) -> bool {
-        matches!(self, OperatorConfig::Spark(spec)
-            if spec.query == crate::engine::spark::SparkQuery::StreamJoin)
+    /// True for two-input operators.
+    pub fn two_inputs(&self) -> bool {
+        self.inputs() != Inputs::One
     }
 }
 
@@ -426,25 +442,19 @@ impl Config {
         if let Some(problem) = parallel::refusal(&operator, parallelism, max_parallelism) {
             return Err(doc.error(parallelism_at, "parallelism", problem));
         }
-        let closing = matches!(operator, OperatorConfig::ContinuousJoin { .. });
         let source =
             match (source_section, left_section, right_section) {
                 (Some(s), None, None) => {
-                    let mut source = parse_source(&s, operator.two_inputs(), closing, seed)?;
-                    if let (true, SourceConfig::File(file)) =
-                        (operator.keeps_other_types(), &mut source)
-                    {
-                        file.keep_other_types();
-                    }
+                    let source = parse_source(&s, operator.inputs(), seed)?;
                     check_ysb_pairing(&s, &source, &operator)?;
                     s.finish()?;
                     source
                 }
                 (None, Some(l), Some(r)) if operator.two_inputs() => {
-                    let left = parse_source(&l, false, false, seed)?;
+                    let left = parse_source(&l, Inputs::One, seed)?;
                     check_ysb_pairing(&l, &left, &operator)?;
                     l.finish()?;
-                    let right = parse_source(&r, false, false, right_seed(seed))?;
+                    let right = parse_source(&r, Inputs::One, right_seed(seed))?;
                     check_ysb_pairing(&r, &right, &operator)?;
                     r.finish()?;
                     SourceConfig::Separate {
@@ -1295,12 +1305,9 @@ fn check_ysb_pairing(
     }
 }
 
-fn parse_source(
-    s: &Section<'_>,
-    two_inputs: bool,
-    closing: bool,
-    seed: u64,
-) -> Result<SourceConfig, ConfigError> {
+fn parse_source(s: &Section<'_>, inputs: Inputs, seed: u64) -> Result<SourceConfig, ConfigError> {
+    let two_inputs = inputs != Inputs::One;
+    let closing = inputs == Inputs::TwoClosing;
     match s.require_choice("type", &["file", "synthetic", "ysb"])? {
         "synthetic" => return parse_synthetic(s, two_inputs, closing, seed),
         "ysb" => return parse_ysb(s).map(SourceConfig::Ysb),
@@ -1359,9 +1366,10 @@ fn parse_source(
         (false, None, None, None) => TypeRouting::All,
         (false, Some(t), None, None) => TypeRouting::Accept(t),
         (true, Some(_), _, _) => return Err(s.error("types", "a two-input operator takes left_types and right_types instead")),
-        (true, None, Some(l), Some(r)) => match closing_types {
-            Some(c) => TypeRouting::SplitClosing(l, r, c),
-            None => TypeRouting::Split(l, r),
+        (true, None, Some(l), Some(r)) => match (closing_types, inputs) {
+            (Some(c), _) => TypeRouting::SplitClosing(l, r, c),
+            (None, Inputs::TwoKeepingOthers) => TypeRouting::SplitKeepingOthers(l, r),
+            (None, _) => TypeRouting::Split(l, r),
         },
         (true, None, _, _) => return Err(s.error("left_types", "missing; a two-input operator needs left_types and right_types, e.g. [\"SUBMIT\"] and [\"FINISH\"]")),
     };

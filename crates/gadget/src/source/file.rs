@@ -104,15 +104,6 @@ pub struct FileSpec {
     pub repeat: u32,
 }
 
-impl FileSpec {
-    /// Routes rows of neither input's types to input 0 instead of dropping them.
-    pub fn keep_other_types(&mut self) {
-        if let TypeRouting::Split(l, r) = &self.routing {
-            self.routing = TypeRouting::SplitKeepingOthers(l.clone(), r.clone());
-        }
-    }
-}
-
 /// One parsed row: key, event time (ms), input (255 = filtered out), closes.
 type Row = (Key, i64, u8, bool);
 const FILTERED: u8 = 255;

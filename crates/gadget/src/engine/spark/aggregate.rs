@@ -24,7 +24,7 @@ use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::batch::{MicroBatched, MicroBatches};
+use super::batch::{BatchRows, MicroBatched, MicroBatches};
 use super::held::Held;
 use super::partition::{hash_key, hash_long, partition_of, SEED};
 use super::{state_names, window_key_row, SparkSpec};
@@ -37,7 +37,7 @@ const COUNT_VALUE_BYTES: u32 = 1 + 8 + 8;
 struct Partition {
     /// The groups of the current batch, in order of their first event, with each one's
     /// window end in ms.
-    batch: Vec<(Vec<u8>, i64)>,
+    batch: BatchRows<i64>,
     in_batch: FxHashSet<Vec<u8>>,
     /// The keys RocksDB holds, each until the watermark reaches its window's end.
     held: Held,
@@ -75,11 +75,11 @@ impl MicroBatched for TumblingCount {
     /// task in turn.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
         for (state, partition) in (0u16..).zip(&mut self.partitions) {
-            for (key, _) in &partition.batch {
+            for (key, _) in partition.batch.iter() {
                 out.access_all(state, key, &[(Op::Get, 0)]);
             }
-            for (key, end) in &partition.batch {
-                if self.batches.is_late(*end) {
+            for (key, end) in partition.batch.iter() {
+                if self.batches.is_late(end) {
                     continue;
                 }
                 out.access_all(state, key, &[(Op::Get, 0), (Op::Put, COUNT_VALUE_BYTES)]);
@@ -87,9 +87,8 @@ impl MicroBatched for TumblingCount {
             }
             partition.held.evict(state, self.batches.watermark(), out);
             MicroBatches::commit(state, out);
-            for (key, _) in partition.batch.drain(..) {
-                partition.in_batch.remove(&key);
-            }
+            partition.batch.clear();
+            partition.in_batch.clear();
         }
         self.batches.advance();
     }
@@ -109,17 +108,14 @@ impl Operator for TumblingCount {
         let end = start + size;
         let (start_us, end_us) = (start.saturating_mul(1000), end.saturating_mul(1000));
         window_key_row(&mut self.key, start_us, end_us, &event.key);
-        let p = if self.partitions.len() > 1 {
-            // HashPartitioning over (window struct, key)
-            let h = hash_long(end_us, hash_long(start_us, SEED));
-            partition_of(hash_key(&event.key, h), self.partitions.len() as u32) as usize
-        } else {
-            0
-        };
+        // HashPartitioning over (window struct, key)
+        let p = partition_of(self.partitions.len(), || {
+            hash_key(&event.key, hash_long(end_us, hash_long(start_us, SEED)))
+        });
         let partition = &mut self.partitions[p];
         if !partition.in_batch.contains(&self.key) {
             partition.in_batch.insert(self.key.clone());
-            partition.batch.push((self.key.clone(), end));
+            partition.batch.push(&self.key, end);
         }
         if self.batches.add(event.timestamp) {
             self.run_batch(out);

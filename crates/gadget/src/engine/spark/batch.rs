@@ -12,6 +12,8 @@
 //! batch, if the watermark would move, a batch without data runs once more
 //! (`Trigger.AvailableNow`).
 
+use std::cmp::Ordering;
+
 use crate::access::{AccessSink, Op, StateId};
 
 use super::Trigger;
@@ -121,6 +123,63 @@ impl MicroBatches {
             .map(|max| max.saturating_sub(self.delay))
             .min();
         lowest.map_or(self.watermark, |w| self.watermark.max(w))
+    }
+}
+
+/// The rows of a micro-batch a partition buffers until the batch runs: each row's key (an
+/// `UnsafeRow`, in one flat buffer that keeps its capacity from batch to batch) and a value.
+#[derive(Debug)]
+pub(crate) struct BatchRows<T> {
+    bytes: Vec<u8>,
+    rows: Vec<(usize, usize, T)>,
+}
+
+impl<T> Default for BatchRows<T> {
+    fn default() -> Self {
+        BatchRows {
+            bytes: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy> BatchRows<T> {
+    /// Adds a row.
+    pub(crate) fn push(&mut self, key: &[u8], value: T) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        self.rows.push((start, self.bytes.len(), value));
+    }
+
+    /// The rows.
+    pub(crate) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Row `i`: its key and value.
+    pub(crate) fn get(&self, i: usize) -> (&[u8], T) {
+        let (start, end, value) = self.rows[i];
+        (&self.bytes[start..end], value)
+    }
+
+    /// The rows in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], T)> + '_ {
+        self.rows
+            .iter()
+            .map(|&(start, end, value)| (&self.bytes[start..end], value))
+    }
+
+    /// Sorts the rows by their keys with `order` (not stable).
+    pub(crate) fn sort_by_key(&mut self, mut order: impl FnMut(&[u8], &[u8]) -> Ordering) {
+        let bytes = &self.bytes;
+        self.rows
+            .sort_unstable_by(|a, b| order(&bytes[a.0..a.1], &bytes[b.0..b.1]));
+    }
+
+    /// Empties the buffer for the next batch.
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.rows.clear();
     }
 }
 

@@ -20,9 +20,9 @@ use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::batch::{MicroBatched, MicroBatches};
+use super::batch::{BatchRows, MicroBatched, MicroBatches};
 use super::held::Held;
-use super::partition::{hash_key, partition_of, SEED};
+use super::partition::key_partition;
 use super::{key_row, state_names, SparkSpec};
 
 /// The value row: the version byte, the null bitset and the expiry (a long, µs).
@@ -32,10 +32,8 @@ const EXPIRY_VALUE_BYTES: u32 = 1 + 8 + 8;
 /// state store.
 #[derive(Debug, Default)]
 struct Partition {
-    /// The batch's key rows, one after another.
-    keys: Vec<u8>,
-    /// Per event of the batch: where its key row ends in `keys`, and its time (ms).
-    events: Vec<(usize, i64)>,
+    /// The batch's events: key row and time (ms).
+    events: BatchRows<i64>,
     /// The keys RocksDB holds, each until the watermark reaches its expiry.
     held: Held,
 }
@@ -72,10 +70,7 @@ impl MicroBatched for DropDuplicatesWithinWatermark {
     /// the commit.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
         for (state, partition) in (0u16..).zip(&mut self.partitions) {
-            let mut from = 0;
-            for &(to, time) in &partition.events {
-                let key = &partition.keys[from..to];
-                from = to;
+            for (key, time) in partition.events.iter() {
                 out.access_all(state, key, &[(Op::Get, 0)]);
                 if !partition.held.contains(key) {
                     out.access_all(state, key, &[(Op::Get, 0), (Op::Put, EXPIRY_VALUE_BYTES)]);
@@ -83,7 +78,6 @@ impl MicroBatched for DropDuplicatesWithinWatermark {
                     partition.held.insert(key, expiry.saturating_mul(1000));
                 }
             }
-            partition.keys.clear();
             partition.events.clear();
             partition.held.evict(state, self.batches.watermark(), out);
             MicroBatches::commit(state, out);
@@ -104,16 +98,8 @@ impl Operator for DropDuplicatesWithinWatermark {
         // a late event is dropped before the operator: no request
         if !self.batches.is_late(event.timestamp) {
             key_row(&mut self.key, &event.key);
-            let p = if self.partitions.len() > 1 {
-                partition_of(hash_key(&event.key, SEED), self.partitions.len() as u32) as usize
-            } else {
-                0
-            };
-            let partition = &mut self.partitions[p];
-            partition.keys.extend_from_slice(&self.key);
-            partition
-                .events
-                .push((partition.keys.len(), event.timestamp));
+            let p = key_partition(&event.key, self.partitions.len());
+            self.partitions[p].events.push(&self.key, event.timestamp);
         }
         if self.batches.add(event.timestamp) {
             self.run_batch(out);

@@ -24,9 +24,9 @@ use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::batch::{MicroBatched, MicroBatches};
+use super::batch::{BatchRows, MicroBatched, MicroBatches};
 use super::held::Held;
-use super::partition::{hash_key, partition_of, SEED};
+use super::partition::key_partition;
 use super::{key_row, state_names, SparkSpec};
 
 /// The value row: the version byte, the row's null bitset, its two field words (the state
@@ -37,11 +37,8 @@ const STATE_VALUE_BYTES: u32 = 1 + 8 + 8 + 8 + 8 + 8 + 8;
 /// One shuffle partition: its records of the current batch and its state store.
 #[derive(Debug, Default)]
 struct Partition {
-    /// The batch's key rows, one after another.
-    keys: Vec<u8>,
-    /// Per record of the batch: where its key row starts and ends in `keys`, and its time
-    /// (ms).
-    records: Vec<(usize, usize, i64)>,
+    /// The batch's records: key row and time (ms).
+    records: BatchRows<i64>,
     /// The keys RocksDB holds, each until the watermark passes its timeout, with the latest
     /// event time of its state (ms).
     held: Held<i64>,
@@ -80,19 +77,15 @@ impl MicroBatched for FlatMapGroupsWithState {
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
         let watermark = self.batches.watermark();
         for (state, partition) in (0u16..).zip(&mut self.partitions) {
-            let Partition {
-                keys,
-                records,
-                held,
-            } = partition;
-            records.sort_unstable_by(|a, b| key_order(&keys[a.0..a.1], &keys[b.0..b.1]));
+            let Partition { records, held } = partition;
+            records.sort_by_key(key_order);
             let mut group = 0;
             while group < records.len() {
-                let key = &keys[records[group].0..records[group].1];
+                let (key, _) = records.get(group);
                 let mut end = group;
                 let mut latest = held.value(key).copied().unwrap_or(i64::MIN);
-                while end < records.len() && &keys[records[end].0..records[end].1] == key {
-                    latest = latest.max(records[end].2);
+                while end < records.len() && records.get(end).0 == key {
+                    latest = latest.max(records.get(end).1);
                     end += 1;
                 }
                 group = end;
@@ -105,7 +98,6 @@ impl MicroBatched for FlatMapGroupsWithState {
                 // timed out when before the watermark: reached by a watermark one ms later
                 held.set(key, timeout.saturating_add(1).saturating_mul(1000), latest);
             }
-            keys.clear();
             records.clear();
             held.evict(state, watermark, out);
             MicroBatches::commit(state, out);
@@ -147,17 +139,8 @@ impl Operator for FlatMapGroupsWithState {
         // a late record is dropped before the operator: no request
         if !self.batches.is_late(event.timestamp) {
             key_row(&mut self.key, &event.key);
-            let p = if self.partitions.len() > 1 {
-                partition_of(hash_key(&event.key, SEED), self.partitions.len() as u32) as usize
-            } else {
-                0
-            };
-            let partition = &mut self.partitions[p];
-            let start = partition.keys.len();
-            partition.keys.extend_from_slice(&self.key);
-            partition
-                .records
-                .push((start, partition.keys.len(), event.timestamp));
+            let p = key_partition(&event.key, self.partitions.len());
+            self.partitions[p].records.push(&self.key, event.timestamp);
         }
         if self.batches.add(event.timestamp) {
             self.run_batch(out);

@@ -27,13 +27,14 @@
 //! the buffered side, minus 1 for the inclusive bound).
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use crate::access::{AccessSink, Op, StateId};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::batch::{MicroBatched, MicroBatches};
-use super::partition::{hash_key, partition_of, SEED};
+use super::batch::{BatchRows, MicroBatched, MicroBatches};
+use super::partition::key_partition;
 use super::{key_index_row, key_row, SparkSpec};
 
 /// A count row: the version byte, the null bitset and the long.
@@ -54,10 +55,8 @@ const RIGHT: usize = 1;
 struct Side {
     /// Per key row, its buffered records in index order: time (ms) and whether joined.
     values: BTreeMap<Vec<u8>, Vec<(i64, bool)>>,
-    /// The batch's key rows, one after another.
-    keys: Vec<u8>,
-    /// Per record of the batch: where its key row ends in `keys`, and its time (ms).
-    records: Vec<(usize, i64)>,
+    /// The batch's records: key row and time (ms).
+    records: BatchRows<i64>,
 }
 
 /// The stream–stream join.
@@ -68,6 +67,9 @@ pub struct StreamJoin {
     partitions: Vec<[Side; 2]>,
     key: Vec<u8>,
     index_key: Vec<u8>,
+    /// The eviction iterator's key and the one after it.
+    cursor: Vec<u8>,
+    ahead: Vec<u8>,
 }
 
 impl StreamJoin {
@@ -81,6 +83,8 @@ impl StreamJoin {
                 .collect(),
             key: Vec::with_capacity(32),
             index_key: Vec::with_capacity(40),
+            cursor: Vec::with_capacity(32),
+            ahead: Vec::with_capacity(32),
         }
     }
 
@@ -99,10 +103,7 @@ impl StreamJoin {
         } else {
             (right, left)
         };
-        let mut from = 0;
-        for &(to, time) in &own.records {
-            let key = &own.keys[from..to];
-            from = to;
+        for (key, time) in own.records.iter() {
             let value_bytes = value_bytes(key);
             out.access_all(Self::state(p, other, false), key, &[(Op::Get, 0)]);
             let mut joined = false;
@@ -141,7 +142,6 @@ impl StreamJoin {
             out.access_all(Self::state(p, side, false), key, &count);
             values.push((time, joined));
         }
-        own.keys.clear();
         own.records.clear();
     }
 
@@ -149,23 +149,31 @@ impl StreamJoin {
     fn evict(&mut self, p: usize, side: usize, state_watermark: i64, out: &mut dyn AccessSink) {
         let counts = Self::state(p, side, false);
         let values_state = Self::state(p, side, true);
-        let held = &mut self.partitions[p][side].values;
+        let StreamJoin {
+            partitions,
+            index_key,
+            cursor,
+            ahead,
+            ..
+        } = self;
+        let held = &mut partitions[p][side].values;
         out.access_all(counts, b"", &[(Op::Seek, 0)]);
-        // the iterator reads what the store held when it was made
-        let keys: Vec<Vec<u8>> = held.keys().cloned().collect();
-        let mut next_key = 0;
-        let mut current: Option<usize> = None;
+        // the iterator's key (`cursor`, once it has one) and the one it moves to next
+        // (`ahead`): the eviction removes no key before it has passed it and adds none, so the
+        // map itself shows what the iterator reads
+        let mut has_current = false;
+        let mut has_ahead = key_after(held, None, ahead);
         let mut index = 0;
         let mut removed = false;
         loop {
             // find the next value at or behind the state watermark
             let mut found = false;
             loop {
-                if let Some(k) = current {
-                    let values = &held[&keys[k]];
+                if has_current {
+                    let values = &held[cursor.as_slice()];
                     if index < values.len() {
-                        key_index_row(&mut self.index_key, &keys[k], index as i64);
-                        out.access_all(values_state, &self.index_key, &[(Op::Get, 0)]);
+                        key_index_row(index_key, cursor, index as i64);
+                        out.access_all(values_state, index_key, &[(Op::Get, 0)]);
                         if values[index].0 <= state_watermark {
                             found = true;
                             break;
@@ -174,41 +182,52 @@ impl StreamJoin {
                         continue;
                     }
                 }
-                if next_key < keys.len() {
-                    // the iterator reads the key ahead, stepping on to the one after it
-                    let landed = keys.get(next_key + 1).map_or(&[][..], |k| &k[..]);
-                    out.access_all(counts, landed, &[(Op::Next, 0)]);
-                    Self::settle(held, &keys, current, removed, counts, out);
-                    current = Some(next_key);
-                    next_key += 1;
-                    index = 0;
-                    removed = false;
-                } else {
+                if !has_ahead {
                     break;
                 }
+                // the iterator reads the key ahead, stepping on to the one after it
+                let landed = held
+                    .range::<[u8], _>((Bound::Excluded(ahead.as_slice()), Bound::Unbounded))
+                    .next()
+                    .map_or(&[][..], |(k, _)| k.as_slice());
+                out.access_all(counts, landed, &[(Op::Next, 0)]);
+                Self::settle(
+                    held,
+                    has_current.then_some(cursor.as_slice()),
+                    removed,
+                    counts,
+                    out,
+                );
+                std::mem::swap(cursor, ahead);
+                has_current = true;
+                has_ahead = key_after(held, Some(cursor), ahead);
+                index = 0;
+                removed = false;
             }
             if !found {
-                Self::settle(held, &keys, current, removed, counts, out);
+                Self::settle(
+                    held,
+                    has_current.then_some(cursor.as_slice()),
+                    removed,
+                    counts,
+                    out,
+                );
                 break;
             }
-            let key = &keys[current.expect("a value was found under a key")];
+            let key = cursor.as_slice();
             let value_bytes = value_bytes(key);
             let values = held.get_mut(key).expect("the key is held");
             let last = values.len() - 1;
             if index != last {
-                key_index_row(&mut self.index_key, key, last as i64);
-                out.access_all(values_state, &self.index_key, &[(Op::Get, 0)]);
-                key_index_row(&mut self.index_key, key, index as i64);
+                key_index_row(index_key, key, last as i64);
+                out.access_all(values_state, index_key, &[(Op::Get, 0)]);
+                key_index_row(index_key, key, index as i64);
                 let writes = [(Op::Get, 0), (Op::Put, value_bytes)];
-                out.access_all(values_state, &self.index_key, &writes);
+                out.access_all(values_state, index_key, &writes);
                 values[index] = values[last];
             }
-            key_index_row(&mut self.index_key, key, last as i64);
-            out.access_all(
-                values_state,
-                &self.index_key,
-                &[(Op::Get, 0), (Op::Delete, 0)],
-            );
+            key_index_row(index_key, key, last as i64);
+            out.access_all(values_state, index_key, &[(Op::Get, 0), (Op::Delete, 0)]);
             values.pop();
             removed = true;
         }
@@ -218,23 +237,35 @@ impl StreamJoin {
     /// when values were removed and some are left, deleted when none is.
     fn settle(
         held: &mut BTreeMap<Vec<u8>, Vec<(i64, bool)>>,
-        keys: &[Vec<u8>],
-        current: Option<usize>,
+        key: Option<&[u8]>,
         removed: bool,
         counts: StateId,
         out: &mut dyn AccessSink,
     ) {
-        let Some(k) = current else { return };
+        let Some(key) = key else { return };
         if !removed {
             return;
         }
-        let key = &keys[k];
         if held.get(key).is_some_and(|v| !v.is_empty()) {
             out.access_all(counts, key, &[(Op::Get, 0), (Op::Put, COUNT_VALUE_BYTES)]);
         } else {
             out.access_all(counts, key, &[(Op::Get, 0), (Op::Delete, 0)]);
             held.remove(key);
         }
+    }
+}
+
+/// Copies into `out` the first key of `held` after `after` (the first of all for `None`):
+/// false when there is none.
+fn key_after<V>(held: &BTreeMap<Vec<u8>, V>, after: Option<&[u8]>, out: &mut Vec<u8>) -> bool {
+    let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+    match held.range::<[u8], _>((from, Bound::Unbounded)).next() {
+        Some((key, _)) => {
+            out.clear();
+            out.extend_from_slice(key);
+            true
+        }
+        None => false,
     }
 }
 
@@ -293,14 +324,9 @@ impl Operator for StreamJoin {
         if let Some(side) = side {
             if !self.batches.is_late(event.timestamp) {
                 key_row(&mut self.key, &event.key);
-                let p = if self.partitions.len() > 1 {
-                    partition_of(hash_key(&event.key, SEED), self.partitions.len() as u32) as usize
-                } else {
-                    0
-                };
+                let p = key_partition(&event.key, self.partitions.len());
                 let own = &mut self.partitions[p][side];
-                own.keys.extend_from_slice(&self.key);
-                own.records.push((own.keys.len(), event.timestamp));
+                own.records.push(&self.key, event.timestamp);
             }
         }
         if self.batches.add_event(event.timestamp, side) {

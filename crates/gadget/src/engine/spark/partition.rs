@@ -65,9 +65,19 @@ pub(crate) fn hash_key(key: &Key, seed: i32) -> i32 {
     }
 }
 
-/// The shuffle partition of a hash: `pmod(hash, partitions)`.
-pub(crate) fn partition_of(hash: i32, partitions: u32) -> u32 {
-    hash.rem_euclid(partitions as i32) as u32
+/// The shuffle partition, of `partitions`, of a row whose columns hash to `hash()`:
+/// `pmod(hash, partitions)`, the hash computed only when there are several partitions.
+pub(crate) fn partition_of(partitions: usize, hash: impl FnOnce() -> i32) -> usize {
+    if partitions > 1 {
+        hash().rem_euclid(partitions as i32) as usize
+    } else {
+        0
+    }
+}
+
+/// The shuffle partition, of `partitions`, of a row grouped by the record key alone.
+pub(crate) fn key_partition(key: &Key, partitions: usize) -> usize {
+    partition_of(partitions, || hash_key(key, SEED))
 }
 
 #[cfg(test)]
@@ -85,7 +95,11 @@ mod tests {
         // a window struct (start, end in µs) then the key, as the aggregation's shuffle hashes
         let h = hash_long(150_940_000_000, hash_long(150_935_000_000, SEED));
         assert_eq!(hash_long(6_270_505_101, h), 219_832_873);
-        assert_eq!(partition_of(-7, 3), 2);
-        assert_eq!(partition_of(7, 3), 1);
+        assert_eq!(partition_of(3, || -7), 2);
+        assert_eq!(partition_of(3, || 7), 1);
+        assert_eq!(
+            partition_of(1, || unreachable!("one partition needs no hash")),
+            0
+        );
     }
 }
