@@ -138,7 +138,9 @@ fn record_subtasks(
         .arg(agent)
         .arg("--out")
         .arg(out)
-        .args(["--", "java", "-cp", &job.classpath, job.main])
+        .args(["--", "java"])
+        .args(recording::QUICK_JVM)
+        .args(["-cp", &job.classpath, job.main])
         .args(&job.flags)
         .args(["--operator", operator])
         .args(args);

@@ -65,6 +65,7 @@ impl Broker {
         )
         .unwrap();
         let format = Command::new("java")
+            .args(recording::QUICK_JVM)
             .args(["-cp", classpath, "kafka.tools.StorageTool", "format"])
             .args(["-t", "MkU3OEVBNTcwNTJENDM2Qk", "-c"])
             .arg(&properties)
@@ -172,7 +173,9 @@ fn record(
         .arg(&state)
         .arg("--out")
         .arg(&traces)
-        .args(["--", "java", "-cp", classpath])
+        .args(["--", "java"])
+        .args(recording::QUICK_JVM)
+        .args(["-cp", classpath])
         .arg("gadget.recorder.examples.kafka.ReferenceStreams")
         .arg("--input")
         .arg(borg)

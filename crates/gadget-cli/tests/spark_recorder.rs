@@ -215,9 +215,11 @@ const SETTINGS: &[Setting] = &[
     },
     Setting {
         operator: JOIN,
-        name: "join, 60 s apart at most, a watermark 10 s behind, 2 shuffle partitions, \
-               10 min of event time per micro-batch, late records",
+        name: "full outer join, 60 s apart at most, a watermark 10 s behind, 2 shuffle \
+               partitions, 10 min of event time per micro-batch, late records",
         flags: &[
+            "--join-type",
+            "full_outer",
             "--window",
             "60000",
             "--delay",
@@ -228,6 +230,7 @@ const SETTINGS: &[Setting] = &[
             "600000",
         ],
         edits: &[
+            ("join_type", "\"full-outer\""),
             ("window", "60000"),
             ("delay", "10000"),
             ("partitions", "2"),
@@ -310,6 +313,7 @@ fn check(setting: &Setting, work: &Path, inputs: &Inputs<'_>) -> Option<String> 
         .arg("--out")
         .arg(&traces)
         .args(["--", "java"])
+        .args(recording::QUICK_JVM)
         .args(JAVA_OPENS)
         .args(["-cp", inputs.classpath])
         .arg("gadget.recorder.examples.spark.ReferenceQueries")

@@ -6,7 +6,7 @@ use super::{ConfigError, OperatorConfig};
 use crate::engine::kafka_streams::{
     AggregateBytes, JoinWindows, KafkaStreamsSpec, Runner, SessionWindows, TimeWindows,
 };
-use crate::engine::spark::{OutputMode, SparkQuery, SparkSpec, Trigger};
+use crate::engine::spark::{JoinType, OutputMode, SparkQuery, SparkSpec, Trigger};
 use crate::engine::Engine;
 
 /// The `engine` of a config's top level (Flink without one).
@@ -215,6 +215,20 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
     let partitions = s
         .int("partitions", 1, 1000)?
         .map_or(d.partitions, |n| n as u32);
+    // only a join has a type: `join_type` stays an unknown key elsewhere
+    let join_type = if query == SparkQuery::StreamJoin {
+        match s.choice(
+            "join_type",
+            &["inner", "left-outer", "right-outer", "full-outer"],
+        )? {
+            Some("left-outer") => JoinType::LeftOuter,
+            Some("right-outer") => JoinType::RightOuter,
+            Some("full-outer") => JoinType::FullOuter,
+            _ => JoinType::Inner,
+        }
+    } else {
+        d.join_type
+    };
     let spec = SparkSpec {
         query,
         size,
@@ -222,6 +236,7 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         mode,
         trigger,
         partitions,
+        join_type,
     };
     Ok((OperatorConfig::Spark(Box::new(spec)), kind.to_string()))
 }
@@ -571,6 +586,19 @@ delay = 100
             .unwrap_err()
             .to_string();
         assert!(e.contains("mode") && e.contains("unknown key"), "{e}");
+        let outer = format!("{text}join_type = \"full-outer\"\n");
+        let c = Config::parse(&outer, Path::new("c.toml")).unwrap();
+        let OperatorConfig::Spark(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(spec.join_type, crate::engine::spark::JoinType::FullOuter);
+        let e = Config::parse(
+            &format!("{text}join_type = \"cross\"\n"),
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("join_type") && e.contains("left-outer"), "{e}");
     }
 
     #[test]
@@ -638,6 +666,7 @@ mode = "update"
                 mode: crate::engine::spark::OutputMode::Update,
                 trigger: crate::engine::spark::Trigger::Events(7),
                 partitions: 1,
+                join_type: crate::engine::spark::JoinType::Inner,
             }
         );
         let e = Config::parse(&text.replace("size = 5000\n", ""), Path::new("c.toml"))

@@ -64,6 +64,22 @@ pub enum OutputMode {
     Update,
 }
 
+/// The join type of a stream–stream join (`left.join(right, condition, type)`). All four
+/// send the state stores the same requests (recorded from Spark 4.1.1: an outer join emits
+/// the unmatched rows its eviction reads anyway); they differ in what the query outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JoinType {
+    /// `inner`.
+    #[default]
+    Inner,
+    /// `left_outer`.
+    LeftOuter,
+    /// `right_outer`.
+    RightOuter,
+    /// `full_outer`.
+    FullOuter,
+}
+
 /// A Spark query: its operator and settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SparkSpec {
@@ -82,6 +98,8 @@ pub struct SparkSpec {
     /// `spark.sql.shuffle.partitions`: the state store instances, one per partition, each
     /// partition's task run in turn per batch.
     pub partitions: u32,
+    /// A stream–stream join's type.
+    pub join_type: JoinType,
 }
 
 /// How the input is cut into micro-batches.
@@ -104,6 +122,7 @@ impl Default for SparkSpec {
             mode: OutputMode::Append,
             trigger: Trigger::Events(1000),
             partitions: 1,
+            join_type: JoinType::Inner,
         }
     }
 }

@@ -61,7 +61,9 @@ import scala.Tuple2;
  *
  * <p>{@code --operator stream-join}: the {@code SUBMIT} events (input column 2) joined with the
  * {@code FINISH} events of the same key at most {@code --window} ms apart, each side with
- * {@code withWatermark(--delay ms)}, two file sources over the same files.
+ * {@code withWatermark(--delay ms)}, two file sources over the same files; {@code --join-type}
+ * ({@code inner}, {@code left_outer}, {@code right_outer} or {@code full_outer}) chooses the
+ * join.
  *
  * <p>{@code --operator flat-map-groups-with-state}: a session count per key written with
  * {@code groupByKey("key").flatMapGroupsWithState(..., GroupStateTimeout.EventTimeTimeout())}
@@ -85,6 +87,7 @@ public final class ReferenceQueries {
         long window = 5000;
         long delay = 0;
         long gap = 30_000;
+        String joinType = "inner";
         String mode = "append";
 
         static Settings parse(String[] args) {
@@ -107,11 +110,12 @@ public final class ReferenceQueries {
                     case "--window": s.window = Long.parseLong(v); break;
                     case "--delay": s.delay = Long.parseLong(v); break;
                     case "--gap": s.gap = Long.parseLong(v); break;
+                    case "--join-type": s.joinType = v; break;
                     case "--mode": s.mode = v; break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --work --order --limit --trigger-events --trigger-ms "
-                                + "--partitions --window --delay --gap --mode");
+                                + "--partitions --window --delay --gap --join-type --mode");
                 }
             }
             if (s.input == null) {
@@ -189,7 +193,7 @@ public final class ReferenceQueries {
                         .withWatermark("rtime", delay);
                 result = left.join(right, expr("lkey = rkey AND rtime >= ltime - interval "
                         + s.window + " milliseconds AND rtime <= ltime + interval " + s.window
-                        + " milliseconds"));
+                        + " milliseconds"), s.joinType);
                 break;
             }
             case "flat-map-groups-with-state":
