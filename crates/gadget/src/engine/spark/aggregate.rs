@@ -58,9 +58,7 @@ impl TumblingCount {
         TumblingCount {
             size: spec.size,
             batches: MicroBatches::new(spec.trigger, spec.delay),
-            partitions: (0..spec.partitions.max(1))
-                .map(|_| Partition::default())
-                .collect(),
+            partitions: spec.per_partition(),
             key: Vec::with_capacity(64),
         }
     }
@@ -69,6 +67,10 @@ impl TumblingCount {
 impl MicroBatched for TumblingCount {
     fn batches(&self) -> &MicroBatches {
         &self.batches
+    }
+
+    fn batches_mut(&mut self) -> &mut MicroBatches {
+        &mut self.batches
     }
 
     /// A micro-batch of the buffered events (none: a batch without data): each partition's
@@ -100,9 +102,19 @@ impl Operator for TumblingCount {
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        if self.batches.starts_batch(event.timestamp) {
-            self.run_batch(out);
-        }
+        self.take_event(event, out, |count| count.buffer(event));
+    }
+
+    fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
+
+    fn on_end(&mut self, out: &mut dyn AccessSink) {
+        self.finish(out);
+    }
+}
+
+impl TumblingCount {
+    /// Adds `event`'s group (window, key) to the current batch, once per batch.
+    fn buffer(&mut self, event: &Event) -> Option<usize> {
         let size = self.size;
         let start = event.timestamp.div_euclid(size) * size;
         let end = start + size;
@@ -117,15 +129,7 @@ impl Operator for TumblingCount {
             partition.in_batch.insert(self.key.clone());
             partition.batch.push(&self.key, end);
         }
-        if self.batches.add(event.timestamp) {
-            self.run_batch(out);
-        }
-    }
-
-    fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
-
-    fn on_end(&mut self, out: &mut dyn AccessSink) {
-        self.finish(out);
+        Some(0)
     }
 }
 

@@ -15,8 +15,11 @@
 use std::cmp::Ordering;
 
 use crate::access::{AccessSink, Op, StateId};
+use crate::source::element::Event;
 
-use super::Trigger;
+use super::held::Held;
+use super::partition::key_partition;
+use super::{key_row, Trigger};
 
 /// Where the micro-batches stand.
 #[derive(Debug, Clone)]
@@ -63,12 +66,6 @@ impl MicroBatches {
     /// (a trigger by event time, the event past the current batch's interval).
     pub(crate) fn starts_batch(&self, time: i64) -> bool {
         self.has_events() && time >= self.batch_end
-    }
-
-    /// Counts an event at `time` (ms) into the current batch: true when the batch is full
-    /// (a trigger by events).
-    pub(crate) fn add(&mut self, time: i64) -> bool {
-        self.add_event(time, Some(0))
     }
 
     /// Counts an event at `time` (ms) of watermarked input `input` (0 or 1; `None`: an event
@@ -183,10 +180,61 @@ impl<T: Copy> BatchRows<T> {
     }
 }
 
+/// A shuffle partition of an operator keyed by the record key alone (the deduplication,
+/// `flatMapGroupsWithState`): its records of the current batch (key row, time in ms) and
+/// what its state store holds (with a `V` per key).
+#[derive(Debug, Default)]
+pub(crate) struct KeyedPartition<V> {
+    /// The batch's records.
+    pub(crate) records: BatchRows<i64>,
+    /// The keys RocksDB holds.
+    pub(crate) held: Held<V>,
+}
+
+/// Buffers `event` in its key's partition (its key row written to `key`), unless it is late
+/// against `batches`: a late record is dropped before the operator, no request.
+pub(crate) fn buffer_keyed<V>(
+    batches: &MicroBatches,
+    partitions: &mut [KeyedPartition<V>],
+    key: &mut Vec<u8>,
+    event: &Event,
+) -> Option<usize> {
+    if !batches.is_late(event.timestamp) {
+        key_row(key, &event.key);
+        let p = key_partition(&event.key, partitions.len());
+        partitions[p].records.push(key, event.timestamp);
+    }
+    Some(0)
+}
+
 /// An operator that runs in micro-batches.
 pub(crate) trait MicroBatched {
     /// Where its batches stand.
     fn batches(&self) -> &MicroBatches;
+
+    /// Where its batches stand, to count events into them.
+    fn batches_mut(&mut self) -> &mut MicroBatches;
+
+    /// Takes `event`: the current batch runs first if the event starts the next one
+    /// (a trigger by event time), `buffer` keeps the event for its batch and says which
+    /// watermarked input it came from (`None`: none), and the batch runs once full (a trigger
+    /// by events).
+    fn take_event(
+        &mut self,
+        event: &Event,
+        out: &mut dyn AccessSink,
+        buffer: impl FnOnce(&mut Self) -> Option<usize>,
+    ) where
+        Self: Sized,
+    {
+        if self.batches().starts_batch(event.timestamp) {
+            self.run_batch(out);
+        }
+        let input = buffer(self);
+        if self.batches_mut().add_event(event.timestamp, input) {
+            self.run_batch(out);
+        }
+    }
 
     /// Runs the current batch (its buffered events, or none) and starts the next.
     fn run_batch(&mut self, out: &mut dyn AccessSink);
@@ -212,15 +260,15 @@ mod tests {
     fn a_batch_runs_with_the_watermark_of_the_events_before_it() {
         let mut batches = MicroBatches::new(Trigger::Events(2), 1000);
         let mut sink = VecSink::default();
-        assert!(!batches.add(5000));
-        assert!(batches.add(3000));
+        assert!(!batches.add_event(5000, Some(0)));
+        assert!(batches.add_event(3000, Some(0)));
         assert_eq!(batches.watermark(), 0);
         MicroBatches::commit(0, &mut sink);
         batches.advance();
         assert_eq!(batches.watermark(), 4000);
         assert!(batches.watermark_moved() && batches.is_late(0) && !batches.is_late(1));
         assert!(!batches.has_events());
-        batches.add(2000);
+        batches.add_event(2000, Some(0));
         MicroBatches::commit(0, &mut sink);
         batches.advance();
         // never lower than the last
@@ -234,14 +282,14 @@ mod tests {
     fn a_trigger_by_event_time_ends_a_batch_before_the_first_event_past_its_interval() {
         let mut batches = MicroBatches::new(Trigger::EventTime(1000), 0);
         assert!(!batches.starts_batch(1500));
-        assert!(!batches.add(1500));
+        assert!(!batches.add_event(1500, Some(0)));
         // [1000, 2000): an earlier event stays in the batch, 2000 starts the next
         assert!(!batches.starts_batch(900) && !batches.starts_batch(1999));
-        batches.add(900);
+        batches.add_event(900, Some(0));
         assert!(batches.starts_batch(2000));
         batches.advance();
         assert!(!batches.starts_batch(2000));
-        batches.add(3700);
+        batches.add_event(3700, Some(0));
         assert!(batches.starts_batch(4000) && !batches.starts_batch(3999));
     }
 }

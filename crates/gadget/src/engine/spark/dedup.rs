@@ -20,30 +20,20 @@ use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::batch::{BatchRows, MicroBatched, MicroBatches};
-use super::held::Held;
-use super::partition::key_partition;
-use super::{key_row, state_names, SparkSpec};
+use super::batch::{buffer_keyed, KeyedPartition, MicroBatched, MicroBatches};
+use super::{state_names, SparkSpec};
 
 /// The value row: the version byte, the null bitset and the expiry (a long, µs).
 const EXPIRY_VALUE_BYTES: u32 = 1 + 8 + 8;
-
-/// One shuffle partition: the key rows and times of its events in the current batch, and its
-/// state store.
-#[derive(Debug, Default)]
-struct Partition {
-    /// The batch's events: key row and time (ms).
-    events: BatchRows<i64>,
-    /// The keys RocksDB holds, each until the watermark reaches its expiry.
-    held: Held,
-}
 
 /// Deduplication within the watermark's delay.
 #[derive(Debug)]
 pub struct DropDuplicatesWithinWatermark {
     delay: i64,
     batches: MicroBatches,
-    partitions: Vec<Partition>,
+    /// Per shuffle partition: its records, and its keys, each held until the watermark
+    /// reaches its expiry.
+    partitions: Vec<KeyedPartition<()>>,
     key: Vec<u8>,
 }
 
@@ -53,9 +43,7 @@ impl DropDuplicatesWithinWatermark {
         DropDuplicatesWithinWatermark {
             delay: spec.delay,
             batches: MicroBatches::new(spec.trigger, spec.delay),
-            partitions: (0..spec.partitions.max(1))
-                .map(|_| Partition::default())
-                .collect(),
+            partitions: spec.per_partition(),
             key: Vec::with_capacity(32),
         }
     }
@@ -66,11 +54,15 @@ impl MicroBatched for DropDuplicatesWithinWatermark {
         &self.batches
     }
 
+    fn batches_mut(&mut self) -> &mut MicroBatches {
+        &mut self.batches
+    }
+
     /// A micro-batch: each partition's task in turn runs its events, the eviction scan and
     /// the commit.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
         for (state, partition) in (0u16..).zip(&mut self.partitions) {
-            for (key, time) in partition.events.iter() {
+            for (key, time) in partition.records.iter() {
                 out.access_all(state, key, &[(Op::Get, 0)]);
                 if !partition.held.contains(key) {
                     out.access_all(state, key, &[(Op::Get, 0), (Op::Put, EXPIRY_VALUE_BYTES)]);
@@ -78,7 +70,7 @@ impl MicroBatched for DropDuplicatesWithinWatermark {
                     partition.held.insert(key, expiry.saturating_mul(1000));
                 }
             }
-            partition.events.clear();
+            partition.records.clear();
             partition.held.evict(state, self.batches.watermark(), out);
             MicroBatches::commit(state, out);
         }
@@ -92,18 +84,9 @@ impl Operator for DropDuplicatesWithinWatermark {
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        if self.batches.starts_batch(event.timestamp) {
-            self.run_batch(out);
-        }
-        // a late event is dropped before the operator: no request
-        if !self.batches.is_late(event.timestamp) {
-            key_row(&mut self.key, &event.key);
-            let p = key_partition(&event.key, self.partitions.len());
-            self.partitions[p].events.push(&self.key, event.timestamp);
-        }
-        if self.batches.add(event.timestamp) {
-            self.run_batch(out);
-        }
+        self.take_event(event, out, |op| {
+            buffer_keyed(&op.batches, &mut op.partitions, &mut op.key, event)
+        });
     }
 
     fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}

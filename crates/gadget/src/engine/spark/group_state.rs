@@ -24,32 +24,22 @@ use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::batch::{BatchRows, MicroBatched, MicroBatches};
-use super::held::Held;
-use super::partition::key_partition;
-use super::{key_row, state_names, SparkSpec};
+use super::batch::{buffer_keyed, KeyedPartition, MicroBatched, MicroBatches};
+use super::{state_names, SparkSpec};
 
 /// The value row: the version byte, the row's null bitset, its two field words (the state
 /// struct's offset and size, the timeout), and the state struct (a null bitset, the count
 /// and the latest time).
 const STATE_VALUE_BYTES: u32 = 1 + 8 + 8 + 8 + 8 + 8 + 8;
 
-/// One shuffle partition: its records of the current batch and its state store.
-#[derive(Debug, Default)]
-struct Partition {
-    /// The batch's records: key row and time (ms).
-    records: BatchRows<i64>,
-    /// The keys RocksDB holds, each until the watermark passes its timeout, with the latest
-    /// event time of its state (ms).
-    held: Held<i64>,
-}
-
 /// A session count per key by `flatMapGroupsWithState` with an event-time timeout.
 #[derive(Debug)]
 pub struct FlatMapGroupsWithState {
     gap: i64,
     batches: MicroBatches,
-    partitions: Vec<Partition>,
+    /// Per shuffle partition: its records, and its keys, each held until the watermark
+    /// passes its timeout, with the latest event time of its state (ms).
+    partitions: Vec<KeyedPartition<i64>>,
     key: Vec<u8>,
 }
 
@@ -59,9 +49,7 @@ impl FlatMapGroupsWithState {
         FlatMapGroupsWithState {
             gap: spec.size,
             batches: MicroBatches::new(spec.trigger, spec.delay),
-            partitions: (0..spec.partitions.max(1))
-                .map(|_| Partition::default())
-                .collect(),
+            partitions: spec.per_partition(),
             key: Vec::with_capacity(32),
         }
     }
@@ -72,12 +60,16 @@ impl MicroBatched for FlatMapGroupsWithState {
         &self.batches
     }
 
+    fn batches_mut(&mut self) -> &mut MicroBatches {
+        &mut self.batches
+    }
+
     /// A micro-batch: each partition's task in turn calls `f` on its keys with data, in key
     /// order, then on the keys that timed out, and commits.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
         let watermark = self.batches.watermark();
         for (state, partition) in (0u16..).zip(&mut self.partitions) {
-            let Partition { records, held } = partition;
+            let KeyedPartition { records, held } = partition;
             records.sort_by_key(key_order);
             let mut group = 0;
             while group < records.len() {
@@ -133,18 +125,9 @@ impl Operator for FlatMapGroupsWithState {
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        if self.batches.starts_batch(event.timestamp) {
-            self.run_batch(out);
-        }
-        // a late record is dropped before the operator: no request
-        if !self.batches.is_late(event.timestamp) {
-            key_row(&mut self.key, &event.key);
-            let p = key_partition(&event.key, self.partitions.len());
-            self.partitions[p].records.push(&self.key, event.timestamp);
-        }
-        if self.batches.add(event.timestamp) {
-            self.run_batch(out);
-        }
+        self.take_event(event, out, |op| {
+            buffer_keyed(&op.batches, &mut op.partitions, &mut op.key, event)
+        });
     }
 
     fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
@@ -216,7 +199,7 @@ mod tests {
     fn keys_sort_as_spark_sorts_them() {
         let row = |key: crate::key::Key| {
             let mut row = Vec::new();
-            key_row(&mut row, &key);
+            super::super::key_row(&mut row, &key);
             row
         };
         use crate::key::Key;

@@ -78,9 +78,7 @@ impl StreamJoin {
         StreamJoin {
             window: spec.size,
             batches: MicroBatches::new(spec.trigger, spec.delay),
-            partitions: (0..spec.partitions.max(1))
-                .map(|_| [Side::default(), Side::default()])
-                .collect(),
+            partitions: spec.per_partition(),
             key: Vec::with_capacity(32),
             index_key: Vec::with_capacity(40),
             cursor: Vec::with_capacity(32),
@@ -274,6 +272,10 @@ impl MicroBatched for StreamJoin {
         &self.batches
     }
 
+    fn batches_mut(&mut self) -> &mut MicroBatches {
+        &mut self.batches
+    }
+
     /// A micro-batch: each partition's task in turn.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
         let state_watermark = self
@@ -313,25 +315,22 @@ impl Operator for StreamJoin {
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        if self.batches.starts_batch(event.timestamp) {
-            self.run_batch(out);
-        }
-        let side = match event.input {
-            1 => Some(LEFT),
-            2 => Some(RIGHT),
-            _ => None,
-        };
-        if let Some(side) = side {
-            if !self.batches.is_late(event.timestamp) {
-                key_row(&mut self.key, &event.key);
-                let p = key_partition(&event.key, self.partitions.len());
-                let own = &mut self.partitions[p][side];
-                own.records.push(&self.key, event.timestamp);
+        self.take_event(event, out, |join| {
+            let side = match event.input {
+                1 => LEFT,
+                2 => RIGHT,
+                // a row of neither side counts into the batch, nothing else
+                _ => return None,
+            };
+            if !join.batches.is_late(event.timestamp) {
+                key_row(&mut join.key, &event.key);
+                let p = key_partition(&event.key, join.partitions.len());
+                join.partitions[p][side]
+                    .records
+                    .push(&join.key, event.timestamp);
             }
-        }
-        if self.batches.add_event(event.timestamp, side) {
-            self.run_batch(out);
-        }
+            Some(side)
+        });
     }
 
     fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}

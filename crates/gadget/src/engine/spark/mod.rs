@@ -141,6 +141,13 @@ impl SparkSpec {
     }
 }
 
+impl SparkSpec {
+    /// A `T` per shuffle partition (at least one).
+    pub(crate) fn per_partition<T: Default>(&self) -> Vec<T> {
+        (0..self.partitions.max(1)).map(|_| T::default()).collect()
+    }
+}
+
 /// The state names of `spec`'s partitions, in partition order.
 pub(crate) fn state_names(spec_partitions: u32) -> Vec<String> {
     (0..spec_partitions).map(|p| state_name(0, p)).collect()
