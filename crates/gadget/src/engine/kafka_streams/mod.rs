@@ -23,6 +23,7 @@
 
 pub mod cache;
 pub mod count;
+mod found;
 mod held;
 pub mod join;
 mod segments;

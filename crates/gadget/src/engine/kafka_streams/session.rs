@@ -26,7 +26,7 @@
 //! already expired (a late record within the gap of a session older than the retention); no
 //! recorded setting reaches that case (docs/engines.md).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
@@ -34,6 +34,7 @@ use crate::source::element::Event;
 
 use super::cache::RecordCache;
 use super::count::serde_key;
+use super::found::FoundSessions;
 use super::held::Held;
 use super::segments::{Layout, Segments};
 use super::KafkaStreamsSpec;
@@ -151,7 +152,7 @@ impl Store {
         earliest_end: i64,
         latest_start: i64,
         bounds: &mut [Vec<u8>; 2],
-        found: &mut BTreeSet<Vec<u8>>,
+        found: &mut FoundSessions,
     ) {
         let from = earliest_end.max(self.segments.earliest_live());
         let [lower, upper] = bounds;
@@ -167,7 +168,7 @@ impl Store {
                         && end_of(session) >= from
                         && start_of(session) <= latest_start
                     {
-                        found.insert(session.to_vec());
+                        found.insert(session);
                     }
                 });
         }
@@ -186,7 +187,7 @@ pub struct SessionCount {
     /// The largest record time seen (the processor's stream time).
     observed: i64,
     key: Vec<u8>,
-    found: BTreeSet<Vec<u8>>,
+    found: FoundSessions,
     bounds: [Vec<u8>; 2],
     /// A merged session's key.
     scratch: Vec<u8>,
@@ -209,7 +210,7 @@ impl SessionCount {
             pending: BTreeMap::new(),
             observed: i64::MIN,
             key: Vec::with_capacity(16),
-            found: BTreeSet::new(),
+            found: FoundSessions::default(),
             bounds: [Vec::with_capacity(40), Vec::with_capacity(40)],
             scratch: Vec::with_capacity(48),
             cache_key: Vec::with_capacity(48),
@@ -242,6 +243,7 @@ impl SessionCount {
             &mut self.found,
         );
         if self.pending.is_empty() {
+            self.found.settle();
             return;
         }
         let key = &self.key;
@@ -253,9 +255,10 @@ impl SessionCount {
             if removed {
                 self.found.remove(session);
             } else if end_of(session) >= earliest_end && start_of(session) <= latest_start {
-                self.found.insert(session.clone());
+                self.found.insert(session);
             }
         }
+        self.found.settle();
     }
 
     /// Removes `session` (through the cache when there is one).
@@ -288,8 +291,13 @@ impl SessionCount {
         cache_key.extend_from_slice(session);
         // a commit after every record leaves nothing dirty for the next record's search
         if self.spec.commit_every > 1 {
-            self.pending
-                .insert(session.to_vec(), value_len == TOMBSTONE);
+            let removal = value_len == TOMBSTONE;
+            match self.pending.get_mut(session) {
+                Some(pending) => *pending = removal,
+                None => {
+                    self.pending.insert(session.to_vec(), removal);
+                }
+            }
         }
         let (store, pending) = (&mut self.store, &mut self.pending);
         self.cache
@@ -347,14 +355,14 @@ impl Operator for SessionCount {
             .saturating_sub(self.windows.gap);
         self.find(t, out);
         let (mut start, mut end) = (t, t);
-        for session in &self.found {
+        for session in self.found.iter() {
             start = start.min(start_of(session));
             end = end.max(end_of(session));
         }
         if end >= close {
             if (start, end) != (t, t) {
                 let found = std::mem::take(&mut self.found);
-                for session in &found {
+                for session in found.iter() {
                     self.remove(session, out);
                 }
                 self.found = found;
