@@ -2,6 +2,7 @@ package gadget.recorder.examples.spark;
 
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.expr;
+import static org.apache.spark.sql.functions.session_window;
 import static org.apache.spark.sql.functions.window;
 
 import java.io.BufferedReader;
@@ -64,6 +65,10 @@ import scala.Tuple2;
  * {@code withWatermark(--delay ms)}, two file sources over the same files; {@code --join-type}
  * ({@code inner}, {@code left_outer}, {@code right_outer} or {@code full_outer}) chooses the
  * join.
+ *
+ * <p>{@code --operator session-count}: {@code withWatermark("time", --delay ms)
+ * .groupBy(session_window("time", --gap ms), "key").count()}, Spark's native session windows
+ * (for recording only: Gadget does not simulate them yet).
  *
  * <p>{@code --operator flat-map-groups-with-state}: a session count per key written with
  * {@code groupByKey("key").flatMapGroupsWithState(..., GroupStateTimeout.EventTimeTimeout())}
@@ -196,6 +201,11 @@ public final class ReferenceQueries {
                         + " milliseconds"), s.joinType);
                 break;
             }
+            case "session-count":
+                result = input.withWatermark("time", s.delay + " milliseconds")
+                        .groupBy(session_window(col("time"), s.gap + " milliseconds"), col("key"))
+                        .count();
+                break;
             case "flat-map-groups-with-state":
                 result = sessions(input.withWatermark("time", s.delay + " milliseconds"), s.gap,
                         s.mode.equals("update") ? OutputMode.Update() : OutputMode.Append());
@@ -203,7 +213,7 @@ public final class ReferenceQueries {
             default:
                 throw new IllegalArgumentException("unknown operator " + s.operator
                         + "; the operators are tumbling-count, drop-duplicates-within-watermark, "
-                        + "stream-join and flat-map-groups-with-state");
+                        + "stream-join, session-count and flat-map-groups-with-state");
         }
         long started = System.nanoTime();
         result.writeStream()
