@@ -1,8 +1,8 @@
 //! Spark Structured Streaming recorded (`gadget record spark`) and reproduced: the recorder
 //! agent and the Spark
 //! reference queries are built with Maven, each query (a windowed count with a watermark,
-//! `dropDuplicatesWithinWatermark`, a stream-stream join and a session count by
-//! `flatMapGroupsWithState` with an event-time timeout, on the RocksDB state store provider,
+//! `dropDuplicatesWithinWatermark`, a stream-stream join, a session count by
+//! `flatMapGroupsWithState` with an event-time timeout and one by `session_window`, on the RocksDB state store provider,
 //! `local[1]`, one micro-batch per file of events) runs over the Borg trace under the agent
 //! for several settings (output modes, window sizes and gaps, trigger sizes, watermark delays,
 //! shuffle partitions, late and very late records), and each
@@ -100,6 +100,7 @@ const COUNT: &str = "tumbling-count";
 const DEDUP: &str = "drop-duplicates-within-watermark";
 const JOIN: &str = "stream-join";
 const GROUPS: &str = "flat-map-groups-with-state";
+const SESSIONS: &str = "session-count";
 
 const SETTINGS: &[Setting] = &[
     Setting {
@@ -278,6 +279,33 @@ const SETTINGS: &[Setting] = &[
                late (dropped)",
         flags: &["--gap", "60000", "--trigger-events", "500"],
         edits: &[("gap", "60000"), ("trigger_events", "500")],
+        input: Input::VeryLate,
+    },
+    Setting {
+        operator: SESSIONS,
+        name: "session windows, 30 s gap",
+        flags: &["--gap", "30000"],
+        edits: &[],
+        input: Input::Borg,
+    },
+    Setting {
+        operator: SESSIONS,
+        name: "session windows, 10 s gap, a watermark 3 s behind, 2 shuffle partitions, late \
+               records",
+        flags: &["--gap", "10000", "--delay", "3000", "--partitions", "2"],
+        edits: &[("gap", "10000"), ("delay", "3000"), ("partitions", "2")],
+        input: Input::Late,
+    },
+    Setting {
+        operator: SESSIONS,
+        name: "session windows, 60 s gap, 10 min of event time per micro-batch, records an \
+               hour late (some restored sessions outlast a key's records)",
+        flags: &["--gap", "60000", "--trigger-ms", "600000"],
+        edits: &[
+            ("gap", "60000"),
+            ("trigger_events", ""),
+            ("trigger_ms", "600000"),
+        ],
         input: Input::VeryLate,
     },
 ];

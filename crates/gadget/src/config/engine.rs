@@ -183,6 +183,15 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
             )?;
             (SparkQuery::FlatMapGroupsWithState, gap)
         }
+        "session-count" => {
+            let gap = s.require_int(
+                "gap",
+                1,
+                DAY_MS,
+                "the ms of event time without a record that close a key's session window",
+            )?;
+            (SparkQuery::SessionCount, gap)
+        }
         // the deduplication has no window: `size` stays an unknown key
         _ => (SparkQuery::DropDuplicatesWithinWatermark, d.size),
     };
@@ -194,6 +203,13 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         s.choice("mode", &["append", "update"])?
     };
     let mode = match mode {
+        Some("update") if query == SparkQuery::SessionCount => {
+            return Err(s.error(
+                "mode",
+                "Spark refuses update mode for session window aggregations \
+                 (STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION): use \"append\"",
+            ))
+        }
         Some("update") => OutputMode::Update,
         _ => OutputMode::Append,
     };
@@ -602,6 +618,37 @@ delay = 100
     }
 
     #[test]
+    fn a_spark_session_count_needs_its_gap_and_refuses_update_mode() {
+        let text = r#"
+engine = "spark"
+[source]
+type = "file"
+path = "x.csv"
+key_column = 0
+time_column = 1
+[operator]
+type = "session-count"
+gap = 30000
+"#;
+        let c = Config::parse(text, Path::new("c.toml")).unwrap();
+        let OperatorConfig::Spark(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(
+            (spec.query, spec.size),
+            (crate::engine::spark::SparkQuery::SessionCount, 30000)
+        );
+        let e = Config::parse(&format!("{text}mode = \"update\"\n"), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mode") && e.contains("append"), "{e}");
+        let e = Config::parse(&text.replace("gap = 30000\n", ""), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gap"), "{e}");
+    }
+
+    #[test]
     fn a_spark_flat_map_groups_with_state_needs_its_gap_and_has_no_window() {
         let text = r#"
 engine = "spark"
@@ -637,12 +684,12 @@ mode = "update"
             .unwrap_err()
             .to_string();
         assert!(e.contains("size") && e.contains("unknown key"), "{e}");
-        // Flink's session window names it as Spark's closest operator
+        // Flink's session window names Spark's session count as the closest operator
         let flink = text.replace("flat-map-groups-with-state", "session");
         let e = Config::parse(&flink, Path::new("c.toml"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("closest is `flat-map-groups-with-state`"), "{e}");
+        assert!(e.contains("closest is `session-count`"), "{e}");
     }
 
     #[test]

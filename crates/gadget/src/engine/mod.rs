@@ -80,8 +80,7 @@ impl Engine {
                 ("aggregation", "tumbling-count"),
                 ("count", "tumbling-count"),
                 ("interval-join", "stream-join"),
-                ("session", "flat-map-groups-with-state"),
-                ("session-count", "flat-map-groups-with-state"),
+                ("session", "session-count"),
             ],
             Engine::Flink => &[
                 ("count", "aggregation"),

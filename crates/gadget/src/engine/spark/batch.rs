@@ -173,6 +173,13 @@ impl<T: Copy> BatchRows<T> {
             .sort_unstable_by(|a, b| order(&bytes[a.0..a.1], &bytes[b.0..b.1]));
     }
 
+    /// Sorts the rows with `order` over (key, value) (not stable).
+    pub(crate) fn sort_by(&mut self, mut order: impl FnMut((&[u8], T), (&[u8], T)) -> Ordering) {
+        let bytes = &self.bytes;
+        self.rows
+            .sort_unstable_by(|a, b| order((&bytes[a.0..a.1], a.2), (&bytes[b.0..b.1], b.2)));
+    }
+
     /// Empties the buffer for the next batch.
     pub(crate) fn clear(&mut self) {
         self.bytes.clear();

@@ -18,14 +18,12 @@
 //!
 //! A batch without data follows the last one when the watermark moved ([`super::batch`]).
 
-use std::cmp::Ordering;
-
 use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
 use super::batch::{buffer_keyed, KeyedPartition, MicroBatched, MicroBatches};
-use super::{state_names, SparkSpec};
+use super::{key_order, state_names, SparkSpec};
 
 /// The value row: the version byte, the row's null bitset, its two field words (the state
 /// struct's offset and size, the timeout), and the state struct (a null bitset, the count
@@ -96,27 +94,6 @@ impl MicroBatched for FlatMapGroupsWithState {
         }
         self.batches.advance();
     }
-}
-
-/// The order of two key rows of [`key_row`] as Spark sorts their keys: a long (the row's
-/// field word) signed, a string (the variable part after it) by its bytes.
-fn key_order(a: &[u8], b: &[u8]) -> Ordering {
-    let long = |row: &[u8]| {
-        row.get(9..17)
-            .map(|w| i64::from_le_bytes(w.try_into().expect("8 bytes")))
-    };
-    if a.len() == 17 && b.len() == 17 {
-        return long(a).cmp(&long(b));
-    }
-    string_of(a).cmp(string_of(b))
-}
-
-/// The string of a key row of a string key (its field word's size of the variable part).
-fn string_of(row: &[u8]) -> &[u8] {
-    let size = row.get(9..13).map_or(0, |w| {
-        u32::from_le_bytes(w.try_into().expect("4 bytes")) as usize
-    });
-    row.get(17..17 + size).unwrap_or_default()
 }
 
 impl Operator for FlatMapGroupsWithState {
@@ -197,6 +174,7 @@ mod tests {
 
     #[test]
     fn keys_sort_as_spark_sorts_them() {
+        use std::cmp::Ordering;
         let row = |key: crate::key::Key| {
             let mut row = Vec::new();
             super::super::key_row(&mut row, &key);

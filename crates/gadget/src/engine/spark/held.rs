@@ -3,6 +3,7 @@
 //! all of it.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use crate::access::{AccessSink, Op, StateId};
 
@@ -49,6 +50,36 @@ impl<V: Default> Held<V> {
             None => {
                 self.keys.insert(key.to_vec(), (deadline_us, value));
             }
+        }
+    }
+
+    /// Stops holding `key`.
+    pub(crate) fn remove(&mut self, key: &[u8]) {
+        self.keys.remove(key);
+    }
+
+    /// A prefix scan of `state` (`prefixScan`): a `seek` to `prefix`, then per entry under it
+    /// a `next` landing on the key after it (the iterator steps before it hands an entry
+    /// over); `entry` sees each entry's key and deadline.
+    pub(crate) fn scan_prefix(
+        &self,
+        state: StateId,
+        prefix: &[u8],
+        out: &mut dyn AccessSink,
+        mut entry: impl FnMut(&[u8], i64),
+    ) {
+        out.access_all(state, prefix, &[(Op::Seek, 0)]);
+        let mut entries = self
+            .keys
+            .range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded))
+            .peekable();
+        while let Some((key, (deadline, _))) = entries.next() {
+            if !key.starts_with(prefix) {
+                break;
+            }
+            let landed = entries.peek().map_or(&[][..], |(k, _)| &k[..]);
+            out.access_all(state, landed, &[(Op::Next, 0)]);
+            entry(key, *deadline);
         }
     }
 

@@ -19,6 +19,8 @@
 //!   per field (a long in place; a struct or string as offset and size into the variable part
 //!   that follows, padded to words).
 
+use std::cmp::Ordering;
+
 pub mod aggregate;
 mod batch;
 pub mod dedup;
@@ -26,11 +28,13 @@ pub mod group_state;
 mod held;
 pub mod join;
 mod partition;
+pub mod session;
 
 pub use aggregate::TumblingCount;
 pub use dedup::DropDuplicatesWithinWatermark;
 pub use group_state::FlatMapGroupsWithState;
 pub use join::StreamJoin;
+pub use session::SessionCount;
 
 /// The operator types of Spark.
 pub const OPERATORS: &[&str] = &[
@@ -38,6 +42,7 @@ pub const OPERATORS: &[&str] = &[
     "drop-duplicates-within-watermark",
     "stream-join",
     "flat-map-groups-with-state",
+    "session-count",
 ];
 
 /// A Spark query's stateful operator.
@@ -52,6 +57,8 @@ pub enum SparkQuery {
     /// A session count per key with a gap of `size` ms by `flatMapGroupsWithState` and an
     /// event-time timeout ([`FlatMapGroupsWithState`]).
     FlatMapGroupsWithState,
+    /// `groupBy(session_window("time", size), "key").count()` ([`SessionCount`]).
+    SessionCount,
 }
 
 /// When the query emits its rows, which decides nothing here but the name: both modes send
@@ -86,7 +93,7 @@ pub struct SparkSpec {
     /// The stateful operator.
     pub query: SparkQuery,
     /// Window length in ms (the tumbling count's; the join's range, `window`; the session
-    /// gap of `flatMapGroupsWithState`, `gap`).
+    /// gap of `flatMapGroupsWithState` and of the session count, `gap`).
     pub size: i64,
     /// The watermark's delay in ms (`withWatermark`).
     pub delay: i64,
@@ -137,6 +144,7 @@ impl SparkSpec {
             }
             SparkQuery::StreamJoin => Box::new(StreamJoin::new(self)),
             SparkQuery::FlatMapGroupsWithState => Box::new(FlatMapGroupsWithState::new(self)),
+            SparkQuery::SessionCount => Box::new(SessionCount::new(self)),
         }
     }
 }
@@ -241,6 +249,28 @@ fn variable_part(out: &mut Vec<u8>, string: Option<&[u8]>) {
         out.extend_from_slice(bytes);
         out.resize(out.len() + (8 - bytes.len() % 8) % 8, 0);
     }
+}
+
+/// The order of two key rows of [`key_row`] as Spark sorts their keys (a stateful operator
+/// that needs its input sorted): a long (the row's
+/// field word) signed, a string (the variable part after it) by its bytes.
+pub(crate) fn key_order(a: &[u8], b: &[u8]) -> Ordering {
+    let long = |row: &[u8]| {
+        row.get(9..17)
+            .map(|w| i64::from_le_bytes(w.try_into().expect("8 bytes")))
+    };
+    if a.len() == 17 && b.len() == 17 {
+        return long(a).cmp(&long(b));
+    }
+    string_of(a).cmp(string_of(b))
+}
+
+/// The string of a key row of a string key (its field word's size of the variable part).
+fn string_of(row: &[u8]) -> &[u8] {
+    let size = row.get(9..13).map_or(0, |w| {
+        u32::from_le_bytes(w.try_into().expect("4 bytes")) as usize
+    });
+    row.get(17..17 + size).unwrap_or_default()
 }
 
 /// An `UnsafeRow` field word pointing into the variable part.
