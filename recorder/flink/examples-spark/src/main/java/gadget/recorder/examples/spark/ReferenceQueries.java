@@ -68,7 +68,7 @@ import scala.Tuple2;
  *
  * <p>{@code --operator session-count}: {@code withWatermark("time", --delay ms)
  * .groupBy(session_window("time", --gap ms), "key").count()}, Spark's native session windows
- * (for recording only: Gadget does not simulate them yet).
+ * (append mode only).
  *
  * <p>{@code --operator flat-map-groups-with-state}: a session count per key written with
  * {@code groupByKey("key").flatMapGroupsWithState(..., GroupStateTimeout.EventTimeTimeout())}
