@@ -1,12 +1,11 @@
 //! Spark Structured Streaming recorded (`gadget record spark`) and reproduced: the recorder
-//! agent and the Spark
-//! reference queries are built with Maven, each query (a windowed count with a watermark,
-//! `dropDuplicatesWithinWatermark`, a stream-stream join, a session count by
+//! agent and the Spark reference queries are built with Maven, each query (a windowed count
+//! with a watermark, `dropDuplicatesWithinWatermark`, a stream-stream join, a session count by
 //! `flatMapGroupsWithState` with an event-time timeout and one by `session_window`, on the
-//! RocksDB state store provider, `local[1]`, one micro-batch per file of events) runs over the Borg trace under the agent
-//! for several settings (output modes, window sizes and gaps, trigger sizes, watermark delays,
-//! shuffle partitions, late and very late records), and each
-//! recording must be what `gadget gen` generates for the matching config of
+//! RocksDB state store provider, `local[1]`, one micro-batch per file of events) runs over the
+//! Borg trace under the agent for several settings (output modes, join types, window sizes and
+//! gaps, trigger sizes, watermark delays, shuffle partitions, late and very late records), and
+//! each recording must be what `gadget gen` generates for the matching config of
 //! `examples/spark-reference/`, request for request, flushes and checkpoints included.
 //!
 //! Needs `java` and `mvn` (and Maven Central the first time); without them the test is
