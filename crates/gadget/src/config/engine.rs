@@ -174,23 +174,19 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
             )?;
             (SparkQuery::StreamJoin, window)
         }
-        "flat-map-groups-with-state" => {
+        "flat-map-groups-with-state" | "session-count" => {
             let gap = s.require_int(
                 "gap",
                 1,
                 DAY_MS,
                 "the ms of event time without a record after which a key's session times out",
             )?;
-            (SparkQuery::FlatMapGroupsWithState, gap)
-        }
-        "session-count" => {
-            let gap = s.require_int(
-                "gap",
-                1,
-                DAY_MS,
-                "the ms of event time without a record that close a key's session window",
-            )?;
-            (SparkQuery::SessionCount, gap)
+            let query = if kind == "session-count" {
+                SparkQuery::SessionCount
+            } else {
+                SparkQuery::FlatMapGroupsWithState
+            };
+            (query, gap)
         }
         // the deduplication has no window: `size` stays an unknown key
         _ => (SparkQuery::DropDuplicatesWithinWatermark, d.size),

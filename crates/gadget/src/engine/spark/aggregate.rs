@@ -21,7 +21,6 @@
 use rustc_hash::FxHashSet;
 
 use crate::access::{AccessSink, Op};
-use crate::operator::Operator;
 use crate::source::element::Event;
 
 use super::batch::{BatchRows, MicroBatched, MicroBatches};
@@ -73,6 +72,15 @@ impl MicroBatched for TumblingCount {
         &mut self.batches
     }
 
+    fn state_names(&self) -> Vec<String> {
+        state_names(self.partitions.len() as u32)
+    }
+
+    /// Adds `event`'s group (window, key) to the current batch, once per batch.
+    fn buffer(&mut self, event: &Event) -> Option<usize> {
+        self.buffer_group(event)
+    }
+
     /// A micro-batch of the buffered events (none: a batch without data): each partition's
     /// task in turn.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
@@ -96,25 +104,9 @@ impl MicroBatched for TumblingCount {
     }
 }
 
-impl Operator for TumblingCount {
-    fn states(&self) -> Vec<String> {
-        state_names(self.partitions.len() as u32)
-    }
-
-    fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        self.take_event(event, out, |count| count.buffer(event));
-    }
-
-    fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
-
-    fn on_end(&mut self, out: &mut dyn AccessSink) {
-        self.finish(out);
-    }
-}
-
 impl TumblingCount {
     /// Adds `event`'s group (window, key) to the current batch, once per batch.
-    fn buffer(&mut self, event: &Event) -> Option<usize> {
+    fn buffer_group(&mut self, event: &Event) -> Option<usize> {
         let size = self.size;
         let start = event.timestamp.div_euclid(size) * size;
         let end = start + size;

@@ -222,22 +222,21 @@ pub(crate) trait MicroBatched {
     /// Where its batches stand, to count events into them.
     fn batches_mut(&mut self) -> &mut MicroBatches;
 
+    /// The names of its states (its RocksDB instances), in state order.
+    fn state_names(&self) -> Vec<String>;
+
+    /// Keeps `event` for the current batch; returns which watermarked input it came from
+    /// (`None`: none, a row that only counts into the batch).
+    fn buffer(&mut self, event: &Event) -> Option<usize>;
+
     /// Takes `event`: the current batch runs first if the event starts the next one
-    /// (a trigger by event time), `buffer` keeps the event for its batch and says which
-    /// watermarked input it came from (`None`: none), and the batch runs once full (a trigger
-    /// by events).
-    fn take_event(
-        &mut self,
-        event: &Event,
-        out: &mut dyn AccessSink,
-        buffer: impl FnOnce(&mut Self) -> Option<usize>,
-    ) where
-        Self: Sized,
-    {
+    /// (a trigger by event time), [`MicroBatched::buffer`] keeps it, and the batch runs once
+    /// full (a trigger by events).
+    fn take_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
         if self.batches().starts_batch(event.timestamp) {
             self.run_batch(out);
         }
-        let input = buffer(self);
+        let input = self.buffer(event);
         if self.batches_mut().add_event(event.timestamp, input) {
             self.run_batch(out);
         }
@@ -257,6 +256,34 @@ pub(crate) trait MicroBatched {
         }
     }
 }
+
+/// Implements [`crate::operator::Operator`] for micro-batched operators: their states, each
+/// event through [`MicroBatched::take_event`], no reaction to the source's watermarks (each
+/// batch computes its own), and the end through [`MicroBatched::finish`].
+macro_rules! micro_batched_operator {
+    ($($operator:ty),+ $(,)?) => {$(
+        impl crate::operator::Operator for $operator {
+            fn states(&self) -> Vec<String> {
+                MicroBatched::state_names(self)
+            }
+
+            fn on_event(
+                &mut self,
+                event: &crate::source::element::Event,
+                out: &mut dyn crate::access::AccessSink,
+            ) {
+                self.take_event(event, out);
+            }
+
+            fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn crate::access::AccessSink) {}
+
+            fn on_end(&mut self, out: &mut dyn crate::access::AccessSink) {
+                self.finish(out);
+            }
+        }
+    )+};
+}
+pub(crate) use micro_batched_operator;
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,6 @@
 //! watermark moved ([`super::batch`]).
 
 use crate::access::{AccessSink, Op};
-use crate::operator::Operator;
 use crate::source::element::Event;
 
 use super::batch::{buffer_keyed, KeyedPartition, MicroBatched, MicroBatches};
@@ -58,6 +57,14 @@ impl MicroBatched for DropDuplicatesWithinWatermark {
         &mut self.batches
     }
 
+    fn state_names(&self) -> Vec<String> {
+        state_names(self.partitions.len() as u32)
+    }
+
+    fn buffer(&mut self, event: &Event) -> Option<usize> {
+        buffer_keyed(&self.batches, &mut self.partitions, &mut self.key, event)
+    }
+
     /// A micro-batch: each partition's task in turn runs its events, the eviction scan and
     /// the commit.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
@@ -75,24 +82,6 @@ impl MicroBatched for DropDuplicatesWithinWatermark {
             MicroBatches::commit(state, out);
         }
         self.batches.advance();
-    }
-}
-
-impl Operator for DropDuplicatesWithinWatermark {
-    fn states(&self) -> Vec<String> {
-        state_names(self.partitions.len() as u32)
-    }
-
-    fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        self.take_event(event, out, |op| {
-            buffer_keyed(&op.batches, &mut op.partitions, &mut op.key, event)
-        });
-    }
-
-    fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
-
-    fn on_end(&mut self, out: &mut dyn AccessSink) {
-        self.finish(out);
     }
 }
 

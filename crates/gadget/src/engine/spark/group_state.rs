@@ -19,7 +19,6 @@
 //! A batch without data follows the last one when the watermark moved ([`super::batch`]).
 
 use crate::access::{AccessSink, Op};
-use crate::operator::Operator;
 use crate::source::element::Event;
 
 use super::batch::{buffer_keyed, KeyedPartition, MicroBatched, MicroBatches};
@@ -62,6 +61,14 @@ impl MicroBatched for FlatMapGroupsWithState {
         &mut self.batches
     }
 
+    fn state_names(&self) -> Vec<String> {
+        state_names(self.partitions.len() as u32)
+    }
+
+    fn buffer(&mut self, event: &Event) -> Option<usize> {
+        buffer_keyed(&self.batches, &mut self.partitions, &mut self.key, event)
+    }
+
     /// A micro-batch: each partition's task in turn calls `f` on its keys with data, in key
     /// order, then on the keys that timed out, and commits.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
@@ -93,24 +100,6 @@ impl MicroBatched for FlatMapGroupsWithState {
             MicroBatches::commit(state, out);
         }
         self.batches.advance();
-    }
-}
-
-impl Operator for FlatMapGroupsWithState {
-    fn states(&self) -> Vec<String> {
-        state_names(self.partitions.len() as u32)
-    }
-
-    fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        self.take_event(event, out, |op| {
-            buffer_keyed(&op.batches, &mut op.partitions, &mut op.key, event)
-        });
-    }
-
-    fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
-
-    fn on_end(&mut self, out: &mut dyn AccessSink) {
-        self.finish(out);
     }
 }
 

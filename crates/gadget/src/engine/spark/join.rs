@@ -30,7 +30,6 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use crate::access::{AccessSink, Op, StateId};
-use crate::operator::Operator;
 use crate::source::element::Event;
 
 use super::batch::{BatchRows, MicroBatched, MicroBatches};
@@ -276,6 +275,38 @@ impl MicroBatched for StreamJoin {
         &mut self.batches
     }
 
+    fn state_names(&self) -> Vec<String> {
+        let mut names = Vec::with_capacity(self.partitions.len() * 4);
+        for p in 0..self.partitions.len() as u32 {
+            for store in [
+                "left-keyToNumValues",
+                "left-keyWithIndexToValue",
+                "right-keyToNumValues",
+                "right-keyWithIndexToValue",
+            ] {
+                names.push(super::store_name(0, p, store));
+            }
+        }
+        names
+    }
+
+    fn buffer(&mut self, event: &Event) -> Option<usize> {
+        let side = match event.input {
+            1 => LEFT,
+            2 => RIGHT,
+            // a row of neither side counts into the batch, nothing else
+            _ => return None,
+        };
+        if !self.batches.is_late(event.timestamp) {
+            key_row(&mut self.key, &event.key);
+            let p = key_partition(&event.key, self.partitions.len());
+            self.partitions[p][side]
+                .records
+                .push(&self.key, event.timestamp);
+        }
+        Some(side)
+    }
+
     /// A micro-batch: each partition's task in turn.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
         let state_watermark = self
@@ -298,53 +329,12 @@ impl MicroBatched for StreamJoin {
     }
 }
 
-impl Operator for StreamJoin {
-    fn states(&self) -> Vec<String> {
-        let mut names = Vec::with_capacity(self.partitions.len() * 4);
-        for p in 0..self.partitions.len() as u32 {
-            for store in [
-                "left-keyToNumValues",
-                "left-keyWithIndexToValue",
-                "right-keyToNumValues",
-                "right-keyWithIndexToValue",
-            ] {
-                names.push(super::store_name(0, p, store));
-            }
-        }
-        names
-    }
-
-    fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        self.take_event(event, out, |join| {
-            let side = match event.input {
-                1 => LEFT,
-                2 => RIGHT,
-                // a row of neither side counts into the batch, nothing else
-                _ => return None,
-            };
-            if !join.batches.is_late(event.timestamp) {
-                key_row(&mut join.key, &event.key);
-                let p = key_partition(&event.key, join.partitions.len());
-                join.partitions[p][side]
-                    .records
-                    .push(&join.key, event.timestamp);
-            }
-            Some(side)
-        });
-    }
-
-    fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
-
-    fn on_end(&mut self, out: &mut dyn AccessSink) {
-        self.finish(out);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::access::{TraceRecord, VecSink};
     use crate::key::Key;
+    use crate::operator::Operator;
 
     /// The requests of `events` (key, time in s, input: 1 left, 2 right, 0 neither) through
     /// a join within 5 s in micro-batches of 2 events, as `op store key[/index]` with the

@@ -36,6 +36,16 @@ pub use group_state::FlatMapGroupsWithState;
 pub use join::StreamJoin;
 pub use session::SessionCount;
 
+use batch::{micro_batched_operator, MicroBatched};
+
+micro_batched_operator!(
+    TumblingCount,
+    DropDuplicatesWithinWatermark,
+    StreamJoin,
+    FlatMapGroupsWithState,
+    SessionCount,
+);
+
 /// The operator types of Spark.
 pub const OPERATORS: &[&str] = &[
     "tumbling-count",

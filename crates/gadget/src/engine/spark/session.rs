@@ -25,7 +25,6 @@
 use std::collections::VecDeque;
 
 use crate::access::{AccessSink, Op, StateId};
-use crate::operator::Operator;
 use crate::source::element::Event;
 
 use super::batch::{BatchRows, MicroBatched, MicroBatches};
@@ -273,6 +272,23 @@ impl MicroBatched for SessionCount {
         &mut self.batches
     }
 
+    fn state_names(&self) -> Vec<String> {
+        state_names(self.partitions.len() as u32)
+    }
+
+    fn buffer(&mut self, event: &Event) -> Option<usize> {
+        // a record whose session ended by the previous batch's watermark is late
+        if !self
+            .batches
+            .is_late(event.timestamp.saturating_add(self.gap))
+        {
+            key_row(&mut self.key, &event.key);
+            let p = key_partition(&event.key, self.partitions.len());
+            self.partitions[p].records.push(&self.key, event.timestamp);
+        }
+        Some(0)
+    }
+
     /// A micro-batch: each partition's task in turn restores, merges and saves its keys'
     /// sessions, evicts and commits.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
@@ -314,30 +330,6 @@ impl MicroBatched for SessionCount {
             records.clear();
         }
         self.batches.advance();
-    }
-}
-
-impl Operator for SessionCount {
-    fn states(&self) -> Vec<String> {
-        state_names(self.partitions.len() as u32)
-    }
-
-    fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        self.take_event(event, out, |op| {
-            // a record whose session ended by the previous batch's watermark is late
-            if !op.batches.is_late(event.timestamp.saturating_add(op.gap)) {
-                key_row(&mut op.key, &event.key);
-                let p = key_partition(&event.key, op.partitions.len());
-                op.partitions[p].records.push(&op.key, event.timestamp);
-            }
-            Some(0)
-        });
-    }
-
-    fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
-
-    fn on_end(&mut self, out: &mut dyn AccessSink) {
-        self.finish(out);
     }
 }
 
