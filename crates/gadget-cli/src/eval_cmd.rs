@@ -8,8 +8,9 @@ use clap::ValueEnum;
 use gadget::atomic::{refuse_overwriting_an_input, AtomicFile, OutputFailure};
 use gadget::config::run::{
     parse_duration, parse_interval, Bounds, RunSettings, Warmup as ConfigWarmup, ALPHA, BIAS,
-    INSTANCES, MAX_REDIS_TIMEOUT_NS, MIN_REDIS_TIMEOUT_NS, MODULATION, PERIOD, RATE, SPEED,
-    VALUE_COMPRESSION_RATIO,
+    BLOCK_CACHE_MB, FASTER_INDEX_MB, FASTER_LOG_MB, INSTANCES, LMDB_MAP_GB, MAX_REDIS_TIMEOUT_NS,
+    MIN_REDIS_TIMEOUT_NS, MODULATION, PERIOD, RATE, REDIS_PIPELINE, SPEED, VALUE_COMPRESSION_RATIO,
+    WRITE_BUFFERS, WRITE_BUFFER_MB,
 };
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
@@ -255,6 +256,49 @@ impl Plan {
         };
         let instances = a.instances.or(r.instances).unwrap_or(1);
         check(INSTANCES, "--instances", instances as f64)?;
+        // the flags take the config keys' ranges (a flag out of range was wrapped or zeroed)
+        let flags = [
+            (
+                "--write-buffer-mb",
+                WRITE_BUFFER_MB,
+                a.write_buffer_mb.map(|n| n as f64),
+            ),
+            (
+                "--write-buffers",
+                WRITE_BUFFERS,
+                a.write_buffers.map(f64::from),
+            ),
+            (
+                "--block-cache-mb",
+                BLOCK_CACHE_MB,
+                a.block_cache_mb.map(|n| n as f64),
+            ),
+            (
+                "--redis-pipeline",
+                REDIS_PIPELINE,
+                a.redis_pipeline.map(|n| n as f64),
+            ),
+            (
+                "--lmdb-map-gb",
+                LMDB_MAP_GB,
+                a.lmdb_map_gb.map(|n| n as f64),
+            ),
+            (
+                "--faster-log-mb",
+                FASTER_LOG_MB,
+                a.faster_log_mb.map(|n| n as f64),
+            ),
+            (
+                "--faster-index-mb",
+                FASTER_INDEX_MB,
+                a.faster_index_mb.map(|n| n as f64),
+            ),
+        ];
+        for (flag, bounds, value) in flags {
+            if let Some(v) = value {
+                check(bounds, flag, v)?;
+            }
+        }
         let defaults = StoreSettings::default();
         let settings = StoreSettings {
             write_buffer_size: a

@@ -30,6 +30,11 @@ pub struct Bounds {
 }
 
 impl Bounds {
+    /// The bounds as whole numbers, for integer keys.
+    pub fn ints(&self) -> (i64, i64) {
+        (self.min as i64, self.max as i64)
+    }
+
     /// `value` when it is in range; else a message naming `name` (the flag) and the range.
     pub fn check(&self, name: &str, value: f64) -> Result<f64, String> {
         if value >= self.min && value <= self.max {
@@ -85,6 +90,41 @@ pub const VALUE_COMPRESSION_RATIO: Bounds = Bounds {
 pub const INSTANCES: Bounds = Bounds {
     min: 1.0,
     max: 4096.0,
+};
+/// `write_buffer_mb`: a RocksDB (LevelDB, fjall) write buffer, MiB.
+pub const WRITE_BUFFER_MB: Bounds = Bounds {
+    min: 1.0,
+    max: (1u64 << 20) as f64,
+};
+/// `write_buffers`: RocksDB's number of write buffers.
+pub const WRITE_BUFFERS: Bounds = Bounds {
+    min: 1.0,
+    max: 64.0,
+};
+/// `block_cache_mb`: a block cache, MiB (0: none).
+pub const BLOCK_CACHE_MB: Bounds = Bounds {
+    min: 0.0,
+    max: (1u64 << 20) as f64,
+};
+/// `redis_pipeline`: Redis point writes per round trip.
+pub const REDIS_PIPELINE: Bounds = Bounds {
+    min: 1.0,
+    max: (1u64 << 20) as f64,
+};
+/// `lmdb_map_gb`: LMDB's map size, GiB.
+pub const LMDB_MAP_GB: Bounds = Bounds {
+    min: 1.0,
+    max: (1u64 << 20) as f64,
+};
+/// `faster_log_mb`: FASTER's in-memory log, MiB (at least the 192 MiB FASTER needs).
+pub const FASTER_LOG_MB: Bounds = Bounds {
+    min: 192.0,
+    max: (1u64 << 20) as f64,
+};
+/// `faster_index_mb`: FASTER's hash index, MiB.
+pub const FASTER_INDEX_MB: Bounds = Bounds {
+    min: 1.0,
+    max: (1u64 << 16) as f64,
 };
 /// The shortest time-series interval, ns (1 ms): shorter ones cost more than they show.
 pub const MIN_INTERVAL_NS: u64 = 1_000_000;
@@ -243,6 +283,12 @@ pub fn parse_duration(text: &str) -> Option<u64> {
     (n.is_finite() && ns < u64::MAX as f64).then_some(ns as u64)
 }
 
+/// An integer key within `bounds`.
+fn int(s: &Section<'_>, key: &'static str, bounds: Bounds) -> Result<Option<i64>, ConfigError> {
+    let (min, max) = bounds.ints();
+    s.int(key, min, max)
+}
+
 /// Parses a `[run]` section.
 pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
     let mut r = RunSettings {
@@ -259,9 +305,7 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
             VALUE_COMPRESSION_RATIO.min,
             VALUE_COMPRESSION_RATIO.max,
         )?,
-        instances: s
-            .int("instances", INSTANCES.min as i64, INSTANCES.max as i64)?
-            .map(|n| n as usize),
+        instances: int(s, "instances", INSTANCES)?.map(|n| n as usize),
         shared_store: s.bool("shared_store")?,
         store_counters: s.bool("store_counters")?,
         ..RunSettings::default()
@@ -296,9 +340,9 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         ));
     }
     if let Some(db) = s.table("rocksdb")? {
-        r.write_buffer_mb = db.int("write_buffer_mb", 1, 1 << 20)?.map(|n| n as usize);
-        r.write_buffers = db.int("write_buffers", 1, 64)?.map(|n| n as i32);
-        r.block_cache_mb = db.int("block_cache_mb", 0, 1 << 20)?.map(|n| n as usize);
+        r.write_buffer_mb = int(&db, "write_buffer_mb", WRITE_BUFFER_MB)?.map(|n| n as usize);
+        r.write_buffers = int(&db, "write_buffers", WRITE_BUFFERS)?.map(|n| n as i32);
+        r.block_cache_mb = int(&db, "block_cache_mb", BLOCK_CACHE_MB)?.map(|n| n as usize);
         r.wal = db.bool("wal")?;
         if let Some(name) = db.string("library")? {
             r.rocksdb_lib = Some(if ROCKSDB_LIBRARIES.contains(&name.as_str()) {
@@ -334,7 +378,7 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
                 placement: t
                     .choice("placement", &["native", "aligned", "replicated"])?
                     .map(str::to_string),
-                pipeline: t.int("pipeline", 1, 1 << 20)?.map(|n| n as usize),
+                pipeline: int(&t, "pipeline", REDIS_PIPELINE)?.map(|n| n as usize),
                 remote: match t.table("remote")? {
                     None => None,
                     Some(remote) => {
@@ -404,7 +448,7 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
     }
     if let Some(redis) = s.table("redis")? {
         r.redis_url = redis.string("url")?;
-        r.redis_pipeline = redis.int("pipeline", 1, 1 << 20)?.map(|n| n as usize);
+        r.redis_pipeline = int(&redis, "pipeline", REDIS_PIPELINE)?.map(|n| n as usize);
         r.redis_placement = redis
             .choice("placement", &["native", "aligned", "replicated"])?
             .map(str::to_string);
@@ -423,12 +467,12 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         redis.finish()?;
     }
     if let Some(lmdb) = s.table("lmdb")? {
-        r.lmdb_map_gb = lmdb.int("map_gb", 1, 1 << 20)?.map(|n| n as usize);
+        r.lmdb_map_gb = int(&lmdb, "map_gb", LMDB_MAP_GB)?.map(|n| n as usize);
         lmdb.finish()?;
     }
     if let Some(faster) = s.table("faster")? {
-        r.faster_log_mb = faster.int("log_mb", 192, 1 << 20)?.map(|n| n as usize);
-        r.faster_index_mb = faster.int("index_mb", 1, 1 << 16)?.map(|n| n as usize);
+        r.faster_log_mb = int(&faster, "log_mb", FASTER_LOG_MB)?.map(|n| n as usize);
+        r.faster_index_mb = int(&faster, "index_mb", FASTER_INDEX_MB)?.map(|n| n as usize);
         faster.finish()?;
     }
     Ok(r)
