@@ -124,6 +124,12 @@ pub enum ConfigError {
         /// Offset of the first invalid byte from the start of the file.
         offset: usize,
     },
+    /// The file is larger than a config can be (`/dev/zero`, a trace named as a config).
+    #[error("{path} is over {MAX_CONFIG_BYTES} bytes, more than any config; is it the right file (a trace goes to `gadget replay`)?")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+    },
     /// A required key or section is absent (it has no line to point at).
     #[error("{path}: `{key}`: {message}")]
     Missing {
@@ -1436,12 +1442,29 @@ fn toml_to_json(table: &toml_edit::Table) -> serde_json::Value {
     )
 }
 
-/// A config file's text, or why it cannot be read (missing, not UTF-8: with line and byte).
+/// The largest config or experiment file read: configs are hand-written text, and a bound
+/// keeps `/dev/zero` or a trace given by mistake from filling memory.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// A config file's text, or why it cannot be read (missing, not UTF-8: with line and byte,
+/// over [`MAX_CONFIG_BYTES`]).
 pub(crate) fn read_text(path: &Path) -> Result<String, ConfigError> {
-    let bytes = std::fs::read(path).map_err(|e| ConfigError::Io {
+    use std::io::Read;
+    let io = |source| ConfigError::Io {
         path: path.to_path_buf(),
-        source: e,
-    })?;
+        source,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let before = &e.as_bytes()[..offset];

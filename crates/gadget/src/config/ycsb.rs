@@ -29,10 +29,7 @@ fn apply_overrides(props: &mut Properties, overrides: &[String]) -> Result<(), C
 
 /// Reads a YCSB `.properties` file.
 fn read_properties(path: &Path) -> Result<Properties, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
-        path: path.to_path_buf(),
-        source: e,
-    })?;
+    let text = super::read_text(path)?;
     Ok(Properties::parse_file(&text, path))
 }
 
