@@ -71,19 +71,21 @@ impl Plan {
     }
 
     /// The `gadget` arguments of a run of `cell` that writes its results to `output` and is
-    /// labelled `label`.
+    /// labelled `label`. Every value goes with its flag (`--label=NAME`) and every path is
+    /// anchored, so that no setting, name or file can be read as a flag by the run.
     pub fn arguments(e: &Experiment, cell: &Cell, label: &str, output: &Path) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let workload = &e.workloads[cell.workload];
         match &workload.file {
             WorkloadFile::Config(configs) => {
                 a.push("run".into());
+                // paths come anchored from the experiment (`./-x.toml`)
                 a.extend(configs.iter().map(OsString::from));
                 for (k, v) in &workload.properties {
-                    a.extend(["-p".into(), format!("{k}={v}").into()]);
+                    a.push(format!("--property={k}={v}").into());
                 }
                 if let Some(n) = workload.input_passes {
-                    a.extend(["--input-passes".into(), n.to_string().into()]);
+                    a.push(format!("--input-passes={n}").into());
                 }
             }
             WorkloadFile::Trace(p) => {
@@ -92,15 +94,17 @@ impl Plan {
             }
         }
         let store = &e.stores[cell.store];
-        a.extend(["--store".into(), store.kind.clone().into()]);
+        a.push(format!("--store={}", store.kind).into());
         for (flag, value) in &store.flags {
-            a.push(flag.into());
-            a.extend(value.iter().map(OsString::from));
+            a.push(match value {
+                Some(v) => format!("{flag}={v}").into(),
+                None => flag.into(),
+            });
         }
         let arrival = &e.arrivals[cell.arrival];
-        a.extend(["--arrival".into(), arrival.process.clone().into()]);
+        a.push(format!("--arrival={}", arrival.process).into());
         if let Some(rate) = arrival.rate {
-            a.extend(["--rate".into(), rate.to_string().into()]);
+            a.push(format!("--rate={rate}").into());
         }
         let options = [
             ("--limit", workload.limit.or(e.limit).map(|n| n.to_string())),
@@ -109,10 +113,13 @@ impl Plan {
         ];
         for (flag, value) in options {
             if let Some(v) = value {
-                a.extend([flag.into(), v.into()]);
+                a.push(format!("{flag}={v}").into());
             }
         }
-        a.extend(["--label".into(), label.into(), "-o".into(), output.into()]);
+        a.push(format!("--label={label}").into());
+        let mut out = OsString::from("--output=");
+        out.push(output);
+        a.push(out);
         a
     }
 }
@@ -188,8 +195,8 @@ mod tests {
             .collect();
         assert_eq!(
             args.join(" "),
-            "replay /x/b.gtrace --store rocksdb --rocksdb-lib current --wal --arrival poisson \
-             --rate 1000 --limit 500 --label b.rocksdb.poisson-1000.r1 -o o.json"
+            "replay /x/b.gtrace --store=rocksdb --rocksdb-lib=current --wal --arrival=poisson \
+             --rate=1000 --limit=500 --label=b.rocksdb.poisson-1000.r1 --output=o.json"
         );
     }
 }

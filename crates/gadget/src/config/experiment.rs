@@ -5,28 +5,86 @@
 use std::path::{Path, PathBuf};
 
 use super::reader::{Document, Section};
-use super::run::{parse_duration, ARRIVAL_NAMES, RATE, STORE_NAMES};
+use super::run::{
+    is_library_path, parse_duration, Bounds, ARRIVAL_NAMES, BLOCK_CACHE_MB, FASTER_INDEX_MB,
+    FASTER_LOG_MB, INSTANCES, LMDB_MAP_GB, MAX_REDIS_TIMEOUT_NS, MIN_REDIS_TIMEOUT_NS, RATE,
+    REDIS_PIPELINE, ROCKSDB_LIBRARIES, STORE_NAMES, VALUE_COMPRESSION_RATIO, WRITE_BUFFERS,
+    WRITE_BUFFER_MB,
+};
 use super::{read_text, ConfigError};
 
-/// The settings a `[[store]]` may give, as `gadget run` flags without their `--` (and with
-/// `_` for `-`). Each is passed to every run of that store.
-pub const STORE_SETTINGS: &[&str] = &[
-    "rocksdb_lib",
-    "write_buffer_mb",
-    "write_buffers",
-    "block_cache_mb",
-    "wal",
-    "store_counters",
-    "redis_url",
-    "redis_pipeline",
-    "redis_timeout",
-    "lmdb_map_gb",
-    "faster_log_mb",
-    "faster_index_mb",
-    "instances",
-    "shared_store",
-    "value_compression_ratio",
+/// What a store setting's value must be.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SettingValue {
+    /// `true` or `false`: a switch given to the run when true.
+    Switch,
+    /// A whole number within the bounds its `[run]` key has.
+    Int(Bounds),
+    /// A number within the bounds its `[run]` key has.
+    Float(Bounds),
+    /// A time (`"5s"`, `"500ms"`) within `[min_ns, max_ns]`.
+    Time {
+        /// The shortest, ns.
+        min_ns: u64,
+        /// The longest, ns.
+        max_ns: u64,
+    },
+    /// A RocksDB library by name ([`ROCKSDB_LIBRARIES`]) or the path of a librocksdb .so,
+    /// relative to the experiment file's folder.
+    Library,
+    /// A Redis URL (`redis://`, `rediss://`, `unix://`).
+    Url,
+}
+
+/// A setting a `[[store]]` may give: a `gadget run` flag without its `--`, with `_` for `-`,
+/// passed to every run of that store.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StoreSetting {
+    /// The key, as written in the experiment file.
+    pub key: &'static str,
+    /// What its value must be.
+    pub value: SettingValue,
+}
+
+/// The settings a `[[store]]` may give.
+pub const STORE_SETTINGS: &[StoreSetting] = &[
+    setting("rocksdb_lib", SettingValue::Library),
+    setting("write_buffer_mb", SettingValue::Int(WRITE_BUFFER_MB)),
+    setting("write_buffers", SettingValue::Int(WRITE_BUFFERS)),
+    setting("block_cache_mb", SettingValue::Int(BLOCK_CACHE_MB)),
+    setting("wal", SettingValue::Switch),
+    setting("store_counters", SettingValue::Switch),
+    setting("redis_url", SettingValue::Url),
+    setting("redis_pipeline", SettingValue::Int(REDIS_PIPELINE)),
+    setting(
+        "redis_timeout",
+        SettingValue::Time {
+            min_ns: MIN_REDIS_TIMEOUT_NS,
+            max_ns: MAX_REDIS_TIMEOUT_NS,
+        },
+    ),
+    setting("lmdb_map_gb", SettingValue::Int(LMDB_MAP_GB)),
+    setting("faster_log_mb", SettingValue::Int(FASTER_LOG_MB)),
+    setting("faster_index_mb", SettingValue::Int(FASTER_INDEX_MB)),
+    setting("instances", SettingValue::Int(INSTANCES)),
+    setting("shared_store", SettingValue::Switch),
+    setting(
+        "value_compression_ratio",
+        SettingValue::Float(VALUE_COMPRESSION_RATIO),
+    ),
 ];
+
+const fn setting(key: &'static str, value: SettingValue) -> StoreSetting {
+    StoreSetting { key, value }
+}
+
+/// The most runs an experiment may plan (cells × repetitions): each is a process that opens
+/// a fresh store, so even 100,000 runs of a second each take more than a day.
+pub const MAX_RUNS: u64 = 100_000;
+
+/// The longest name of a workload or store: names make file names (`NAME.store.arrival.r1.json`),
+/// which the file system limits to 255 bytes.
+pub const MAX_NAME_LEN: usize = 64;
 
 /// The most repetitions of a cell.
 pub const MAX_REPETITIONS: i64 = 1000;
@@ -63,6 +121,8 @@ pub struct ExperimentWorkload {
     pub input_passes: Option<u64>,
     /// `--limit` of this workload's runs, over the experiment's.
     pub limit: Option<u64>,
+    /// Where its file is given (`exp.toml:7: `workload.config``), for messages.
+    pub origin: String,
 }
 
 /// A `[[store]]`.
@@ -221,6 +281,7 @@ impl Experiment {
             } else {
                 a.floats("rates", RATE.min, RATE.max)?
             };
+            let before = e.arrivals.len();
             match (process, rates) {
                 ("closed", None) => e.arrivals.push(ExperimentArrival {
                     process: process.into(),
@@ -235,6 +296,21 @@ impl Experiment {
                     }));
                 }
                 (_, _) => return Err(a.missing("rates", "the open-loop rates to run, requests per second, like [1000, 10000]")),
+            }
+            // two runs of one cell name would share their results files
+            for i in before..e.arrivals.len() {
+                let name = e.arrivals[i].name();
+                if e.arrivals[..i].iter().any(|x| x.name() == name) {
+                    let key = if process == "closed" {
+                        "process"
+                    } else {
+                        "rates"
+                    };
+                    return Err(a.error(
+                        key,
+                        format!("`{name}` is listed already (two rates the same, or a rate sweep whose steps round to one rate); each arrival and rate once"),
+                    ));
+                }
             }
             a.finish()?;
         }
@@ -258,6 +334,15 @@ impl Experiment {
         }
         unique(&top, "workload", e.workloads.iter().map(|w| &w.name))?;
         unique(&top, "store", e.stores.iter().map(|s| &s.name))?;
+        let cells = (e.workloads.len() * e.stores.len() * e.arrivals.len()) as u64;
+        let runs = cells.saturating_mul(u64::from(e.repetitions));
+        if runs > MAX_RUNS {
+            return Err(top.section_error(format!(
+                "plans {runs} runs ({cells} cells × {} repetitions), over the {MAX_RUNS} an experiment may run (each is a process with a fresh store); split it, or drop {} runs",
+                e.repetitions,
+                runs - MAX_RUNS
+            )));
+        }
         top.finish()?;
         Ok(e)
     }
@@ -311,9 +396,10 @@ fn workload(w: &Section<'_>) -> Result<ExperimentWorkload, ConfigError> {
             ))
         }
         Some(list) => Some(list.iter().map(|p| relative_to(w, p)).collect()),
-        None => w.path("config")?.map(|c| vec![c]),
+        None => w.string("config")?.map(|c| vec![relative_to(w, &c)]),
     };
-    let file = match (configs, w.path("trace")?) {
+    let trace = w.string("trace")?.map(|t| relative_to(w, &t));
+    let file = match (configs, trace) {
         (Some(c), None) => WorkloadFile::Config(c),
         (None, Some(t)) => WorkloadFile::Trace(t),
         (Some(_), Some(_)) => {
@@ -327,14 +413,22 @@ fn workload(w: &Section<'_>) -> Result<ExperimentWorkload, ConfigError> {
         }
     };
     let stems: Vec<String> = match &file {
-        WorkloadFile::Config(ps) => ps.iter().map(|p| stem(p)).collect(),
-        WorkloadFile::Trace(p) => vec![stem(p)],
+        WorkloadFile::Config(ps) => ps.iter().map(|p| default_name(p)).collect(),
+        WorkloadFile::Trace(p) => vec![default_name(p)],
     };
     let name = w.string("name")?.unwrap_or_else(|| stems.join("+"));
     check_name(w, "name", &name)?;
     let properties = match w.table("properties")? {
         Some(t) => {
             let entries = t.text_entries(&[])?;
+            for (k, v, _) in &entries {
+                if k.chars().chain(v.chars()).any(char::is_control) {
+                    return Err(t.error(
+                        k,
+                        "holds a control character (a NUL, a tab, a line break), which a run's command line cannot carry; remove it",
+                    ));
+                }
+            }
             entries.into_iter().map(|(k, v, _)| (k, v)).collect()
         }
         None => Vec::new(),
@@ -351,22 +445,38 @@ fn workload(w: &Section<'_>) -> Result<ExperimentWorkload, ConfigError> {
             }
         }
     }
+    let origin = match &file {
+        WorkloadFile::Trace(_) => w.origin("trace"),
+        WorkloadFile::Config(_) if w.has("configs") => w.origin("configs"),
+        WorkloadFile::Config(_) => w.origin("config"),
+    };
     Ok(ExperimentWorkload {
         name,
         file,
+        origin,
         properties,
         input_passes,
         limit,
     })
 }
 
-/// `path` as written in `w`'s file: relative to that file's folder.
+/// `path` as written in `w`'s file: relative to that file's folder, and never read as a flag
+/// by the run it is given to (`-dash.gtrace` becomes `./-dash.gtrace`).
 fn relative_to(w: &Section<'_>, path: &str) -> PathBuf {
     let p = PathBuf::from(path);
-    if p.is_absolute() {
+    anchored(&if p.is_absolute() {
         p
     } else {
         w.folder().join(p)
+    })
+}
+
+/// `p`, with `./` before it when it would start with `-`.
+fn anchored(p: &Path) -> PathBuf {
+    if p.as_os_str().as_encoded_bytes().starts_with(b"-") {
+        Path::new(".").join(p)
+    } else {
+        p.to_path_buf()
     }
 }
 
@@ -390,38 +500,122 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
     let name = s.string("name")?.unwrap_or_else(|| kind.clone());
     check_name(s, "name", &name)?;
     let mut flags = Vec::new();
-    for (key, value, _) in s.text_entries(&["kind", "name"])? {
-        if !STORE_SETTINGS.contains(&key.as_str()) {
+    // in file order, each read by its type: an error names the line and what is allowed
+    for (key, _, _) in s.text_entries(&["kind", "name"])? {
+        let Some(setting) = STORE_SETTINGS.iter().find(|d| d.key == key) else {
+            let keys: Vec<&str> = STORE_SETTINGS.iter().map(|d| d.key).collect();
             return Err(s.error(
                 &key,
                 format!(
                     "unknown store setting; allowed: kind, name, {}",
-                    STORE_SETTINGS.join(", ")
+                    keys.join(", ")
                 ),
             ));
-        }
+        };
         let flag = format!("--{}", key.replace('_', "-"));
-        match value.as_str() {
-            "true" => flags.push((flag, None)),
-            "false" => {}
-            _ => flags.push((flag, Some(value))),
+        if let Some(value) = setting_value(s, setting)? {
+            flags.push((flag, value));
         }
     }
     Ok(ExperimentStore { name, kind, flags })
 }
 
-/// Names become file names: letters, digits, `.`, `_`, `-` and `+` only.
+/// A setting's value as its flag takes it: `None` for a switch left off, `Some(None)` for a
+/// switch on.
+fn setting_value(
+    s: &Section<'_>,
+    setting: &StoreSetting,
+) -> Result<Option<Option<String>>, ConfigError> {
+    let key = setting.key;
+    let text = match setting.value {
+        SettingValue::Switch => {
+            return Ok(s.bool(key)?.and_then(|on| on.then_some(None)));
+        }
+        SettingValue::Int(b) => {
+            let (min, max) = b.ints();
+            s.int(key, min, max)?.map(|n| n.to_string())
+        }
+        SettingValue::Float(b) => s.float(key, b.min, b.max)?.map(super::reader::number),
+        SettingValue::Time { min_ns, max_ns } => match s.string(key)? {
+            None => None,
+            Some(t) if parse_duration(&t).is_some_and(|n| (min_ns..=max_ns).contains(&n)) => {
+                Some(t)
+            }
+            Some(t) => {
+                return Err(s.error(
+                    key,
+                    format!("`{t}` is not a time from 1ms to 1h; give one such as \"5s\""),
+                ))
+            }
+        },
+        SettingValue::Library => match s.string(key)? {
+            None => None,
+            Some(name) if ROCKSDB_LIBRARIES.contains(&name.as_str()) => Some(name),
+            Some(name) if is_library_path(&name) => {
+                Some(anchored(&relative_to(s, &name)).display().to_string())
+            }
+            Some(name) => {
+                return Err(s.error(
+                    key,
+                    format!(
+                        "`{name}` is not a RocksDB library; choose one of {} or give the path of a librocksdb .so",
+                        ROCKSDB_LIBRARIES.join(", ")
+                    ),
+                ))
+            }
+        },
+        SettingValue::Url => match s.string(key)? {
+            None => None,
+            Some(url)
+                if ["redis://", "rediss://", "unix://", "redis+unix://"]
+                    .iter()
+                    .any(|p| url.starts_with(p))
+                    && !url.chars().any(char::is_control) =>
+            {
+                Some(url)
+            }
+            Some(url) => {
+                return Err(s.error(
+                    key,
+                    format!("`{url}` is not a Redis URL; give one such as \"redis://127.0.0.1:6379\""),
+                ))
+            }
+        },
+    };
+    Ok(text.map(Some))
+}
+
+/// Names become file names and, joined by `.`, cell names: letters, digits, `_`, `-` and
+/// `+` only, not starting with `-`, at most [`MAX_NAME_LEN`] characters.
 fn check_name(s: &Section<'_>, key: &str, name: &str) -> Result<(), ConfigError> {
     let ok = !name.is_empty()
-        && !name.starts_with('.')
+        && !name.starts_with('-')
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+'));
-    if ok {
-        Ok(())
-    } else {
-        Err(s.error(key, format!("`{name}` cannot name files; use letters, digits, '.', '_', '-' and '+' (set `name = \"...\"`)")))
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+'));
+    if !ok {
+        return Err(s.error(key, format!("`{}` cannot name cells and files; use letters, digits, '_', '-' and '+', not starting with '-' ('.' joins the names of a cell: set `name = \"...\"`)", name.escape_debug())));
     }
+    if name.len() > MAX_NAME_LEN {
+        return Err(s.error(
+            key,
+            format!(
+                "`{}…` is {} characters long; names make file names: at most {MAX_NAME_LEN} (set `name = \"...\"`)",
+                &name[..MAX_NAME_LEN / 2],
+                name.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A file's stem as a default name: its dots (`x.spark` of `x.spark.toml`), which join the
+/// names of a cell, become `_`, and leading dashes (`-x.gtrace`) go.
+fn default_name(p: &Path) -> String {
+    stem(p)
+        .replace('.', "_")
+        .trim_start_matches('-')
+        .to_string()
 }
 
 fn unique<'n>(
@@ -539,7 +733,7 @@ rates = [1000, 2500.5]
             (
                 format!("{base}[[store]]\nkind = \"memory\"\nname = \"a/b\"\n"),
                 ":5:",
-                "cannot name files",
+                "cannot name cells and files",
             ),
             (
                 format!("{base}[experiment]\nduration = \"soon\"\n[[store]]\nkind = \"memory\"\n"),
@@ -555,6 +749,50 @@ rates = [1000, 2500.5]
         for (text, at, says) in cases {
             let e = parse(&text).unwrap_err().to_string();
             assert!(e.contains(at) && e.contains(says), "{text}\n=> {e}");
+        }
+    }
+
+    #[test]
+    fn store_settings_are_typed_and_paths_never_look_like_flags() {
+        let e = Experiment::parse(
+            "[[workload]]\ntrace = \"-x.gtrace\"\n[[store]]\nkind = \"rocksdb\"\n\
+             rocksdb_lib = \"lib/librocksdb.so\"\nredis_timeout = \"2s\"\n\
+             value_compression_ratio = 1\nstore_counters = false\n",
+            Path::new("e.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            e.workloads[0].file,
+            WorkloadFile::Trace("./-x.gtrace".into())
+        );
+        assert_eq!(e.workloads[0].name, "x");
+        let flags: Vec<_> = e.stores[0]
+            .flags
+            .iter()
+            .map(|(f, v)| (f.as_str(), v.as_deref()))
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                ("--rocksdb-lib", Some("lib/librocksdb.so")),
+                ("--redis-timeout", Some("2s")),
+                ("--value-compression-ratio", Some("1")),
+            ]
+        );
+        for (setting, says) in [
+            ("store_counters = \"/x.gtrace\"", "must be true or false"),
+            ("write_buffers = 0", "out of range"),
+            ("redis_timeout = \"2 days\"", "from 1ms to 1h"),
+            ("redis_url = \"--help\"", "not a Redis URL"),
+            ("rocksdb_lib = \"--help\"", "not a RocksDB library"),
+        ] {
+            let text =
+                format!("[[workload]]\ntrace = \"t\"\n[[store]]\nkind = \"rocksdb\"\n{setting}\n");
+            let err = parse(&text).unwrap_err().to_string();
+            assert!(
+                err.contains(":5:") && err.contains(says),
+                "{setting} => {err}"
+            );
         }
     }
 
