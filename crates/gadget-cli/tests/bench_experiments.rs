@@ -259,6 +259,8 @@ fn results_mtimes(runs: &Path) -> Vec<(String, std::time::SystemTime)> {
             let name = e.file_name().into_string().ok()?;
             let complete = name.ends_with(".json")
                 && !name.ends_with(".partial.json")
+                && !name.ends_with(".inputs.json")
+                && !name.ends_with(".stale.json")
                 && !name.ends_with(".failed.json")
                 && !name.starts_with('.');
             complete.then(|| Some((name, e.metadata().ok()?.modified().ok()?)))?

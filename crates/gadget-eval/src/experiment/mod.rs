@@ -2,6 +2,7 @@
 //! its runs go in, and what the repetitions of each cell say together.
 
 pub mod compare;
+pub mod inputs;
 pub mod plan;
 pub mod stats;
 pub mod summary;

@@ -59,12 +59,26 @@ pub struct ExperimentSummary {
     /// Why, when partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_reason: Option<String>,
+    /// The runs that failed in this invocation, each with what it said.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedRun>,
     /// Each cell, in listed order.
     pub cells: Vec<CellSummary>,
     /// Per workload, store and open-loop process run at several rates: the latency–throughput
     /// curve and the highest rate sustained.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capacity: Vec<Capacity>,
+}
+
+/// A run that did not complete.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailedRun {
+    /// The run (`workload.store.arrival.r2`).
+    pub id: String,
+    /// Why: the run's error, or the signal that killed it.
+    pub reason: String,
+    /// Its log, with everything it printed.
+    pub log: String,
 }
 
 /// A rate counts as sustained when the store completed at least this share of it.
@@ -112,6 +126,7 @@ impl ExperimentSummary {
         e: &Experiment,
         plan: &Plan,
         done: &[(usize, RunReport)],
+        failed: Vec<FailedRun>,
         partial_reason: Option<String>,
     ) -> ExperimentSummary {
         let cells = plan
@@ -176,6 +191,7 @@ impl ExperimentSummary {
                 (missing > 0).then(|| format!("{missing} of {} runs are missing", plan.runs.len()))
             }),
             capacity: capacity(e, &cells),
+            failed,
             cells,
         }
     }

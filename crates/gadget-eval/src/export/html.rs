@@ -52,6 +52,19 @@ fn page(summary: &ExperimentSummary) -> String {
     if let Some(reason) = &summary.partial_reason {
         let _ = writeln!(s, "<p class=\"partial\">Partial: {}. <code>gadget bench --resume</code> runs what is missing.</p>", escape(reason));
     }
+    if !summary.failed.is_empty() {
+        let _ = writeln!(s, "<p class=\"partial\">Runs that failed:</p><ul>");
+        for f in &summary.failed {
+            let _ = writeln!(
+                s,
+                "<li><code>{}</code>: {} (log: <code>{}</code>)</li>",
+                escape(&f.id),
+                escape(&f.reason),
+                escape(&f.log)
+            );
+        }
+        let _ = writeln!(s, "</ul>");
+    }
     table(&mut s, summary);
 
     let groups = names(summary.cells.iter().map(group));

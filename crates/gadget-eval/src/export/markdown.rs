@@ -21,6 +21,13 @@ impl Exporter<ExperimentSummary> for Markdown {
                 "**Partial:** {reason}; `gadget bench --resume` runs what is missing.\n"
             )?;
         }
+        if !s.failed.is_empty() {
+            writeln!(w, "Runs that failed:\n")?;
+            for f in &s.failed {
+                writeln!(w, "- `{}`: {} (log: `{}`)", f.id, f.reason, f.log)?;
+            }
+            writeln!(w)?;
+        }
         writeln!(
             w,
             "Mean ± half the 95% confidence interval over each cell's runs (Student's t); \
