@@ -41,9 +41,9 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<i32> {
         command_line: std::env::args().collect(),
     };
     let merged = merge_files(&args.results, &options)?;
-    if let Some(path) = file {
-        export::to_file(&Json, &merged, path)?;
-    }
+    // written before printing, but a failure (a full disk) is said after the summary: what was
+    // merged is printed, and kept in the fallback file the error names
+    let written = file.map(|path| export::to_file(&Json, &merged, path));
     let to_stdout = args.output.as_ref().is_some_and(|o| o.as_os_str() == "-");
     if args.json || to_stdout {
         out!("{}", export::render(&Json, &merged));
@@ -56,6 +56,9 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<i32> {
         }
     } else {
         out!("{}", export::render(&Text, &merged));
+    }
+    if let Some(Err(e)) = written {
+        return Err(e.into());
     }
     if let Some(path) = file {
         let n = merged.shards.len();

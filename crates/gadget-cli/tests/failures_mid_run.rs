@@ -260,3 +260,49 @@ fn rocksdb_filling_its_disk_ends_the_run_partial_and_removes_its_temporary_store
     let left: Vec<_> = std::fs::read_dir(fs.path()).unwrap().collect();
     assert!(left.is_empty(), "the temporary store is left: {left:?}");
 }
+
+#[test]
+fn merge_on_a_full_disk_prints_what_it_merged_and_names_the_file_that_holds_it() {
+    let Some(fs) = SmallFilesystem::mount(64, "merge on a full disk") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let shard = |i: usize| {
+        let out = dir.path().join(format!("s{i}.json"));
+        let done = Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+            .current_dir(&root)
+            .args(["run", "examples/ycsb/workloada.toml", "--store", "memory"])
+            .args(["--limit", "1000", "--shard", &format!("{i}/2"), "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        out
+    };
+    let shards = [shard(0), shard(1)];
+    fs.fill();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+        .arg("merge")
+        .args(&shards)
+        .arg("-o")
+        .arg(fs.path().join("merged.json"))
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("requests"),
+        "no summary printed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let kept: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(kept.len(), 1, "the merged results are kept in TMPDIR");
+}
