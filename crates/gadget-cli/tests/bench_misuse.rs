@@ -173,7 +173,7 @@ fn cells_that_would_share_a_name_are_refused_at_their_line() {
     );
     refused(
         dir.path(),
-        &format!("[[workload]]\nconfig = \"a.toml\"\n[workload.properties]\nrecordcount = \"1\\u0000\"\n[[store]]\nkind = \"memory\"\n"),
+        "[[workload]]\nconfig = \"a.toml\"\n[workload.properties]\nrecordcount = \"1\\u0000\"\n[[store]]\nkind = \"memory\"\n",
         "e.toml:4:",
         "control character",
     );

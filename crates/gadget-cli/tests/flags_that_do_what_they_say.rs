@@ -213,3 +213,29 @@ fn a_duration_ends_an_endless_run_complete_not_partial() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--duration \"soon\""));
 }
+
+#[test]
+fn store_flags_take_the_ranges_of_their_config_keys() {
+    for (flag, value, range) in [
+        ("--write-buffer-mb", "17592186044416", "[1, 1048576]"),
+        ("--write-buffers", "0", "[1, 64]"),
+        ("--block-cache-mb", "17592186044416", "[0, 1048576]"),
+        ("--redis-pipeline", "0", "[1, 1048576]"),
+        ("--lmdb-map-gb", "0", "[1, 1048576]"),
+        ("--faster-log-mb", "1", "[192, 1048576]"),
+        ("--faster-index-mb", "0", "[1, 65536]"),
+    ] {
+        let out = gadget()
+            .arg("run")
+            .arg(ycsb("workloadc"))
+            .args(["--store", "memory", "--limit", "10", flag, value])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flag} {value} accepted");
+        assert!(
+            said.contains(flag) && said.contains("out of range") && said.contains(range),
+            "{flag} {value}: {said}"
+        );
+    }
+}

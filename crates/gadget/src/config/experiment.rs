@@ -395,10 +395,20 @@ fn workload(w: &Section<'_>) -> Result<ExperimentWorkload, ConfigError> {
                 "list two configs or more to run at once; one is `config = \"...\"`",
             ))
         }
-        Some(list) => Some(list.iter().map(|p| relative_to(w, p)).collect()),
-        None => w.string("config")?.map(|c| vec![relative_to(w, &c)]),
+        Some(list) => Some(
+            list.iter()
+                .map(|p| relative_to(w, "configs", p))
+                .collect::<Result<_, _>>()?,
+        ),
+        None => match w.string("config")? {
+            Some(c) => Some(vec![relative_to(w, "config", &c)?]),
+            None => None,
+        },
     };
-    let trace = w.string("trace")?.map(|t| relative_to(w, &t));
+    let trace = match w.string("trace")? {
+        Some(t) => Some(relative_to(w, "trace", &t)?),
+        None => None,
+    };
     let file = match (configs, trace) {
         (Some(c), None) => WorkloadFile::Config(c),
         (None, Some(t)) => WorkloadFile::Trace(t),
@@ -460,15 +470,24 @@ fn workload(w: &Section<'_>) -> Result<ExperimentWorkload, ConfigError> {
     })
 }
 
-/// `path` as written in `w`'s file: relative to that file's folder, and never read as a flag
-/// by the run it is given to (`-dash.gtrace` becomes `./-dash.gtrace`).
-fn relative_to(w: &Section<'_>, path: &str) -> PathBuf {
+/// `path` as written at `key` of `w`'s file: relative to that file's folder, and never read
+/// as a flag by the run it is given to (`-dash.gtrace` becomes `./-dash.gtrace`).
+fn relative_to(w: &Section<'_>, key: &str, path: &str) -> Result<PathBuf, ConfigError> {
+    if path.is_empty() || path.chars().any(char::is_control) {
+        return Err(w.error(
+            key,
+            format!(
+                "`{}` is not a file name: it is empty or holds a control character (a NUL, a tab, a line break)",
+                path.escape_debug()
+            ),
+        ));
+    }
     let p = PathBuf::from(path);
-    anchored(&if p.is_absolute() {
+    Ok(anchored(&if p.is_absolute() {
         p
     } else {
         w.folder().join(p)
-    })
+    }))
 }
 
 /// `p`, with `./` before it when it would start with `-`.
@@ -552,7 +571,7 @@ fn setting_value(
             None => None,
             Some(name) if ROCKSDB_LIBRARIES.contains(&name.as_str()) => Some(name),
             Some(name) if is_library_path(&name) => {
-                Some(anchored(&relative_to(s, &name)).display().to_string())
+                Some(relative_to(s, key, &name)?.display().to_string())
             }
             Some(name) => {
                 return Err(s.error(
