@@ -6,3 +6,4 @@ pub mod inputs;
 pub mod plan;
 pub mod stats;
 pub mod summary;
+pub mod verdict;

@@ -104,9 +104,20 @@ impl Welch {
         let t = (b.mean - a.mean) / (va + vb).sqrt();
         let df =
             (va + vb).powi(2) / (va.powi(2) / (a.n - 1) as f64 + vb.powi(2) / (b.n - 1) as f64);
-        let p = incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
-        Some(Welch { t, df, p })
+        Some(Welch {
+            t,
+            df,
+            p: student_p(t, df),
+        })
     }
+}
+
+/// The two-sided p-value of Student's t statistic `t` at `df` degrees of freedom.
+pub(crate) fn student_p(t: f64, df: f64) -> f64 {
+    if !t.is_finite() {
+        return if t.is_nan() { 1.0 } else { 0.0 };
+    }
+    incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
 }
 
 /// `b`'s mean over `a`'s, with its standard error propagated from both relative deviations
