@@ -18,7 +18,7 @@ use anyhow::{bail, Context};
 use gadget::config::experiment::Experiment;
 use gadget_eval::experiment::compare::Comparison;
 use gadget_eval::experiment::inputs::{Hashes, RunInputs};
-use gadget_eval::experiment::plan::Plan;
+use gadget_eval::experiment::plan::{Plan, PlannedRun};
 use gadget_eval::experiment::summary::{ExperimentSummary, FailedRun};
 use gadget_eval::export::{self, Csv, Html, Json, Markdown};
 use gadget_eval::run::RunReport;
@@ -140,15 +140,10 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<i32> {
     }
     bar.finish_and_clear();
 
-    let done: Vec<(usize, RunReport)> = plan
+    let done: Vec<(PlannedRun, RunReport)> = plan
         .runs
         .iter()
-        .filter_map(|&r| {
-            Some((
-                r.cell,
-                complete(&runs_dir, &plan.run_id(r), &inputs[r.cell])?,
-            ))
-        })
+        .filter_map(|&r| Some((r, complete(&runs_dir, &plan.run_id(r), &inputs[r.cell])?)))
         .collect();
     let reason = if interrupted {
         Some("stopped by Ctrl-C (or SIGTERM, SIGHUP) before every run was done".to_string())

@@ -539,7 +539,10 @@ fn evaluate(
     a: &EvalArgs,
     plan: &Plan,
 ) -> anyhow::Result<i32> {
-    let started = std::time::SystemTime::now();
+    let started = (
+        std::time::SystemTime::now(),
+        gadget_eval::host::CpuTimes::now(),
+    );
     let outputs = RunOutputs::prepare(a, inputs)?;
     let dir = match &a.dir {
         Some(d) => {

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use gadget::config::Config;
 use gadget_eval::context::{rfc3339_utc, RunContext, WorkloadUsed};
-use gadget_eval::host::{loaded_libraries, Host};
+use gadget_eval::host::{loaded_libraries, CpuTimes, Host};
 use gadget_eval::store::{StoreKind, StoreSettings};
 
 /// A config's workload (`states` are filled from the run).
@@ -31,11 +31,12 @@ pub fn trace_workload(path: &PathBuf) -> WorkloadUsed {
     }
 }
 
-/// The context of a run that started at `started` on `kind` (its files under `store_dir`);
-/// call it after the store was opened, so that its library is loaded.
+/// The context of a run that started at `started` (the CPU's counters then: `cpu`) on `kind`
+/// (its files under `store_dir`); call it after the store was opened, so that its library is
+/// loaded.
 pub fn context(
     label: Option<String>,
-    started: SystemTime,
+    (started, cpu): (SystemTime, Option<CpuTimes>),
     workloads: Vec<WorkloadUsed>,
     kind: StoreKind,
     settings: &StoreSettings,
@@ -61,7 +62,7 @@ pub fn context(
         } else {
             loaded_libraries(library)
         },
-        host: Host::this(store_dir),
+        host: Host::this(store_dir, cpu),
     }
 }
 

@@ -19,11 +19,60 @@ pub struct Host {
     pub kernel: Option<String>,
     /// Type of the filesystem holding the store's directory (ext4, tmpfs, overlay, …).
     pub store_filesystem: Option<String>,
+    /// The 1-minute load average as the run ended (`/proc/loadavg`): above `cpus`, other work
+    /// competed with the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_average_1m: Option<f64>,
+    /// The share of CPU time the hypervisor took from this machine during the run (steal, of
+    /// `/proc/stat`): above a few percent, the figures vary with the neighbours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_steal_share: Option<f64>,
+    /// The CPU frequency governor (cpu0's `scaling_governor`: `performance`, `powersave`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_governor: Option<String>,
+}
+
+/// The machine's CPU time counters (`/proc/stat`'s `cpu` line), to tell what was stolen over
+/// a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuTimes {
+    total: u64,
+    steal: u64,
+}
+
+impl CpuTimes {
+    /// The counters now; `None` without `/proc/stat`.
+    pub fn now() -> Option<CpuTimes> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        CpuTimes::parse(stat.lines().next()?)
+    }
+
+    /// From `cpu  user nice system idle iowait irq softirq steal …`.
+    fn parse(line: &str) -> Option<CpuTimes> {
+        let mut fields = line.split_whitespace();
+        (fields.next()? == "cpu").then_some(())?;
+        let ticks: Vec<u64> = fields
+            .take(8)
+            .map(|f| f.parse().ok())
+            .collect::<Option<_>>()?;
+        Some(CpuTimes {
+            total: ticks.iter().sum(),
+            steal: *ticks.get(7)?,
+        })
+    }
+
+    /// The share of the CPU time since `self` that was stolen.
+    fn steal_share_until(&self, later: &CpuTimes) -> Option<f64> {
+        let total = later.total.checked_sub(self.total)?;
+        let steal = later.steal.checked_sub(self.steal)?;
+        (total > 0).then(|| steal as f64 / total as f64)
+    }
 }
 
 impl Host {
-    /// This machine, with the filesystem of `store_dir`.
-    pub fn this(store_dir: &Path) -> Host {
+    /// This machine, with the filesystem of `store_dir`, and the CPU time stolen since
+    /// `since` (the run's start).
+    pub fn this(store_dir: &Path, since: Option<CpuTimes>) -> Host {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
@@ -37,6 +86,15 @@ impl Host {
             store_filesystem: std::fs::canonicalize(store_dir)
                 .ok()
                 .and_then(|dir| filesystem_of(&mountinfo, &dir)),
+            load_average_1m: std::fs::read_to_string("/proc/loadavg")
+                .ok()
+                .and_then(|l| l.split_whitespace().next()?.parse().ok()),
+            cpu_steal_share: since.and_then(|s| s.steal_share_until(&CpuTimes::now()?)),
+            cpu_governor: std::fs::read_to_string(
+                "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            )
+            .ok()
+            .map(|g| g.trim().to_string()),
         }
     }
 }
@@ -116,6 +174,20 @@ fn unescape(path: &str) -> String {
 }
 
 #[cfg(test)]
+mod steal_tests {
+    use super::CpuTimes;
+
+    #[test]
+    fn steal_is_the_share_of_the_ticks_between_two_readings() {
+        let a = CpuTimes::parse("cpu  100 0 50 800 10 0 0 40 0 0").unwrap();
+        let b = CpuTimes::parse("cpu  200 0 100 1600 20 0 0 80 0 0").unwrap();
+        assert_eq!(a.steal_share_until(&b), Some(40.0 / 1000.0));
+        assert_eq!(CpuTimes::parse("intr 1 2 3"), None);
+        assert_eq!(b.steal_share_until(&a), None, "counters do not go back");
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -134,7 +206,16 @@ mod tests {
 
     #[test]
     fn this_machine_is_described_from_proc() {
-        let host = Host::this(Path::new("/"));
+        let start = CpuTimes::now();
+        let host = Host::this(Path::new("/"), start);
+        assert!(host.load_average_1m.is_some_and(|l| l >= 0.0), "{host:?}");
+        assert!(start.is_some(), "/proc/stat read");
+        // no tick may have passed since the start: then no share, never a guess
+        assert!(
+            host.cpu_steal_share
+                .is_none_or(|s| (0.0..=1.0).contains(&s)),
+            "{host:?}"
+        );
         assert!(host.cpus.unwrap() >= 1);
         if Path::new("/proc/meminfo").exists() {
             assert!(host.memory_bytes.unwrap() > 0);

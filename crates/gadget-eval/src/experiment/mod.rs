@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod inputs;
 pub mod plan;
+mod random;
 pub mod stats;
 pub mod summary;
 pub mod verdict;

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use gadget::config::experiment::{Experiment, RunOrder, WorkloadFile};
 
+use super::random::SplitMix;
+
 /// One combination of workload, store and arrival.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cell {
@@ -54,13 +56,28 @@ impl Plan {
                 }
             }
         }
-        let mut runs: Vec<PlannedRun> = (0..cells.len())
-            .flat_map(|cell| {
-                (1..=e.repetitions).map(move |repetition| PlannedRun { cell, repetition })
-            })
-            .collect();
-        if e.order == RunOrder::Random {
-            shuffle(&mut runs, e.seed);
+        let mut runs: Vec<PlannedRun> = Vec::with_capacity(cells.len() * e.repetitions as usize);
+        match e.order {
+            RunOrder::Blocks => {
+                for repetition in 1..=e.repetitions {
+                    let mut block: Vec<PlannedRun> = (0..cells.len())
+                        .map(|cell| PlannedRun { cell, repetition })
+                        .collect();
+                    shuffle(
+                        &mut block,
+                        e.seed ^ u64::from(repetition).wrapping_mul(0xA24B_AED4_963E_E407),
+                    );
+                    runs.extend(block);
+                }
+            }
+            RunOrder::Random | RunOrder::Listed => {
+                runs.extend((0..cells.len()).flat_map(|cell| {
+                    (1..=e.repetitions).map(move |repetition| PlannedRun { cell, repetition })
+                }));
+                if e.order == RunOrder::Random {
+                    shuffle(&mut runs, e.seed);
+                }
+            }
         }
         Plan { cells, runs }
     }
@@ -127,16 +144,9 @@ impl Plan {
 /// Fisher–Yates with SplitMix64: the same order for the same seed on every machine and
 /// version.
 fn shuffle<T>(items: &mut [T], seed: u64) {
-    let mut state = seed;
-    let mut next = || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = SplitMix(seed);
     for i in (1..items.len()).rev() {
-        let j = (next() % (i as u64 + 1)) as usize;
+        let j = (rng.next() % (i as u64 + 1)) as usize;
         items.swap(i, j);
     }
 }
@@ -153,6 +163,28 @@ mod tests {
              [[arrival]]\nprocess = \"poisson\"\nrates = [1000]\n"
         );
         Experiment::parse(&text, Path::new("/x/e.toml")).unwrap()
+    }
+
+    #[test]
+    fn blocks_run_every_cell_once_each_in_its_own_shuffled_order() {
+        let plan = Plan::of(&experiment(5, "blocks"));
+        assert_eq!(
+            plan,
+            Plan::of(&experiment(5, "blocks")),
+            "same seed, same order"
+        );
+        for (b, block) in plan.runs.chunks(plan.cells.len()).enumerate() {
+            let mut cells: Vec<usize> = block.iter().map(|r| r.cell).collect();
+            assert!(block.iter().all(|r| r.repetition == b as u32 + 1));
+            cells.sort_unstable();
+            assert_eq!(cells, [0, 1, 2, 3]);
+        }
+        let orders: Vec<Vec<usize>> = plan
+            .runs
+            .chunks(4)
+            .map(|b| b.iter().map(|r| r.cell).collect())
+            .collect();
+        assert!(orders.windows(2).any(|w| w[0] != w[1]), "{orders:?}");
     }
 
     #[test]

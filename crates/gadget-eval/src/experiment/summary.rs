@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::Plan;
+use super::plan::{Plan, PlannedRun};
 use super::stats::Stats;
+use super::verdict::{holm, Measure, Ratio, Verdict, RESAMPLES};
 use crate::run::RunReport;
-use gadget::config::experiment::Experiment;
+use gadget::config::experiment::{Dimension, Experiment};
 
 /// The latency percentiles summarized, by name, from the "all requests" row of each run.
 pub(crate) const PERCENTILES: [&str; 4] = ["p50", "p99", "p999", "max"];
@@ -39,6 +40,25 @@ pub struct CellSummary {
     /// throughput: one real run's distribution, not an average of distributions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub median_run_spectrum: Vec<(f64, u64)>,
+    /// Against the experiment's baseline (none for the baseline's own cells).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against_baseline: Option<AgainstBaseline>,
+    /// The verdict on throughput against the baseline, in words: `1.42× faster [1.35,
+    /// 1.49]`, `no difference beyond noise (±2%): …`, `inconclusive: add repetitions (…)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+}
+
+/// A cell against the cell that differs from it by the baseline alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgainstBaseline {
+    /// The baseline's cell.
+    pub baseline_cell: String,
+    /// Throughput, this cell's over the baseline's, paired within blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<Verdict>,
+    /// Each latency percentile (`p50`, `p99`, `p999`, `max`), likewise.
+    pub latency: BTreeMap<String, Verdict>,
 }
 
 /// The experiment's summary (`summary.json`).
@@ -62,6 +82,14 @@ pub struct ExperimentSummary {
     /// The runs that failed in this invocation, each with what it said.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<FailedRun>,
+    /// The baseline every other cell is compared with, and the noise threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// A ratio within this of 1 is no difference (0.02: ±2%).
+    pub noise_threshold: f64,
+    /// What makes the numbers less trustworthy than they look, each with what to do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Each cell, in listed order.
     pub cells: Vec<CellSummary>,
     /// Per workload, store and open-loop process run at several rates: the latency–throughput
@@ -125,7 +153,7 @@ impl ExperimentSummary {
     pub fn of(
         e: &Experiment,
         plan: &Plan,
-        done: &[(usize, RunReport)],
+        done: &[(PlannedRun, RunReport)],
         failed: Vec<FailedRun>,
         partial_reason: Option<String>,
     ) -> ExperimentSummary {
@@ -136,7 +164,7 @@ impl ExperimentSummary {
             .map(|(i, cell)| {
                 let reports: Vec<&RunReport> = done
                     .iter()
-                    .filter(|(c, _)| *c == i)
+                    .filter(|(r, _)| r.cell == i)
                     .map(|(_, r)| r)
                     .collect();
                 let all: Vec<_> = reports
@@ -176,9 +204,14 @@ impl ExperimentSummary {
                     throughput: Stats::of(&throughput),
                     latency_ns,
                     median_run_spectrum,
+                    against_baseline: None,
+                    verdict: None,
                 }
             })
             .collect::<Vec<_>>();
+        let mut cells = cells;
+        against_baseline(e, plan, done, &mut cells);
+        let warnings = warnings(e, done, &cells);
         let missing = plan.runs.len() - done.len();
         ExperimentSummary {
             gadget_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -192,9 +225,205 @@ impl ExperimentSummary {
             }),
             capacity: capacity(e, &cells),
             failed,
+            baseline: e.baseline.as_ref().map(|b| b.name.clone()),
+            noise_threshold: e.noise_threshold,
+            warnings,
             cells,
         }
     }
+}
+
+/// A run's value of `measure`: `throughput` or a latency percentile of all requests.
+fn measure(r: &RunReport, measure: &str) -> Option<f64> {
+    if measure == "throughput" {
+        return Some(r.throughput);
+    }
+    let all = r.latency.iter().find(|o| o.op == "all")?;
+    Some(match measure {
+        "p50" => all.p50_ns,
+        "p99" => all.p99_ns,
+        "p999" => all.p999_ns,
+        _ => all.max_ns,
+    } as f64)
+}
+
+/// The measures a verdict is given on.
+const MEASURES: [&str; 5] = ["throughput", "p50", "p99", "p999", "max"];
+
+/// Fills each cell's verdicts against the cell that differs by the baseline alone: per
+/// measure, the ratio paired by repetition (block), Holm-corrected over every cell.
+fn against_baseline(
+    e: &Experiment,
+    plan: &Plan,
+    done: &[(PlannedRun, RunReport)],
+    cells: &mut [CellSummary],
+) {
+    let Some(b) = &e.baseline else {
+        return;
+    };
+    let of = |c: &super::plan::Cell| match b.dimension {
+        Dimension::Workload => c.workload,
+        Dimension::Store => c.store,
+        Dimension::Arrival => c.arrival,
+    };
+    let pairs: Vec<(usize, usize)> = plan
+        .cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| of(c) != b.index)
+        .filter_map(|(i, c)| {
+            let base = plan.cells.iter().position(|x| {
+                of(x) == b.index
+                    && [x.workload, x.store, x.arrival]
+                        .iter()
+                        .zip([c.workload, c.store, c.arrival])
+                        .zip([Dimension::Workload, Dimension::Store, Dimension::Arrival])
+                        .all(|((a, c), d)| d == b.dimension || *a == c)
+            })?;
+            Some((i, base))
+        })
+        .collect();
+    for (m, name) in MEASURES.iter().enumerate() {
+        let ratios: Vec<Option<Ratio>> = pairs
+            .iter()
+            .map(|&(cell, base)| {
+                let by_block = |c: usize| -> BTreeMap<u32, f64> {
+                    done.iter()
+                        .filter(|(r, _)| r.cell == c)
+                        .filter_map(|(r, report)| Some((r.repetition, measure(report, name)?)))
+                        .collect()
+                };
+                let (ours, theirs) = (by_block(cell), by_block(base));
+                let paired: Vec<(f64, f64)> = ours
+                    .iter()
+                    .filter_map(|(rep, v)| Some((*v, *theirs.get(rep)?)))
+                    .collect();
+                let seed =
+                    e.seed ^ ((cell as u64) << 8 | m as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                Ratio::of_pairs(&paired, RESAMPLES, seed)
+            })
+            .collect();
+        let tested: Vec<f64> = ratios.iter().flatten().map(|r| r.p).collect();
+        let mut corrected = holm(&tested).into_iter();
+        for (&(cell, base), ratio) in pairs.iter().zip(ratios) {
+            let against = cells[cell]
+                .against_baseline
+                .get_or_insert_with(|| AgainstBaseline {
+                    baseline_cell: plan.cells[base].id.clone(),
+                    throughput: None,
+                    latency: BTreeMap::new(),
+                });
+            let Some(ratio) = ratio else {
+                continue;
+            };
+            let p = corrected.next().unwrap_or(1.0);
+            if *name == "throughput" {
+                let v = Verdict::judge(ratio, p, e.noise_threshold, Measure::Throughput);
+                let sentence = v.verdict.clone();
+                against.throughput = Some(v);
+                cells[cell].verdict = Some(sentence);
+            } else {
+                let v = Verdict::judge(ratio, p, e.noise_threshold, Measure::Latency(name));
+                against.latency.insert(name.to_string(), v);
+            }
+        }
+    }
+    for c in cells.iter_mut() {
+        if c.against_baseline.is_some() && c.verdict.is_none() {
+            c.verdict = Some(format!(
+                "not compared: fewer than {} repetitions of it and its baseline in common",
+                super::verdict::MIN_BLOCKS
+            ));
+        }
+    }
+}
+
+/// The shortest run whose figures are taken at face value.
+const SHORT_RUN_SECONDS: f64 = 1.0;
+/// Requests a p99.9 needs to rest on more than a handful of samples.
+const REQUESTS_FOR_P999: u64 = 10_000;
+/// A cell whose throughput varies more than this across its runs is unstable.
+const UNSTABLE_CV: f64 = 0.10;
+
+/// Warnings about the runs behind the numbers: short runs, too few requests for a p99.9,
+/// cells whose runs disagree, a machine busy with other work.
+fn warnings(
+    e: &Experiment,
+    done: &[(PlannedRun, RunReport)],
+    cells: &[CellSummary],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let short = done
+        .iter()
+        .filter(|(_, r)| r.seconds < SHORT_RUN_SECONDS)
+        .count();
+    if short > 0 {
+        out.push(format!(
+            "{short} of {} runs lasted under {SHORT_RUN_SECONDS} s: start-up and caches weigh on their figures; give `duration = \"10s\"` (or a higher `limit`)",
+            done.len()
+        ));
+    }
+    let few = done
+        .iter()
+        .filter(|(_, r)| r.requests < REQUESTS_FOR_P999)
+        .count();
+    if few > 0 {
+        out.push(format!(
+            "{few} of {} runs measured under {REQUESTS_FOR_P999} requests: their p99.9 rests on fewer than 10 samples; run them longer",
+            done.len()
+        ));
+    }
+    for c in cells {
+        if let Some(t) = &c.throughput {
+            let cv = if t.mean > 0.0 { t.stddev / t.mean } else { 0.0 };
+            if t.n >= 2 && cv > UNSTABLE_CV {
+                out.push(format!(
+                    "{}: its runs' throughput varies by {:.0}% (coefficient of variation): the machine or the store is unstable; close other work, run longer, or add repetitions",
+                    c.id,
+                    cv * 100.0
+                ));
+            }
+        }
+    }
+    let host = |r: &RunReport| {
+        r.context
+            .as_ref()
+            .map(|c| c.host.clone())
+            .unwrap_or_default()
+    };
+    let cores = done
+        .iter()
+        .filter_map(|(_, r)| host(r).cpus)
+        .max()
+        .unwrap_or(0);
+    let loaded = done
+        .iter()
+        .filter(|(_, r)| {
+            host(r)
+                .load_average_1m
+                .is_some_and(|l| cores > 0 && l > cores as f64)
+        })
+        .count();
+    if loaded > 0 {
+        out.push(format!(
+            "{loaded} of {} runs started with a load average above the {cores} cores: other work competed with the store; run on a quiet machine",
+            done.len()
+        ));
+    }
+    let stolen = done
+        .iter()
+        .filter(|(_, r)| host(r).cpu_steal_share.is_some_and(|s| s > 0.05))
+        .count();
+    if stolen > 0 {
+        out.push(format!(
+            "{stolen} of {} runs lost over 5% of their CPU time to steal (a virtual machine whose host is busy); their figures vary with the neighbours",
+            done.len()
+        ));
+    }
+    if e.baseline.is_some() && e.order != gadget::config::experiment::RunOrder::Blocks {
+        out.push("the runs did not go in blocks (`order`): a verdict pairs runs by repetition, which drift separates; use the default `order = \"blocks\"`".to_string());
+    }
+    out
 }
 
 /// The rate sweeps among `cells`: per workload, store and open-loop process with rates.
@@ -268,6 +497,8 @@ mod tests {
             throughput: Stats::of(throughput),
             latency_ns: [("p99".to_string(), Stats::of(p99_ns).unwrap())].into(),
             median_run_spectrum: Vec::new(),
+            against_baseline: None,
+            verdict: None,
         }
     }
 

@@ -66,6 +66,7 @@ fn page(summary: &ExperimentSummary) -> String {
         let _ = writeln!(s, "</ul>");
     }
     table(&mut s, summary);
+    verdicts(&mut s, summary);
 
     let groups = names(summary.cells.iter().map(group));
     let grouped = |value: &Measure| -> Vec<(String, Vec<Bar>)> {
@@ -276,6 +277,42 @@ fn figure(s: &mut String, id: &str, svg: &str, how_to_read: &str) {
         "<figure id=\"{id}\">{svg}<figcaption>{}</figcaption></figure>",
         escape(how_to_read)
     );
+}
+
+/// Each cell against its baseline, and the warnings about the runs behind the numbers.
+fn verdicts(s: &mut String, summary: &ExperimentSummary) {
+    if let Some(b) = &summary.baseline {
+        let _ = writeln!(
+            s,
+            "<h2>Against the baseline <code>{}</code></h2><p>Ratios paired within blocks: the \
+             geometric mean and its 95% bootstrap interval, Holm-corrected over every cell; within \
+             ±{}% is no difference.</p><table><thead><tr><th>cell</th><th>against</th>\
+             <th>throughput</th><th>p99</th></tr></thead><tbody>",
+            escape(b),
+            summary.noise_threshold * 100.0
+        );
+        for c in &summary.cells {
+            let Some(a) = &c.against_baseline else {
+                continue;
+            };
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&c.id),
+                escape(&a.baseline_cell),
+                escape(c.verdict.as_deref().unwrap_or("–")),
+                escape(a.latency.get("p99").map_or("–", |v| v.verdict.as_str()))
+            );
+        }
+        s.push_str("</tbody></table>\n");
+    }
+    if !summary.warnings.is_empty() {
+        s.push_str("<p class=\"partial\">Warnings:</p><ul>");
+        for w in &summary.warnings {
+            let _ = write!(s, "<li>{}</li>", escape(w));
+        }
+        s.push_str("</ul>\n");
+    }
 }
 
 fn table(s: &mut String, summary: &ExperimentSummary) {

@@ -55,6 +55,36 @@ impl Exporter<ExperimentSummary> for Markdown {
             }
             writeln!(w)?;
         }
+        if let Some(b) = &s.baseline {
+            writeln!(
+                w,
+                "\n## Against the baseline `{b}`\n\nEach cell over the cell that differs by the baseline \
+                 alone, ratios paired within blocks: the geometric mean, its 95% bootstrap interval, \
+                 Holm-corrected over every cell; within ±{}% is no difference.\n",
+                s.noise_threshold * 100.0
+            )?;
+            writeln!(w, "| cell | against | throughput | p99 |")?;
+            writeln!(w, "|---|---|---|---|")?;
+            for c in &s.cells {
+                let Some(a) = &c.against_baseline else {
+                    continue;
+                };
+                let p99 = a.latency.get("p99").map_or("–", |v| v.verdict.as_str());
+                writeln!(
+                    w,
+                    "| {} | {} | {} | {p99} |",
+                    c.id,
+                    a.baseline_cell,
+                    c.verdict.as_deref().unwrap_or("–")
+                )?;
+            }
+        }
+        if !s.warnings.is_empty() {
+            writeln!(w, "\n**Warnings:**\n")?;
+            for warning in &s.warnings {
+                writeln!(w, "- {warning}")?;
+            }
+        }
         for c in &s.capacity {
             let bound = c.bound_ns.map_or(String::new(), |b| {
                 format!(" with {} ≤ {}", c.percentile, time(b as f64))

@@ -92,7 +92,12 @@ pub const MAX_REPETITIONS: i64 = 1000;
 /// In which order the runs go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunOrder {
-    /// Shuffled by the experiment's seed, so drift over time spreads over every cell.
+    /// In blocks (the default): block r runs every cell's repetition r, in an order the seed
+    /// shuffles anew for each block, so that a drift of the machine hits the cells of a block
+    /// alike and cells compare within blocks.
+    Blocks,
+    /// Every run shuffled by the experiment's seed, so drift over time spreads over every
+    /// cell (but cells do not share blocks).
     Random,
     /// As listed: workloads, then stores, then arrivals, repetitions innermost.
     Listed,
@@ -156,6 +161,31 @@ impl ExperimentArrival {
     }
 }
 
+/// What an experiment compares every cell with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Baseline {
+    /// The dimension it names.
+    pub dimension: Dimension,
+    /// Its index among that dimension's entries.
+    pub index: usize,
+    /// Its name.
+    pub name: String,
+}
+
+/// One of the three things an experiment crosses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dimension {
+    /// A `[[workload]]`.
+    Workload,
+    /// A `[[store]]`.
+    Store,
+    /// An `[[arrival]]` at one rate.
+    Arrival,
+}
+
+/// The default of `noise_threshold`.
+pub const DEFAULT_NOISE_THRESHOLD: f64 = 0.02;
+
 /// A validated experiment file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Experiment {
@@ -177,6 +207,11 @@ pub struct Experiment {
     pub latency_bound_ns: Option<u64>,
     /// The percentile held to that bound: `p50`, `p99` (the default) or `p999`.
     pub latency_percentile: String,
+    /// What every other cell is compared with (`baseline`: a store's, workload's or
+    /// arrival's name).
+    pub baseline: Option<Baseline>,
+    /// A ratio within this of 1 (0.02: ±2%) is no difference worth a verdict.
+    pub noise_threshold: f64,
     /// The workloads.
     pub workloads: Vec<ExperimentWorkload>,
     /// The stores.
@@ -195,6 +230,7 @@ impl Experiment {
     pub fn parse(text: &str, path: &Path) -> Result<Experiment, ConfigError> {
         let doc = Document { path, text };
         let top = doc.top()?;
+        let mut baseline_name = None;
         let mut e = Experiment {
             path: path.to_path_buf(),
             seed: 0,
@@ -205,6 +241,8 @@ impl Experiment {
             warmup: None,
             latency_bound_ns: None,
             latency_percentile: "p99".into(),
+            baseline: None,
+            noise_threshold: DEFAULT_NOISE_THRESHOLD,
             workloads: Vec::new(),
             stores: Vec::new(),
             arrivals: Vec::new(),
@@ -212,10 +250,15 @@ impl Experiment {
         if let Some(s) = top.table("experiment")? {
             e.seed = s.int("seed", 0, i64::MAX)?.unwrap_or(0) as u64;
             e.repetitions = s.int("repetitions", 1, MAX_REPETITIONS)?.unwrap_or(3) as u32;
-            e.order = match s.choice("order", &["random", "listed"])? {
+            e.order = match s.choice("order", &["blocks", "random", "listed"])? {
                 Some("listed") => RunOrder::Listed,
-                _ => RunOrder::Random,
+                Some("random") => RunOrder::Random,
+                _ => RunOrder::Blocks,
             };
+            baseline_name = s.string("baseline")?.map(|b| (b, s.offset_of("baseline")));
+            e.noise_threshold = s
+                .float("noise_threshold", 0.0, 0.5)?
+                .unwrap_or(DEFAULT_NOISE_THRESHOLD);
             e.limit = s.int("limit", 1, i64::MAX)?.map(|n| n as u64);
             if let Some(d) = s.string("duration")? {
                 if parse_duration(&d).is_none_or(|ns| ns < 1_000_000) {
@@ -334,6 +377,10 @@ impl Experiment {
         }
         unique(&top, "workload", e.workloads.iter().map(|w| &w.name))?;
         unique(&top, "store", e.stores.iter().map(|s| &s.name))?;
+        if let Some((name, at)) = baseline_name {
+            e.baseline =
+                Some(baseline(&e, &name).map_err(|m| doc.error(at, "experiment.baseline", m))?);
+        }
         let cells = (e.workloads.len() * e.stores.len() * e.arrivals.len()) as u64;
         let runs = cells.saturating_mul(u64::from(e.repetitions));
         if runs > MAX_RUNS {
@@ -345,6 +392,55 @@ impl Experiment {
         }
         top.finish()?;
         Ok(e)
+    }
+}
+
+/// The baseline `name` names: one store, workload or arrival (`poisson-20000`), of a
+/// dimension with two entries or more; else what is wrong.
+fn baseline(e: &Experiment, name: &str) -> Result<Baseline, String> {
+    let names = [
+        (
+            Dimension::Workload,
+            e.workloads
+                .iter()
+                .map(|w| w.name.clone())
+                .collect::<Vec<_>>(),
+        ),
+        (
+            Dimension::Store,
+            e.stores.iter().map(|s| s.name.clone()).collect(),
+        ),
+        (
+            Dimension::Arrival,
+            e.arrivals.iter().map(ExperimentArrival::name).collect(),
+        ),
+    ];
+    let found: Vec<(Dimension, usize, usize)> = names
+        .iter()
+        .filter_map(|(d, list)| Some((*d, list.iter().position(|n| n == name)?, list.len())))
+        .collect();
+    match found.as_slice() {
+        [(dimension, index, others)] if *others >= 2 => Ok(Baseline {
+            dimension: *dimension,
+            index: *index,
+            name: name.to_string(),
+        }),
+        [_] => Err(format!(
+            "`{name}` is the only one of its kind; a baseline needs others of its kind to compare with it"
+        )),
+        [] => {
+            let all: Vec<&str> = names
+                .iter()
+                .flat_map(|(_, l)| l.iter().map(String::as_str))
+                .collect();
+            Err(format!(
+                "`{name}` names no store, workload or arrival of this experiment; one of: {}",
+                all.join(", ")
+            ))
+        }
+        _ => Err(format!(
+            "`{name}` names a store and a workload (or an arrival) alike; give one of them another `name`"
+        )),
     }
 }
 
