@@ -106,7 +106,9 @@ pub enum ClusterCommand {
         #[arg(long, default_value = ".gadget/redis-cluster")]
         dir: std::path::PathBuf,
     },
-    /// Stop the nodes `gadget cluster up` started in DIR and remove DIR.
+    /// Stop the nodes `gadget cluster up` started in DIR, each checked to be that node's
+    /// redis-server before it is signalled, and remove what `up` made there: the node
+    /// folders, cluster.json, and DIR itself when `up` made it and nothing else is in it.
     #[cfg(feature = "redis")]
     Down {
         /// The folder given to `up`.

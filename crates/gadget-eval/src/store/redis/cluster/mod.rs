@@ -44,7 +44,7 @@ use super::slot::{slot_of, tag_for_slot};
 use super::{describe, remove_keys, url, Unlink, CLEANUP_AFTER_STOP};
 pub use crate::store::placement::Placement;
 use crate::store::{empty_range, Store, StoreError, StoreSettings, MERGE_DELIMITER};
-use nodes::Nodes;
+use nodes::{Failed, Nodes};
 
 /// Appends `ARGV[1]` to an existing value or sets `ARGV[2]`: Flink's list-state merge.
 const MERGE_SCRIPT: &str = r"
@@ -62,6 +62,8 @@ const STORE: &str = "redis-cluster";
 pub struct RedisClusterStore {
     nodes: Nodes,
     shown: String,
+    /// `host:port` of the node the URL names.
+    seed: String,
     timeout: Duration,
     stop: Arc<AtomicBool>,
     placement: Placement,
@@ -118,17 +120,27 @@ impl RedisClusterStore {
                 "a Redis Cluster has only database 0; drop the /db from the URL".into(),
             ));
         }
-        let opened = |f: Failure| {
-            match f {
-            Failure::Stopped => StoreError::Interrupted { store: STORE },
-            Failure::Lost(_) | Failure::Timeout(_) => open_error(format!(
+        let seed_node = match &seed.address {
+            url::Address::Tcp(host, port) => format!("{host}:{port}"),
+            url::Address::Unix(path) => path.display().to_string(),
+        };
+        let opened = |f: Failed| {
+            let other = f.node.as_ref().filter(|&n| *n != seed_node);
+            match (f.failure, other) {
+            (Failure::Stopped, _) => StoreError::Interrupted { store: STORE },
+            (f @ (Failure::Lost(_) | Failure::Timeout(_)), None) => open_error(format!(
                 "{}; is a Redis Cluster node listening there? (`gadget cluster up` starts one on loopback)",
                 describe(&f, "the node")
             )),
-            Failure::Server(e) if e.contains("cluster support disabled") => open_error(format!(
+            (f @ (Failure::Lost(_) | Failure::Timeout(_)), Some(node)) => open_error(format!(
+                "{}; the cluster lists that node, but it does not answer (stopped or killed?)",
+                describe(&f, &format!("its node redis://{node}"))
+            )),
+            (Failure::Server(e), None) if e.contains("cluster support disabled") => open_error(format!(
                 "{shown} is a Redis server without cluster mode; use --store redis for it, or start a cluster (`gadget cluster up`)"
             )),
-            f => open_error(describe(&f, "the cluster")),
+            (f, None) => open_error(describe(&f, "the cluster")),
+            (f, Some(node)) => open_error(describe(&f, &format!("its node redis://{node}"))),
         }
         };
         let mut nodes =
@@ -170,6 +182,7 @@ impl RedisClusterStore {
             home,
             nodes,
             shown,
+            seed: seed_node,
             timeout: settings.redis_timeout,
             stop: settings.stop.clone(),
             placement: settings.redis_placement,
@@ -206,15 +219,34 @@ impl RedisClusterStore {
         }
     }
 
-    fn request_error(&mut self, op: Op, f: Failure) -> StoreError {
+    fn request_error(&mut self, op: Op, f: Failed) -> StoreError {
         self.nodes.discard();
-        match f {
+        match f.failure {
             Failure::Stopped => StoreError::Interrupted { store: STORE },
-            f => StoreError::Request {
+            ref failure => StoreError::Request {
                 store: STORE,
                 op,
-                message: describe(&f, &self.shown),
+                message: describe(failure, &self.server(&f)),
             },
+        }
+    }
+
+    /// The node a failure came from, as messages name it: the URL given when it is that
+    /// node (or the cluster as a whole), else the node's own with the URL beside it.
+    fn server(&self, f: &Failed) -> String {
+        match &f.node {
+            Some(node) if *node != self.seed => {
+                format!("redis://{node} (a node of the cluster at {})", self.shown)
+            }
+            _ => self.shown.clone(),
+        }
+    }
+
+    /// `failure` in a reply of node `n`.
+    fn failed_on(&self, n: usize, failure: impl Into<Failure>) -> Failed {
+        Failed {
+            node: self.nodes.addresses().get(n).cloned(),
+            failure: failure.into(),
         }
     }
 
@@ -316,7 +348,10 @@ impl RedisClusterStore {
             Some(r) => r.bulk().map(|v| v.map(<[u8]>::len)),
             None => Ok(None),
         };
-        len.map_err(|e| self.request_error(op, e.into()))
+        len.map_err(|e| {
+            let f = self.failed_on(node, e);
+            self.request_error(op, f)
+        })
     }
 
     /// The nodes whose index can hold this instance's keys: all in the native placement,
@@ -388,23 +423,28 @@ impl RedisClusterStore {
         self.flush(op)?;
         self.keys.clear();
         self.key_ends.clear();
+        let first_node = self.index_nodes().start;
         for i in 0..self.tickets.len() {
             let Some(reply) = self.nodes.kept(self.tickets[i]) else {
                 continue;
             };
-            let items = reply.items().map_err(Failure::from);
-            let items = match items {
+            let items = match reply.items() {
                 Ok(items) => items,
-                Err(f) => return Err(self.request_error(op, f)),
+                Err(e) => {
+                    let f = self.failed_on(first_node + i, e);
+                    return Err(self.request_error(op, f));
+                }
             };
             for item in items {
-                let key = item.and_then(|i| i.bulk()).map_err(Failure::from);
-                match key {
+                match item.and_then(|i| i.bulk()) {
                     Ok(key) => {
                         self.keys.extend_from_slice(key.unwrap_or_default());
                         self.key_ends.push(self.keys.len());
                     }
-                    Err(f) => return Err(self.request_error(op, f)),
+                    Err(e) => {
+                        let f = self.failed_on(first_node + i, e);
+                        return Err(self.request_error(op, f));
+                    }
                 }
             }
         }
@@ -716,7 +756,7 @@ impl Drop for RedisClusterStore {
                 "warning: the run's keys are left on the cluster at {}: {}; remove them later with \
                  redis-cli -c -u URL --scan --pattern '{pattern}' on each node, then unlink them",
                 self.shown,
-                describe(&e, &self.shown),
+                describe(&e.failure, &self.server(&e)),
             );
         }
     }

@@ -34,6 +34,27 @@ struct Unit {
     asking: bool,
 }
 
+/// A failure, and the node it came from: a message names that node, not the seed the
+/// client was given.
+#[derive(Debug)]
+pub(crate) struct Failed {
+    /// `host:port` of the node whose connection or reply failed; `None` for the cluster as a
+    /// whole (its slots moving faster than it answers).
+    pub(crate) node: Option<String>,
+    /// What went wrong.
+    pub(crate) failure: Failure,
+}
+
+impl Failed {
+    /// `failure` on the node at `host:port`.
+    fn at(host: &str, port: u16, failure: impl Into<Failure>) -> Failed {
+        Failed {
+            node: Some(format!("{host}:{port}")),
+            failure: failure.into(),
+        }
+    }
+}
+
 /// One node: its connection and the commands staged for it.
 struct Node {
     con: Connection,
@@ -119,7 +140,7 @@ impl Nodes {
         seed: &Target,
         timeout: Duration,
         stop: Arc<AtomicBool>,
-    ) -> Result<Nodes, Failure> {
+    ) -> Result<Nodes, Failed> {
         let mut nodes = Nodes {
             nodes: Vec::new(),
             slots: vec![NO_SLOT; SLOTS],
@@ -135,9 +156,13 @@ impl Nodes {
             again_bytes: Commands::default(),
         };
         let Address::Tcp(host, port) = &seed.address else {
-            return Err(Failure::Server(
-                "a Redis Cluster is reached over TCP (redis://host:port), not a Unix socket".into(),
-            ));
+            return Err(Failed {
+                node: None,
+                failure: Failure::Server(
+                    "a Redis Cluster is reached over TCP (redis://host:port), not a Unix socket"
+                        .into(),
+                ),
+            });
         };
         nodes.node(host, *port)?;
         nodes.refresh(0)?;
@@ -145,7 +170,7 @@ impl Nodes {
     }
 
     /// The index of the node at `host:port`, connecting to it when it is new.
-    fn node(&mut self, host: &str, port: u16) -> Result<usize, Failure> {
+    fn node(&mut self, host: &str, port: u16) -> Result<usize, Failed> {
         if let Some(i) = self
             .nodes
             .iter()
@@ -153,7 +178,9 @@ impl Nodes {
         {
             return Ok(i);
         }
-        let con = self.open(host, port, self.nodes.len())?;
+        let con = self
+            .open(host, port, self.nodes.len())
+            .map_err(|f| Failed::at(host, port, f))?;
         self.nodes.push(Node {
             con,
             host: host.to_string(),
@@ -188,50 +215,25 @@ impl Nodes {
 
     /// Reaches every node but `home` through its link from now on (connections to them are
     /// opened again through the links).
-    pub(crate) fn link(&mut self, links: &[NodeLink], home: usize) -> Result<(), Failure> {
+    pub(crate) fn link(&mut self, links: &[NodeLink], home: usize) -> Result<(), Failed> {
         self.links = links.to_vec();
         self.home = home;
         for i in 0..self.nodes.len() {
             if i != home {
                 let (host, port) = (self.nodes[i].host.clone(), self.nodes[i].port);
-                self.nodes[i].con = self.open(&host, port, i)?;
+                self.nodes[i].con = self
+                    .open(&host, port, i)
+                    .map_err(|f| Failed::at(&host, port, f))?;
             }
         }
         Ok(())
     }
 
     /// Reads the slot map (`CLUSTER SLOTS`) from node `from`; every slot must be served.
-    pub(crate) fn refresh(&mut self, from: usize) -> Result<(), Failure> {
-        let con = &mut self.nodes[from].con;
-        con.command(2).arg(b"CLUSTER").arg(b"SLOTS");
-        let reply = con.round_trip()?;
-        let mut ranges: Vec<(u16, u16, String, u16)> = Vec::new();
-        for range in reply.items()? {
-            let mut fields = range?.items()?;
-            let mut number = |what: &'static str| -> Result<Reply<'_>, ProtocolError> {
-                fields.next().unwrap_or(Err(ProtocolError {
-                    offset: 0,
-                    message: what,
-                }))
-            };
-            let start = integer(number("a CLUSTER SLOTS range without a start")?)?;
-            let end = integer(number("a CLUSTER SLOTS range without an end")?)?;
-            let mut master = number("a CLUSTER SLOTS range without a master")?.items()?;
-            let host = master
-                .next()
-                .transpose()?
-                .and_then(|h| h.bulk().ok().flatten());
-            let port = master.next().transpose()?.map(integer).transpose()?;
-            let (Some(host), Some(port)) = (host, port) else {
-                return Err(ProtocolError {
-                    offset: 0,
-                    message: "a CLUSTER SLOTS master without an address",
-                }
-                .into());
-            };
-            let host = String::from_utf8_lossy(host).into_owned();
-            ranges.push((start as u16, end as u16, host, port as u16));
-        }
+    pub(crate) fn refresh(&mut self, from: usize) -> Result<(), Failed> {
+        let node = &mut self.nodes[from];
+        let ranges =
+            slot_ranges(&mut node.con).map_err(|f| Failed::at(&node.host, node.port, f))?;
         for slot in self.slots.iter_mut() {
             *slot = NO_SLOT;
         }
@@ -247,9 +249,10 @@ impl Nodes {
             }
         }
         if let Some(s) = self.slots.iter().position(|&n| n == NO_SLOT) {
-            return Err(Failure::Server(format!(
+            let node = &self.nodes[from];
+            return Err(Failed::at(&node.host, node.port, Failure::Server(format!(
                 "slot {s} is served by no node: the cluster is not complete (CLUSTER INFO says cluster_state:fail)"
-            )));
+            ))));
         }
         Ok(())
     }
@@ -320,25 +323,30 @@ impl Nodes {
     /// Sends everything staged, to every node before reading any reply, follows redirects,
     /// and keeps the replies asked for; the first error a node answered with fails it
     /// after every reply is read, so the connections stay usable.
-    pub(crate) fn flush(&mut self) -> Result<(), Failure> {
+    pub(crate) fn flush(&mut self) -> Result<(), Failed> {
         self.kept.clear();
         self.kept_at.clear();
-        let mut first_error: Option<Failure> = None;
+        let mut first_error: Option<Failed> = None;
         for round in 0..=MAX_REDIRECTS {
             if self.is_idle() {
                 break;
             }
             if round == MAX_REDIRECTS {
                 self.discard();
-                return Err(Failure::Server(format!(
-                    "still redirected after {MAX_REDIRECTS} tries: the cluster's slots are moving faster than it answers"
-                )));
+                return Err(Failed {
+                    node: None,
+                    failure: Failure::Server(format!(
+                        "still redirected after {MAX_REDIRECTS} tries: the cluster's slots are moving faster than it answers"
+                    )),
+                });
             }
             for node in &mut self.nodes {
                 if !node.units.is_empty() {
                     let count = node.units.len() + node.units.iter().filter(|u| u.asking).count();
                     node.con.commands().push_raw(node.staged.bytes(), count);
-                    node.con.send()?;
+                    node.con
+                        .send()
+                        .map_err(|f| Failed::at(&node.host, node.port, f))?;
                 }
             }
             let mut moved = false;
@@ -355,18 +363,15 @@ impl Nodes {
 
     /// Reads node `n`'s replies, in the order its units were sent; redirected units are
     /// copied to `again`. Whether a `MOVED` was among them.
-    fn read_replies(
-        &mut self,
-        n: usize,
-        first_error: &mut Option<Failure>,
-    ) -> Result<bool, Failure> {
+    fn read_replies(&mut self, n: usize, first_error: &mut Option<Failed>) -> Result<bool, Failed> {
         let mut moved = false;
         let node = &mut self.nodes[n];
+        let at = |f: Failure| Failed::at(&node.host, node.port, f);
         for u in &node.units {
             if u.asking {
-                node.con.raw_reply()?;
+                node.con.raw_reply().map_err(at)?;
             }
-            let reply = node.con.raw_reply()?;
+            let reply = node.con.raw_reply().map_err(at)?;
             match look_at(reply) {
                 (Some(r), _) => {
                     moved |= !r.ask;
@@ -376,7 +381,7 @@ impl Nodes {
                         .push(Again::copy(&mut self.again_bytes, bytes, *u, ask));
                 }
                 (None, Some(e)) => {
-                    first_error.get_or_insert(Failure::Server(e));
+                    first_error.get_or_insert_with(|| at(Failure::Server(e)));
                 }
                 (None, None) => {
                     if let Some(ticket) = u.keep {
@@ -394,7 +399,7 @@ impl Nodes {
 
     /// Stages the redirected units again: after an `ASK` on the node it names, preceded by
     /// `ASKING`; after a `MOVED` on its slot's node in the refreshed map.
-    fn restage(&mut self) -> Result<(), Failure> {
+    fn restage(&mut self) -> Result<(), Failed> {
         let again = std::mem::take(&mut self.again);
         let bytes = std::mem::take(&mut self.again_bytes);
         for a in &again {
@@ -444,15 +449,16 @@ impl Nodes {
         &self,
         timeout: Duration,
         mut f: impl FnMut(&mut Connection) -> Result<(), Failure>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), Failed> {
         for node in &self.nodes {
             let target = Target {
                 address: Address::Tcp(node.host.clone(), node.port),
                 db: 0,
                 ..self.login.clone()
             };
-            let mut con = Connection::open(&target, timeout, Arc::default())?;
-            f(&mut con)?;
+            let at = |f: Failure| Failed::at(&node.host, node.port, f);
+            let mut con = Connection::open(&target, timeout, Arc::default()).map_err(at)?;
+            f(&mut con).map_err(at)?;
         }
         Ok(())
     }
@@ -461,9 +467,9 @@ impl Nodes {
     pub(crate) fn each(
         &mut self,
         mut f: impl FnMut(&mut Connection) -> Result<(), Failure>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), Failed> {
         for node in &mut self.nodes {
-            f(&mut node.con)?;
+            f(&mut node.con).map_err(|e| Failed::at(&node.host, node.port, e))?;
         }
         Ok(())
     }
@@ -490,6 +496,40 @@ impl Again {
             ask,
         }
     }
+}
+
+/// The slot ranges `CLUSTER SLOTS` on `con` lists: first slot, last slot, master host, port.
+fn slot_ranges(con: &mut Connection) -> Result<Vec<(u16, u16, String, u16)>, Failure> {
+    con.command(2).arg(b"CLUSTER").arg(b"SLOTS");
+    let reply = con.round_trip()?;
+    let mut ranges: Vec<(u16, u16, String, u16)> = Vec::new();
+    for range in reply.items()? {
+        let mut fields = range?.items()?;
+        let mut number = |what: &'static str| -> Result<Reply<'_>, ProtocolError> {
+            fields.next().unwrap_or(Err(ProtocolError {
+                offset: 0,
+                message: what,
+            }))
+        };
+        let start = integer(number("a CLUSTER SLOTS range without a start")?)?;
+        let end = integer(number("a CLUSTER SLOTS range without an end")?)?;
+        let mut master = number("a CLUSTER SLOTS range without a master")?.items()?;
+        let host = master
+            .next()
+            .transpose()?
+            .and_then(|h| h.bulk().ok().flatten());
+        let port = master.next().transpose()?.map(integer).transpose()?;
+        let (Some(host), Some(port)) = (host, port) else {
+            return Err(ProtocolError {
+                offset: 0,
+                message: "a CLUSTER SLOTS master without an address",
+            }
+            .into());
+        };
+        let host = String::from_utf8_lossy(host).into_owned();
+        ranges.push((start as u16, end as u16, host, port as u16));
+    }
+    Ok(ranges)
 }
 
 /// An integer reply (`:123`).

@@ -386,3 +386,38 @@ fn linked_nodes_are_reached_across_the_delay_and_the_own_node_directly() {
         );
     }
 }
+
+#[test]
+fn a_request_to_a_killed_node_names_that_node_not_the_seed() {
+    let Some((c, _dir)) = cluster("a killed node named") else {
+        return;
+    };
+    let seed = c.ports()[0];
+    let mut s = open(&c.url(), Placement::Native, 0);
+    // a key on another node than the seed's, and that node's process
+    let addresses = s.node_addresses();
+    let (key, node) = (0u32..)
+        .map(|i| format!("ad-{i}"))
+        .map(|k| {
+            let n = s.nodes.of_slot(slot_of(&[&s.prefixes[0], k.as_bytes()]));
+            (k, n)
+        })
+        .find(|(_, n)| addresses[*n] != format!("127.0.0.1:{seed}"))
+        .unwrap();
+    let port: u16 = addresses[node].rsplit(':').next().unwrap().parse().unwrap();
+    let pid = c.pids()[c.ports().iter().position(|&p| p == port).unwrap()];
+    // SAFETY: kill(2) of a redis-server this test started
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    std::thread::sleep(Duration::from_millis(100));
+    let e = s.get(0, key.as_bytes()).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!(
+            "redis://127.0.0.1:{port} (a node of the cluster at redis://127.0.0.1:{seed})"
+        )),
+        "the error names node {port}, which was killed: {e}"
+    );
+    assert!(
+        !e.contains(&format!("redis://127.0.0.1:{seed} lost")),
+        "{e}"
+    );
+}
