@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use gadget::config::experiment::Experiment;
+use gadget_eval::experiment::check;
 use gadget_eval::experiment::compare::Comparison;
 use gadget_eval::experiment::inputs::{Hashes, RunInputs};
 use gadget_eval::experiment::plan::{Plan, PlannedRun};
@@ -45,6 +46,7 @@ const POLL: Duration = Duration::from_millis(50);
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<i32> {
     let e = Experiment::load(&args.experiment)?;
+    check::before_any_run(&e).map_err(anyhow::Error::msg)?;
     let plan = Plan::of(&e);
     let stop = crate::interrupt::stop_flag();
     // every file a run reads, read before the first run: a wrong path fails now, at its line

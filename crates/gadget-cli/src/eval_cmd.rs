@@ -297,6 +297,17 @@ impl Plan {
         for (flag, bounds, value) in flags {
             if let Some(v) = value {
                 check(bounds, flag, v)?;
+                warn_unless_read(kind, flag);
+            }
+        }
+        let switches = [
+            ("--wal", a.wal),
+            ("--redis-timeout", a.redis_timeout.is_some()),
+            ("--redis-placement", a.redis_placement.is_some()),
+        ];
+        for (flag, given) in switches {
+            if given {
+                warn_unless_read(kind, flag);
             }
         }
         let defaults = StoreSettings::default();
@@ -512,6 +523,14 @@ fn arrival_process(
 }
 
 /// `value` of `flag` when it is within `bounds` (those of its config key too).
+/// Warns that the store does not read `flag` (the one store-wide list, [`StoreKind::reads`]).
+fn warn_unless_read(kind: StoreKind, flag: &str) {
+    let setting = flag.trim_start_matches("--").replace('-', "_");
+    if !kind.reads_setting(&setting) {
+        eprintln!("warning: {flag} has no effect: {}", kind.ignores(&setting));
+    }
+}
+
 fn check(bounds: Bounds, flag: &str, value: f64) -> anyhow::Result<f64> {
     bounds.check(flag, value).map_err(anyhow::Error::msg)
 }

@@ -210,6 +210,36 @@ fn a_plan_too_large_or_a_file_without_end_is_refused_at_once() {
 }
 
 #[test]
+fn a_setting_the_store_does_not_read_or_a_misspelled_config_key_stops_it_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let ycsb = format!(
+        "[[workload]]\nconfig = \"{}\"\n",
+        example("ycsb/workloada.toml")
+    );
+    refused(
+        dir.path(),
+        &format!("{ycsb}[[store]]\nkind = \"lmdb\"\nwrite_buffer_mb = 64\n"),
+        "e.toml:5:",
+        "the lmdb store does not read `write_buffer_mb`",
+    );
+    let config = std::fs::read_to_string(example("paper/tumbling-incremental.toml"))
+        .unwrap()
+        .replace("\nsize = ", "\nsise = ");
+    write(dir.path(), "sise.toml", &config);
+    std::fs::copy(
+        example("paper/tumbling-incremental.toml"),
+        dir.path().join("fine.toml"),
+    )
+    .unwrap();
+    refused(
+        dir.path(),
+        "[[workload]]\nconfig = \"fine.toml\"\n[[workload]]\nconfig = \"sise.toml\"\n[[store]]\nkind = \"memory\"\n",
+        "e.toml:4:",
+        "unknown key; did you mean `size`?",
+    );
+}
+
+#[test]
 fn a_missing_workload_file_stops_the_experiment_before_any_run_at_its_line() {
     let dir = tempfile::tempdir().unwrap();
     refused(

@@ -239,3 +239,31 @@ fn store_flags_take_the_ranges_of_their_config_keys() {
         );
     }
 }
+
+#[test]
+fn a_store_flag_the_store_does_not_read_is_warned_about() {
+    let out = gadget()
+        .arg("run")
+        .arg(ycsb("workloadc"))
+        .args([
+            "--store",
+            "lmdb",
+            "--limit",
+            "100",
+            "--block-cache-mb",
+            "4",
+            "--wal",
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    for flag in ["--block-cache-mb", "--wal"] {
+        assert!(
+            said.contains(&format!(
+                "warning: {flag} has no effect: the lmdb store does not read"
+            )),
+            "{said}"
+        );
+    }
+}

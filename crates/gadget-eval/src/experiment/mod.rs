@@ -1,6 +1,7 @@
 //! `gadget bench`'s experiments: the cells of an experiment file's cross product, the order
 //! its runs go in, and what the repetitions of each cell say together.
 
+pub mod check;
 pub mod compare;
 pub mod inputs;
 pub mod plan;

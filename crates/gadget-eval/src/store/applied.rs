@@ -1,8 +1,64 @@
-//! The settings each store runs with, as results record them.
+//! The settings each store reads: the keys of experiment files and flags of `gadget run` it
+//! takes ([`StoreKind::reads`]), and what it ran with, as results record them.
 
 use std::collections::BTreeMap;
 
 use super::{StoreKind, StoreSettings};
+
+/// The settings every store takes (`gadget run` flags without `--`, experiment keys): how
+/// many instances and whether they share the store, and what written values compress to.
+pub const EVERY_STORE_READS: &[&str] = &["instances", "shared_store", "value_compression_ratio"];
+
+impl StoreKind {
+    /// The settings this store reads beyond [`EVERY_STORE_READS`], as `gadget run` flags
+    /// without `--` (with `_` for `-`) and experiment keys: one declaration that experiment
+    /// files are checked against (a setting the store does not read is an error at its line)
+    /// and `gadget run` warns by.
+    pub fn reads(self) -> &'static [&'static str] {
+        match self.name() {
+            "rocksdb" => &[
+                "rocksdb_lib",
+                "write_buffer_mb",
+                "write_buffers",
+                "block_cache_mb",
+                "wal",
+                "store_counters",
+            ],
+            "leveldb" => &["write_buffer_mb", "block_cache_mb"],
+            "fjall" | "redb" | "sqlite" => &["write_buffer_mb", "write_buffers", "block_cache_mb"],
+            "lmdb" => &["lmdb_map_gb"],
+            "faster" => &["faster_log_mb", "faster_index_mb"],
+            "redis" => &["redis_url", "redis_pipeline", "redis_timeout"],
+            "redis-cluster" => &[
+                "redis_url",
+                "redis_pipeline",
+                "redis_timeout",
+                "redis_placement",
+            ],
+            _ => &[],
+        }
+    }
+
+    /// Whether this store reads `setting` (a key such as `write_buffer_mb`).
+    pub fn reads_setting(self, setting: &str) -> bool {
+        EVERY_STORE_READS.contains(&setting) || self.reads().contains(&setting)
+    }
+
+    /// The message for a setting this store does not read: what it does read.
+    pub fn ignores(self, setting: &str) -> String {
+        let reads: Vec<&str> = self
+            .reads()
+            .iter()
+            .chain(EVERY_STORE_READS)
+            .copied()
+            .collect();
+        format!(
+            "the {} store does not read `{setting}`; it reads {}",
+            self.name(),
+            reads.join(", ")
+        )
+    }
+}
 
 impl StoreSettings {
     /// The settings `kind` reads, as Gadget applies them, by name; secrets (a Redis
@@ -42,6 +98,7 @@ impl StoreSettings {
             "redb" | "sqlite" => {
                 set("write_buffer_bytes", self.write_buffer_size.to_string());
                 set("write_buffers", self.max_write_buffers.to_string());
+                set("block_cache_bytes", self.block_cache.to_string());
             }
             "berkeleydb" | "berkeleydb-hash" => {
                 set("cache_bytes", self.bdb_cache.to_string());

@@ -140,6 +140,11 @@ pub struct ExperimentStore {
     /// Settings as `(flag, value)`: `("--write-buffer-mb", "64")`; a `true` switch has no
     /// value.
     pub flags: Vec<(String, Option<String>)>,
+    /// Every setting given (switches set to false too), with where: `(key, "exp.toml:7:
+    /// `store.wal`")`, for the evaluator to check against what the store reads.
+    pub given: Vec<(String, String)>,
+    /// Where `kind` is given.
+    pub kind_origin: String,
 }
 
 /// One arrival process at one rate.
@@ -615,8 +620,10 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
     let name = s.string("name")?.unwrap_or_else(|| kind.clone());
     check_name(s, "name", &name)?;
     let mut flags = Vec::new();
+    let mut given = Vec::new();
     // in file order, each read by its type: an error names the line and what is allowed
     for (key, _, _) in s.text_entries(&["kind", "name"])? {
+        given.push((key.clone(), s.origin(&key)));
         let Some(setting) = STORE_SETTINGS.iter().find(|d| d.key == key) else {
             let keys: Vec<&str> = STORE_SETTINGS.iter().map(|d| d.key).collect();
             return Err(s.error(
@@ -632,7 +639,13 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
             flags.push((flag, value));
         }
     }
-    Ok(ExperimentStore { name, kind, flags })
+    Ok(ExperimentStore {
+        name,
+        kind,
+        flags,
+        given,
+        kind_origin: s.origin("kind"),
+    })
 }
 
 /// A setting's value as its flag takes it: `None` for a switch left off, `Some(None)` for a
@@ -790,7 +803,7 @@ rates = [1000, 2500.5]
 "#,
         )
         .unwrap();
-        assert_eq!((e.seed, e.repetitions, e.order), (7, 2, RunOrder::Random));
+        assert_eq!((e.seed, e.repetitions, e.order), (7, 2, RunOrder::Blocks));
         assert_eq!(
             (e.duration.as_deref(), e.warmup.as_deref()),
             (Some("5s"), Some("1000"))

@@ -135,7 +135,15 @@ impl<'a> Section<'a> {
         self.doc.error(self.offset, &self.name, message)
     }
 
+    /// An error for a key that is missing, unless a key of the section nobody asked for is
+    /// a misspelling of it (`sise` for `size`): then that key, at its line.
     pub(crate) fn missing(&self, key: &str, what: &str) -> ConfigError {
+        let misspelled = self.table.iter().map(|(k, _)| k).find(|k| {
+            !self.read.borrow().iter().any(|r| r == k) && *k != key && edit_distance(k, key) <= 2
+        });
+        if let Some(k) = misspelled {
+            return self.error(k, format!("unknown key; did you mean `{key}`?"));
+        }
         let section = if self.name.is_empty() {
             "the top level".to_string()
         } else {
@@ -494,6 +502,25 @@ impl<'a> Section<'a> {
     }
 }
 
+/// The Levenshtein distance of `a` and `b` (insertions, deletions, substitutions), for keys
+/// a few characters long.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 /// A number as a message shows it: plainly in the usual range, in scientific notation when
 /// huge or tiny (`1e-300`, not 300 digits).
 pub(crate) fn number(x: f64) -> String {
@@ -501,5 +528,19 @@ pub(crate) fn number(x: f64) -> String {
         format!("{x}")
     } else {
         format!("{x:e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edit_distance;
+
+    #[test]
+    fn edit_distances_count_single_character_edits() {
+        assert_eq!(edit_distance("sise", "size"), 1);
+        assert_eq!(edit_distance("size", "size"), 0);
+        assert_eq!(edit_distance("sze", "size"), 1);
+        assert_eq!(edit_distance("window", "size"), 5);
+        assert_eq!(edit_distance("", "ab"), 2);
     }
 }

@@ -1,0 +1,100 @@
+//! Everything an experiment's runs need, checked before the first run starts, with the
+//! experiment file's line: every store setting against what its store reads
+//! ([`StoreKind::reads`]), every workload config loaded and validated (with its properties),
+//! every trace's header read. A mistake found after an hour of runs costs the hour.
+
+use gadget::config::experiment::{Experiment, WorkloadFile};
+use gadget::config::Config;
+
+use crate::store::StoreKind;
+
+/// The first mistake found, naming where the experiment file makes it.
+pub fn before_any_run(e: &Experiment) -> Result<(), String> {
+    for s in &e.stores {
+        let kind = StoreKind::from_name(&s.kind).ok_or_else(|| {
+            format!(
+                "{}: the {} store is not in this build of gadget; it has {}",
+                s.kind_origin,
+                s.kind,
+                StoreKind::names()
+            )
+        })?;
+        for (key, origin) in &s.given {
+            if !kind.reads_setting(key) {
+                return Err(format!("{origin}: {}", kind.ignores(key)));
+            }
+        }
+    }
+    for w in &e.workloads {
+        match &w.file {
+            WorkloadFile::Config(configs) => {
+                let overrides: Vec<String> = w
+                    .properties
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                for path in configs {
+                    Config::load_with_overrides(path, &overrides)
+                        .map_err(|err| format!("{}: workload `{}`: {err}", w.origin, w.name))?;
+                }
+            }
+            WorkloadFile::Trace(path) => {
+                gadget::trace::open_trace(path)
+                    .map_err(|err| format!("{}: workload `{}`: {err}", w.origin, w.name))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn root() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    fn check(store: &str, workload: &str) -> Result<(), String> {
+        let text = format!("[[workload]]\nname = \"w\"\n{workload}\n[[store]]\n{store}\n");
+        let e = Experiment::parse(&text, &root().join("examples/experiments/e.toml")).unwrap();
+        before_any_run(&e)
+    }
+
+    #[test]
+    fn a_setting_the_store_does_not_read_is_named_at_its_line() {
+        let ycsb = "config = \"../ycsb/workloada.toml\"";
+        let e = check("kind = \"lmdb\"\nwrite_buffer_mb = 64", ycsb).unwrap_err();
+        assert!(
+            e.contains("e.toml:6:")
+                && e.contains(
+                    "the lmdb store does not read `write_buffer_mb`; it reads lmdb_map_gb"
+                ),
+            "{e}"
+        );
+        let e = check("kind = \"memory\"\nwal = false", ycsb).unwrap_err();
+        assert!(e.contains("e.toml:6:") && e.contains("`wal`"), "{e}");
+        check(
+            "kind = \"rocksdb\"\nwrite_buffer_mb = 64\ninstances = 2",
+            ycsb,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_config_that_does_not_load_is_named_with_the_workload_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "[operator]\nsise = 5000\n").unwrap();
+        let e = check(
+            "kind = \"memory\"",
+            &format!("config = \"{}\"", bad.display()),
+        )
+        .unwrap_err();
+        assert!(e.contains("e.toml:3:") && e.contains("bad.toml"), "{e}");
+        let e = check("kind = \"memory\"", "trace = \"../ycsb/workloada.toml\"").unwrap_err();
+        assert!(e.contains("e.toml:3:") && e.contains("workload `w`"), "{e}");
+    }
+}
