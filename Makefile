@@ -8,11 +8,13 @@
 #   make recorder  builds the Flink recorder agent and the reference job (docs/recorder.md)
 #   make paper  reproduces the Gadget paper's Figures 11-14 with gadget bench
 #               (examples/experiments/paper/; docs/reproducing-the-paper.md says how long)
+#   make paper-quick  the same figures from one short run per cell (a minute or two): the
+#               shape of the results, not numbers to quote
 SHELL := /bin/bash
 EXAMPLE ?= examples/flink-reference/tumbling-incr.toml
 OUT ?= out/tumbling-incr.gtrace
 
-.PHONY: run gen test build build-pgo bench recorder paper
+.PHONY: run gen test build build-pgo bench recorder paper paper-quick
 
 build:
 	scripts/setup.sh release
@@ -46,4 +48,11 @@ recorder:
 paper: build
 	for f in examples/experiments/paper/*.toml; do \
 	  ./target/release/gadget bench $$f -o out/paper/$$(basename $$f .toml) --resume || exit $$?; \
+	done
+
+# one run per cell of 200,000 requests (events of a config): every figure, in its shape
+paper-quick: build
+	for f in examples/experiments/paper/*.toml; do \
+	  ./target/release/gadget bench $$f -o out/paper-quick/$$(basename $$f .toml) --resume \
+	    --repetitions 1 --limit 200000 || exit $$?; \
 	done

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use gadget::config::experiment::Experiment;
+use gadget::config::experiment::{Experiment, Overrides};
 use gadget_eval::experiment::check;
 use gadget_eval::experiment::compare::Comparison;
 use gadget_eval::experiment::inputs::{Hashes, RunInputs};
@@ -24,14 +24,14 @@ use gadget_eval::experiment::summary::{ExperimentSummary, FailedRun};
 use gadget_eval::export::{self, Csv, Html, Json, Markdown};
 use gadget_eval::run::RunReport;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::cli::BenchArgs;
 use crate::interrupt::INTERRUPTED;
 use crate::stdout::{out, outln};
 
-/// `DIR/experiment.json`: what `--resume` must find unchanged.
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
+/// `DIR/experiment.json`: the experiment last run into the folder.
+#[derive(Debug, Serialize, PartialEq)]
 struct Recorded {
     /// The experiment file's path.
     experiment: String,
@@ -45,7 +45,14 @@ struct Recorded {
 const POLL: Duration = Duration::from_millis(50);
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<i32> {
-    let e = Experiment::load(&args.experiment)?;
+    let mut e = Experiment::load(&args.experiment)?;
+    let overrides = e
+        .override_with(&Overrides {
+            repetitions: args.repetitions,
+            limit: args.limit,
+            duration: args.duration.clone(),
+        })
+        .map_err(anyhow::Error::msg)?;
     check::before_any_run(&e).map_err(anyhow::Error::msg)?;
     let plan = Plan::of(&e);
     let stop = crate::interrupt::stop_flag();
@@ -155,7 +162,8 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<i32> {
         None
     };
     let failed_runs = failures.len();
-    let summary = ExperimentSummary::of(&e, &plan, &done, failures, reason);
+    let mut summary = ExperimentSummary::of(&e, &plan, &done, failures, reason);
+    summary.overrides = overrides;
     let unwritten = write_summary(&args.output, &summary);
     if args.json {
         out!("{}", export::render(&Json, &summary));
@@ -307,29 +315,23 @@ fn failure_reason(log: &str, status: ExitStatus) -> String {
     }
 }
 
-/// Makes `DIR/runs`, recording the experiment; with `--resume`, checks that DIR holds this
-/// very experiment.
+/// Makes `DIR/runs` and records the experiment (`DIR/experiment.json`); a folder that holds
+/// one already is refused without `--resume`. A resume goes by meaning, not by the file's
+/// bytes: each run is kept or run again by what it would run ([`RunInputs`]), so comments,
+/// formatting and added repetitions, stores, workloads or rates cost no finished run.
 fn prepare(args: &BenchArgs, recorded: &Recorded, runs_dir: &Path) -> anyhow::Result<()> {
     let record = args.output.join("experiment.json");
-    match std::fs::read(&record) {
-        Ok(bytes) => {
-            if !args.resume {
-                bail!(
-                    "{} holds an experiment already: add --resume to finish it, or give another -o",
-                    args.output.display()
-                );
-            }
-            let before: Recorded = serde_json::from_slice(&bytes)
-                .with_context(|| format!("{} is not an experiment record", record.display()))?;
-            if before.text != recorded.text || before.order != recorded.order {
-                bail!("{} holds another experiment (its file or order changed since); give another -o to run this one", args.output.display());
-            }
-            return Ok(());
+    match std::fs::metadata(&record) {
+        Ok(_) if !args.resume => {
+            bail!(
+                "{} holds an experiment already: add --resume to finish it (or to run what an edited experiment adds), or give another -o",
+                args.output.display()
+            );
         }
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             return Err(e).with_context(|| format!("cannot read {}", record.display()));
         }
-        Err(_) => {}
+        _ => {}
     }
     std::fs::create_dir_all(runs_dir)
         .with_context(|| format!("cannot create {}", runs_dir.display()))?;

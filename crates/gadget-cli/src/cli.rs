@@ -142,6 +142,17 @@ pub struct BenchArgs {
     /// Print the summary as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// A quick try: this many runs per cell instead of the file's `repetitions` (the summary
+    /// says it was overridden).
+    #[arg(long, value_name = "N")]
+    pub repetitions: Option<u32>,
+    /// A quick try: every run's --limit (requests of a trace, events of a config), over the
+    /// file's `limit`s.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// A quick try: every run's --duration (2s), over the file's.
+    #[arg(long, value_name = "TIME")]
+    pub duration: Option<String>,
 }
 
 /// `gadget record`: which engine.

@@ -376,3 +376,64 @@ fn every_bundled_experiment_is_valid_and_names_files_that_exist() {
     }
     assert!(checked >= 5, "{checked} experiment files");
 }
+
+#[test]
+fn resume_goes_by_meaning_keeping_every_finished_run_of_an_edited_experiment() {
+    let dir = tempfile::tempdir().unwrap();
+    let examples = project_root().join("examples");
+    let body = |repetitions: u32, stores: &str| {
+        format!(
+            "[experiment]\nrepetitions = {repetitions}\nlimit = 1000\n\
+             [[workload]]\nconfig = \"{}\"\n{stores}",
+            examples.join("ycsb/workloada.toml").display()
+        )
+    };
+    let exp = dir.path().join("e.toml");
+    let out = dir.path().join("out");
+    let runs = out.join("runs");
+    std::fs::write(&exp, body(2, "[[store]]\nkind = \"memory\"\n")).unwrap();
+    let first = bench(&exp, &out, &[]);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let mut kept = results_mtimes(&runs);
+    assert_eq!(kept.len(), 2);
+    let edits = [
+        // a comment and other formatting: nothing runs
+        (
+            format!("# the same experiment, reformatted\n\n{}", body(2, "[[store]]\nkind   =   \"memory\"  # in memory\n")),
+            2,
+            "running 0",
+        ),
+        // one more repetition: one more run
+        (body(3, "[[store]]\nkind = \"memory\"\n"), 3, "running 1"),
+        // one more store: its three runs
+        (
+            body(3, "[[store]]\nkind = \"memory\"\n[[store]]\nkind = \"lmdb\"\nlmdb_map_gb = 1\n"),
+            6,
+            "running 3",
+        ),
+    ];
+    for (text, count, says) in edits {
+        std::fs::write(&exp, &text).unwrap();
+        let resumed = bench(&exp, &out, &["--resume"]);
+        let said = String::from_utf8_lossy(&resumed.stderr);
+        assert!(resumed.status.success(), "{said}");
+        assert!(said.contains(&format!("keeping {} finished runs, {says}", kept.len())), "{said}");
+        let now = results_mtimes(&runs);
+        assert_eq!(now.len(), count, "{text}");
+        for (name, mtime) in &kept {
+            let (_, t) = now.iter().find(|(n, _)| n == name).unwrap();
+            assert_eq!(t, mtime, "{name} was run again after: {text}");
+        }
+        kept = now;
+    }
+    // a changed setting changes the command: those runs run again, the old ones set aside
+    std::fs::write(
+        &exp,
+        body(3, "[[store]]\nkind = \"memory\"\n[[store]]\nkind = \"lmdb\"\nlmdb_map_gb = 2\n"),
+    )
+    .unwrap();
+    let resumed = bench(&exp, &out, &["--resume"]);
+    let said = String::from_utf8_lossy(&resumed.stderr);
+    assert!(said.contains("keeping 3 finished runs, running 3 (3 again"), "{said}");
+    assert!(runs.join("workloada.lmdb.closed.r1.stale.json").exists());
+}

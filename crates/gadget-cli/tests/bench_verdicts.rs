@@ -168,3 +168,54 @@ fn a_baseline_that_names_nothing_or_stands_alone_is_refused_at_its_line() {
         assert!(e.contains("e.toml:2:") && e.contains(says), "{e}");
     }
 }
+
+#[test]
+fn a_quick_try_overrides_repetitions_and_limit_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("e.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "[experiment]\nrepetitions = 10\n[[workload]]\nconfig = \"{}\"\nlimit = 100000\n\
+             [[store]]\nkind = \"memory\"\n[[store]]\nkind = \"lmdb\"\n",
+            example("ycsb/workloada.toml")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = Command::cargo_bin("gadget")
+        .unwrap()
+        .arg("bench")
+        .arg(&exp)
+        .arg("-o")
+        .arg(&out)
+        .args(["--repetitions", "1", "--limit", "500"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["overrides"], serde_json::json!(["--repetitions 1", "--limit 500"]));
+    assert_eq!(summary["order"].as_array().unwrap().len(), 2);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("**Quick try:**"));
+    let run: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("runs/workloada.memory.closed.r1.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(run["context"]["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a == "--limit=500"));
+    let bad = Command::cargo_bin("gadget")
+        .unwrap()
+        .arg("bench")
+        .arg(&exp)
+        .arg("-o")
+        .arg(dir.path().join("other"))
+        .args(["--repetitions", "0"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--repetitions 0 is out of range"));
+}

@@ -82,6 +82,10 @@ pub struct ExperimentSummary {
     /// The runs that failed in this invocation, each with what it said.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<FailedRun>,
+    /// What `gadget bench` flags changed of the experiment file for a quick try
+    /// (`--repetitions 1`): these numbers are not the experiment's as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
     /// The baseline every other cell is compared with, and the noise threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
@@ -225,6 +229,7 @@ impl ExperimentSummary {
             }),
             capacity: capacity(e, &cells),
             failed,
+            overrides: Vec::new(),
             baseline: e.baseline.as_ref().map(|b| b.name.clone()),
             noise_threshold: e.noise_threshold,
             warnings,

@@ -52,6 +52,13 @@ fn page(summary: &ExperimentSummary) -> String {
     if let Some(reason) = &summary.partial_reason {
         let _ = writeln!(s, "<p class=\"partial\">Partial: {}. <code>gadget bench --resume</code> runs what is missing.</p>", escape(reason));
     }
+    if !summary.overrides.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p class=\"partial\">Quick try: the experiment as overridden by <code>{}</code>, not as its file says.</p>",
+            escape(&summary.overrides.join(" "))
+        );
+    }
     if !summary.failed.is_empty() {
         let _ = writeln!(s, "<p class=\"partial\">Runs that failed:</p><ul>");
         for f in &summary.failed {

@@ -21,6 +21,13 @@ impl Exporter<ExperimentSummary> for Markdown {
                 "**Partial:** {reason}; `gadget bench --resume` runs what is missing.\n"
             )?;
         }
+        if !s.overrides.is_empty() {
+            writeln!(
+                w,
+                "**Quick try:** the experiment as overridden by `{}`, not as its file says.\n",
+                s.overrides.join(" ")
+            )?;
+        }
         if !s.failed.is_empty() {
             writeln!(w, "Runs that failed:\n")?;
             for f in &s.failed {

@@ -225,7 +225,69 @@ pub struct Experiment {
     pub arrivals: Vec<ExperimentArrival>,
 }
 
+/// A quick try's changes to an experiment: `gadget bench --repetitions`, `--limit`,
+/// `--duration`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// Runs per cell.
+    pub repetitions: Option<u32>,
+    /// `--limit` of every run (each workload's own `limit` too).
+    pub limit: Option<u64>,
+    /// `--duration` of every run.
+    pub duration: Option<String>,
+}
+
 impl Experiment {
+    /// Applies a quick try's `overrides`; what they changed, as flags (`--repetitions 1`),
+    /// for the summary to say.
+    pub fn override_with(&mut self, overrides: &Overrides) -> Result<Vec<String>, String> {
+        let mut said = Vec::new();
+        if let Some(n) = overrides.repetitions {
+            if n == 0 || i64::from(n) > MAX_REPETITIONS {
+                return Err(format!(
+                    "--repetitions {n} is out of range; allowed: [1, {MAX_REPETITIONS}]"
+                ));
+            }
+            self.repetitions = n;
+            said.push(format!("--repetitions {n}"));
+        }
+        if let Some(n) = overrides.limit {
+            if n == 0 {
+                return Err("--limit 0 would run nothing; give 1 or more".into());
+            }
+            self.limit = Some(n);
+            for w in &mut self.workloads {
+                w.limit = None;
+            }
+            said.push(format!("--limit {n}"));
+        }
+        if let Some(d) = &overrides.duration {
+            if parse_duration(d).is_none_or(|ns| ns < 1_000_000) {
+                return Err(format!(
+                    "--duration {d:?} is not a time of at least 1ms; give one such as 2s"
+                ));
+            }
+            self.duration = Some(d.clone());
+            said.push(format!("--duration {d}"));
+        }
+        self.check_size()?;
+        Ok(said)
+    }
+
+    /// At most [`MAX_RUNS`] runs.
+    fn check_size(&self) -> Result<(), String> {
+        let cells = (self.workloads.len() * self.stores.len() * self.arrivals.len()) as u64;
+        let runs = cells.saturating_mul(u64::from(self.repetitions));
+        if runs > MAX_RUNS {
+            return Err(format!(
+                "plans {runs} runs ({cells} cells × {} repetitions), over the {MAX_RUNS} an experiment may run (each is a process with a fresh store); split it, or drop {} runs",
+                self.repetitions,
+                runs - MAX_RUNS
+            ));
+        }
+        Ok(())
+    }
+
     /// Reads and validates an experiment file.
     pub fn load(path: &Path) -> Result<Experiment, ConfigError> {
         Experiment::parse(&read_text(path)?, path)
@@ -386,15 +448,7 @@ impl Experiment {
             e.baseline =
                 Some(baseline(&e, &name).map_err(|m| doc.error(at, "experiment.baseline", m))?);
         }
-        let cells = (e.workloads.len() * e.stores.len() * e.arrivals.len()) as u64;
-        let runs = cells.saturating_mul(u64::from(e.repetitions));
-        if runs > MAX_RUNS {
-            return Err(top.section_error(format!(
-                "plans {runs} runs ({cells} cells × {} repetitions), over the {MAX_RUNS} an experiment may run (each is a process with a fresh store); split it, or drop {} runs",
-                e.repetitions,
-                runs - MAX_RUNS
-            )));
-        }
+        e.check_size().map_err(|m| top.section_error(m))?;
         top.finish()?;
         Ok(e)
     }
