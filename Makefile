@@ -50,7 +50,7 @@ paper: build
 	  ./target/release/gadget bench $$f -o out/paper/$$(basename $$f .toml) --resume || exit $$?; \
 	done
 
-# one run per cell of 200,000 requests (events of a config): every figure, in its shape
+# one run per cell of 200,000 requests: every figure, in its shape
 paper-quick: build
 	for f in examples/experiments/paper/*.toml; do \
 	  ./target/release/gadget bench $$f -o out/paper-quick/$$(basename $$f .toml) --resume \

@@ -146,7 +146,7 @@ pub struct BenchArgs {
     /// says it was overridden).
     #[arg(long, value_name = "N")]
     pub repetitions: Option<u32>,
-    /// A quick try: every run's --limit (requests of a trace, events of a config), over the
+    /// A quick try: every run's --limit (requests), over the
     /// file's `limit`s.
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,

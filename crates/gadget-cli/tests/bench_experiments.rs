@@ -393,13 +393,20 @@ fn resume_goes_by_meaning_keeping_every_finished_run_of_an_edited_experiment() {
     let runs = out.join("runs");
     std::fs::write(&exp, body(2, "[[store]]\nkind = \"memory\"\n")).unwrap();
     let first = bench(&exp, &out, &[]);
-    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     let mut kept = results_mtimes(&runs);
     assert_eq!(kept.len(), 2);
     let edits = [
         // a comment and other formatting: nothing runs
         (
-            format!("# the same experiment, reformatted\n\n{}", body(2, "[[store]]\nkind   =   \"memory\"  # in memory\n")),
+            format!(
+                "# the same experiment, reformatted\n\n{}",
+                body(2, "[[store]]\nkind   =   \"memory\"  # in memory\n")
+            ),
             2,
             "running 0",
         ),
@@ -407,7 +414,10 @@ fn resume_goes_by_meaning_keeping_every_finished_run_of_an_edited_experiment() {
         (body(3, "[[store]]\nkind = \"memory\"\n"), 3, "running 1"),
         // one more store: its three runs
         (
-            body(3, "[[store]]\nkind = \"memory\"\n[[store]]\nkind = \"lmdb\"\nlmdb_map_gb = 1\n"),
+            body(
+                3,
+                "[[store]]\nkind = \"memory\"\n[[store]]\nkind = \"lmdb\"\nlmdb_map_gb = 1\n",
+            ),
             6,
             "running 3",
         ),
@@ -417,7 +427,10 @@ fn resume_goes_by_meaning_keeping_every_finished_run_of_an_edited_experiment() {
         let resumed = bench(&exp, &out, &["--resume"]);
         let said = String::from_utf8_lossy(&resumed.stderr);
         assert!(resumed.status.success(), "{said}");
-        assert!(said.contains(&format!("keeping {} finished runs, {says}", kept.len())), "{said}");
+        assert!(
+            said.contains(&format!("keeping {} finished runs, {says}", kept.len())),
+            "{said}"
+        );
         let now = results_mtimes(&runs);
         assert_eq!(now.len(), count, "{text}");
         for (name, mtime) in &kept {
@@ -429,11 +442,17 @@ fn resume_goes_by_meaning_keeping_every_finished_run_of_an_edited_experiment() {
     // a changed setting changes the command: those runs run again, the old ones set aside
     std::fs::write(
         &exp,
-        body(3, "[[store]]\nkind = \"memory\"\n[[store]]\nkind = \"lmdb\"\nlmdb_map_gb = 2\n"),
+        body(
+            3,
+            "[[store]]\nkind = \"memory\"\n[[store]]\nkind = \"lmdb\"\nlmdb_map_gb = 2\n",
+        ),
     )
     .unwrap();
     let resumed = bench(&exp, &out, &["--resume"]);
     let said = String::from_utf8_lossy(&resumed.stderr);
-    assert!(said.contains("keeping 3 finished runs, running 3 (3 again"), "{said}");
+    assert!(
+        said.contains("keeping 3 finished runs, running 3 (3 again"),
+        "{said}"
+    );
     assert!(runs.join("workloada.lmdb.closed.r1.stale.json").exists());
 }

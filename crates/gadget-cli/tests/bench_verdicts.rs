@@ -196,7 +196,10 @@ fn a_quick_try_overrides_repetitions_and_limit_and_says_so() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(summary["overrides"], serde_json::json!(["--repetitions 1", "--limit 500"]));
+    assert_eq!(
+        summary["overrides"],
+        serde_json::json!(["--repetitions 1", "--limit 500"])
+    );
     assert_eq!(summary["order"].as_array().unwrap().len(), 2);
     assert!(String::from_utf8_lossy(&o.stdout).contains("**Quick try:**"));
     let run: serde_json::Value = serde_json::from_slice(
