@@ -302,7 +302,12 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
     let names: Vec<String> = args.inputs.iter().map(|p| display_name(p)).collect();
     let title = format!("Gadget comparison of {}", names.join(", "));
     if kinds.iter().all(|k| *k == Input::Experiment) {
-        return crate::bench_cmd::compare(&args.inputs, args.json);
+        return crate::bench_cmd::compare(
+            &args.inputs,
+            args.json,
+            args.report.as_deref(),
+            args.plots.as_deref(),
+        );
     }
     if kinds.iter().all(|k| *k == Input::Results) {
         let runs: Vec<RunResults> = args

@@ -17,7 +17,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use gadget::config::experiment::{Experiment, Overrides};
 use gadget_eval::experiment::check;
-use gadget_eval::experiment::compare::Comparison;
+use gadget_eval::experiment::compare::{BenchFolder, Comparison};
 use gadget_eval::experiment::inputs::{Hashes, RunInputs};
 use gadget_eval::experiment::plan::{Plan, PlannedRun};
 use gadget_eval::experiment::summary::{ExperimentSummary, FailedRun};
@@ -445,25 +445,25 @@ fn progress_bar(total: usize, done: usize) -> ProgressBar {
     bar
 }
 
-/// `gadget compare DIR…` of `gadget bench` folders: each against the first, cell by cell.
-pub fn compare(dirs: &[PathBuf], json: bool) -> anyhow::Result<i32> {
-    let summaries: Vec<ExperimentSummary> = dirs
+/// `gadget compare DIR…` of `gadget bench` folders: each against the first, cell by cell,
+/// with the verdicts of one experiment's cells; `--report` and `--plots` as for runs.
+pub fn compare(
+    dirs: &[PathBuf],
+    json: bool,
+    report: Option<&Path>,
+    plots: Option<&Path>,
+) -> anyhow::Result<i32> {
+    let folders: Vec<BenchFolder> = dirs
         .iter()
-        .map(|d| -> anyhow::Result<ExperimentSummary> {
-            let path = d.join("summary.json");
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-            serde_json::from_slice(&bytes)
-                .with_context(|| format!("{} is not a gadget bench summary", path.display()))
-        })
+        .map(|d| BenchFolder::read(d).map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<_>>()?;
     let name = |d: &PathBuf| d.display().to_string();
     let mut all = Vec::new();
-    for (dir, other) in dirs.iter().zip(&summaries).skip(1) {
-        let comparison = Comparison::of(&name(&dirs[0]), &summaries[0], &name(dir), other);
+    for (dir, other) in dirs.iter().zip(&folders).skip(1) {
+        let comparison = Comparison::of(&name(&dirs[0]), &folders[0], &name(dir), other);
         if comparison.changes.is_empty() {
             eprintln!(
-                "warning: {} and {} have no cell in common",
+                "warning: {} and {} have no cell in common with 3 complete runs or more on each side",
                 name(&dirs[0]),
                 name(dir)
             );
@@ -475,6 +475,26 @@ pub fn compare(dirs: &[PathBuf], json: bool) -> anyhow::Result<i32> {
     }
     if json {
         out!("{}", export::render(&Json, &all));
+    }
+    if let Some(dir) = plots {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        for (i, c) in all.iter().enumerate() {
+            for measure in ["throughput", "p99"] {
+                let path = dir.join(format!("compare-{}-{measure}.svg", i + 1));
+                gadget::atomic::write_atomically(&path, |w| {
+                    w.write_all(export::comparison_plot(c, measure).as_bytes())
+                })
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+        }
+        eprintln!("wrote the comparison's plots to {}", dir.display());
+    }
+    if let Some(path) = report {
+        match all.as_slice() {
+            [one] => export::to_file(&Html, one, path)?,
+            _ => bail!("--report writes one comparison; give two folders"),
+        }
+        eprintln!("wrote {}", path.display());
     }
     Ok(0)
 }

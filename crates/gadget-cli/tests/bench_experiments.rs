@@ -142,12 +142,18 @@ fn every_cell_runs_three_times_and_reports_its_spread_and_interval() {
     .success());
     assert_ne!(json(&other.join("experiment.json"))["order"], order);
 
-    // two experiments compared cell by cell, with Welch's t-test
+    // two experiments compared cell by cell, with one experiment's verdicts
+    let plots = dir.path().join("plots");
+    let report = dir.path().join("compare.html");
     let compared = Command::cargo_bin("gadget")
         .unwrap()
         .args(["compare", "--json"])
         .arg(&out)
         .arg(&other)
+        .arg("--plots")
+        .arg(&plots)
+        .arg("--report")
+        .arg(&report)
         .output()
         .unwrap();
     assert!(
@@ -157,13 +163,25 @@ fn every_cell_runs_three_times_and_reports_its_spread_and_interval() {
     );
     let compared: serde_json::Value = serde_json::from_slice(&compared.stdout).unwrap();
     let changes = compared[0]["changes"].as_array().unwrap();
-    assert_eq!(changes.len(), 12, "throughput and p99.9 of 6 cells");
+    assert_eq!(
+        changes.len(),
+        30,
+        "throughput and four latencies of 6 cells"
+    );
     for c in changes {
-        let p = c["welch"]["p"].as_f64().unwrap();
-        assert!((0.0..=1.0).contains(&p), "{c}");
-        let ratio = c["other"]["mean"].as_f64().unwrap() / c["baseline"]["mean"].as_f64().unwrap();
-        assert!((c["ratio"].as_f64().unwrap() - ratio).abs() < 1e-9, "{c}");
+        let (low, ratio, high) = (
+            c["low"].as_f64().unwrap(),
+            c["ratio"].as_f64().unwrap(),
+            c["high"].as_f64().unwrap(),
+        );
+        assert!(0.0 < low && low <= ratio && ratio <= high, "{c}");
+        let means = c["other_mean"].as_f64().unwrap() / c["baseline_mean"].as_f64().unwrap();
+        assert!((ratio - means).abs() < 1e-9 * ratio, "{c}");
+        assert!(c["p_corrected"].as_f64().unwrap() <= 1.0, "{c}");
+        assert!(!c["verdict"].as_str().unwrap().is_empty());
     }
+    assert!(std::fs::read_to_string(&report).unwrap().contains("<svg"));
+    assert!(plots.join("compare-1-throughput.svg").exists());
     let table = Command::cargo_bin("gadget")
         .unwrap()
         .arg("compare")
@@ -173,8 +191,9 @@ fn every_cell_runs_three_times_and_reports_its_spread_and_interval() {
         .unwrap();
     let table = String::from_utf8_lossy(&table.stdout);
     assert!(
-        table.contains("Welch's t-test")
-            && table.contains("| workloada.rocksdb.closed | requests/s |"),
+        table.contains("Holm-corrected")
+            && table.contains("| workloada.rocksdb.closed | throughput |")
+            && table.contains(" req/s |"),
         "{table}"
     );
 

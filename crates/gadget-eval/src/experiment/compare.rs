@@ -1,66 +1,30 @@
-//! Two experiments' summaries side by side: per cell present in both, each measure's ratio
-//! (with its propagated error) and Welch's t-test of the difference, as hyperfine reports
-//! "1.42 ± 0.05 times faster".
+//! Two experiments side by side (`gadget compare A B` of `gadget bench` folders): per cell of
+//! both and per measure, B's runs over A's as the ratio of their geometric means with Welch's
+//! interval, Holm-corrected over the cells and judged against the noise threshold: the
+//! verdicts of [`super::verdict`], for runs that shared no blocks.
+
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::{ratio, Stats, Welch};
-use super::summary::ExperimentSummary;
+use super::summary::{measure, ExperimentSummary, MEASURES};
+use super::verdict::{holm, Measure, Ratio, Verdict};
+use crate::run::RunReport;
 
-/// Below this p-value a difference counts as significant.
-pub const SIGNIFICANCE: f64 = 0.05;
-
-/// One measure of one cell, baseline against the other experiment.
+/// One measure of one cell, the other experiment against the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     /// The cell.
     pub cell: String,
-    /// `throughput` (requests/s) or a latency percentile (`p999_ns`).
+    /// `throughput` (requests/s) or a latency percentile of all requests (`p99`, ns).
     pub measure: String,
-    /// The baseline's statistics.
-    pub baseline: Stats,
+    /// The baseline's geometric mean over its runs.
+    pub baseline_mean: f64,
     /// The other's.
-    pub other: Stats,
-    /// other ÷ baseline.
-    pub ratio: f64,
-    /// The ratio's standard error.
-    pub ratio_error: f64,
-    /// Welch's t-test (none with fewer than two runs on a side, or no spread at all).
-    pub welch: Option<Welch>,
-}
-
-impl Change {
-    /// Whether the difference is significant at [`SIGNIFICANCE`].
-    pub fn significant(&self) -> bool {
-        self.welch.is_some_and(|w| w.p < SIGNIFICANCE)
-    }
-
-    /// In words, for the measure's direction (more throughput is better, less latency is).
-    pub fn verdict(&self) -> String {
-        let Some(w) = self.welch else {
-            return "not tested (fewer than two runs, or no spread)".into();
-        };
-        if w.p >= SIGNIFICANCE {
-            return format!("no significant difference (p = {:.2})", w.p);
-        }
-        let better = if self.measure == "throughput" {
-            self.ratio > 1.0
-        } else {
-            self.ratio < 1.0
-        };
-        let (factor, error) = if self.ratio >= 1.0 {
-            (self.ratio, self.ratio_error)
-        } else {
-            (1.0 / self.ratio, self.ratio_error / self.ratio.powi(2))
-        };
-        let word = match (self.measure == "throughput", better) {
-            (true, true) => "faster",
-            (true, false) => "slower",
-            (false, true) => "lower",
-            (false, false) => "higher",
-        };
-        format!("{factor:.2} ± {error:.2} times {word} (p = {:.3})", w.p)
-    }
+    pub other_mean: f64,
+    /// The ratio, its interval and the verdict.
+    #[serde(flatten)]
+    pub verdict: Verdict,
 }
 
 /// One experiment against a baseline experiment: what `gadget compare` prints.
@@ -70,95 +34,157 @@ pub struct Comparison {
     pub baseline: String,
     /// The other's name.
     pub other: String,
-    /// Each measure of each cell the two have in common.
+    /// A ratio within this of 1 is no difference (the baseline experiment's).
+    pub noise_threshold: f64,
+    /// Each measure of each cell the two have in common, with runs enough to judge.
     pub changes: Vec<Change>,
+}
+
+/// A `gadget bench` folder: its summary and each cell's complete runs.
+#[derive(Debug, Clone)]
+pub struct BenchFolder {
+    /// `summary.json`.
+    pub summary: ExperimentSummary,
+    /// Each cell's complete runs (each run's value of every measure of [`MEASURES`]), by
+    /// cell name, in the summary's cell order.
+    pub runs: Vec<(String, Vec<[Option<f64>; MEASURES.len()]>)>,
+}
+
+impl BenchFolder {
+    /// Reads `DIR/summary.json` and the results of the runs it lists; what is wrong.
+    pub fn read(dir: &Path) -> Result<BenchFolder, String> {
+        let path = dir.join("summary.json");
+        let bytes =
+            std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let summary: ExperimentSummary = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{} is not a gadget bench summary: {e}", path.display()))?;
+        let mut runs: Vec<(String, Vec<[Option<f64>; MEASURES.len()]>)> = summary
+            .cells
+            .iter()
+            .map(|c| (c.id.clone(), Vec::new()))
+            .collect();
+        for id in &summary.order {
+            let Some((cell, _)) = id.rsplit_once('.') else {
+                continue;
+            };
+            let file = dir.join("runs").join(format!("{id}.json"));
+            let Ok(bytes) = std::fs::read(&file) else {
+                continue;
+            };
+            let report: RunReport = serde_json::from_slice(&bytes)
+                .map_err(|e| format!("{} is not a run's results: {e}", file.display()))?;
+            if let Some((_, list)) = runs.iter_mut().find(|(c, _)| c == cell) {
+                if !report.partial {
+                    list.push(MEASURES.map(|m| measure(&report, m)));
+                }
+            }
+        }
+        Ok(BenchFolder { summary, runs })
+    }
 }
 
 impl Comparison {
     /// `other` against `baseline`, named as given.
     pub fn of(
         baseline_name: &str,
-        baseline: &ExperimentSummary,
+        baseline: &BenchFolder,
         other_name: &str,
-        other: &ExperimentSummary,
+        other: &BenchFolder,
     ) -> Comparison {
+        let threshold = baseline.summary.noise_threshold;
+        let mut changes = Vec::new();
+        for (m, name) in MEASURES.into_iter().enumerate() {
+            let mut found: Vec<(String, f64, f64, Ratio)> = Vec::new();
+            for (cell, ours) in &baseline.runs {
+                let Some((_, theirs)) = other.runs.iter().find(|(c, _)| c == cell) else {
+                    continue;
+                };
+                let values = |runs: &[[Option<f64>; MEASURES.len()]]| -> Vec<f64> {
+                    runs.iter().filter_map(|r| r[m]).collect()
+                };
+                let (a, b) = (values(ours), values(theirs));
+                if let Some(ratio) = Ratio::of_groups(&a, &b) {
+                    found.push((cell.clone(), geometric_mean(&a), geometric_mean(&b), ratio));
+                }
+            }
+            let corrected = holm(&found.iter().map(|f| f.3.p).collect::<Vec<_>>());
+            for ((cell, a, b, ratio), p) in found.into_iter().zip(corrected) {
+                let kind = if name == "throughput" {
+                    Measure::Throughput
+                } else {
+                    Measure::Latency(name)
+                };
+                changes.push(Change {
+                    cell,
+                    measure: name.to_string(),
+                    baseline_mean: a,
+                    other_mean: b,
+                    verdict: Verdict::judge(ratio, p, threshold, kind),
+                });
+            }
+        }
         Comparison {
             baseline: baseline_name.to_string(),
             other: other_name.to_string(),
-            changes: changes(baseline, other),
+            noise_threshold: threshold,
+            changes,
         }
     }
 }
 
-/// The changes from `baseline` to `other`, cell by cell (cells of both), throughput and p99.9.
-pub fn changes(baseline: &ExperimentSummary, other: &ExperimentSummary) -> Vec<Change> {
-    let mut out = Vec::new();
-    for b in &baseline.cells {
-        let Some(o) = other.cells.iter().find(|c| c.id == b.id) else {
-            continue;
-        };
-        let measures = [
-            ("throughput", b.throughput.as_ref(), o.throughput.as_ref()),
-            (
-                "p999_ns",
-                b.latency_ns.get("p999"),
-                o.latency_ns.get("p999"),
-            ),
-        ];
-        for (measure, bs, os) in measures {
-            let (Some(bs), Some(os)) = (bs, os) else {
-                continue;
-            };
-            let (r, e) = ratio(bs, os);
-            out.push(Change {
-                cell: b.id.clone(),
-                measure: measure.into(),
-                baseline: bs.clone(),
-                other: os.clone(),
-                ratio: r,
-                ratio_error: e,
-                welch: Welch::test(bs, os),
-            });
-        }
-    }
-    out
+/// The geometric mean of the positive values of `xs`.
+fn geometric_mean(xs: &[f64]) -> f64 {
+    let logs: Vec<f64> = xs.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
+    (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::verdict::Outcome;
 
-    fn change(measure: &str, a: &[f64], b: &[f64]) -> Change {
-        let (a, b) = (Stats::of(a).unwrap(), Stats::of(b).unwrap());
-        let (ratio, ratio_error) = ratio(&a, &b);
-        Change {
-            cell: "w.s.closed".into(),
-            measure: measure.into(),
-            welch: Welch::test(&a, &b),
-            baseline: a,
-            other: b,
-            ratio,
-            ratio_error,
+    fn folder(cells: &[(&str, &[f64])]) -> BenchFolder {
+        let summary: ExperimentSummary = serde_json::from_value(serde_json::json!({
+            "gadget_version": "0", "experiment": "e.toml", "seed": 0, "repetitions": 5,
+            "order": [], "partial": false, "cells": []
+        }))
+        .unwrap();
+        BenchFolder {
+            summary,
+            runs: cells
+                .iter()
+                .map(|(c, t)| {
+                    let runs = t
+                        .iter()
+                        .map(|&x| [Some(x), None, None, None, None])
+                        .collect();
+                    (c.to_string(), runs)
+                })
+                .collect(),
         }
     }
 
     #[test]
-    fn verdicts_say_the_factor_and_direction_only_when_significant() {
-        let c = change("throughput", &[100.0, 101.0, 99.0], &[150.0, 151.0, 149.0]);
-        assert!(c.significant());
+    fn cells_of_both_are_judged_with_the_verdicts_of_one_experiment() {
+        let a = folder(&[
+            ("w.s.closed", &[100.0, 102.0, 98.0, 101.0, 99.0]),
+            ("only.a", &[1.0, 1.0, 1.0]),
+        ]);
+        let b = folder(&[("w.s.closed", &[150.0, 151.0, 149.0, 152.0, 148.0])]);
+        let c = Comparison::of("a", &a, "b", &b);
+        assert_eq!(c.noise_threshold, 0.02, "an old summary's default");
+        let t = c
+            .changes
+            .iter()
+            .find(|c| c.measure == "throughput")
+            .unwrap();
+        assert_eq!(t.cell, "w.s.closed");
+        assert_eq!(t.verdict.outcome, Outcome::Better);
         assert!(
-            c.verdict().starts_with("1.50 ± 0.02 times faster"),
+            t.verdict.verdict.starts_with("1.50× faster ["),
             "{}",
-            c.verdict()
+            t.verdict.verdict
         );
-        let c = change("p999_ns", &[100.0, 101.0, 99.0], &[150.0, 151.0, 149.0]);
-        assert!(c.verdict().contains("times higher"), "{}", c.verdict());
-        let c = change("throughput", &[100.0, 120.0, 80.0], &[105.0, 125.0, 85.0]);
-        assert!(!c.significant());
-        assert!(
-            c.verdict().starts_with("no significant difference"),
-            "{}",
-            c.verdict()
-        );
+        assert!(c.changes.iter().all(|c| c.cell == "w.s.closed"));
     }
 }

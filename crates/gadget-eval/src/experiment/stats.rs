@@ -1,5 +1,6 @@
 //! Statistics across repetitions: mean, standard deviation, extremes and a 95% confidence
-//! interval of the mean (Student's t), as hyperfine reports them.
+//! interval of the mean (Student's t), as hyperfine reports them; Student's t distribution for
+//! the verdicts' tests.
 
 use serde::{Deserialize, Serialize};
 
@@ -79,53 +80,12 @@ pub fn t_975(df: usize) -> f64 {
     }
 }
 
-/// Welch's t-test of two means with unequal variances.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Welch {
-    /// The t statistic (positive when the second mean is larger).
-    pub t: f64,
-    /// Welch–Satterthwaite degrees of freedom.
-    pub df: f64,
-    /// Two-sided p-value: how likely a difference at least this large is if the means are equal.
-    pub p: f64,
-}
-
-impl Welch {
-    /// The test of `b`'s mean against `a`'s; `None` unless both have two samples or more and
-    /// some spread.
-    pub fn test(a: &Stats, b: &Stats) -> Option<Welch> {
-        if a.n < 2 || b.n < 2 {
-            return None;
-        }
-        let (va, vb) = (a.stddev.powi(2) / a.n as f64, b.stddev.powi(2) / b.n as f64);
-        if va + vb <= 0.0 {
-            return None;
-        }
-        let t = (b.mean - a.mean) / (va + vb).sqrt();
-        let df =
-            (va + vb).powi(2) / (va.powi(2) / (a.n - 1) as f64 + vb.powi(2) / (b.n - 1) as f64);
-        Some(Welch {
-            t,
-            df,
-            p: student_p(t, df),
-        })
-    }
-}
-
 /// The two-sided p-value of Student's t statistic `t` at `df` degrees of freedom.
 pub(crate) fn student_p(t: f64, df: f64) -> f64 {
     if !t.is_finite() {
         return if t.is_nan() { 1.0 } else { 0.0 };
     }
     incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
-}
-
-/// `b`'s mean over `a`'s, with its standard error propagated from both relative deviations
-/// (hyperfine's "1.42 ± 0.05 times").
-pub fn ratio(a: &Stats, b: &Stats) -> (f64, f64) {
-    let r = b.mean / a.mean;
-    let relative = ((a.stddev / a.mean).powi(2) + (b.stddev / b.mean).powi(2)).sqrt();
-    (r, r * relative)
 }
 
 /// The regularized incomplete beta function I_x(a, b), by its continued fraction (modified
@@ -193,24 +153,6 @@ fn ln_gamma(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn welchs_test_computed_by_hand() {
-        // a = 10, 12, 14 (mean 12, s² 4); b = 15, 18, 21 (mean 18, s² 9):
-        // t = 6 / √(4/3 + 9/3) = 2.8823, df = (13/3)² / ((4/3)²/2 + 3²/2) = 3.4845,
-        // two-sided p = 0.05298 (the t density integrated numerically over |x| > 2.8823)
-        let a = Stats::of(&[10.0, 12.0, 14.0]).unwrap();
-        let b = Stats::of(&[15.0, 18.0, 21.0]).unwrap();
-        let w = Welch::test(&a, &b).unwrap();
-        assert!((w.t - 2.882_3).abs() < 1e-4, "{w:?}");
-        assert!((w.df - 3.484_5).abs() < 1e-4, "{w:?}");
-        assert!((w.p - 0.052_98).abs() < 1e-4, "{w:?}");
-        let (r, e) = ratio(&a, &b);
-        assert!((r - 1.5).abs() < 1e-12);
-        // 1.5 × √((2/12)² + (3/18)²) = 0.35355
-        assert!((e - 0.353_55).abs() < 1e-5, "{e}");
-        assert_eq!(Welch::test(&a, &Stats::of(&[1.0]).unwrap()), None);
-    }
 
     #[test]
     fn the_incomplete_beta_meets_known_values() {

@@ -90,6 +90,7 @@ pub struct ExperimentSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
     /// A ratio within this of 1 is no difference (0.02: ±2%).
+    #[serde(default = "default_noise_threshold")]
     pub noise_threshold: f64,
     /// What makes the numbers less trustworthy than they look, each with what to do.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -100,6 +101,10 @@ pub struct ExperimentSummary {
     /// curve and the highest rate sustained.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capacity: Vec<Capacity>,
+}
+
+fn default_noise_threshold() -> f64 {
+    gadget::config::experiment::DEFAULT_NOISE_THRESHOLD
 }
 
 /// A run that did not complete.
@@ -239,7 +244,7 @@ impl ExperimentSummary {
 }
 
 /// A run's value of `measure`: `throughput` or a latency percentile of all requests.
-fn measure(r: &RunReport, measure: &str) -> Option<f64> {
+pub(crate) fn measure(r: &RunReport, measure: &str) -> Option<f64> {
     if measure == "throughput" {
         return Some(r.throughput);
     }
@@ -253,7 +258,7 @@ fn measure(r: &RunReport, measure: &str) -> Option<f64> {
 }
 
 /// The measures a verdict is given on.
-const MEASURES: [&str; 5] = ["throughput", "p50", "p99", "p999", "max"];
+pub(crate) const MEASURES: [&str; 5] = ["throughput", "p50", "p99", "p999", "max"];
 
 /// Fills each cell's verdicts against the cell that differs by the baseline alone: per
 /// measure, the ratio paired by repetition (block), Holm-corrected over every cell.

@@ -8,6 +8,7 @@ use std::io;
 
 use super::svg::{bars, escape, lines, short, Axis, Bar, Line};
 use super::{plus_minus_ns, Exporter};
+use crate::experiment::compare::Comparison;
 use crate::experiment::summary::{CellSummary, ExperimentSummary};
 use gadget::nines::nines;
 
@@ -19,6 +20,91 @@ impl Exporter<ExperimentSummary> for Html {
     fn export(&self, summary: &ExperimentSummary, out: &mut dyn io::Write) -> io::Result<()> {
         out.write_all(page(summary).as_bytes())
     }
+}
+
+/// `gadget compare --report` of two experiments: the table of verdicts, and each cell's
+/// ratio with its interval, throughput and p99.
+impl Exporter<Comparison> for Html {
+    fn export(&self, c: &Comparison, out: &mut dyn io::Write) -> io::Result<()> {
+        out.write_all(comparison_page(c).as_bytes())
+    }
+}
+
+/// The comparison's page.
+fn comparison_page(c: &Comparison) -> String {
+    let title = format!("{} against {}", c.other, c.baseline);
+    let mut s = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title><style>\
+         body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}\
+         td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}td:first-child,td:nth-child(2),td:last-child{{text-align:left}}\
+         figure svg{{max-width:100%;height:auto;border:1px solid #ddd}}</style></head><body>\n<h1>{t}</h1>\n\
+         <p>Geometric means over each cell's runs; the ratio {o} ÷ {b} with Welch's 95% interval, \
+         Holm-corrected over the cells; within ±{n}% is no difference.</p>\n",
+        t = escape(&title),
+        o = escape(&c.other),
+        b = escape(&c.baseline),
+        n = c.noise_threshold * 100.0
+    );
+    let _ = write!(
+        s,
+        "<table><thead><tr><th>cell</th><th>measure</th><th>{}</th><th>{}</th><th>verdict</th></tr></thead><tbody>",
+        escape(&c.baseline),
+        escape(&c.other)
+    );
+    for ch in &c.changes {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&ch.cell),
+            escape(&ch.measure),
+            escape(&super::markdown::value(&ch.measure, ch.baseline_mean)),
+            escape(&super::markdown::value(&ch.measure, ch.other_mean)),
+            escape(&ch.verdict.verdict)
+        );
+    }
+    s.push_str("</tbody></table>\n");
+    for measure in ["throughput", "p99"] {
+        let _ = writeln!(s, "<figure>{}</figure>", comparison_plot(c, measure));
+    }
+    s.push_str("</body></html>\n");
+    s
+}
+
+/// Each cell's ratio of `measure` with its interval, as bars around 1.
+pub fn comparison_plot(c: &Comparison, measure: &str) -> String {
+    let changes: Vec<_> = c
+        .changes
+        .iter()
+        .filter(|ch| ch.measure == measure)
+        .collect();
+    let groups: Vec<(String, Vec<Bar>)> = changes
+        .iter()
+        .map(|ch| {
+            let r = &ch.verdict.ratio;
+            (
+                ch.cell.clone(),
+                vec![Bar {
+                    series: 0,
+                    value: r.ratio,
+                    low: r.low,
+                    high: r.high,
+                }],
+            )
+        })
+        .collect();
+    let y = Axis::covering(
+        &format!("{measure}: {} ÷ {}", c.other, c.baseline),
+        false,
+        changes
+            .iter()
+            .flat_map(|ch| [0.0, ch.verdict.ratio.high, 1.0 + c.noise_threshold]),
+    );
+    bars(
+        &format!("{measure}, {} against {}", c.other, c.baseline),
+        &y,
+        &groups,
+        &[(0, c.other.clone())],
+    )
 }
 
 /// A cell's bar: its value and the ends of its whisker, when it has one.

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 pub use self::csv::Csv;
 pub use self::hdr_log::{HdrIntervals, HdrLog};
-pub use self::html::Html;
+pub use self::html::{comparison_plot, Html};
 pub use self::json::Json;
 pub use self::markdown::Markdown;
 pub use self::text::Text;
