@@ -368,17 +368,17 @@ mod tests {
         assert!(found >= 160, "found in {found} of 200");
     }
 
-    #[test]
-    fn the_interval_covers_the_true_ratio_95_times_in_100() {
-        let mut rng = SplitMix(3);
-        let truth: f64 = 1.10;
-        let trials = 2000;
+    /// The share of `trials` intervals (from `estimate`, given the RNG and the trial's
+    /// number) that hold `truth`; each must be ordered and positive.
+    fn coverage(
+        truth: f64,
+        trials: u64,
+        mut estimate: impl FnMut(&mut SplitMix, u64) -> Ratio,
+    ) -> f64 {
+        let mut rng = SplitMix(truth.to_bits());
         let mut covered = 0;
         for i in 0..trials {
-            let logs: Vec<f64> = (0..BLOCKS)
-                .map(|_| truth.ln() + 0.03 * (t3(&mut rng) - t3(&mut rng)))
-                .collect();
-            let r = Ratio::of_logs(&logs, 1000, i).unwrap();
+            let r = estimate(&mut rng, i);
             assert!(
                 r.low > 0.0 && r.low <= r.ratio && r.ratio <= r.high,
                 "{r:?}"
@@ -387,7 +387,18 @@ mod tests {
                 covered += 1;
             }
         }
-        let share = covered as f64 / trials as f64;
+        covered as f64 / trials as f64
+    }
+
+    #[test]
+    fn the_interval_covers_the_true_ratio_95_times_in_100() {
+        let truth: f64 = 1.10;
+        let share = coverage(truth, 2000, |rng, i| {
+            let logs: Vec<f64> = (0..BLOCKS)
+                .map(|_| truth.ln() + 0.03 * (t3(rng) - t3(rng)))
+                .collect();
+            Ratio::of_logs(&logs, 1000, i).unwrap()
+        });
         assert!((0.93..=0.97).contains(&share), "coverage {share}");
     }
 
@@ -442,25 +453,14 @@ mod tests {
 
     #[test]
     fn two_experiments_compare_by_their_geometric_means_with_an_interval_that_covers() {
-        let mut rng = SplitMix(11);
         let truth: f64 = 0.8;
-        let trials = 1000;
-        let mut covered = 0;
-        for _ in 0..trials {
-            let a: Vec<f64> = (0..BLOCKS).map(|_| (0.03 * t3(&mut rng)).exp()).collect();
+        let share = coverage(truth, 1000, |rng, _| {
+            let a: Vec<f64> = (0..BLOCKS).map(|_| (0.03 * t3(rng)).exp()).collect();
             let b: Vec<f64> = (0..BLOCKS)
-                .map(|_| truth * (0.03 * t3(&mut rng)).exp())
+                .map(|_| truth * (0.03 * t3(rng)).exp())
                 .collect();
-            let r = Ratio::of_groups(&a, &b).unwrap();
-            assert!(
-                r.low > 0.0 && r.low <= r.ratio && r.ratio <= r.high,
-                "{r:?}"
-            );
-            if r.low <= truth && truth <= r.high {
-                covered += 1;
-            }
-        }
-        let share = covered as f64 / trials as f64;
+            Ratio::of_groups(&a, &b).unwrap()
+        });
         assert!((0.92..=0.98).contains(&share), "coverage {share}");
         assert_eq!(Ratio::of_groups(&[1.0, 2.0], &[1.0, 2.0, 3.0]), None);
     }
