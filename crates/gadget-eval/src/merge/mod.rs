@@ -330,6 +330,7 @@ pub fn merge(
         .iter()
         .map(|(file, r)| decode(file, r))
         .collect::<Result<Vec<_>, _>>()?;
+    check_total(&inputs)?;
     let (first_file, first) = &inputs[0];
     let first_identity = identity(first);
     for (file, r) in &inputs[1..] {
@@ -710,25 +711,106 @@ fn decode(file: &str, r: &RunReport) -> Result<Decoded, MergeError> {
         })?;
         states.push((s.name.clone(), s.store.clone(), h));
     }
-    let held = latency
-        .iter()
-        .fold(0u64, |total, (_, h)| total.saturating_add(h.len()));
-    if held != r.requests {
-        return Err(bad(
-            "histograms.latency".into(),
+    check_counts(r, &latency, &service, &states).map_err(|(field, message)| {
+        bad(
+            field,
             format!(
-                "hold {held} requests but `requests` is {}: the file was changed after Gadget \
-                 wrote it; use the file as written",
-                r.requests
+                "{message}: the file was changed after Gadget wrote it; use the file as written"
             ),
-        ));
-    }
+        )
+    })?;
     Ok(Decoded {
         latency,
         service,
         states,
         clock,
     })
+}
+
+/// The exact number of requests `h` holds: its buckets' counts added without saturating.
+fn held(h: &Histogram<u64>) -> u128 {
+    h.iter_recorded()
+        .map(|v| u128::from(v.count_at_value()))
+        .sum()
+}
+
+/// Checks every histogram of `r` against its `requests`, as a run writes them: the ops'
+/// latency histograms hold every request, each op's service-time histogram as many as its
+/// latency one, the states' together no more than all. The field and what is wrong otherwise.
+fn check_counts(
+    r: &RunReport,
+    latency: &[(Op, Histogram<u64>)],
+    service: &[(Op, Histogram<u64>)],
+    states: &[(String, String, Histogram<u64>)],
+) -> Result<(), (String, String)> {
+    let all: u128 = latency.iter().map(|(_, h)| held(h)).sum();
+    if all != u128::from(r.requests) {
+        return Err((
+            "histograms.latency".into(),
+            format!("hold {all} requests but `requests` is {}", r.requests),
+        ));
+    }
+    for (i, (op, h)) in service.iter().enumerate() {
+        let of_op = latency
+            .iter()
+            .find(|(o, _)| o == op)
+            .map_or(0, |(_, l)| held(l));
+        if held(h) != of_op {
+            return Err((
+                format!("histograms.service[{i}].hdr ({op})"),
+                format!(
+                    "holds {} requests but the {op} latency histogram holds {of_op}",
+                    held(h)
+                ),
+            ));
+        }
+    }
+    if let Some((op, h)) = latency
+        .iter()
+        .find(|(op, _)| !service.iter().any(|(o, _)| o == op))
+    {
+        return Err((
+            "histograms.service".into(),
+            format!(
+                "has no {op} histogram, whose latency histogram holds {} requests",
+                held(h)
+            ),
+        ));
+    }
+    let in_states: u128 = states.iter().map(|(_, _, h)| held(h)).sum();
+    if in_states > u128::from(r.requests) {
+        return Err((
+            "histograms.per_state".into(),
+            format!(
+                "hold {in_states} requests together, more than the {} of `requests`",
+                r.requests
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses inputs whose requests add up to more than one bucket of a merged histogram can
+/// count ([`hdr::MAX_COUNT`]), naming the file that crosses it. Every merged histogram holds
+/// at most all the requests, so none of its buckets overflows then.
+fn check_total(inputs: &[(String, RunReport)]) -> Result<(), MergeError> {
+    let mut total = 0u128;
+    for (file, r) in inputs {
+        total += u128::from(r.requests);
+        if total > u128::from(hdr::MAX_COUNT) {
+            return Err(MergeError::BadField {
+                file: file.clone(),
+                field: "histograms.latency".into(),
+                message: format!(
+                    "brings the requests merged to {total}, more than the {} a histogram \
+                     bucket can count (HdrHistogram's encoding): the counts were changed after \
+                     Gadget wrote them; use the files as written",
+                    hdr::MAX_COUNT
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What must be the same in every shard of one run, as (field, value) pairs in a fixed order.
