@@ -290,3 +290,28 @@ fn histogram_counts_that_add_up_beyond_what_a_histogram_holds_are_refused_not_a_
         "{said}"
     );
 }
+
+#[test]
+fn a_shard_no_run_could_have_been_is_refused_naming_the_file_and_what_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = shard(dir.path(), "a.json", 1);
+    for (i, (args, said)) in [
+        (&["--shard", "3/3"][..], "says --shard \"3/3\": the index is not below the count; give INDEX/COUNT with 0 <= INDEX < COUNT <= 4096"),
+        (&["--shard", "5/3"], "says --shard \"5/3\": the index is not below the count"),
+        (&["--parallelism", "2", "--subtask", "2"], "says --subtask 2 of --parallelism 2: a subtask is from 0 to 1"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut edited = json(&a);
+        let line = edited["context"]["command_line"].as_array_mut().unwrap();
+        line.extend(args.iter().map(|a| serde_json::Value::from(*a)));
+        let path = dir.path().join(format!("part-{i}.json"));
+        std::fs::write(&path, serde_json::to_vec(&edited).unwrap()).unwrap();
+        let stated = refused(&[&path]);
+        assert!(
+            stated.contains(&format!("part-{i}.json: `context.command_line` {said}")),
+            "{stated}"
+        );
+    }
+}

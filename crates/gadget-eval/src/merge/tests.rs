@@ -626,3 +626,35 @@ fn service_time_and_per_state_histograms_are_checked_against_the_requests() {
         "{e}"
     );
 }
+
+#[test]
+fn a_part_no_run_could_have_been_is_refused_naming_the_file_and_what_is_allowed() {
+    let part = |i: u64, args: &[&str]| with_args(shard(7, &constructed(100, i), ZERO), args);
+    for (args, said) in [
+        (&["--shard", "3/3"][..], "the index is not below the count"),
+        (&["--shard", "5/3"], "the index is not below the count"),
+        (&["--shard=0/0"], "the count is out of range"),
+        (&["--shard", "x/3"], "not a whole number"),
+        (&["--subtask", "2", "--parallelism", "2"], "from 0 to 1"),
+        (&["--subtask", "-1"], "not a whole number from 0"),
+        (&["--parallelism", "0", "--subtask", "0"], "from 1"),
+    ] {
+        let e = merged(vec![
+            ("s0.json", part(0, &["--shard", "0/3"])),
+            ("bad.json", part(1, args)),
+        ])
+        .unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, MergeError::BadField { .. }), "{args:?}: {text}");
+        assert!(
+            text.contains("bad.json: `context.command_line` says") && text.contains(said),
+            "{args:?}: {text}"
+        );
+    }
+    let e = merged(vec![("s.json", part(0, &["--shard", "3/3"]))]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("give INDEX/COUNT with 0 <= INDEX < COUNT"),
+        "{e}"
+    );
+}
