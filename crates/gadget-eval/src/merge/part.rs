@@ -3,6 +3,8 @@
 //! or the config's), both or neither. Read and checked when the file is merged: a part the
 //! run could not have been (`--shard 3/3`, `--subtask 5` of `--parallelism 2`) is refused.
 
+use gadget::key::UPPER_BOUND_MAX_PARALLELISM;
+
 use crate::run::RunReport;
 use crate::shard::Shard;
 
@@ -54,6 +56,11 @@ impl Part {
                 .transpose()
         };
         let parallelism = number("--parallelism", 1)?;
+        if let Some(p) = parallelism.filter(|&p| p > UPPER_BOUND_MAX_PARALLELISM) {
+            return Err(refuse(format!(
+                "says --parallelism {p}, above the {UPPER_BOUND_MAX_PARALLELISM} a job may have"
+            )));
+        }
         let subtask = number("--subtask", 0)?;
         if let (Some(i), Some(p)) = (subtask, parallelism) {
             if i >= p {

@@ -638,6 +638,11 @@ fn a_part_no_run_could_have_been_is_refused_naming_the_file_and_what_is_allowed(
         (&["--subtask", "2", "--parallelism", "2"], "from 0 to 1"),
         (&["--subtask", "-1"], "not a whole number from 0"),
         (&["--parallelism", "0", "--subtask", "0"], "from 1"),
+        // (the subtasks missing were listed one by one: 4 billion of them)
+        (
+            &["--parallelism", "4294967295", "--subtask", "0"],
+            "above the 32768 a job may have",
+        ),
     ] {
         let e = merged(vec![
             ("s0.json", part(0, &["--shard", "0/3"])),
