@@ -732,8 +732,12 @@ fn decode(file: &str, r: &RunReport) -> Result<Decoded, MergeError> {
     })
 }
 
-/// The exact number of requests `h` holds: its buckets' counts added without saturating.
+/// The exact number of requests `h` holds: its buckets' counts added without saturating
+/// (its own total saturates at u64::MAX).
 fn held(h: &Histogram<u64>) -> u128 {
+    if h.len() < u64::MAX {
+        return u128::from(h.len());
+    }
     h.iter_recorded()
         .map(|v| u128::from(v.count_at_value()))
         .sum()
@@ -760,13 +764,11 @@ fn check_counts(
             .iter()
             .find(|(o, _)| o == op)
             .map_or(0, |(_, l)| held(l));
-        if held(h) != of_op {
+        let holds = held(h);
+        if holds != of_op {
             return Err((
                 format!("histograms.service[{i}].hdr ({op})"),
-                format!(
-                    "holds {} requests but the {op} latency histogram holds {of_op}",
-                    held(h)
-                ),
+                format!("holds {holds} requests but the {op} latency histogram holds {of_op}"),
             ));
         }
     }
