@@ -611,8 +611,9 @@ pub enum TraceCommand {
     Convert(ConvertArgs),
     /// Compare two traces request by request (Gadget's, Flink recordings, text or binary).
     ///
-    /// Both traces are normalized: from the first input event on, requests only, keys renamed
-    /// by first appearance within their state, `next` by op and state only. Prints the match,
+    /// Both traces are normalized: from the first input event on (a trace without event
+    /// markers from its first request), requests only, keys renamed by first appearance
+    /// within their state, `next` by op and state only. Prints the match,
     /// 1 - (requests only on one side of a minimal diff) / (both lengths), and the first
     /// difference. Exits with 1 when the traces differ (or the match is below --min-match).
     Diff(DiffArgs),

@@ -135,6 +135,7 @@ fn diff_per_key(args: &DiffArgs) -> anyhow::Result<()> {
                 outln!("first differing key: {k}, at its request {i}: A has `{x}`, B has `{y}`")
             }
         }
+        markers_hint(a.saw_events(), b.saw_events());
     }
     let share = c.identical as f64 / c.keys.max(1) as f64;
     let ok = match args.min_match {
@@ -145,6 +146,18 @@ fn diff_per_key(args: &DiffArgs) -> anyhow::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// Says so when only one trace has event markers: it is compared from its first event, the
+/// other from its first request.
+fn markers_hint(a: bool, b: bool) {
+    if a != b {
+        let (with, without) = if a { ("A", "B") } else { ("B", "A") };
+        eprintln!(
+            "hint: only {with} has event markers: {with} is compared from its first event on, \
+             {without} (without markers) from its first request"
+        );
+    }
 }
 
 /// Bytes as lowercase hex.
@@ -207,6 +220,7 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
                 outln!("first difference at request {i}: A has `{x}`, B has `{y}`")
             }
         }
+        markers_hint(a.saw_events(), b.saw_events());
         if (a.lifecycle_requests == 0) != (b.lifecycle_requests == 0) {
             eprintln!(
                 "hint: only one trace opens and drops states (a recording has no `open` or \

@@ -878,3 +878,66 @@ fn record_refuses_agent_paths_the_jvm_cannot_carry_and_names_a_missing_agent() {
         "{said}"
     );
 }
+
+/// A text trace of state `s` with `lines` (requests and markers), counted in its footer.
+fn text_trace(dir: &Path, name: &str, lines: &[&str]) -> PathBuf {
+    let requests = lines.iter().filter(|l| !l.starts_with('#')).count();
+    let events = lines.iter().filter(|l| l.starts_with("#ev")).count();
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "#gadget-trace\ttext\t3\n#header\t{{\"gadget_version\":\"0.1.0\",\"state_names\":[\"s\"],\
+             \"seed\":null,\"config\":null,\"operator\":\"x\"}}\n{}\n#footer\t{{\"events\":{events},\
+             \"watermarks\":0,\"requests\":{requests},\"truncated\":false}}\n",
+            lines.join("\n")
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn traces_without_event_markers_are_compared_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = text_trace(dir.path(), "a.txt", &["get\ts\t6b\t0", "put\ts\t6b\t8"]);
+    let b = text_trace(dir.path(), "b.txt", &["get\ts\t6b\t0", "delete\ts\t6b\t0"]);
+    let same = text_trace(dir.path(), "same.txt", &["get\ts\t6c\t0", "put\ts\t6c\t8"]);
+    let diff = |x: &Path, y: &Path, per_key: bool| {
+        let mut args = vec!["trace", "diff", x.to_str().unwrap(), y.to_str().unwrap()];
+        if per_key {
+            args.push("--per-key");
+        }
+        gadget().args(args).assert()
+    };
+    // two different traces were "identical" (exit 0): no request came before a first marker
+    diff(&a, &b, false)
+        .code(1)
+        .stdout(predicate::str::contains("A: ").and(predicate::str::contains("(2 requests)")))
+        .stdout(predicate::str::contains(
+            "first difference at request 1: A has `put s #1`, B has `delete s #1`",
+        ));
+    diff(&a, &b, true)
+        .code(1)
+        .stdout(predicate::str::contains("0 of 1 state keys identical"));
+    diff(&a, &same, false)
+        .success()
+        .stdout(predicate::str::contains("identical request sequences"));
+    // a start-up before the first marker is still left out, and the hint says how each was read
+    let marked = text_trace(
+        dir.path(),
+        "marked.txt",
+        &[
+            "put\ts\t626f6f74\t3",
+            "#ev\t\t\t0",
+            "get\ts\t6b\t0",
+            "put\ts\t6b\t8",
+        ],
+    );
+    diff(&marked, &a, false)
+        .success()
+        .stderr(predicate::str::contains(
+            "hint: only A has event markers: A is compared from its first event on, B (without \
+             markers) from its first request",
+        ));
+}

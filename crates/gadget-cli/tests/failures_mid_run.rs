@@ -306,3 +306,136 @@ fn merge_on_a_full_disk_prints_what_it_merged_and_names_the_file_that_holds_it()
     let kept: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert_eq!(kept.len(), 1, "the merged results are kept in TMPDIR");
 }
+
+/// A trace of 40,000 gets and puts over 100 keys, then a put of `MAX_VALUE_LEN` bytes under
+/// the key `HUGE-VALUE`, then 100 gets, in `format`.
+fn trace_with_a_huge_value(format: gadget::trace::TraceFormat) -> Vec<u8> {
+    use gadget::access::{Access, AccessSink, Op};
+    use gadget::trace::{BinaryTraceWriter, TextTraceWriter, TraceFooter, TraceHeader};
+    let header = TraceHeader::new("test", vec!["s".into()], None, serde_json::Value::Null);
+    fn feed(w: &mut impl AccessSink) {
+        let mut access = |op, key: &[u8], value_len| {
+            w.access(Access {
+                op,
+                state: 0,
+                key,
+                value_len,
+            })
+        };
+        for i in 0..40_000u32 {
+            let key = format!("key-{}", i % 100);
+            access(
+                [Op::Get, Op::Put][i as usize % 2],
+                key.as_bytes(),
+                16 * (i % 2),
+            );
+        }
+        access(Op::Put, b"HUGE-VALUE", gadget::trace::MAX_VALUE_LEN);
+        for _ in 0..100 {
+            access(Op::Get, b"key-1", 0);
+        }
+    }
+    match format {
+        gadget::trace::TraceFormat::Binary => {
+            let mut w = BinaryTraceWriter::new(Vec::new(), &header).unwrap();
+            feed(&mut w);
+            w.finish(TraceFooter::new(false)).unwrap()
+        }
+        gadget::trace::TraceFormat::Text => {
+            let mut w = TextTraceWriter::new(Vec::new(), &header).unwrap();
+            feed(&mut w);
+            w.finish(TraceFooter::new(false)).unwrap()
+        }
+    }
+}
+
+/// `binary` with the value length after the key `HUGE-VALUE` (a 4-byte varint, 2^26) made
+/// 2^28 − 1, the largest of four bytes, and its block's checksum made right again.
+fn with_a_longer_value(mut binary: Vec<u8>) -> Vec<u8> {
+    let at = binary
+        .windows(10)
+        .position(|w| w == b"HUGE-VALUE")
+        .expect("the key is in the trace")
+        + 10;
+    assert_eq!(binary[at..at + 4], [0x80, 0x80, 0x80, 0x20]);
+    binary[at..at + 4].copy_from_slice(&[0xff, 0xff, 0xff, 0x7f]);
+    // the block around it: blocks follow one another from byte 10 (13-byte headers)
+    let mut block = 10;
+    loop {
+        let len = u32::from_le_bytes(binary[block + 1..block + 5].try_into().unwrap()) as usize;
+        if at < block + 13 + len {
+            break;
+        }
+        block += 13 + len;
+    }
+    let len = u32::from_le_bytes(binary[block + 1..block + 5].try_into().unwrap()) as usize;
+    let mut crc = flate2::Crc::new();
+    crc.update(&binary[block..block + 9]);
+    crc.update(&binary[block + 13..block + 13 + len]);
+    binary[block + 9..block + 13].copy_from_slice(&crc.sum().to_le_bytes());
+    binary
+}
+
+#[test]
+fn a_value_longer_than_any_store_is_handed_ends_the_replay_partial_and_removes_its_store() {
+    use gadget::trace::TraceFormat;
+    let dir = tempfile::tempdir().unwrap();
+    let binary = with_a_longer_value(trace_with_a_huge_value(TraceFormat::Binary));
+    let text = String::from_utf8(trace_with_a_huge_value(TraceFormat::Text))
+        .unwrap()
+        .replace(
+            &format!("\t{}\t67108864\n", hex(b"HUGE-VALUE")),
+            &format!("\t{}\t4294967295\n", hex(b"HUGE-VALUE")),
+        );
+    let line = text.lines().position(|l| l.contains("4294967295")).unwrap() + 1;
+    for (name, bytes, said) in [
+        (
+            "huge.gtrace",
+            binary,
+            "a put of a 268435455-byte value, longer than the 67108864 bytes (64 MiB) a value may have"
+                .to_string(),
+        ),
+        (
+            "huge.trace.txt",
+            text.into_bytes(),
+            format!("malformed trace at line {line}: a put of a 4294967295-byte value"),
+        ),
+    ] {
+        let trace = dir.path().join(name);
+        std::fs::write(&trace, bytes).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let outputs = Outputs::in_dir(dir.path());
+        let mut args = vec![
+            "replay".to_string(),
+            trace.to_str().unwrap().to_string(),
+            "--store".into(),
+            "memory".into(),
+        ];
+        args.extend(outputs.args());
+        // the store's temporary directory is made under TMPDIR
+        let child = Command::new(assert_cmd::cargo::cargo_bin("gadget"))
+            .args(&args)
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = wait_bounded(child, LIMIT, "a replay of a trace with a huge value");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // a failed run, not an abort (134) after growing the value pool to 4 GiB
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains(&said), "{name}: {stderr}");
+        assert!(stdout.contains("PARTIAL") || stderr.contains("PARTIAL"), "{stdout}{stderr}");
+        let results = outputs.assert_written_partial(&said);
+        // every request before the damaged one was read and issued
+        assert_eq!(results["requests"], 40_000, "{name}");
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert!(left.is_empty(), "{name}: the temporary store is left: {left:?}");
+    }
+}
+
+/// Bytes as lowercase hex.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -237,3 +237,81 @@ fn what_is_not_one_runs_shards_is_refused_naming_the_files_and_the_field() {
     let said = failed(&[&a, Path::new("-o"), &a]);
     assert!(said.contains("is also an input"), "{said}");
 }
+
+/// `gadget merge ARGS`, which must fail with status 1 and no panic: what it said.
+fn refused(args: &[&Path]) -> String {
+    let out = gadget().arg("merge").args(args).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(!said.contains("panicked"), "{said}");
+    said
+}
+
+#[test]
+fn histogram_counts_that_add_up_beyond_what_a_histogram_holds_are_refused_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = shard(dir.path(), "a.json", 1);
+    // a results file whose one op counts i64::MAX − 1 requests (in one bucket): alone it
+    // is consistent, with another shard a merged bucket would overflow HdrHistogram's encoding
+    let count = i64::MAX as u64 - 1;
+    let mut h = gadget_eval::merge::hdr::Histogram::<u64>::new_from(&summed_latency(&[&json(&a)]));
+    h.reset();
+    h.record_n(1_000, count).unwrap();
+    let hdr = gadget_eval::merge::hdr::encode(&h);
+    let mut big = json(&a);
+    big["seed"] = 11.into();
+    big["requests"] = count.into();
+    for kind in ["latency", "service"] {
+        big["histograms"][kind] = serde_json::json!([{ "op": "get", "hdr": hdr }]);
+    }
+    big["histograms"]["per_state"] = serde_json::json!([]);
+    let b = dir.path().join("big.json");
+    std::fs::write(&b, serde_json::to_vec(&big).unwrap()).unwrap();
+    gadget().arg("merge").arg(&b).assert().success();
+    let said = refused(&[&b, &a]);
+    let total = u128::from(count) + u128::from(json(&a)["requests"].as_u64().unwrap());
+    assert!(
+        said.contains(&format!(
+            "a.json: `histograms.latency` brings the requests merged to {total}, more than the \
+             9223372036854775807 a histogram bucket can count"
+        )),
+        "{said}"
+    );
+    // a service-time histogram that does not hold its op's requests
+    let mut edited = json(&a);
+    edited["seed"] = 12.into();
+    edited["histograms"]["service"][0]["hdr"] = hdr.into();
+    let e = dir.path().join("e.json");
+    std::fs::write(&e, serde_json::to_vec(&edited).unwrap()).unwrap();
+    let said = refused(&[&a, &e]);
+    assert!(
+        said.contains("e.json: `histograms.service[0].hdr")
+            && said.contains("holds 9223372036854775806"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_shard_no_run_could_have_been_is_refused_naming_the_file_and_what_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = shard(dir.path(), "a.json", 1);
+    for (i, (args, said)) in [
+        (&["--shard", "3/3"][..], "says --shard \"3/3\": the index is not below the count; give INDEX/COUNT with 0 <= INDEX < COUNT <= 4096"),
+        (&["--shard", "5/3"], "says --shard \"5/3\": the index is not below the count"),
+        (&["--parallelism", "2", "--subtask", "2"], "says --subtask 2 of --parallelism 2: a subtask is from 0 to 1"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut edited = json(&a);
+        let line = edited["context"]["command_line"].as_array_mut().unwrap();
+        line.extend(args.iter().map(|a| serde_json::Value::from(*a)));
+        let path = dir.path().join(format!("part-{i}.json"));
+        std::fs::write(&path, serde_json::to_vec(&edited).unwrap()).unwrap();
+        let stated = refused(&[&path]);
+        assert!(
+            stated.contains(&format!("part-{i}.json: `context.command_line` {said}")),
+            "{stated}"
+        );
+    }
+}

@@ -55,19 +55,24 @@ impl ValueBytes {
     }
 
     /// Grows the pool to at least `len` bytes, a piece at a time (only for a value longer
-    /// than the pool).
+    /// than the pool, which is at most [`gadget::trace::MAX_VALUE_LEN`]: workloads and traces
+    /// refuse longer ones).
     #[cold]
     fn extend_pool(&mut self, len: usize) {
         let raw = ((PIECE_LEN as f64 * self.compression_ratio) as usize).clamp(1, PIECE_LEN);
-        let mut prefix = [0u8; PIECE_LEN];
+        self.pool
+            .reserve_exact(len.next_multiple_of(PIECE_LEN) - self.pool.len());
+        let mut piece = [0u8; PIECE_LEN];
         while self.pool.len() < len {
-            for b in &mut prefix[..raw] {
+            for b in &mut piece[..raw] {
                 // a printable character, as db_bench's RandomString gives
                 *b = b' ' + (self.random() % 95) as u8;
             }
-            for i in 0..PIECE_LEN {
-                self.pool.push(prefix[i % raw]);
+            // the rest of the piece repeats its random prefix
+            for start in (raw..PIECE_LEN).step_by(raw) {
+                piece.copy_within(0..raw.min(PIECE_LEN - start), start);
             }
+            self.pool.extend_from_slice(&piece);
         }
     }
 

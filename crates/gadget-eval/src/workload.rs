@@ -147,6 +147,18 @@ pub enum WorkloadError {
     /// standard input.
     #[error("standard input holds a Flink recording, which is read twice (once for its states); give its path, or convert it first with `gadget trace convert`")]
     RecordingOnStdin,
+    /// A generated request writes a value longer than any store is handed
+    /// ([`gadget::trace::MAX_VALUE_LEN`]).
+    #[error(
+        "request {request} of the workload is {what}; lower the config's value sizes (a Kafka \
+         Streams `aggregate` grows by `bytes_per_record` with each record of a key)"
+    )]
+    ValueTooLong {
+        /// The request's number in the workload, from 1.
+        request: u64,
+        /// What is wrong with it.
+        what: String,
+    },
 }
 
 /// The state table of a trace. A Flink recording has no header and names its states as they
@@ -208,27 +220,14 @@ impl RequestStream {
                 } else {
                     (trace_state_names(&path)?, open_trace(&path)?)
                 };
-                let mut left = limit.unwrap_or(u64::MAX);
                 let thread = std::thread::Builder::new()
                     .name("gadget-trace-reader".into())
                     .spawn(move || {
                         let mut out = BlockSink::new(tx, recycle_rx, producer_stop, event_times);
-                        while let Some(r) = reader.next_record().map_err(|e| e.in_file(&path))? {
-                            match r {
-                                RecordRef::Access(_) if left == 0 => break,
-                                RecordRef::Access(a) => {
-                                    left -= 1;
-                                    out.access(a)
-                                }
-                                RecordRef::Watermark { timestamp } => out.watermark(timestamp),
-                                RecordRef::Event { .. } => {}
-                            }
-                            if out.closed {
-                                break;
-                            }
-                        }
-                        out.finish();
-                        Ok(())
+                        // what was read before a damaged record is still issued
+                        let read = feed_trace(&mut reader, &mut out, limit, &path);
+                        let sent = out.finish();
+                        read.and(sent)
                     })
                     .expect("spawning a thread");
                 (names, thread)
@@ -248,15 +247,16 @@ impl RequestStream {
                                 .take_while(move |_| !stop.load(Ordering::Relaxed)),
                         );
                         let mut out = BlockSink::new(tx, recycle_rx, producer_stop, event_times);
-                        gadget::generate::generate(
+                        let generated = gadget::generate::generate(
                             source,
                             operator.as_mut(),
                             &mut out,
                             limit.or(config.limit),
                             &mut |_| {},
-                        )?;
-                        out.finish();
-                        Ok(())
+                        );
+                        let sent = out.finish();
+                        generated?;
+                        sent
                     })
                     .expect("spawning a thread");
                 (names, thread)
@@ -280,10 +280,11 @@ impl RequestStream {
                         let mut out = BlockSink::new(tx, recycle_rx, producer_stop, event_times);
                         out.placed_in_job = true;
                         let stop = out.stop.clone();
-                        job.generate(config.open_job_inputs()?, &mut out, &stop)?;
+                        let generated = job.generate(config.open_job_inputs()?, &mut out, &stop);
                         producer_others_after.store(out.others, Ordering::Relaxed);
-                        out.finish();
-                        Ok(())
+                        let sent = out.finish();
+                        generated?;
+                        sent
                     })
                     .expect("spawning a thread");
                 (names, thread)
@@ -361,6 +362,31 @@ impl RequestStream {
     }
 }
 
+/// Hands the records of `reader` to `out`, up to `limit` requests, until `out` takes no more.
+fn feed_trace(
+    reader: &mut gadget::trace::TraceReader,
+    out: &mut BlockSink,
+    limit: Option<u64>,
+    path: &Path,
+) -> Result<(), WorkloadError> {
+    let mut left = limit.unwrap_or(u64::MAX);
+    while let Some(r) = reader.next_record().map_err(|e| e.in_file(path))? {
+        match r {
+            RecordRef::Access(_) if left == 0 => break,
+            RecordRef::Access(a) => {
+                left -= 1;
+                out.access(a)
+            }
+            RecordRef::Watermark { timestamp } => out.watermark(timestamp),
+            RecordRef::Event { .. } => {}
+        }
+        if out.takes_no_more() {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// The producer's end: fills blocks and sends them when full.
 struct BlockSink {
     tx: SyncSender<RequestBlock>,
@@ -377,6 +403,10 @@ struct BlockSink {
     placed_in_job: bool,
     /// The job's requests for other subtasks since the last request.
     others: u64,
+    /// Requests received so far.
+    requests: u64,
+    /// Why the sink refused a request and closed, if it did.
+    refused: Option<WorkloadError>,
 }
 
 impl BlockSink {
@@ -397,6 +427,8 @@ impl BlockSink {
             last_watermark: None,
             placed_in_job: false,
             others: 0,
+            requests: 0,
+            refused: None,
         }
     }
 
@@ -444,7 +476,8 @@ impl BlockSink {
         }
     }
 
-    fn finish(mut self) {
+    /// Sends what is left; the error of a request the sink refused, if one was.
+    fn finish(mut self) -> Result<(), WorkloadError> {
         if let Some(last) = self.last_watermark {
             self.release_segment(last, last);
         } else {
@@ -453,6 +486,26 @@ impl BlockSink {
         if !self.closed && !self.block.requests.is_empty() {
             self.send();
         }
+        match self.refused.take() {
+            Some(refused) => Err(refused),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses a request with a value no store could be handed: the producer stops, and
+    /// [`BlockSink::finish`] gives the error (the run ends with what it measured, partial).
+    #[cold]
+    fn refuse(&mut self, what: String) {
+        self.refused = Some(WorkloadError::ValueTooLong {
+            request: self.requests,
+            what,
+        });
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// True once the driver is gone or a request was refused: producing more is useless.
+    fn takes_no_more(&self) -> bool {
+        self.closed || self.refused.is_some()
     }
 }
 
@@ -466,8 +519,12 @@ impl JobSink for BlockSink {
 impl AccessSink for BlockSink {
     #[inline]
     fn access(&mut self, a: Access<'_>) {
-        if self.closed {
+        if self.takes_no_more() {
             return;
+        }
+        self.requests += 1;
+        if let Err(what) = gadget::trace::check_value_len(a.op, a.value_len) {
+            return self.refuse(what);
         }
         let block = match self.segment.as_mut() {
             Some(segment) => segment,
@@ -500,5 +557,48 @@ impl AccessSink for BlockSink {
         if timestamp != i64::MAX {
             self.last_watermark = Some(to.max(self.last_watermark.unwrap_or(to)));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gadget::trace::MAX_VALUE_LEN;
+
+    fn put(value_len: u32) -> Access<'static> {
+        Access {
+            op: Op::Put,
+            state: 0,
+            key: b"k",
+            value_len,
+        }
+    }
+
+    #[test]
+    fn a_request_writing_a_value_longer_than_any_store_is_handed_ends_the_stream_after_the_ones_before(
+    ) {
+        let (tx, rx) = sync_channel::<RequestBlock>(QUEUE_BLOCKS);
+        let (_recycle_tx, recycle_rx) = sync_channel::<RequestBlock>(1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut sink = BlockSink::new(tx, recycle_rx, stop.clone(), false);
+        sink.access(put(8));
+        sink.access(put(MAX_VALUE_LEN));
+        sink.access(put(u32::MAX));
+        sink.access(put(8));
+        assert!(sink.takes_no_more() && stop.load(Ordering::Relaxed));
+        let e = sink.finish().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "request 3 of the workload is a put of a 4294967295-byte value, longer than the \
+             67108864 bytes (64 MiB) a value may have; lower the config's value sizes (a Kafka \
+             Streams `aggregate` grows by `bytes_per_record` with each record of a key)"
+        );
+        // the two before it are issued; nothing after it
+        let sent: Vec<u32> = rx
+            .try_iter()
+            .flat_map(|b| b.requests)
+            .map(|r| r.value_len)
+            .collect();
+        assert_eq!(sent, [8, MAX_VALUE_LEN]);
     }
 }

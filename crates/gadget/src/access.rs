@@ -97,6 +97,12 @@ impl Op {
         matches!(self, Op::RangeDelete | Op::RangeQuery)
     }
 
+    /// Whether the op writes a value of `value_len` bytes (put, merge, batch put), which a
+    /// store is handed as bytes.
+    pub fn writes_value(self) -> bool {
+        matches!(self, Op::Put | Op::Merge | Op::BatchPut)
+    }
+
     /// Whether the op persists a whole state (a flush or a checkpoint) rather than reading or
     /// writing its entries.
     pub fn is_persistence(self) -> bool {

@@ -287,3 +287,25 @@ fn a_config_that_is_not_utf8_is_refused_at_its_first_bad_byte() {
     let err = Config::load(&path).unwrap_err().to_string();
     assert!(err.contains("job.toml:2: byte 14 is not UTF-8"), "{err}");
 }
+
+#[test]
+fn values_longer_than_a_trace_holds_are_refused_at_their_line() {
+    // 64 MiB is the longest value a trace holds (and a replay hands a store)
+    let window = "[source]\ntype = \"synthetic\"\nkey_space = 10\n[source.keys]\ndistribution = \"uniform\"\n\
+                  [source.gaps]\ndistribution = \"constant\"\nvalue = 1\n[operator]\ntype = \"tumbling\"\n\
+                  size = 1000\nfunction = \"holistic\"\nelement_size = 67108865\n";
+    let e = Config::parse(window, Path::new("w.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("w.toml:13") && e.contains("element_size"), "{e}");
+    assert!(Config::parse(&window.replace("67108865", "67108864"), Path::new("w.toml")).is_ok());
+    let ycsb = "seed = 1\n[ycsb]\nrecordcount = 10\noperationcount = 10\nfieldcount = 2\n\
+                fieldlength = 33554433\n";
+    let e = Config::parse(ycsb, Path::new("y.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("y.toml:6") && e.contains("67108866 bytes is above the 67108864"),
+        "{e}"
+    );
+}

@@ -1,5 +1,6 @@
 //! Fuzzing of every reader and parser, for a fixed budget of inputs: valid inputs of each
-//! kind, mutated at random (bytes flipped, inserted, removed, repeated, cut, numbers made
+//! kind (traces with every op and value lengths up to the longest allowed among them),
+//! mutated at random (bytes flipped, inserted, removed, repeated, cut, numbers made
 //! huge), are read to the end. A reader must give a value or an error, never panic, and must
 //! not allocate more than a bound proportional to its input plus its documented buffers.
 //!
@@ -8,6 +9,8 @@
 //! fuzz_readers`. A failing case prints its target, case number and seed, and replays with `GADGET_FUZZ_SEED`.
 
 mod common;
+#[path = "fuzz/every_op.rs"]
+mod every_op;
 mod fuzz;
 
 use std::io::Cursor;
@@ -105,6 +108,8 @@ fn binary_traces_read_any_bytes_without_panic_in_bounded_memory() {
         binary_trace(30),
         binary_trace(3000),
         gzipped,
+        // every op (open, drop, flush, checkpoint, ranges, batches), values up to the longest
+        every_op::binary(40, &every_op::EXTREME_VALUE_LENS),
     ];
     fuzz("binary trace", &seeds, trace_bound, read_trace);
 }
@@ -115,6 +120,7 @@ fn text_traces_and_flink_recordings_read_any_bytes_without_panic_in_bounded_memo
         text_trace(40),
         text_trace(400),
         FLINK_RECORDING.as_bytes().to_vec(),
+        every_op::text(20, &every_op::EXTREME_VALUE_LENS),
     ];
     fuzz("text trace", &seeds, trace_bound, read_trace);
 }

@@ -58,7 +58,7 @@ impl Exporter<RunReport> for Text {
             shards_table(out, r)?;
         }
         if !r.store_counters.is_empty() {
-            let issued = (r.requests + r.warmup_requests).max(1) as f64;
+            let issued = r.requests.saturating_add(r.warmup_requests).max(1) as f64;
             writeln!(out, "\nstore counters (whole run, warm-up included)")?;
             for (name, value) in &r.store_counters {
                 writeln!(
@@ -78,7 +78,8 @@ fn locality(r: &RunReport) -> Option<String> {
     let count = |name: &str| r.store_counters.get(name).copied();
     let share = |local: Option<u64>, remote: Option<u64>| -> Option<String> {
         let (l, m) = (local?, remote?);
-        (l + m > 0).then(|| format!("{:.1}% of {}", 100.0 * l as f64 / (l + m) as f64, l + m))
+        let all = l.saturating_add(m);
+        (all > 0).then(|| format!("{:.1}% of {all}", 100.0 * l as f64 / all as f64))
     };
     let reads = share(count("reads_local"), count("reads_remote"));
     let writes = share(count("writes_local"), count("writes_remote"));

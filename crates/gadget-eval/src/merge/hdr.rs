@@ -57,13 +57,36 @@ pub enum HdrError {
     },
 }
 
-/// `h` in HdrHistogram's V2 compressed encoding, base64.
+/// The largest count of one bucket the V2 encoding holds (a zigzag-encoded i64).
+pub const MAX_COUNT: u64 = i64::MAX as u64;
+
+/// `h` in HdrHistogram's V2 compressed encoding, base64. A bucket counting more than
+/// [`MAX_COUNT`] (which only a sum of damaged counts reaches; [`crate::merge`] refuses
+/// those first) is written as [`MAX_COUNT`].
 pub fn encode(h: &Histogram<u64>) -> String {
+    let saturated;
+    // no bucket counts more than all of them: only a total beyond MAX_COUNT needs a look
+    let h = if h.len() > MAX_COUNT {
+        saturated = saturate(h);
+        &saturated
+    } else {
+        h
+    };
     let mut bytes = Vec::new();
     V2DeflateSerializer::new()
         .serialize(h, &mut bytes)
-        .expect("a histogram of Gadget's bounds serializes into memory");
+        .expect("a histogram of Gadget's bounds whose counts fit in an i64 serializes into memory");
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// `h` with every bucket's count at most [`MAX_COUNT`].
+#[cold]
+fn saturate(h: &Histogram<u64>) -> Histogram<u64> {
+    let mut out = Histogram::new_from(h);
+    for v in h.iter_recorded() {
+        out.saturating_record_n(v.value_iterated_to(), v.count_at_value().min(MAX_COUNT));
+    }
+    out
 }
 
 /// The histogram `encoded` holds ([`encode`]'s, or any V2 encoding, compressed or not, of a
@@ -196,6 +219,17 @@ mod tests {
         );
         let empty = histogram();
         assert_eq!(decode(&encode(&empty)).unwrap(), empty);
+    }
+
+    #[test]
+    fn counts_beyond_what_the_encoding_holds_are_written_saturated_not_a_panic() {
+        let mut h = histogram();
+        h.record_n(1_000, MAX_COUNT).unwrap();
+        h.record_n(1_000, MAX_COUNT).unwrap();
+        h.record_n(5, 3).unwrap();
+        let back = decode(&encode(&h)).unwrap();
+        assert_eq!(back.count_at(1_000), MAX_COUNT);
+        assert_eq!(back.count_at(5), 3);
     }
 
     #[test]

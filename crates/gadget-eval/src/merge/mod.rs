@@ -14,6 +14,7 @@
 //! and the field that differs.
 
 pub mod hdr;
+mod part;
 mod series;
 
 use std::collections::BTreeMap;
@@ -28,6 +29,7 @@ use crate::host::Host;
 use crate::measure::{histogram, OpSummary, Recorder, Spectrum};
 use crate::placed::PartSummary;
 use crate::run::RunReport;
+use part::Part;
 
 /// A run's full histograms, kept in its results so that shards' results merge exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -330,10 +332,15 @@ pub fn merge(
         .iter()
         .map(|(file, r)| decode(file, r))
         .collect::<Result<Vec<_>, _>>()?;
+    check_total(&inputs)?;
+    let split: Vec<Part> = inputs
+        .iter()
+        .map(|(file, r)| Part::of(file, r))
+        .collect::<Result<_, _>>()?;
     let (first_file, first) = &inputs[0];
-    let first_identity = identity(first);
-    for (file, r) in &inputs[1..] {
-        if let Some((field, a_value, b_value)) = difference(&first_identity, &identity(r)) {
+    let first_identity = identity(first, &split[0]);
+    for ((file, r), part) in inputs.iter().zip(&split).skip(1) {
+        if let Some((field, a_value, b_value)) = difference(&first_identity, &identity(r, part)) {
             return Err(MergeError::DifferentRuns {
                 a: first_file.clone(),
                 b: file.clone(),
@@ -343,7 +350,6 @@ pub fn merge(
             });
         }
     }
-    let split: Vec<Part> = inputs.iter().map(|(_, r)| Part::of(r)).collect();
     for (i, (a, ra)) in inputs.iter().enumerate() {
         for (j, (b, rb)) in inputs.iter().enumerate().skip(i + 1) {
             if split[i] != split[j] {
@@ -710,19 +716,14 @@ fn decode(file: &str, r: &RunReport) -> Result<Decoded, MergeError> {
         })?;
         states.push((s.name.clone(), s.store.clone(), h));
     }
-    let held = latency
-        .iter()
-        .fold(0u64, |total, (_, h)| total.saturating_add(h.len()));
-    if held != r.requests {
-        return Err(bad(
-            "histograms.latency".into(),
+    check_counts(r, &latency, &service, &states).map_err(|(field, message)| {
+        bad(
+            field,
             format!(
-                "hold {held} requests but `requests` is {}: the file was changed after Gadget \
-                 wrote it; use the file as written",
-                r.requests
+                "{message}: the file was changed after Gadget wrote it; use the file as written"
             ),
-        ));
-    }
+        )
+    })?;
     Ok(Decoded {
         latency,
         service,
@@ -731,8 +732,96 @@ fn decode(file: &str, r: &RunReport) -> Result<Decoded, MergeError> {
     })
 }
 
+/// The exact number of requests `h` holds: its buckets' counts added without saturating
+/// (its own total saturates at u64::MAX).
+fn held(h: &Histogram<u64>) -> u128 {
+    if h.len() < u64::MAX {
+        return u128::from(h.len());
+    }
+    h.iter_recorded()
+        .map(|v| u128::from(v.count_at_value()))
+        .sum()
+}
+
+/// Checks every histogram of `r` against its `requests`, as a run writes them: the ops'
+/// latency histograms hold every request, each op's service-time histogram as many as its
+/// latency one, the states' together no more than all. The field and what is wrong otherwise.
+fn check_counts(
+    r: &RunReport,
+    latency: &[(Op, Histogram<u64>)],
+    service: &[(Op, Histogram<u64>)],
+    states: &[(String, String, Histogram<u64>)],
+) -> Result<(), (String, String)> {
+    let all: u128 = latency.iter().map(|(_, h)| held(h)).sum();
+    if all != u128::from(r.requests) {
+        return Err((
+            "histograms.latency".into(),
+            format!("hold {all} requests but `requests` is {}", r.requests),
+        ));
+    }
+    for (i, (op, h)) in service.iter().enumerate() {
+        let of_op = latency
+            .iter()
+            .find(|(o, _)| o == op)
+            .map_or(0, |(_, l)| held(l));
+        let holds = held(h);
+        if holds != of_op {
+            return Err((
+                format!("histograms.service[{i}].hdr ({op})"),
+                format!("holds {holds} requests but the {op} latency histogram holds {of_op}"),
+            ));
+        }
+    }
+    if let Some((op, h)) = latency
+        .iter()
+        .find(|(op, _)| !service.iter().any(|(o, _)| o == op))
+    {
+        return Err((
+            "histograms.service".into(),
+            format!(
+                "has no {op} histogram, whose latency histogram holds {} requests",
+                held(h)
+            ),
+        ));
+    }
+    let in_states: u128 = states.iter().map(|(_, _, h)| held(h)).sum();
+    if in_states > u128::from(r.requests) {
+        return Err((
+            "histograms.per_state".into(),
+            format!(
+                "hold {in_states} requests together, more than the {} of `requests`",
+                r.requests
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses inputs whose requests add up to more than one bucket of a merged histogram can
+/// count ([`hdr::MAX_COUNT`]), naming the file that crosses it. Every merged histogram holds
+/// at most all the requests, so none of its buckets overflows then.
+fn check_total(inputs: &[(String, RunReport)]) -> Result<(), MergeError> {
+    let mut total = 0u128;
+    for (file, r) in inputs {
+        total += u128::from(r.requests);
+        if total > u128::from(hdr::MAX_COUNT) {
+            return Err(MergeError::BadField {
+                file: file.clone(),
+                field: "histograms.latency".into(),
+                message: format!(
+                    "brings the requests merged to {total}, more than the {} a histogram \
+                     bucket can count (HdrHistogram's encoding): the counts were changed after \
+                     Gadget wrote them; use the files as written",
+                    hdr::MAX_COUNT
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// What must be the same in every shard of one run, as (field, value) pairs in a fixed order.
-fn identity(r: &RunReport) -> Vec<(String, String)> {
+fn identity(r: &RunReport, part: &Part) -> Vec<(String, String)> {
     let mut id = vec![
         ("gadget_version".to_string(), r.gadget_version.clone()),
         ("store".into(), r.store.clone()),
@@ -756,12 +845,10 @@ fn identity(r: &RunReport) -> Vec<(String, String)> {
             .into(),
         ),
     ];
-    let part = Part::of(r);
     id.push((
         "split into shards (--shard I/N)".into(),
         part.shard
-            .as_ref()
-            .map_or_else(|| "no".into(), |(_, n)| format!("into {n}")),
+            .map_or_else(|| "no".into(), |s| format!("into {}", s.count)),
     ));
     id.push((
         "split into subtasks (--subtask)".into(),
@@ -770,8 +857,7 @@ fn identity(r: &RunReport) -> Vec<(String, String)> {
     id.push((
         "parallelism (--parallelism)".into(),
         part.parallelism
-            .clone()
-            .unwrap_or_else(|| "as the config says".into()),
+            .map_or_else(|| "as the config says".into(), |p| p.to_string()),
     ));
     if part.is_split() {
         // the parts of one split run draw one workload and one schedule from one seed
@@ -845,114 +931,6 @@ fn shortened(text: &str) -> String {
     });
     let start: String = text.chars().take(30).collect();
     format!("{start:?}… ({} bytes, hash {hash:016x})", text.len())
-}
-
-/// Which part of a split run results are, as their command line says: a shard of its
-/// workload (`--shard I/N`), a subtask of its parallel job (`--subtask I`, of `--parallelism P`
-/// or the config's), both or neither.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Part {
-    /// `--shard I/N`: I and N as given.
-    shard: Option<(String, String)>,
-    /// `--subtask I`.
-    subtask: Option<String>,
-    /// `--parallelism P`.
-    parallelism: Option<String>,
-}
-
-impl Part {
-    /// The part `r` ran, from its `context.command_line` (none without a context).
-    fn of(r: &RunReport) -> Part {
-        let Some(c) = &r.context else {
-            return Part::default();
-        };
-        let line = &c.command_line;
-        Part {
-            shard: flag_value(line, "--shard").map(|v| match v.split_once('/') {
-                Some((i, n)) => (i.trim().to_string(), n.trim().to_string()),
-                None => (v.to_string(), String::new()),
-            }),
-            subtask: flag_value(line, "--subtask").map(str::to_string),
-            parallelism: flag_value(line, "--parallelism").map(str::to_string),
-        }
-    }
-
-    /// True for a part of a split run.
-    fn is_split(&self) -> bool {
-        self.shard.is_some() || self.subtask.is_some()
-    }
-
-    /// The parts of a split run that `parts` (one run's, agreeing on the split) lack: shards
-    /// of each subtask given, and subtasks when `--parallelism` says how many there are.
-    fn missing(parts: &[Part]) -> Vec<String> {
-        let mut missing = Vec::new();
-        let number = |v: &str| v.parse::<u32>().ok();
-        let mut subtasks: Vec<&Option<String>> = parts.iter().map(|p| &p.subtask).collect();
-        subtasks.sort();
-        subtasks.dedup();
-        if let Some(count) = parts
-            .first()
-            .and_then(|p| p.shard.as_ref())
-            .and_then(|(_, n)| number(n))
-        {
-            for subtask in &subtasks {
-                for i in 0..count {
-                    let present = parts.iter().any(|p| {
-                        p.subtask == **subtask
-                            && p.shard.as_ref().and_then(|(i, _)| number(i)) == Some(i)
-                    });
-                    if !present {
-                        let shard = Part {
-                            shard: Some((i.to_string(), count.to_string())),
-                            subtask: (*subtask).clone(),
-                            parallelism: None,
-                        };
-                        missing.push(shard.to_string());
-                    }
-                }
-            }
-        }
-        if let Some(p) = parts
-            .first()
-            .filter(|p| p.shard.is_none() && p.subtask.is_some())
-            .and_then(|p| p.parallelism.as_deref())
-            .and_then(number)
-        {
-            for i in 0..p {
-                if !parts
-                    .iter()
-                    .any(|x| x.subtask.as_deref().and_then(number) == Some(i))
-                {
-                    missing.push(format!("subtask {i}"));
-                }
-            }
-        }
-        missing
-    }
-}
-
-impl std::fmt::Display for Part {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (&self.shard, &self.subtask) {
-            (Some((i, n)), Some(t)) => write!(f, "shard {i}/{n} of subtask {t}"),
-            (Some((i, n)), None) => write!(f, "shard {i}/{n}"),
-            (None, Some(t)) => write!(f, "subtask {t}"),
-            (None, None) => write!(f, "the whole workload"),
-        }
-    }
-}
-
-/// The value of `flag` on a command line (`--flag V` or `--flag=V`; the last one given).
-fn flag_value<'a>(line: &'a [String], flag: &str) -> Option<&'a str> {
-    let mut value = None;
-    for (i, arg) in line.iter().enumerate() {
-        if arg == flag {
-            value = line.get(i + 1).map(String::as_str);
-        } else if let Some(v) = arg.strip_prefix(flag).and_then(|v| v.strip_prefix('=')) {
-            value = Some(v);
-        }
-    }
-    value
 }
 
 /// The seeds a run's instances ran: its own, or each instance's (seed + i).

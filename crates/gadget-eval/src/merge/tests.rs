@@ -534,3 +534,132 @@ fn absurd_times_and_counts_are_merged_without_overflowing() {
     assert!(m.time_series_truncated);
     assert_eq!(m.time_series.len(), crate::measure::MAX_INTERVALS);
 }
+
+/// `r` with one `get` histogram (latency and service alike) of `count` requests at 1 µs, and
+/// `requests` to match.
+fn holding(mut r: RunReport, count: u64) -> RunReport {
+    let mut h = histogram();
+    h.record_n(1_000, count).unwrap();
+    let one = vec![OpHistogram {
+        op: "get".into(),
+        hdr: hdr::encode(&h),
+    }];
+    let histograms = r.histograms.as_mut().unwrap();
+    histograms.latency = one.clone();
+    histograms.service = one;
+    histograms.per_state.clear();
+    r.requests = count;
+    r
+}
+
+#[test]
+fn counts_that_add_up_beyond_what_a_histogram_holds_are_refused_naming_the_file() {
+    // each file alone is consistent; together a bucket would count beyond i64::MAX, which
+    // HdrHistogram's encoding cannot write (a panic in `hdr::encode` before)
+    let a = holding(shard(1, &constructed(10, 1), ZERO), hdr::MAX_COUNT - 5);
+    let b = holding(shard(2, &constructed(10, 2), ZERO), 10);
+    let e = merged(vec![("a.json", a.clone()), ("b.json", b)]).unwrap_err();
+    assert!(matches!(e, MergeError::BadField { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("b.json: `histograms.latency` brings the requests merged to")
+            && text.contains("9223372036854775807"),
+        "{text}"
+    );
+    // alone it merges, its counts kept
+    let m = merged(vec![("a.json", a)]).unwrap();
+    assert_eq!(m.requests, hdr::MAX_COUNT - 5);
+    // a file whose buckets add up beyond u64::MAX says its count does not match
+    let mut huge = holding(shard(3, &constructed(10, 3), ZERO), hdr::MAX_COUNT);
+    let twice = huge.histograms.as_ref().unwrap().latency[0].clone();
+    huge.histograms.as_mut().unwrap().latency.push(OpHistogram {
+        op: "put".into(),
+        ..twice.clone()
+    });
+    huge.histograms.as_mut().unwrap().service.push(OpHistogram {
+        op: "put".into(),
+        ..twice
+    });
+    huge.requests = u64::MAX;
+    let e = merged(vec![("huge.json", huge)]).unwrap_err();
+    assert!(e.to_string().contains("`histograms.latency` hold"), "{e}");
+}
+
+#[test]
+fn service_time_and_per_state_histograms_are_checked_against_the_requests() {
+    let a = shard(1, &constructed(10, 1), ZERO);
+    // a service-time histogram edited to hold other counts than its op's latency
+    let mut edited = shard(2, &constructed(10, 2), ZERO);
+    let h = edited.histograms.as_mut().unwrap();
+    h.service[0].hdr = holding(shard(2, &[], ZERO), 1_000_000)
+        .histograms
+        .unwrap()
+        .latency[0]
+        .hdr
+        .clone();
+    let op = h.service[0].op.clone();
+    let e = merged(vec![("a.json", a.clone()), ("e.json", edited)]).unwrap_err();
+    assert!(
+        e.to_string().contains(&format!(
+            "e.json: `histograms.service[0].hdr ({op})` holds 1000000"
+        )),
+        "{e}"
+    );
+    // one left out
+    let mut edited = shard(2, &constructed(10, 2), ZERO);
+    edited.histograms.as_mut().unwrap().service.pop();
+    let e = merged(vec![("a.json", a.clone()), ("e.json", edited)]).unwrap_err();
+    assert!(e.to_string().contains("`histograms.service` has no"), "{e}");
+    // the states holding more requests than the run
+    let mut edited = shard(2, &constructed(10, 2), ZERO);
+    let h = edited.histograms.as_mut().unwrap();
+    h.per_state[0].hdr = holding(shard(2, &[], ZERO), u64::from(u32::MAX))
+        .histograms
+        .unwrap()
+        .latency[0]
+        .hdr
+        .clone();
+    let e = merged(vec![("a.json", a), ("e.json", edited)]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("e.json: `histograms.per_state` hold 4294967"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_part_no_run_could_have_been_is_refused_naming_the_file_and_what_is_allowed() {
+    let part = |i: u64, args: &[&str]| with_args(shard(7, &constructed(100, i), ZERO), args);
+    for (args, said) in [
+        (&["--shard", "3/3"][..], "the index is not below the count"),
+        (&["--shard", "5/3"], "the index is not below the count"),
+        (&["--shard=0/0"], "the count is out of range"),
+        (&["--shard", "x/3"], "not a whole number"),
+        (&["--subtask", "2", "--parallelism", "2"], "from 0 to 1"),
+        (&["--subtask", "-1"], "not a whole number from 0"),
+        (&["--parallelism", "0", "--subtask", "0"], "from 1"),
+        // (the subtasks missing were listed one by one: 4 billion of them)
+        (
+            &["--parallelism", "4294967295", "--subtask", "0"],
+            "above the 32768 a job may have",
+        ),
+    ] {
+        let e = merged(vec![
+            ("s0.json", part(0, &["--shard", "0/3"])),
+            ("bad.json", part(1, args)),
+        ])
+        .unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, MergeError::BadField { .. }), "{args:?}: {text}");
+        assert!(
+            text.contains("bad.json: `context.command_line` says") && text.contains(said),
+            "{args:?}: {text}"
+        );
+    }
+    let e = merged(vec![("s.json", part(0, &["--shard", "3/3"]))]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("give INDEX/COUNT with 0 <= INDEX < COUNT"),
+        "{e}"
+    );
+}

@@ -33,6 +33,7 @@ use crate::operator::Operator;
 use crate::source::element::Event;
 use crate::source::random::Rng;
 use crate::source::{SourceError, StreamElement};
+use crate::trace::MAX_VALUE_LEN;
 
 /// Operations between two watermarks of the operation clock.
 pub const WATERMARK_EVERY: u64 = 100;
@@ -371,7 +372,7 @@ impl YcsbSpec {
             r.choice("insertorder", "hashed", &["hashed", "ordered"])? == "ordered";
         let zero_padding = r.int("zeropadding", 1, 1, 32)? as usize;
         let field_count = r.int("fieldcount", 10, 1, 100_000)?;
-        let field_length = r.int("fieldlength", 100, 1, 1 << 30)?;
+        let field_length = r.int("fieldlength", 100, 1, u64::from(MAX_VALUE_LEN))?;
         let field_length_distribution = match r.choice(
             "fieldlengthdistribution",
             "constant",
@@ -382,13 +383,14 @@ impl YcsbSpec {
             _ => LengthDistribution::Constant,
         };
         let min_field_length = r.int("minfieldlength", 1, 1, field_length)?;
-        if field_count * field_length > 1 << 30 {
+        if field_count * field_length > u64::from(MAX_VALUE_LEN) {
             let p = r
                 .get("fieldlength")
                 .or_else(|| r.get("fieldcount"))
                 .expect("a default record is 1000 bytes, so one of them is set");
             return Err(p.error(format!(
-                "a record of fieldcount × fieldlength = {} bytes is above the 1 GiB Gadget allows",
+                "a record of fieldcount × fieldlength = {} bytes is above the {MAX_VALUE_LEN} \
+                 bytes (64 MiB) a value may have",
                 field_count * field_length
             )));
         }

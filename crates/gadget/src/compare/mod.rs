@@ -1,9 +1,10 @@
 //! Comparing two traces request by request: Gadget's against a Flink recording, or any two.
 //!
-//! Both sides are normalized the same way: from the first input event on, requests only
-//! (markers dropped), each key renamed by its first appearance within its state, `next`
-//! compared by op and state only. The match is `1 − (requests only on one side of a minimal
-//! diff) ÷ (both lengths)`.
+//! Both sides are normalized the same way: from the first input event on (from the first
+//! request in a trace without event markers, which are optional), requests only (markers
+//! dropped), each key renamed by its first appearance within its state, `next` compared by op
+//! and state only. The match is `1 − (requests only on one side of a minimal diff) ÷ (both
+//! lengths)`.
 
 use std::collections::HashMap;
 
@@ -27,7 +28,7 @@ pub struct Normalizer {
 }
 
 impl Normalizer {
-    /// A normalizer that waits for the first event marker.
+    /// A normalizer that starts over at the first event marker.
     pub fn new() -> Self {
         Self::default()
     }
@@ -41,7 +42,16 @@ impl Normalizer {
         }
     }
 
+    /// True once an event marker was fed: the tokens then start at the first one.
+    pub fn saw_events(&self) -> bool {
+        self.started
+    }
+
     /// Feeds one record; `state_names` is the trace's state table.
+    ///
+    /// Requests are normalized from the first one on; the first event marker starts over
+    /// (what came before it is start-up, left out), so a trace without markers is compared
+    /// whole.
     pub fn push(&mut self, record: &TraceRecord, state_names: &[String]) {
         if let TraceRecord::Access { op, .. } = record {
             if op.is_state_lifecycle() {
@@ -49,11 +59,15 @@ impl Normalizer {
             }
         }
         match record {
-            TraceRecord::Event { .. } => self.started = true,
-            TraceRecord::Watermark { .. } => {}
-            TraceRecord::Access { op, state, key, .. }
-                if self.started && !self.skipped.contains(op) =>
-            {
+            TraceRecord::Event { .. } if !self.started => {
+                self.started = true;
+                self.states.clear();
+                self.keys.clear();
+                self.next_key.clear();
+                self.tokens.clear();
+            }
+            TraceRecord::Event { .. } | TraceRecord::Watermark { .. } => {}
+            TraceRecord::Access { op, state, key, .. } if !self.skipped.contains(op) => {
                 let name = state_names
                     .get(*state as usize)
                     .cloned()
@@ -203,5 +217,35 @@ mod tests {
         }
         assert_eq!(a.tokens, b.tokens);
         assert_eq!(a.tokens.len(), 3);
+    }
+
+    #[test]
+    fn traces_without_event_markers_are_compared_from_their_first_request() {
+        let names = vec!["s".to_string()];
+        let acc = |op, key: &[u8]| TraceRecord::Access {
+            op,
+            state: 0,
+            key: key.to_vec(),
+            value_len: 0,
+        };
+        let normalized = |records: &[TraceRecord]| {
+            let mut n = Normalizer::new();
+            for r in records {
+                n.push(r, &names);
+            }
+            n
+        };
+        let a = normalized(&[acc(Op::Get, b"x"), acc(Op::Put, b"x")]);
+        let b = normalized(&[acc(Op::Get, b"x"), acc(Op::Delete, b"x")]);
+        assert_eq!((a.tokens.len(), a.saw_events()), (2, false));
+        assert!(!compare(&a.tokens, &b.tokens, 10).identical());
+        // a start-up before the first event is still left out
+        let c = normalized(&[
+            acc(Op::Put, b"boot"),
+            TraceRecord::Event { input: 0 },
+            acc(Op::Get, b"y"),
+            acc(Op::Put, b"y"),
+        ]);
+        assert_eq!(c.tokens, a.tokens);
     }
 }

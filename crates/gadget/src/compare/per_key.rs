@@ -6,7 +6,7 @@
 //! two runs of the same job issue the same requests per key in different global orders: this
 //! comparison says whether each key's are identical. A `next` belongs to the key of the last
 //! `seek` on its state (the iterator it steps). Requests before the first input event are
-//! left out, as in the full comparison.
+//! left out, as in the full comparison (in a trace without event markers, none is).
 
 use std::collections::HashMap;
 
@@ -27,21 +27,34 @@ pub struct ByKey {
 }
 
 impl ByKey {
-    /// An empty grouping that waits for the first event marker.
+    /// An empty grouping that starts over at the first event marker.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Feeds one record; `state_names` is the trace's state table.
+    /// True once an event marker was fed: the grouping then starts at the first one.
+    pub fn saw_events(&self) -> bool {
+        self.started
+    }
+
+    /// Feeds one record; `state_names` is the trace's state table. Requests are grouped from
+    /// the first one on; the first event marker starts over (what came before it is start-up,
+    /// left out), so a trace without markers is compared whole.
     pub fn push(&mut self, record: &TraceRecord, state_names: &[String]) {
         match record {
-            TraceRecord::Event { .. } => self.started = true,
+            TraceRecord::Event { .. } if !self.started => {
+                self.started = true;
+                self.keys.clear();
+                self.iterating.clear();
+                self.requests = 0;
+            }
+            TraceRecord::Event { .. } => {}
             TraceRecord::Access {
                 op,
                 state,
                 key,
                 value_len,
-            } if self.started => {
+            } => {
                 let name = state_names
                     .get(*state as usize)
                     .cloned()
@@ -185,6 +198,16 @@ mod tests {
             (diff.a, diff.b),
             (Some((Op::Merge, 8)), Some((Op::Merge, 9)))
         );
+    }
+
+    #[test]
+    fn a_trace_without_event_markers_is_grouped_whole() {
+        let a = group(&[access(Op::Put, 0, b"k", 1), access(Op::Get, 0, b"k", 0)]);
+        let b = group(&[access(Op::Put, 0, b"k", 2), access(Op::Get, 0, b"k", 0)]);
+        assert_eq!((a.requests, a.saw_events()), (2, false));
+        let c = compare_by_key(&a, &b);
+        assert!(!c.all_identical(), "{c:?}");
+        assert_eq!(c.first_difference.unwrap().a, Some((Op::Put, 1)));
     }
 
     #[test]

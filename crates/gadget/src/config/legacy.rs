@@ -424,7 +424,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
             .number(
                 "operator.value.size.distrib.params.constant",
                 0.0,
-                (1u64 << 30) as f64,
+                f64::from(crate::trace::MAX_VALUE_LEN),
             )?
             .map(|n| n as u32),
         _ => None,

@@ -828,11 +828,14 @@ fn parse_slide(s: &Section<'_>, size: i64) -> Result<i64, ConfigError> {
     Ok(slide)
 }
 
+/// The largest `element_size`: the longest value a trace holds ([`crate::trace::MAX_VALUE_LEN`]).
+const MAX_ELEMENT_SIZE: i64 = crate::trace::MAX_VALUE_LEN as i64;
+
 fn parse_function(s: &Section<'_>) -> Result<WindowFunction, ConfigError> {
     let f = s
         .choice("function", &["incremental", "holistic"])?
         .unwrap_or("incremental");
-    let element_size = s.int("element_size", 0, 1 << 30)?.unwrap_or(24) as u32;
+    let element_size = s.int("element_size", 0, MAX_ELEMENT_SIZE)?.unwrap_or(24) as u32;
     Ok(match f {
         "holistic" => WindowFunction::Holistic { element_size },
         _ => WindowFunction::Incremental,
@@ -972,13 +975,13 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
             };
             OperatorConfig::WindowJoin {
                 assigner,
-                element_size: s.int("element_size", 0, 1 << 30)?.unwrap_or(24) as u32,
+                element_size: s.int("element_size", 0, MAX_ELEMENT_SIZE)?.unwrap_or(24) as u32,
                 allowed_lateness: lateness(s)?,
                 interleaving: parse_interleaving(s, "source-order")?,
             }
         }
         "continuous-join" => OperatorConfig::ContinuousJoin {
-            element_size: s.int("element_size", 0, 1 << 30)?.unwrap_or(24) as u32,
+            element_size: s.int("element_size", 0, MAX_ELEMENT_SIZE)?.unwrap_or(24) as u32,
             interleaving: parse_interleaving(s, "round-robin")?,
         },
         "lookup-join" => OperatorConfig::LookupJoin(parse_lookup_join(s)?),
@@ -1009,7 +1012,7 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
             OperatorConfig::IntervalJoin {
                 lower,
                 upper,
-                element_size: s.int("element_size", 0, 1 << 30)?.unwrap_or(24) as u32,
+                element_size: s.int("element_size", 0, MAX_ELEMENT_SIZE)?.unwrap_or(24) as u32,
                 interleaving: parse_interleaving(s, "round-robin")?,
             }
         }

@@ -140,8 +140,12 @@ impl SessionWindowOperator {
                 for &s in sources {
                     let n = self.elements.remove(&(key.clone(), s)).unwrap_or(0);
                     self.contents(&[(Op::Get, 0), (Op::Delete, 0)], key, s, out);
-                    self.contents(&[(Op::Merge, n * element_size)], key, target, out);
-                    *self.elements.entry((key.clone(), target)).or_insert(0) += n;
+                    // a value too long for a trace saturates, and is refused where it is
+                    // written or issued (crate::trace::MAX_VALUE_LEN)
+                    let merged = n.saturating_mul(element_size);
+                    self.contents(&[(Op::Merge, merged)], key, target, out);
+                    let count = self.elements.entry((key.clone(), target)).or_insert(0);
+                    *count = count.saturating_add(n);
                 }
             }
             WindowFunction::Incremental => {

@@ -26,8 +26,8 @@ use std::io::{self, Read, Write};
 use crate::access::{Access, AccessSink, Op, StateId};
 
 use super::{
-    check_state_names, Counter, RecordRef, RecordSource, Records, TraceError, TraceFooter,
-    TraceHeader, MAX_HEADER_LEN, MAX_KEY_LEN,
+    check_state_names, check_value_len, Counter, RecordRef, RecordSource, Records, TraceError,
+    TraceFooter, TraceHeader, MAX_HEADER_LEN, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 
 /// The first 8 bytes of every binary trace.
@@ -548,6 +548,10 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             )));
             return;
         }
+        if let Err(what) = check_value_len(a.op, a.value_len) {
+            self.error = Some(TraceError::InvalidInput(what));
+            return;
+        }
         let Some(prev) = self.prev.get_mut(usize::from(a.state)) else {
             self.error = Some(TraceError::InvalidInput(format!(
                 "a {} of state {} cannot be written: the header names only {} states",
@@ -582,7 +586,7 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             value_len,
         });
         for &(op, value_len) in rest {
-            if self.error.is_some() || self.block_is_empty() {
+            if self.error.is_some() || self.block_is_empty() || value_len > MAX_VALUE_LEN {
                 // failed, or a new block began (its previous keys are empty): the long way
                 self.access(Access {
                     op,
@@ -1279,6 +1283,7 @@ impl<R: Read> BinaryTraceReader<R> {
                          {key_len}"
                     )));
                 }
+                check_value_len(op, value_len).map_err(corrupt)?;
                 if let (Some(prev), Some((shared, middle, tail))) = (self.prev.get_mut(s), edit) {
                     edit_key(prev, shared, &self.block[middle], tail);
                 }
@@ -1374,6 +1379,7 @@ impl<R: Read> BinaryTraceReader<R> {
                          {key_len}"
                     )));
                 }
+                check_value_len(op, value_len).map_err(corrupt)?;
                 if let Some(prev) = self.prev.get_mut(s) {
                     prev.truncate(shared as usize);
                     prev.extend_from_slice(suffix);
@@ -1744,6 +1750,66 @@ mod tests {
         out
     }
 
+    /// A version 5 trace of one state `a` whose one data block holds `payload`, `records`
+    /// records of which `puts` puts.
+    fn trace_of_payload(payload: &[u8], records: u32, puts: u64) -> Vec<u8> {
+        let header = TraceHeader::new("test", vec!["a".into()], None, "{}".into());
+        let mut footer = TraceFooter::new(false);
+        footer.requests = puts;
+        let mut out = BINARY_MAGIC.to_vec();
+        out.extend_from_slice(&BINARY_VERSION.to_le_bytes());
+        let mut written = 0;
+        let header = serde_json::to_vec(&header).expect("header JSON");
+        let footer = serde_json::to_vec(&footer).expect("footer JSON");
+        write_block(&mut out, KIND_HEADER, &header, 0, &mut written).expect("written");
+        write_block(&mut out, KIND_DATA, payload, records, &mut written).expect("written");
+        write_block(&mut out, KIND_END, &footer, 0, &mut written).expect("written");
+        out
+    }
+
+    #[test]
+    fn a_value_longer_than_any_store_is_handed_is_refused_at_its_byte_offset() {
+        // a get, then a put of state 0, key "k" and the value length given (a replay grew
+        // its value pool to 4 GiB one byte at a time for u32::MAX, then aborted)
+        let trace = |value_len: u64| {
+            let mut payload = vec![0x40, 0x00, 0x00, 0x01, b'k', 0x01, 0x00, 0x00, 0x01, b'k'];
+            let mut b = [0u8; 10];
+            let n = varint_into(&mut b, value_len);
+            payload.extend_from_slice(&b[..n]);
+            trace_of_payload(&payload, 2, 2)
+        };
+        let put = |value_len| access(Op::Put, 0, b"k", value_len);
+        let get = access(Op::Get, 0, b"k", 0);
+        let read = read_records(&trace(u64::from(MAX_VALUE_LEN))).expect("read");
+        assert_eq!(read, [get, put(MAX_VALUE_LEN)]);
+        for too_long in [MAX_VALUE_LEN + 1, u32::MAX] {
+            let bytes = trace(u64::from(too_long));
+            // the put is the second record of the first data block
+            let header_len = u32::from_le_bytes(bytes[11..15].try_into().unwrap()) as usize;
+            let at = 10 + BLOCK_HEADER_LEN + header_len + BLOCK_HEADER_LEN + 5;
+            let err = read_records(&bytes).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "corrupted trace at byte {at}: a put of a {too_long}-byte value, longer than \
+                     the 67108864 bytes (64 MiB) a value may have"
+                )
+            );
+        }
+        // a batch commit's value length counts entries, never handed over: any is taken
+        let commit = [0x08, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f];
+        assert_eq!(
+            read_records(&trace_of_payload(&commit, 1, 1)).expect("read"),
+            [access(Op::BatchCommit, 0, b"", u32::MAX)]
+        );
+        // writers refuse to write such a value, and say why when they finish
+        let header = TraceHeader::new("test", vec!["a".into()], None, "{}".into());
+        let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+        w.access_all(0, b"k", &[(Op::Get, 0), (Op::Merge, u32::MAX)]);
+        let err = w.finish(TraceFooter::new(false)).unwrap_err().to_string();
+        assert!(err.contains("a merge of a 4294967295-byte value"), "{err}");
+    }
+
     fn read_records(bytes: &[u8]) -> Result<Vec<TraceRecord>, TraceError> {
         let mut reader = BinaryTraceReader::new(bytes)?;
         let mut records = Vec::new();
@@ -1761,7 +1827,8 @@ mod tests {
             access(Op::Put, 0, b"\x00\x01key-a", 8),
             access(Op::Merge, 0, b"\x00\x01key-b", 300),
             access(Op::Delete, 1, b"", 0),
-            access(Op::BatchPut, 1, b"\x7f\xff\x00", u32::MAX),
+            access(Op::BatchPut, 1, b"\x7f\xff\x00", MAX_VALUE_LEN),
+            access(Op::BatchCommit, 1, b"", u32::MAX),
             TraceRecord::Watermark { timestamp: -5 },
             TraceRecord::Event { input: 200 },
         ];
@@ -1773,6 +1840,16 @@ mod tests {
         assert_eq!(
             read_records(&old_format_trace(2, &ranged)).expect("read"),
             ranged
+        );
+        // a value longer than any store is handed, as the format's 32 bits allow
+        let huge = vec![access(Op::Put, 0, b"k", MAX_VALUE_LEN + 1)];
+        let err = read_records(&old_format_trace(2, &huge))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("corrupted trace at byte")
+                && err.contains("a put of a 67108865-byte value"),
+            "{err}"
         );
         let err = read_records(&old_format_trace(1, &ranged))
             .unwrap_err()
@@ -1830,7 +1907,7 @@ mod tests {
                 let keep = keep.min(before.len());
                 let tail = tail.min(before.len() - keep);
                 let key = [&before[..keep], &middle, &before[before.len() - tail..]].concat();
-                let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else if op.is_persistence() { 0 } else { value_len };
+                let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else if op.is_persistence() { 0 } else if op.writes_value() { value_len.min(MAX_VALUE_LEN) } else { value_len };
                 before.clone_from(&key);
                 records.push(TraceRecord::Access { op, state, key, value_len });
             }

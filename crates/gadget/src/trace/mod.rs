@@ -37,6 +37,13 @@ pub use text::{TextDialect, TextTraceReader, TextTraceWriter, TEXT_VERSION};
 /// Longest key a trace may hold (1 MiB); longer keys are refused by writers and readers.
 pub const MAX_KEY_LEN: usize = 1 << 20;
 
+/// Longest value a put, merge or batch put may write (64 MiB); writers and readers refuse
+/// longer ones. The format's `value_len` is a u32, but a replay hands every value to its store
+/// as bytes: a length near 4 GiB would make it allocate that much for one request. Values of
+/// the engines Gadget models are bytes to kilobytes (Kafka's producers refuse records above
+/// 1 MB by default); Redis, the smallest store limit, takes 512 MB.
+pub const MAX_VALUE_LEN: u32 = 64 << 20;
+
 /// Longest state name a trace may hold (1 KiB; Flink's are a few words), so that a reader's
 /// table of names stays small however many states a trace has.
 pub const MAX_STATE_NAME_LEN: usize = 1 << 10;
@@ -654,6 +661,24 @@ pub(crate) fn rename_state(names: &mut [String], state: StateId, key: &[u8]) -> 
     };
     name.clone_into(slot);
     Ok(())
+}
+
+/// Refuses a value longer than [`MAX_VALUE_LEN`] written by `op` (other ops' `value_len` is
+/// no value: entries, a bound's length, an extended op's code).
+#[inline]
+pub fn check_value_len(op: Op, value_len: u32) -> Result<(), String> {
+    if value_len > MAX_VALUE_LEN && op.writes_value() {
+        return Err(value_too_long(op, value_len));
+    }
+    Ok(())
+}
+
+#[cold]
+fn value_too_long(op: Op, value_len: u32) -> String {
+    format!(
+        "a {op} of a {value_len}-byte value, longer than the {MAX_VALUE_LEN} bytes (64 MiB) a \
+         value may have"
+    )
 }
 
 /// Refuses a state name longer than [`MAX_STATE_NAME_LEN`].

@@ -36,7 +36,7 @@ fn sample_records() -> Vec<TraceRecord> {
         TraceRecord::Watermark { timestamp: -5 },
         access(Op::Seek, 2, b"\x7f\xff", 0),
         access(Op::Next, 2, b"", 0),
-        access(Op::BatchPut, 2, b"\x7f\xff\x00", u32::MAX),
+        access(Op::BatchPut, 2, b"\x7f\xff\x00", MAX_VALUE_LEN),
         access(Op::BatchDelete, 2, b"\x7f", 0),
         access(Op::BatchCommit, 0, b"", 2),
         access(Op::RangeDelete, 1, b"\x00\x01\x00\x05", 2),
@@ -733,7 +733,7 @@ fn record_strategy(states: u16) -> impl Strategy<Value = TraceRecord> {
             // an open renames its state, so its key must be a fresh name: see the open tests
             let op = Op::from_code(op).filter(|o| !o.is_state_lifecycle()).unwrap_or(Op::Get);
             // a range op's start bound lies within its key
-            let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else if op.is_persistence() { 0 } else { value_len };
+            let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else if op.is_persistence() { 0 } else if op.writes_value() { value_len.min(MAX_VALUE_LEN) } else { value_len };
             TraceRecord::Access { op, state, key, value_len }
         }),
         1 => any::<u8>().prop_map(|input| TraceRecord::Event { input }),
@@ -1033,6 +1033,67 @@ fn version_3_traces_are_read_and_refuse_the_ops_of_version_4() {
     let err = read_all(&bytes).unwrap_err().to_string();
     assert!(
         err.contains("unknown record tag 0x6c for a version 3 trace"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_value_longer_than_any_store_is_handed_is_refused_at_its_line() {
+    let records = [
+        access(Op::Get, 0, b"k", 0),
+        access(Op::Put, 0, b"k", 9),
+        access(Op::BatchCommit, 0, b"", 7),
+    ];
+    let text = String::from_utf8(write_text(
+        &header(STATES),
+        &records,
+        TraceFooter::default(),
+    ))
+    .unwrap();
+    let at_bound = text.replace("\t6b\t9\n", &format!("\t6b\t{MAX_VALUE_LEN}\n"));
+    assert_eq!(
+        read_all(at_bound.as_bytes()).unwrap().1[1],
+        access(Op::Put, 0, b"k", MAX_VALUE_LEN)
+    );
+    let line = text.lines().position(|l| l.starts_with("put\t")).unwrap() + 1;
+    for too_long in [MAX_VALUE_LEN + 1, u32::MAX] {
+        let bad = text.replace("\t6b\t9\n", &format!("\t6b\t{too_long}\n"));
+        let err = read_all(bad.as_bytes()).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "malformed trace at line {line}: a put of a {too_long}-byte value, longer than \
+                 the 67108864 bytes (64 MiB) a value may have"
+            )
+        );
+    }
+    // a batch commit's count of entries is no value
+    let many = text.replace(
+        "batch_commit\twindow-contents\t\t7",
+        "batch_commit\twindow-contents\t\t4294967295",
+    );
+    assert_eq!(
+        read_all(many.as_bytes()).unwrap().1[2],
+        access(Op::BatchCommit, 0, b"", u32::MAX)
+    );
+    // a Flink recording's too
+    let flink = "#op\tcf\tkeyhex\tvlen\nput\tLEFT_BUFFER\t0c00\t4294967295\n";
+    let err = read_all(flink.as_bytes()).unwrap_err().to_string();
+    assert!(
+        err.starts_with("malformed trace at line 2: a put of a 4294967295-byte value"),
+        "{err}"
+    );
+    // the text writer refuses to write one
+    let mut w = TextTraceWriter::new(Vec::new(), &header(STATES)).unwrap();
+    w.access(Access {
+        op: Op::BatchPut,
+        state: 0,
+        key: b"k",
+        value_len: MAX_VALUE_LEN + 1,
+    });
+    let err = w.finish(TraceFooter::default()).unwrap_err().to_string();
+    assert!(
+        err.contains("a batch_put of a 67108865-byte value"),
         "{err}"
     );
 }

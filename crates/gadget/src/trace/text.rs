@@ -211,6 +211,9 @@ impl<W: Write> AccessSink for TextTraceWriter<W> {
             ));
             return self.fail(e);
         }
+        if let Err(what) = super::check_value_len(a.op, a.value_len) {
+            return self.fail(TraceError::InvalidInput(what));
+        }
         if a.op.is_range() && a.range().is_none() {
             let e = TraceError::InvalidInput(format!(
                 "a {} with a start bound of {} bytes in a key of {} bytes",
@@ -739,10 +742,17 @@ impl<R: BufRead> TextTraceReader<R> {
             } else {
                 self.parse_gadget()
             };
-            let parsed = parsed.map_err(|what| TraceError::Syntax {
-                line: self.line_no,
-                what,
-            })?;
+            let parsed = parsed
+                .and_then(|p| match p {
+                    Parsed::Access { op, value_len, .. } => {
+                        super::check_value_len(op, value_len).map(|()| p)
+                    }
+                    p => Ok(p),
+                })
+                .map_err(|what| TraceError::Syntax {
+                    line: self.line_no,
+                    what,
+                })?;
             match parsed {
                 Parsed::Skip => continue,
                 Parsed::Footer => {
