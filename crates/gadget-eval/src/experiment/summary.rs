@@ -68,6 +68,9 @@ pub struct ExperimentSummary {
     pub gadget_version: String,
     /// The experiment file.
     pub experiment: String,
+    /// What the runs ran on and with, as their results say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran: Option<Ran>,
     /// The seed that ordered the runs.
     pub seed: u64,
     /// Runs per cell.
@@ -105,6 +108,73 @@ pub struct ExperimentSummary {
 
 fn default_noise_threshold() -> f64 {
     gadget::config::experiment::DEFAULT_NOISE_THRESHOLD
+}
+
+/// What an experiment's runs ran on: the machine, Gadget's commit, each store's libraries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ran {
+    /// The machine: CPU model and count, memory, kernel (`Intel Xeon, 2 CPUs, 23.5 GiB,
+    /// Linux 6.1`).
+    pub machine: String,
+    /// The git commit Gadget was built from, when the runs say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gadget_commit: Option<String>,
+    /// Each store's libraries and version as its runs loaded them (`rocksdb: RocksDB 6.20.3
+    /// …`), by store name; none for stores built into Gadget.
+    pub stores: BTreeMap<String, Vec<String>>,
+}
+
+impl Ran {
+    /// From the runs' contexts (the first run of each store says its libraries).
+    fn of(e: &Experiment, plan: &Plan, done: &[(PlannedRun, RunReport)]) -> Option<Ran> {
+        let first = done.iter().find_map(|(_, r)| r.context.as_ref())?;
+        let h = &first.host;
+        let mut machine = vec![h.cpu_model.clone().unwrap_or_else(|| "an unknown CPU".into())];
+        if let Some(n) = h.cpus {
+            machine.push(format!("{n} CPUs"));
+        }
+        if let Some(b) = h.memory_bytes {
+            machine.push(format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30)));
+        }
+        if let Some(k) = &h.kernel {
+            machine.push(format!("Linux {k}"));
+        }
+        let mut stores = BTreeMap::new();
+        for (run, report) in done {
+            let store = &e.stores[plan.cells[run.cell].store];
+            if let Some(c) = &report.context {
+                let mut libraries = c.store_libraries.clone();
+                if let Some(v) = c.store_settings.get("rocksdb_version") {
+                    if !libraries.iter().any(|l| l.contains(v.as_str())) {
+                        libraries.push(format!("RocksDB {v}"));
+                    }
+                }
+                stores.entry(store.name.clone()).or_insert(libraries);
+            }
+        }
+        Some(Ran {
+            machine: machine.join(", "),
+            gadget_commit: first.gadget_commit.clone(),
+            stores,
+        })
+    }
+
+    /// In words, for the summary's head: `Ran on …; Gadget abc123; rocksdb: …`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("Ran on {}", self.machine);
+        if let Some(c) = &self.gadget_commit {
+            s.push_str(&format!("; Gadget {c}"));
+        }
+        for (store, libraries) in &self.stores {
+            let what = if libraries.is_empty() {
+                "built into Gadget".to_string()
+            } else {
+                libraries.join(", ")
+            };
+            s.push_str(&format!("; {store}: {what}"));
+        }
+        s
+    }
 }
 
 /// A run that did not complete.
@@ -225,6 +295,7 @@ impl ExperimentSummary {
         ExperimentSummary {
             gadget_version: env!("CARGO_PKG_VERSION").to_string(),
             experiment: e.path.display().to_string(),
+            ran: Ran::of(e, plan, done),
             seed: e.seed,
             repetitions: e.repetitions,
             order: plan.runs.iter().map(|&r| plan.run_id(r)).collect(),

@@ -135,6 +135,9 @@ fn page(summary: &ExperimentSummary) -> String {
         summary.seed,
         summary.repetitions
     );
+    if let Some(ran) = &summary.ran {
+        let _ = writeln!(s, "<p>{}.</p>", escape(&ran.describe()));
+    }
     if let Some(reason) = &summary.partial_reason {
         let _ = writeln!(s, "<p class=\"partial\">Partial: {}. <code>gadget bench --resume</code> runs what is missing.</p>", escape(reason));
     }

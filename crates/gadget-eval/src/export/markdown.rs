@@ -15,6 +15,9 @@ pub struct Markdown;
 impl Exporter<ExperimentSummary> for Markdown {
     fn export(&self, s: &ExperimentSummary, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "# {}\n", s.experiment)?;
+        if let Some(ran) = &s.ran {
+            writeln!(w, "{}.\n", ran.describe())?;
+        }
         if let Some(reason) = &s.partial_reason {
             writeln!(
                 w,
