@@ -331,31 +331,8 @@ pub fn comparison_table(traces: &[(String, Analysis)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::{comparison_table, thousands};
-    use crate::{scan, AnalyzeOptions};
-    use gadget::access::{Access, AccessSink, Op};
-    use gadget::trace::{BinaryTraceWriter, TraceFooter, TraceHeader, TraceReader};
-
-    /// The analysis of a trace of `ops`, each on key `k`.
-    fn analysis(ops: &[Op]) -> crate::Analysis {
-        let header = TraceHeader::new("test", vec!["s".to_string()], None, serde_json::json!({}));
-        let mut w = BinaryTraceWriter::new(Vec::new(), &header).unwrap();
-        for &op in ops {
-            w.access(Access {
-                op,
-                state: 0,
-                key: b"k",
-                value_len: 8,
-            });
-        }
-        let bytes = w.finish(TraceFooter::new(false)).unwrap();
-        let mut reader = TraceReader::from_reader(std::io::Cursor::new(bytes)).unwrap();
-        let options = AnalyzeOptions::default();
-        scan(&mut reader, &options, |_| {
-            std::ops::ControlFlow::Continue(())
-        })
-        .unwrap()
-        .analyze(&options)
-    }
+    use crate::analysis_of as analysis;
+    use gadget::access::Op;
 
     #[test]
     fn the_op_shares_of_a_side_by_side_hold_every_op() {

@@ -35,7 +35,7 @@ pub enum Command {
     /// Work with trace files: convert between formats, compare two traces.
     Trace(TraceArgs),
     /// Characterize a trace as the Gadget paper does: composition, amplification, key and
-    /// value sizes, temporal locality (exact LRU stack distances, the miss-ratio curve),
+    /// value sizes, temporal locality (exact LRU stack distances, the hit-ratio curve),
     /// spatial locality (unique key sequences), working set, key TTL, event-rate Hurst
     /// exponent. Each locality metric is shown next to the same trace shuffled.
     ///
