@@ -294,7 +294,7 @@ fn rate_sweeps(s: &mut String, summary: &ExperimentSummary, stores: &[String]) {
             let verdict = c
                 .highest_sustained_rate
                 .map_or("no rate sustained".into(), |r| {
-                    format!("sustains {}/s", short(r))
+                    format!("sustains {} requests/s", short(r))
                 });
             legend.push((store, format!("{}\n{verdict}", c.store)));
             series.push(Line {
