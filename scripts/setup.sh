@@ -222,6 +222,28 @@ rocksdb_library forst com.ververica forstjni 0.1.8 "" libforstjni-linux64.so \
 rocksdb_library current org.rocksdb rocksdbjni 10.10.1.1 linux64 librocksdbjni-linux64.so \
   3948e3537f413c697200ff2c316d8c614454685ad347625057479997d8757585
 
+# HdrHistogram's Java tools, which the tests run on `--hdr-log` files (HistogramLogProcessor
+# must read them without options): its jar from Maven Central through Maven, into
+# .deps/hdrhistogram/, checked against the SHA-256 pinned here.
+hdrhistogram_version=2.2.2
+hdrhistogram_jar="$deps/hdrhistogram/HdrHistogram-$hdrhistogram_version.jar"
+hdrhistogram_sha=22d1d4316c4ec13a68b559e98c8256d69071593731da96136640f864fa14fad8
+if [ "$profile" = debug ] && [ "$(sha256sum "$hdrhistogram_jar" 2>/dev/null | cut -d' ' -f1)" != "$hdrhistogram_sha" ]; then
+  echo "setup: fetching org.hdrhistogram:HdrHistogram:$hdrhistogram_version for the --hdr-log tests" >&2
+  hdr_tmp="$(mktemp -d)"
+  (cd "$hdr_tmp" && mvn -q -B -Dstyle.color=never dependency:copy \
+    -Dartifact="org.hdrhistogram:HdrHistogram:$hdrhistogram_version" -DoutputDirectory="$hdr_tmp/out")
+  if [ "$(sha256sum "$hdr_tmp/out/HdrHistogram-$hdrhistogram_version.jar" | cut -d' ' -f1)" != "$hdrhistogram_sha" ]; then
+    echo "setup: HdrHistogram-$hdrhistogram_version.jar does not have the SHA-256 pinned in scripts/setup.sh ($hdrhistogram_sha); not using it" >&2
+    rm -rf "$hdr_tmp"
+    exit 1
+  fi
+  mkdir -p "$deps/hdrhistogram"
+  mv "$hdr_tmp/out/HdrHistogram-$hdrhistogram_version.jar" "$hdrhistogram_jar.tmp"
+  mv "$hdrhistogram_jar.tmp" "$hdrhistogram_jar"
+  rm -rf "$hdr_tmp"
+fi
+
 # Toxiproxy, the fault-injection proxy that delays a remote store's traffic by whole
 # milliseconds (crates/gadget-eval/src/remote/): built from its Go module with the Go these
 # machines have (/usr/local/go), into /usr/local/bin when setup runs as root and into .deps/bin/

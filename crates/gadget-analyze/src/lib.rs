@@ -496,3 +496,26 @@ pub(crate) fn mix64(mut h: u64) -> u64 {
     h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     h ^ (h >> 33)
 }
+
+/// The analysis of a small binary trace of `ops`, their keys cycling over three.
+#[cfg(test)]
+pub(crate) fn analysis_of(ops: &[gadget::access::Op]) -> Analysis {
+    use gadget::access::{Access, AccessSink};
+    use gadget::trace::{BinaryTraceWriter, TraceFooter, TraceHeader, TraceReader};
+    let header = TraceHeader::new("test", vec!["s".to_string()], None, serde_json::json!({}));
+    let mut w = BinaryTraceWriter::new(Vec::new(), &header).unwrap();
+    for (i, &op) in ops.iter().enumerate() {
+        w.access(Access {
+            op,
+            state: 0,
+            key: &[(i % 3) as u8],
+            value_len: 8,
+        });
+    }
+    let bytes = w.finish(TraceFooter::new(false)).unwrap();
+    let mut reader = TraceReader::from_reader(std::io::Cursor::new(bytes)).unwrap();
+    let options = AnalyzeOptions::default();
+    scan(&mut reader, &options, |_| ControlFlow::Continue(()))
+        .unwrap()
+        .analyze(&options)
+}

@@ -1,5 +1,5 @@
 //! Plots of analyses, as SVG and PNG: stack-distance histograms (overlapping bars), unique
-//! sequences by length, working set over time, key TTL CDF, the LRU miss-ratio curve, the
+//! sequences by length, working set over time, key TTL CDF, the LRU hit-ratio curve, the
 //! event rate and its autocorrelation.
 //!
 //! Text is drawn with a system TrueType font (DejaVu Sans from Debian's `fonts-dejavu-core`,
@@ -91,8 +91,32 @@ pub struct Series {
     pub label: String,
     /// The points.
     pub points: Vec<(f64, f64)>,
-    /// Drawn dashed (thin) rather than solid: baselines such as the shuffled trace.
+    /// Drawn dashed (lines) or hollow (bars) rather than solid, in the colour of what it is
+    /// the baseline of: the shuffled trace, the median beside the p99, the service time.
     pub baseline: bool,
+    /// Its colour, an index into Gadget's palette ([`gadget::palette`]): what the series
+    /// stands for (a trace, a run, an op) has the same one in every plot of a report.
+    pub colour: usize,
+}
+
+/// What an axis's values are, which its tick labels say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unit {
+    /// Plain numbers: 12, 0.25, 1.5K.
+    #[default]
+    Number,
+    /// Nanoseconds, each tick in the unit it needs: 100 ns, 1 µs, 1 ms.
+    Nanoseconds,
+}
+
+impl Unit {
+    /// The tick label of `v`.
+    fn tick(self, v: f64) -> String {
+        match self {
+            Unit::Number => tick(v),
+            Unit::Nanoseconds => gadget::units::latency(v),
+        }
+    }
 }
 
 /// A plot to draw.
@@ -108,6 +132,10 @@ pub struct Figure {
     pub x_label: String,
     /// Y axis label.
     pub y_label: String,
+    /// What the x values are.
+    pub x_unit: Unit,
+    /// What the y values are.
+    pub y_unit: Unit,
     /// Logarithmic x axis.
     pub log_x: bool,
     /// Logarithmic y axis (values spanning decades: latencies).
@@ -167,6 +195,8 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
             how_to_read: "How many requests found their key at each LRU stack distance (distinct keys touched since its last use), in power-of-two buckets; mass at small distances means a small cache serves the workload, and the shuffled trace shows what the same keys give without their order.".into(),
             x_label: "stack distance".into(),
             y_label: "fraction of re-accesses".into(),
+            x_unit: Unit::Number,
+            y_unit: Unit::Number,
             log_x: false,
             log_y: false,
             x_nines: false,
@@ -177,11 +207,13 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
                     label: label.into(),
                     points: normalized(&a.stack_distance.buckets),
                     baseline: false,
+                    colour: 0,
                 },
                 Series {
                     label: shuffled.clone(),
                     points: normalized(&a.stack_distance_shuffled.buckets),
                     baseline: true,
+                    colour: 0,
                 },
             ],
         },
@@ -191,6 +223,8 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
             how_to_read: "How many distinct runs of consecutive keys of each length the trace holds; fewer than the shuffled trace means requests follow one another in repeated patterns a store can exploit.".into(),
             x_label: "sequence length".into(),
             y_label: "unique sequences".into(),
+            x_unit: Unit::Number,
+            y_unit: Unit::Number,
             log_x: false,
             log_y: false,
             x_nines: false,
@@ -201,20 +235,24 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
                     label: label.into(),
                     points: seq(&a.unique_sequences),
                     baseline: false,
+                    colour: 0,
                 },
                 Series {
                     label: shuffled.clone(),
                     points: seq(&a.unique_sequences_shuffled),
                     baseline: true,
+                    colour: 0,
                 },
             ],
         },
         Figure {
-            name: "miss-ratio-curve".into(),
+            name: "hit-ratio-curve".into(),
             title: "LRU cache hit ratio".into(),
             how_to_read: "The share of requests an LRU cache of each size (log axis) would serve; the gap to the shuffled trace is the locality that order alone gives.".into(),
             x_label: "cache size (keys)".into(),
             y_label: "hit ratio".into(),
+            x_unit: Unit::Number,
+            y_unit: Unit::Number,
             log_x: true,
             log_y: false,
             x_nines: false,
@@ -225,11 +263,13 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
                     label: label.into(),
                     points: curve(&a.stack_distance.hit_ratio_curve),
                     baseline: false,
+                    colour: 0,
                 },
                 Series {
                     label: shuffled,
                     points: curve(&a.stack_distance_shuffled.hit_ratio_curve),
                     baseline: true,
+                    colour: 0,
                 },
             ],
         },
@@ -239,6 +279,8 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
             how_to_read: "How many keys are live (written and not yet deleted) after each keyed request; a flat band means state is created and dropped at the pace it arrives.".into(),
             x_label: "keyed request".into(),
             y_label: "keys alive".into(),
+            x_unit: Unit::Number,
+            y_unit: Unit::Number,
             log_x: false,
             log_y: false,
             x_nines: false,
@@ -252,6 +294,7 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
                     .map(|&(p, n)| (p as f64, n as f64))
                     .collect(),
                 baseline: false,
+                colour: 0,
             }],
         },
         Figure {
@@ -260,6 +303,8 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
             how_to_read: "The cumulative share of keys whose life, from first write to delete, lasted at most each number of keyed requests; a steep curve means short-lived, window-bound state.".into(),
             x_label: "TTL (keyed requests)".into(),
             y_label: "fraction of keys".into(),
+            x_unit: Unit::Number,
+            y_unit: Unit::Number,
             log_x: true,
             log_y: false,
             x_nines: false,
@@ -269,6 +314,7 @@ pub fn figures(a: &Analysis, label: &str) -> Vec<Figure> {
                 label: label.into(),
                 points: cdf(&a.ttl.requests.cdf),
                 baseline: false,
+                colour: 0,
             }],
         },
     ]
@@ -289,6 +335,8 @@ pub fn rate_figures(
             how_to_read: "How many arrived in each bin; bursts and lulls show as peaks and gaps that a constant-rate benchmark would never produce.".into(),
             x_label: "bin".into(),
             y_label: what.into(),
+            x_unit: Unit::Number,
+            y_unit: Unit::Number,
             log_x: false,
             log_y: false,
             x_nines: false,
@@ -303,6 +351,7 @@ pub fn rate_figures(
                     .map(|(i, &n)| (i as f64, n))
                     .collect(),
                 baseline: false,
+                colour: 0,
             }],
         },
         Figure {
@@ -311,6 +360,8 @@ pub fn rate_figures(
             how_to_read: "The correlation of the counts per bin with themselves some bins later; values that stay high over many lags mean bursts last, as long-range dependent traffic does.".into(),
             x_label: "lag (bins)".into(),
             y_label: "autocorrelation".into(),
+            x_unit: Unit::Number,
+            y_unit: Unit::Number,
             log_x: false,
             log_y: false,
             x_nines: false,
@@ -326,15 +377,27 @@ pub fn rate_figures(
                     .map(|(i, &r)| (i as f64, r))
                     .collect(),
                 baseline: false,
+                colour: 0,
             }],
         },
     ]
 }
 
-/// Overlays the same figures of several traces: each figure gets every trace's series.
+/// Overlays the same figures of several inputs: each figure gets every input's series, and
+/// input `k`'s series take the `k`th set of colours, the same set in every figure (an
+/// input's series keep their colours, and no two inputs share one).
 pub fn overlay(per_trace: Vec<Vec<Figure>>) -> Vec<Figure> {
+    let stride = per_trace
+        .iter()
+        .flatten()
+        .flat_map(|f| f.series.iter().map(|s| s.colour + 1))
+        .max()
+        .unwrap_or(1);
     let mut out: Vec<Figure> = Vec::new();
-    for figures in per_trace {
+    for (k, mut figures) in per_trace.into_iter().enumerate() {
+        for s in figures.iter_mut().flat_map(|f| f.series.iter_mut()) {
+            s.colour += k * stride;
+        }
         for f in figures {
             match out.iter_mut().find(|o| o.name == f.name) {
                 Some(o) => {
@@ -397,7 +460,7 @@ fn fit(label: &str, max: usize) -> String {
     out
 }
 
-/// The colour of series `i`: Gadget's one palette ([`gadget::palette`]), as in every report.
+/// The colour `i` of Gadget's one palette ([`gadget::palette`]), as in every report.
 fn series_colour(i: usize) -> RGBAColor {
     let (r, g, b) = gadget::palette::rgb(i);
     RGBColor(r, g, b).to_rgba()
@@ -472,7 +535,6 @@ where
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(70);
-    let style = |i: usize| series_colour(i);
     // a log axis starts at the smallest positive value, a decade rounded
     let y_log = (
         10f64.powf(positive_min(f, |p| p.1).log10().floor()),
@@ -488,7 +550,7 @@ where
                 .configure_mesh()
                 .x_desc(&f.x_label)
                 .y_desc(&f.y_label)
-                .y_label_formatter(&|y| tick(*y))
+                .y_label_formatter(&|y| f.y_unit.tick(*y))
                 .x_labels(cats.len().clamp(2, 24))
                 .x_label_formatter(&|x| {
                     let i = x.round();
@@ -500,12 +562,17 @@ where
                 })
                 .draw()
                 .map_err(|e| e.to_string())?;
-            for (i, s) in f.series.iter().enumerate() {
-                let fill = style(i).mix(if s.baseline { 0.35 } else { 0.6 });
+            // solid bars first, the baselines' outlines over them
+            let mut order: Vec<&Series> = f.series.iter().collect();
+            order.sort_by_key(|s| s.baseline);
+            for s in order {
+                let style = bar_style(s);
                 chart
-                    .draw_series(s.points.iter().map(|&(x, y)| {
-                        Rectangle::new([(x - 0.4, 0.0), (x + 0.4, y)], fill.filled())
-                    }))
+                    .draw_series(
+                        s.points
+                            .iter()
+                            .map(|&(x, y)| Rectangle::new([(x - 0.4, 0.0), (x + 0.4, y)], style)),
+                    )
                     .map_err(|e| e.to_string())?;
             }
         }
@@ -551,6 +618,21 @@ fn positive_min(f: &Figure, pick: impl Fn(&(f64, f64)) -> f64) -> f64 {
         .clamp(1e-9, f64::MAX)
 }
 
+/// How a bar of `s` is drawn: filled, or a baseline's outline in the same colour.
+fn bar_style(s: &Series) -> ShapeStyle {
+    let colour = series_colour(s.colour);
+    if s.baseline {
+        colour.stroke_width(2)
+    } else {
+        colour.mix(0.6).filled()
+    }
+}
+
+/// How a line of `s` is drawn (a baseline's is dashed, in the same colour).
+fn line_style(s: &Series) -> ShapeStyle {
+    series_colour(s.colour).stroke_width(2)
+}
+
 /// One row per series in the legend column: its colour as drawn, and its label.
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
@@ -558,18 +640,20 @@ fn draw_legend<DB: DrawingBackend>(
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     for (i, s) in f.series.iter().enumerate() {
         let y = 50 + 22 * i as i32;
-        let colour = series_colour(i);
         match f.kind {
             FigureKind::Bars => {
-                let fill = colour.mix(if s.baseline { 0.35 } else { 0.6 });
-                area.draw(&Rectangle::new([(8, y - 6), (26, y + 6)], fill.filled()))?;
+                area.draw(&Rectangle::new([(8, y - 6), (26, y + 6)], bar_style(s)))?;
+            }
+            FigureKind::Lines if s.baseline => {
+                area.draw(&plotters::element::DashedPathElement::new(
+                    vec![(4, y), (30, y)],
+                    6,
+                    4,
+                    line_style(s),
+                ))?;
             }
             FigureKind::Lines => {
-                let width = if s.baseline { 1 } else { 2 };
-                area.draw(&PathElement::new(
-                    vec![(6, y), (28, y)],
-                    colour.stroke_width(width),
-                ))?;
+                area.draw(&PathElement::new(vec![(6, y), (28, y)], line_style(s)))?;
             }
         }
         let label = fit(&s.label, 30);
@@ -594,19 +678,32 @@ where
         .configure_mesh()
         .x_desc(&f.x_label)
         .y_desc(&f.y_label)
-        .x_label_formatter(&|x| if nines { nines_label(*x) } else { tick(*x) })
-        .y_label_formatter(&|y| tick(*y))
+        .x_label_formatter(&|x| {
+            if nines {
+                nines_label(*x)
+            } else {
+                f.x_unit.tick(*x)
+            }
+        })
+        .y_label_formatter(&|y| f.y_unit.tick(*y))
         .draw()
         .map_err(|e| e.to_string())?;
-    for (i, s) in f.series.iter().enumerate() {
-        let color = series_colour(i);
-        let width = if s.baseline { 1 } else { 2 };
-        chart
-            .draw_series(LineSeries::new(
-                s.points.iter().copied(),
-                color.stroke_width(width),
-            ))
-            .map_err(|e| e.to_string())?;
+    for s in &f.series {
+        let color = series_colour(s.colour);
+        if s.baseline {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    s.points.iter().copied(),
+                    6,
+                    4,
+                    line_style(s),
+                ))
+                .map_err(|e| e.to_string())?;
+        } else {
+            chart
+                .draw_series(LineSeries::new(s.points.iter().copied(), line_style(s)))
+                .map_err(|e| e.to_string())?;
+        }
         // a single point (a run shorter than one interval) is still drawn
         if s.points.len() == 1 {
             chart
@@ -749,5 +846,48 @@ mod tests {
         assert_eq!(tick(16384.0), "16.4K");
         assert_eq!(tick(100000.0), "100K");
         assert_eq!(tick(2.5e7), "25M");
+    }
+}
+
+#[cfg(test)]
+mod report_tests {
+    use super::*;
+    use gadget::access::Op;
+
+    #[test]
+    fn each_trace_keeps_one_colour_in_every_plot_of_a_comparison() {
+        let ops = [Op::Put, Op::Get, Op::Put, Op::Delete, Op::Get, Op::Put];
+        let names = ["flink", "kafka-streams", "spark"];
+        let overlaid = overlay(
+            names
+                .iter()
+                .map(|n| figures(&crate::analysis_of(&ops), n))
+                .collect(),
+        );
+        for (k, name) in names.iter().enumerate() {
+            for f in &overlaid {
+                let colours: Vec<usize> = f
+                    .series
+                    .iter()
+                    .filter(|s| s.label.split(' ').next() == Some(*name))
+                    .map(|s| s.colour)
+                    .collect();
+                assert!(!colours.is_empty(), "{name} missing in {}", f.name);
+                assert!(
+                    colours.iter().all(|c| *c == k),
+                    "{name} in {}: colours {colours:?}",
+                    f.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_hit_ratio_plot_is_named_as_its_title_and_axis_say() {
+        let fs = figures(&crate::analysis_of(&[Op::Put, Op::Get]), "t");
+        let f = fs.iter().find(|f| f.title.contains("hit ratio")).unwrap();
+        assert_eq!(f.name, "hit-ratio-curve");
+        assert_eq!(f.y_label, "hit ratio");
+        assert!(fs.iter().all(|f| !f.name.contains("miss")));
     }
 }

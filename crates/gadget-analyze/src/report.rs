@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use crate::distance::popularity_distance;
 use crate::Analysis;
+use gadget::access::Op;
 
 /// `1234567` as `1,234,567`.
 pub fn thousands(n: u64) -> String {
@@ -210,17 +211,16 @@ pub fn comparison_table(traces: &[(String, Analysis)]) -> String {
     }
     row("requests", &|a| thousands(a.requests));
     row("input events", &|a| thousands(a.events));
-    for op in [
-        "get",
-        "put",
-        "merge",
-        "delete",
-        "seek",
-        "next",
-        "batch_put",
-        "batch_delete",
-        "batch_commit",
-    ] {
+    // every op any trace holds, in Gadget's op order: shares that leave one out do not add up
+    let mut ops: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+    for (_, a) in traces {
+        for op in a.requests_by_op.keys() {
+            if !ops.contains(&op.as_str()) {
+                ops.push(op);
+            }
+        }
+    }
+    for op in ops {
         if traces
             .iter()
             .any(|(_, a)| a.requests_by_op.contains_key(op))
@@ -330,7 +330,26 @@ pub fn comparison_table(traces: &[(String, Analysis)]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::thousands;
+    use super::{comparison_table, thousands};
+    use crate::analysis_of as analysis;
+    use gadget::access::Op;
+
+    #[test]
+    fn the_op_shares_of_a_side_by_side_hold_every_op() {
+        let segments = analysis(&[Op::Open, Op::Put, Op::Get, Op::Drop]);
+        let plain = analysis(&[Op::Put, Op::Get]);
+        let table = comparison_table(&[("a".into(), segments), ("b".into(), plain)]);
+        let share = |op: &str| {
+            table
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{op} %")))
+                .map(|l| l.split_whitespace().skip(2).collect::<Vec<_>>())
+        };
+        assert_eq!(share("open"), Some(vec!["25.0", "0.0"]), "{table}");
+        assert_eq!(share("drop"), Some(vec!["25.0", "0.0"]), "{table}");
+        assert_eq!(share("put"), Some(vec!["25.0", "50.0"]), "{table}");
+        assert_eq!(share("merge"), None, "no trace has merges: {table}");
+    }
 
     #[test]
     fn groups_digits() {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Deserialize;
 
-use crate::plot::{Figure, FigureKind, Series};
+use crate::plot::{Figure, FigureKind, Series, Unit};
 use crate::report::thousands;
 use gadget::nines::nines;
 
@@ -155,13 +155,19 @@ impl RunResults {
         let _ = writeln!(
             s,
             "  {:<14}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}",
-            "op", "ops", "p50 ns", "p99 ns", "p99.9 ns", "p99.99 ns", "max ns"
+            "op", "ops", "p50", "p99", "p99.9", "p99.99", "max"
         );
         for r in &self.latency {
             let _ = writeln!(
                 s,
                 "  {:<14}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}",
-                r.op, r.ops, r.p50_ns, r.p99_ns, r.p999_ns, r.p9999_ns, r.max_ns
+                r.op,
+                r.ops,
+                ns(r.p50_ns),
+                ns(r.p99_ns),
+                ns(r.p999_ns),
+                ns(r.p9999_ns),
+                ns(r.max_ns)
             );
         }
         s
@@ -200,6 +206,12 @@ impl RunResults {
         if !every_op {
             curves.retain(|c| c.0 == "all");
         }
+        // one colour per op in every plot; the service time takes the colour of all requests
+        let colour_of = |op: &str| {
+            let op = op.strip_suffix(", service time").unwrap_or(op);
+            curves.iter().position(|c| c.0 == op).unwrap_or(0)
+        };
+        let all = colour_of("all");
         // every curve's 100% at the same place: half a nine past the highest other percentile
         let last = curves
             .iter()
@@ -224,6 +236,7 @@ impl RunResults {
                     },
                     points: f(points),
                     baseline: *baseline,
+                    colour: colour_of(op),
                 })
                 .collect()
         };
@@ -242,7 +255,9 @@ impl RunResults {
                 title: "Latency by percentile (spectrum)".into(),
                 how_to_read: "The latency (log axis) of each line's requests at every percentile, spaced by their nines so 90%, 99% and 99.9% get equal room; the rightmost point is the maximum, and a line that rises early has a heavy tail.".into(),
                 x_label: "percentile".into(),
-                y_label: "latency (ns, log)".into(),
+                y_label: "latency (log)".into(),
+                x_unit: Unit::Number,
+                y_unit: Unit::Nanoseconds,
                 log_x: false,
                 log_y: true,
                 x_nines: true,
@@ -254,8 +269,10 @@ impl RunResults {
                 name: "latency-distribution".into(),
                 title: "Latency distribution (cumulative, log bins)".into(),
                 how_to_read: "The share of requests (cumulative) that finished within each latency, over logarithmic bins; a curve far to the left is fast, and a long flat approach to 1 is a tail.".into(),
-                x_label: "latency (ns, log)".into(),
+                x_label: "latency (log)".into(),
                 y_label: "fraction of requests at or below".into(),
+                x_unit: Unit::Nanoseconds,
+                y_unit: Unit::Number,
                 log_x: true,
                 log_y: false,
                 x_nines: false,
@@ -269,6 +286,8 @@ impl RunResults {
                 how_to_read: "Requests completed per second in each interval; dips are stalls (flushes, compactions, a slow server), and a single-interval run is one dot.".into(),
                 x_label: "time (s)".into(),
                 y_label: "requests/s".into(),
+                x_unit: Unit::Number,
+                y_unit: Unit::Number,
                 log_x: false,
                 log_y: false,
                 x_nines: false,
@@ -278,6 +297,7 @@ impl RunResults {
                     label: label.into(),
                     points: over_time(&|i| i.all.ops_per_s),
                     baseline: false,
+                    colour: all,
                 }],
             },
             Figure {
@@ -285,7 +305,9 @@ impl RunResults {
                 title: "p50 and p99 latency over time".into(),
                 how_to_read: "The median and 99th-percentile latency (log axis) in each interval; a p99 that jumps while the p50 stays is a stall hitting a few requests.".into(),
                 x_label: "time (s)".into(),
-                y_label: "latency (ns, log)".into(),
+                y_label: "latency (log)".into(),
+                x_unit: Unit::Number,
+                y_unit: Unit::Nanoseconds,
                 log_x: false,
                 log_y: true,
                 x_nines: false,
@@ -296,11 +318,13 @@ impl RunResults {
                         label: format!("{label} p99"),
                         points: over_time(&|i| i.all.p99_ns as f64),
                         baseline: false,
+                        colour: all,
                     },
                     Series {
                         label: format!("{label} p50"),
                         points: over_time(&|i| i.all.p50_ns as f64),
                         baseline: true,
+                        colour: all,
                     },
                 ],
             },
@@ -323,21 +347,151 @@ pub fn results_table(results: &[(String, RunResults)]) -> String {
     let _ = writeln!(
         s,
         "{:<name_width$}{:>store_width$}{:>14}{:>12}{:>12}{:>12}{:>12}",
-        "results", "store", "requests/s", "p50 ns", "p99 ns", "p99.9 ns", "max ns"
+        "results", "store", "requests/s", "p50", "p99", "p99.9", "max"
     );
     for (name, r) in results {
         let all = r.all();
+        let at =
+            |pick: fn(&LatencyRow) -> u64| all.map_or_else(|| "–".to_string(), |a| ns(pick(a)));
         let _ = writeln!(
             s,
             "{:<name_width$}{:>store_width$}{:>14.0}{:>12}{:>12}{:>12}{:>12}",
             name,
             r.store,
             r.throughput,
-            all.map_or(0, |a| a.p50_ns),
-            all.map_or(0, |a| a.p99_ns),
-            all.map_or(0, |a| a.p999_ns),
-            all.map_or(0, |a| a.max_ns)
+            at(|a| a.p50_ns),
+            at(|a| a.p99_ns),
+            at(|a| a.p999_ns),
+            at(|a| a.max_ns)
         );
     }
     s
+}
+
+/// A latency in a table: in the unit its size needs, with that unit's decimals.
+fn ns(ns: u64) -> String {
+    gadget::units::latency_column(ns as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::{overlay, to_svg};
+
+    /// A results file whose latencies run from 900 ns (p50) to 1.8 ms (max), `scale` times.
+    fn results(store: &str, scale: u64) -> RunResults {
+        let row = |op: &str| {
+            format!(
+                "{{\"op\":\"{op}\",\"ops\":1000,\"min_ns\":{},\"mean_ns\":{},\"p50_ns\":{},\
+                 \"p99_ns\":{},\"p999_ns\":{},\"p9999_ns\":{},\"max_ns\":{}}}",
+                300 * scale,
+                2_000 * scale,
+                900 * scale,
+                45_000 * scale,
+                230_000 * scale,
+                1_000_000 * scale,
+                1_800_000 * scale
+            )
+        };
+        let rows = [row("get"), row("put"), row("all")].join(",");
+        let series: Vec<String> = (0..4)
+            .map(|i| {
+                format!(
+                    "{{\"start_s\":{i}.0,\"all\":{{\"ops_per_s\":1000.0,\"p50_ns\":{},\"p99_ns\":{}}}}}",
+                    900 * scale,
+                    45_000 * scale
+                )
+            })
+            .collect();
+        RunResults::from_json(&format!(
+            "{{\"store\":\"{store}\",\"arrival\":\"closed\",\"requests\":1000,\"throughput\":998.5,\
+             \"latency\":[{rows}],\"service\":[{rows}],\"time_series\":[{}]}}",
+            series.join(",")
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn tables_give_latencies_in_the_unit_they_need() {
+        let r = results("rocksdb", 1);
+        let text = r.to_text("r");
+        assert!(
+            text.contains("900 ns") && text.contains("45.0 µs"),
+            "{text}"
+        );
+        assert!(text.contains("1.80 ms"), "{text}");
+        assert!(!text.lines().nth(1).unwrap().contains("ns"), "{text}");
+        let table = results_table(&[("a".into(), r), ("b".into(), results("lmdb", 2))]);
+        assert!(
+            table.contains("230 µs") && table.contains("3.60 ms"),
+            "{table}"
+        );
+        // no raw nanoseconds anywhere: a number of four digits or more is a throughput
+        for line in table.lines().skip(1) {
+            let big: Vec<&str> = line
+                .split_whitespace()
+                .filter(|w| w.len() >= 4 && w.chars().all(|c| c.is_ascii_digit()))
+                .collect();
+            assert!(big.len() <= 1, "raw numbers {big:?} in {line}");
+        }
+    }
+
+    #[test]
+    fn latency_axes_are_labelled_in_the_unit_each_tick_needs() {
+        ensure_tick_texts(&results("rocksdb", 1).figures("r", true));
+    }
+
+    /// Every latency axis of `figures` has ticks such as `1 µs` or `1 ms`, none `1K` or `10M`.
+    fn ensure_tick_texts(figures: &[Figure]) {
+        for f in figures.iter().filter(|f| f.name.starts_with("latency")) {
+            let svg = to_svg(f).unwrap();
+            let texts: Vec<&str> = svg
+                .split("<text")
+                .skip(1)
+                .map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].trim())
+                .collect();
+            assert!(
+                texts
+                    .iter()
+                    .any(|t| t.ends_with(" µs") || t.ends_with(" ms")),
+                "{}: {texts:?}",
+                f.name
+            );
+            assert!(
+                !texts.iter().any(|t| t.ends_with('K') || t.ends_with('M')),
+                "{}: {texts:?}",
+                f.name
+            );
+            assert!(!f.y_label.contains("ns") && !f.x_label.contains("ns"));
+        }
+    }
+
+    #[test]
+    fn each_run_keeps_one_colour_in_every_plot_of_a_comparison() {
+        let runs = [("flink", 1), ("kafka-streams", 2), ("spark", 3)];
+        let figures = overlay(
+            runs.iter()
+                .map(|(name, scale)| results(name, *scale).figures(name, false))
+                .collect(),
+        );
+        ensure_tick_texts(&figures);
+        for (k, (name, _)) in runs.iter().enumerate() {
+            for f in &figures {
+                let colours: Vec<usize> = f
+                    .series
+                    .iter()
+                    .filter(|s| s.label.split(' ').next() == Some(*name))
+                    .map(|s| s.colour)
+                    .collect();
+                assert!(!colours.is_empty(), "{name} missing in {}", f.name);
+                assert!(
+                    colours.iter().all(|c| *c == k),
+                    "{name} in {}: colours {colours:?}",
+                    f.name
+                );
+                let svg = to_svg(f).unwrap();
+                assert!(svg.contains(gadget::palette::hex(k)), "{}", f.name);
+            }
+        }
+    }
 }

@@ -35,20 +35,26 @@ pub enum Command {
     /// Work with trace files: convert between formats, compare two traces.
     Trace(TraceArgs),
     /// Characterize a trace as the Gadget paper does: composition, amplification, key and
-    /// value sizes, temporal locality (exact LRU stack distances, the miss-ratio curve),
+    /// value sizes, temporal locality (exact LRU stack distances, the hit-ratio curve),
     /// spatial locality (unique key sequences), working set, key TTL, event-rate Hurst
     /// exponent. Each locality metric is shown next to the same trace shuffled.
     ///
     /// Example: gadget analyze ../shared/reference-traces/flink-1.20/tumbling-incr.tsv.gz
     Analyze(AnalyzeArgs),
-    /// Compare traces side by side: the metrics of `analyze` in one table, and how far each
-    /// trace's key popularity is from the first one's (Kolmogorov–Smirnov, Wasserstein).
+    /// Compare traces, run results or bench experiments side by side; the first input is the
+    /// reference.
     ///
+    /// Traces: the metrics of `analyze` in one table, and how far each trace's key popularity
+    /// is from the first one's (Kolmogorov–Smirnov, Wasserstein).
     /// Example: gadget compare flink.tsv.gz gadget.gtrace
     ///
-    /// Given `gadget bench` folders, it compares experiments instead: each folder's cells
-    /// against the first's, throughput and p99.9, as a ratio with its error and Welch's t-test
-    /// ("1.42 ± 0.05 times faster (p = 0.003)").
+    /// `gadget run`/`replay` results files (JSON): throughput and latency percentiles in one
+    /// table, and the runs' plots overlaid.
+    /// Example: gadget compare rocksdb.json lmdb.json --report compare.html
+    ///
+    /// `gadget bench` folders (experiments): each cell of the others against the same cell of
+    /// the first, with a confidence interval and a verdict (docs/bench.md).
+    /// Example: gadget compare out/stores out/stores2
     Compare(CompareArgs),
     /// Record the state accesses of a real stream processor job as Gadget traces.
     Record(RecordArgs),
@@ -300,8 +306,8 @@ pub struct AnalyzeArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Traces, or `gadget run`/`replay` results files, to compare; the first is the
-    /// reference the others are measured against.
+    /// Traces, `gadget run`/`replay` results files, or `gadget bench` folders, all of one
+    /// kind, to compare; the first is the reference the others are measured against.
     #[arg(required = true, num_args = 2..)]
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]
@@ -327,7 +333,9 @@ pub struct RunArgs {
     /// -p recordcount=100000 -p requestdistribution=latest (docs/ycsb.md).
     #[arg(short = 'p', long = "property", value_name = "KEY=VALUE")]
     pub property: Vec<String>,
-    /// Stop after this many requests (default: the config's `limit`, else the whole workload).
+    /// Stop after this many state requests, not events (default: the config's `limit`, else
+    /// the whole workload). The --warmup requests count in it; each of --instances has its
+    /// own; a parallel job (no --subtask) stops after N requests of all its subtasks.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
     /// Play the workload's input file N times, each copy later in event time (overrides the
@@ -357,7 +365,8 @@ pub struct ReplayArgs {
     /// (`gadget gen job.toml -o - | gadget replay -`).
     #[arg(required = true, num_args = 1..)]
     pub trace: Vec<PathBuf>,
-    /// Stop after this many requests of each trace (default: the whole trace).
+    /// Stop after this many requests of each trace (default: the whole trace); the --warmup
+    /// requests count in it, watermarks and event markers do not.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
     #[command(flatten)]
@@ -574,7 +583,9 @@ pub struct GenArgs {
     /// Seed for every random choice (overrides the config's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Stop after this many requests (the trace is marked truncated; open windows do not fire).
+    /// Stop after this many state requests, not events (overrides the config's `limit`; the
+    /// trace is marked truncated; open windows do not fire). With --subtask all, each
+    /// subtask's trace stops at it.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
     /// Play the workload's input file N times, each copy later in event time (overrides the

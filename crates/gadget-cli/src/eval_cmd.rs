@@ -726,6 +726,7 @@ impl RunOutputs {
         let intervals = HdrIntervals {
             recorder: &measured.recorder,
             partial_reason: report.partial_reason.as_deref(),
+            zero_unix_ns: report.wall_clock.as_ref().map(|w| w.zero_unix_ns),
         };
         [
             self.json.map(|out| export::to_prepared(&Json, report, out)),

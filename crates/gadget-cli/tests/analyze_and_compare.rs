@@ -228,7 +228,7 @@ fn the_html_report_renders_its_plots_in_a_browser() {
         "unique-sequences",
         "working-set",
         "ttl-cdf",
-        "miss-ratio-curve",
+        "hit-ratio-curve",
     ] {
         for ext in ["svg", "png"] {
             let p = plots.join(format!("{name}.{ext}"));

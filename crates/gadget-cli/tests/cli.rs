@@ -644,6 +644,80 @@ fn help_teaches_the_commands() {
 }
 
 #[test]
+fn limit_counts_requests_not_events_and_the_help_and_docs_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("w.toml");
+    std::fs::write(
+        &cfg,
+        "seed = 5\n[source]\ntype = \"synthetic\"\nevents = 20000\nkey_space = 200\n\
+         [source.keys]\ndistribution = \"zipf\"\ns = 1.0\n\
+         [source.gaps]\ndistribution = \"exponential\"\nrate = 1.0\n\
+         [source.watermarks]\ntype = \"punctuated\"\nevery = 20\n\
+         [operator]\ntype = \"sliding\"\nsize = 200\nslide = 50\nfunction = \"holistic\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("t.txt");
+    gadget()
+        .args([
+            "gen",
+            cfg.to_str().unwrap(),
+            "--limit",
+            "500",
+            "--format",
+            "text",
+        ])
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let requests = text.lines().filter(|l| !l.starts_with('#')).count();
+    let events = text.lines().filter(|l| l.starts_with("#ev")).count();
+    assert_eq!(requests, 500);
+    assert!(events < 500, "{events} events: the limit counted requests");
+
+    for command in ["gen", "run", "replay"] {
+        let help = gadget().args([command, "--help"]).output().unwrap();
+        let help = String::from_utf8(help.stdout).unwrap();
+        let limit = help
+            .split("--limit")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{command} --help has no --limit:\n{help}"));
+        let limit = &limit[..limit.find("\n  -").unwrap_or(limit.len())];
+        assert!(limit.contains("requests"), "{command}: {limit}");
+        assert!(
+            !limit.contains("events") || limit.contains("not events"),
+            "{command}: {limit}"
+        );
+    }
+    gadget()
+        .args(["compare", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Compare traces, run results or bench experiments",
+        ))
+        .stdout(predicate::str::contains("`gadget bench` folders"));
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let config_md = std::fs::read_to_string(root.join("docs/config.md")).unwrap();
+    let row = config_md
+        .lines()
+        .find(|l| l.starts_with("| `limit` |"))
+        .unwrap();
+    assert!(row.contains("state requests, not events"), "{row}");
+    let bench_md = std::fs::read_to_string(root.join("docs/bench.md")).unwrap();
+    let line = bench_md
+        .lines()
+        .find(|l| l.starts_with("limit = "))
+        .unwrap();
+    assert!(
+        line.contains("state requests") && line.contains("not events"),
+        "{line}"
+    );
+}
+
+#[test]
 fn a_join_can_read_two_separate_files() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("jobs.csv"), "1,100\n2,200\n1,5000\n").unwrap();

@@ -21,6 +21,7 @@ pub mod source;
 pub mod summary;
 pub mod timer;
 pub mod trace;
+pub mod units;
 
 pub use access::{Access, AccessCounts, AccessSink, Op, StateId, TraceRecord, VecSink};
 

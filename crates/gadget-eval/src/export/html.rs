@@ -1,12 +1,13 @@
 //! `report.html` of an experiment: a sortable table of every cell and the plots people read,
-//! self-contained (inline SVG, no network): throughput as grouped bars with 95% whiskers, the
-//! p99.9 latency on a log axis, and each rate sweep's latency–throughput curve. One colour per
-//! store throughout.
+//! self-contained (inline SVG, no network): throughput as grouped bars with 95% whiskers (an
+//! open loop's marked with its target rate), the p99.9 latency on a log axis, and the rate
+//! sweeps of every store on one workload overlaid on one latency–throughput plot with the
+//! latency bound. One colour per store throughout; latencies in the unit they need.
 
 use std::fmt::Write as _;
 use std::io;
 
-use super::svg::{bars, escape, lines, short, Axis, Bar, Line};
+use super::svg::{bars, bars_with_targets, escape, lines, short, Axis, Bar, Line};
 use super::{plus_minus_ns, Exporter};
 use crate::experiment::compare::Comparison;
 use crate::experiment::summary::{CellSummary, ExperimentSummary};
@@ -192,27 +193,39 @@ fn page(summary: &ExperimentSummary) -> String {
             .as_ref()
             .map(|t| (t.mean, t.ci95_low, t.ci95_high))
     });
+    let targets = open_loop_targets(summary, &groups);
     let y = Axis::covering(
         "requests/s",
         false,
         throughput
             .iter()
-            .flat_map(|(_, b)| b.iter().map(|b| b.high)),
+            .flat_map(|(_, b)| b.iter().map(|b| b.high))
+            .chain(targets.iter().flatten().copied()),
     );
+    let open_loop = if targets.iter().any(Option::is_some) {
+        " In an open loop (a workload with an arrival rate) the store is asked for that rate: its bar shows what it kept up with, at most the target (dashed), not what it could do; the rate sweeps below show that."
+    } else {
+        ""
+    };
     figure(
         &mut s,
         "throughput",
-        &bars("Throughput by workload and store", &y, &throughput, &legend),
-        "Each bar is a store's mean throughput on the workload below it; the whisker spans the 95% confidence interval. Bars whose whiskers overlap are not reliably different.",
+        &bars_with_targets(
+            "Throughput by workload and store",
+            &y,
+            &throughput,
+            &legend,
+            &targets,
+        ),
+        &format!("Each bar is a store's mean throughput on the workload below it; the whisker spans the 95% confidence interval. Bars whose whiskers overlap are not reliably different.{open_loop}"),
     );
     let p999 = grouped(&|c| {
         c.latency_ns
             .get("p999")
-            .map(|t| (t.mean / 1e3, t.ci95_low.max(t.min) / 1e3, t.ci95_high / 1e3))
+            .map(|t| (t.mean, t.ci95_low.max(t.min), t.ci95_high))
     });
-    let y = Axis::covering(
-        "p99.9 latency, µs",
-        true,
+    let y = Axis::latency(
+        "p99.9 latency",
         p999.iter()
             .flat_map(|(_, b)| b.iter().flat_map(|b| [b.low, b.high])),
     );
@@ -225,55 +238,7 @@ fn page(summary: &ExperimentSummary) -> String {
     for (k, g) in groups.iter().enumerate() {
         spectrum(&mut s, k, g, summary, &stores);
     }
-    for (k, c) in summary.capacity.iter().enumerate() {
-        let store = stores.iter().position(|s| *s == c.store).unwrap_or(0);
-        let points: Vec<(f64, f64, f64, f64)> = c
-            .points
-            .iter()
-            .map(|p| {
-                let (lo, hi) = summary
-                    .cells
-                    .iter()
-                    .find(|x| x.id == p.cell)
-                    .and_then(|x| x.latency_ns.get(&c.percentile))
-                    .map_or((p.latency_ns, p.latency_ns), |t| {
-                        (t.ci95_low.max(t.min), t.ci95_high)
-                    });
-                (p.throughput, p.latency_ns / 1e3, lo / 1e3, hi / 1e3)
-            })
-            .collect();
-        let x = Axis::covering(
-            "achieved throughput, requests/s",
-            false,
-            points.iter().map(|p| p.0),
-        );
-        let y = Axis::covering(
-            &format!("{} latency, µs", c.percentile),
-            true,
-            points
-                .iter()
-                .flat_map(|p| [p.2.max(1e-3), p.3])
-                .chain(c.bound_ns.map(|b| b as f64 / 1e3)),
-        );
-        let verdict = c
-            .highest_sustained_rate
-            .map_or("no rate tried was sustained".into(), |r| {
-                format!("sustains {} requests/s", short(r))
-            });
-        figure(
-            &mut s,
-            &format!("capacity-{k}"),
-            &lines(
-                &format!("{} on {}, {} arrivals: {verdict}", c.workload, c.store, c.process),
-                &x,
-                &y,
-                &[Line { series: store, points }],
-                &[(store, c.store.clone())],
-                c.bound_ns.map(|b| (b as f64 / 1e3, format!("bound {}µs", short(b as f64 / 1e3)))),
-            ),
-            "Each point is one target rate: how much the store did (x) at what latency (y, log axis). Where the curve turns up steeply the store is saturated; points past the dashed bound are not sustained.",
-        );
-    }
+    rate_sweeps(&mut s, summary, &stores);
     s.push_str(
         "<script>function sortBy(th){var t=th.closest('table'),i=[].indexOf.call(th.parentNode.children,th),\
          up=th.dataset.up!=='1';th.dataset.up=up?'1':'0';var rows=[].slice.call(t.tBodies[0].rows);\
@@ -332,8 +297,8 @@ fn spectrum(s: &mut String, k: usize, g: &str, summary: &ExperimentSummary, stor
                 .median_run_spectrum
                 .iter()
                 .map(|&(p, ns)| {
-                    let us = ns.max(1) as f64 / 1e3;
-                    (nines(p, last), us, us, us)
+                    let ns = ns.max(1) as f64;
+                    (nines(p, last), ns, ns, ns)
                 })
                 .collect(),
         })
@@ -353,10 +318,10 @@ fn spectrum(s: &mut String, k: usize, g: &str, summary: &ExperimentSummary, stor
         min: 0.0,
         max: last.ceil().max(last + 0.5),
         nines: true,
+        latency: false,
     };
-    let y = Axis::covering(
-        "latency, µs",
-        true,
+    let y = Axis::latency(
+        "latency",
         lines_of.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
     );
     figure(
@@ -365,6 +330,105 @@ fn spectrum(s: &mut String, k: usize, g: &str, summary: &ExperimentSummary, stor
         &lines(&format!("Latency spectrum, {g}"), &x, &y, &lines_of, &legend, None),
         "Each line is a store's latency (log axis) at every percentile of its median run, the percentiles spaced by their nines so 90%, 99% and 99.9% get equal room; the rightmost point is the maximum. Lower is better; a line that rises early has a heavy tail.",
     );
+}
+
+/// The target rate of each bar group that runs an open loop (`None` for a closed loop): the
+/// rate of its cells' arrival, which the rate sweeps record.
+fn open_loop_targets(summary: &ExperimentSummary, groups: &[String]) -> Vec<Option<f64>> {
+    groups
+        .iter()
+        .map(|g| {
+            summary
+                .cells
+                .iter()
+                .filter(|c| group(c) == *g)
+                .find_map(|c| {
+                    summary
+                        .capacity
+                        .iter()
+                        .flat_map(|k| &k.points)
+                        .find(|p| p.cell == c.id)
+                        .map(|p| p.rate)
+                })
+        })
+        .collect()
+}
+
+/// The rate sweeps, one plot per workload and arrival process: every store's latency against
+/// the throughput it achieved at each rate, overlaid, with the latency bound dashed.
+fn rate_sweeps(s: &mut String, summary: &ExperimentSummary, stores: &[String]) {
+    let sweeps = names(
+        summary
+            .capacity
+            .iter()
+            .map(|c| format!("{}, {} arrivals", c.workload, c.process)),
+    );
+    for (k, sweep) in sweeps.iter().enumerate() {
+        let of_sweep: Vec<_> = summary
+            .capacity
+            .iter()
+            .filter(|c| format!("{}, {} arrivals", c.workload, c.process) == *sweep)
+            .collect();
+        let mut series = Vec::new();
+        let mut legend = Vec::new();
+        for c in &of_sweep {
+            let store = stores.iter().position(|s| *s == c.store).unwrap_or(0);
+            let points: Vec<(f64, f64, f64, f64)> = c
+                .points
+                .iter()
+                .map(|p| {
+                    let (lo, hi) = summary
+                        .cells
+                        .iter()
+                        .find(|x| x.id == p.cell)
+                        .and_then(|x| x.latency_ns.get(&c.percentile))
+                        .map_or((p.latency_ns, p.latency_ns), |t| {
+                            (t.ci95_low.max(t.min), t.ci95_high)
+                        });
+                    (p.throughput, p.latency_ns, lo, hi)
+                })
+                .collect();
+            let verdict = c
+                .highest_sustained_rate
+                .map_or("no rate sustained".into(), |r| {
+                    format!("sustains {} requests/s", short(r))
+                });
+            legend.push((store, format!("{}\n{verdict}", c.store)));
+            series.push(Line {
+                series: store,
+                points,
+            });
+        }
+        let percentile = of_sweep.first().map_or("p99", |c| c.percentile.as_str());
+        let bound = of_sweep.iter().find_map(|c| c.bound_ns).map(|b| b as f64);
+        let x = Axis::covering(
+            "achieved throughput, requests/s",
+            false,
+            series.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
+        );
+        let y = Axis::latency(
+            &format!("{percentile} latency"),
+            series
+                .iter()
+                .flat_map(|l| l.points.iter().flat_map(|p| [p.2.max(1.0), p.3]))
+                // room on both sides of the bound: it is never hidden on the axis or frame
+                .chain(bound.into_iter().flat_map(|b| [b / 2.0, b * 2.0])),
+        );
+        let threshold = bound.map(|b| (b, format!("bound {}", gadget::units::latency(b))));
+        figure(
+            s,
+            &format!("capacity-{k}"),
+            &lines(
+                &format!("{sweep}: {percentile} latency against throughput"),
+                &x,
+                &y,
+                &series,
+                &legend,
+                threshold,
+            ),
+            "Each line is a store, each point one target rate: how much the store did (x) at what latency (y, log axis; the bar is its 95% interval). Where a line turns up steeply the store is saturated; a rate is sustained when the store did 95% of it within the dashed latency bound. The further right a line stays under the bound, the more the store sustains.",
+        );
+    }
 }
 
 fn figure(s: &mut String, id: &str, svg: &str, how_to_read: &str) {
