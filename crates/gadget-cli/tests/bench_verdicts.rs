@@ -123,7 +123,10 @@ fn every_cell_is_judged_against_the_baseline_in_blocks() {
     // what ran: the machine, and each store
     let ran = &summary["ran"];
     assert!(ran["machine"].as_str().unwrap().contains("CPUs"), "{ran}");
-    assert!(ran["stores"]["lmdb"].is_array() && ran["stores"]["memory"].is_array(), "{ran}");
+    assert!(
+        ran["stores"]["lmdb"].is_array() && ran["stores"]["memory"].is_array(),
+        "{ran}"
+    );
     let printed = String::from_utf8_lossy(&o.stdout);
     assert!(printed.contains("Ran on "), "{printed}");
     assert!(

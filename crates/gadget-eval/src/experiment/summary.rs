@@ -129,7 +129,10 @@ impl Ran {
     fn of(e: &Experiment, plan: &Plan, done: &[(PlannedRun, RunReport)]) -> Option<Ran> {
         let first = done.iter().find_map(|(_, r)| r.context.as_ref())?;
         let h = &first.host;
-        let mut machine = vec![h.cpu_model.clone().unwrap_or_else(|| "an unknown CPU".into())];
+        let mut machine = vec![h
+            .cpu_model
+            .clone()
+            .unwrap_or_else(|| "an unknown CPU".into())];
         if let Some(n) = h.cpus {
             machine.push(format!("{n} CPUs"));
         }
