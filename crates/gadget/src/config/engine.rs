@@ -303,6 +303,7 @@ fn parse_windows(s: &Section<'_>, kind: &str) -> Result<Option<TimeWindows>, Con
                 "equals `size`: that is a tumbling window; use `type = \"tumbling-count\"`",
             ));
         }
+        super::check_windows_per_event(s, "advance", size, advance)?;
         advance
     } else {
         size
@@ -803,6 +804,28 @@ mode = "update"
         assert!(e.contains("suppress") && e.contains("windowed"), "{e}");
         let e = said("type = \"tumbling-count\"\nsize = 10\nsuppress = \"yes\"");
         assert!(e.contains("until-window-closes"), "{e}");
+    }
+
+    #[test]
+    fn a_hopping_count_putting_a_record_into_over_100000_windows_is_refused_at_its_advance() {
+        let hopping = |size: i64, advance: i64| {
+            let operator = format!("type = \"hopping-count\"\nsize = {size}\nadvance = {advance}");
+            Config::parse(
+                &COUNT.replace("type = \"count\"", &operator),
+                Path::new("c.toml"),
+            )
+        };
+        // each record would fall in 86.4 million windows, a request or two each
+        let e = hopping(86_400_000, 1).unwrap_err().to_string();
+        assert!(
+            e.contains("c.toml:15: `operator.advance`")
+                && e.contains("86400000 windows")
+                && e.contains("at most 100000"),
+            "{e}"
+        );
+        // the bound is Flink's sliding windows' (one constant)
+        assert!(hopping(86_400_000, 864).is_ok());
+        assert!(hopping(86_400_000, 863).is_err());
     }
 
     #[test]
