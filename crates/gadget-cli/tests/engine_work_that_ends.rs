@@ -1,9 +1,11 @@
 //! Engine configs whose work could run away end it, or are refused at their line: a Kafka
-//! Streams record in 86 million hopping windows; and `gen` stops inside a record's long work
-//! at Ctrl-C, its trace marked interrupted.
+//! Streams record in 86 million hopping windows, names no trace reader takes; and `gen` stops
+//! inside a record's long work at Ctrl-C, its trace marked interrupted.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
 
 mod interrupt;
 
@@ -114,4 +116,33 @@ fn the_limit_cuts_a_record_in_100000_windows_at_exactly_the_limit() {
     // the first record (at time 0) falls in one window, the second's fill the limit
     assert_eq!(json["events"], 2, "{json}");
     assert_eq!(json["truncated"], true, "{json}");
+}
+
+#[test]
+fn an_application_id_no_trace_reader_takes_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(1100);
+    for value in ["\"a\\tb\"", "\"a\\nb\"", &format!("\"{long}\"")] {
+        let cfg = hopping_count(
+            dir.path(),
+            "app.toml",
+            1000,
+            &format!("application_id = {value}\n"),
+        );
+        let out = dir.path().join("t.gtrace");
+        let assert = Command::cargo_bin("gadget")
+            .unwrap()
+            .args(["gen", cfg.to_str().unwrap(), "--limit", "100"])
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .failure();
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        assert!(
+            stderr.contains("app.toml:16: `operator.application_id`")
+                && stderr.contains("1 to 249 ASCII letters, digits, `.`, `_` or `-`"),
+            "{value}: {stderr}"
+        );
+        assert!(!out.exists(), "{value}: a trace was written");
+    }
 }

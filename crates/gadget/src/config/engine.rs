@@ -79,9 +79,9 @@ pub(super) fn parse_kafka_streams(
         _ => Runner::TestDriver,
     };
     let spec = KafkaStreamsSpec {
-        application_id: s.string("application_id")?.unwrap_or(d.application_id),
-        store: s.string("store")?.unwrap_or(default_store),
-        topic: s.string("topic")?.unwrap_or(d.topic),
+        application_id: kafka_name(s, "application_id")?.unwrap_or(d.application_id),
+        store: kafka_name(s, "store")?.unwrap_or(default_store),
+        topic: kafka_name(s, "topic")?.unwrap_or(d.topic),
         cache_bytes: s
             .int("cache_bytes", 0, i64::MAX)?
             .map_or(d.cache_bytes, |b| b as u64),
@@ -94,21 +94,43 @@ pub(super) fn parse_kafka_streams(
         windows,
         sessions,
         join,
-        right_topic: s.string("right_topic")?.unwrap_or(d.right_topic),
+        right_topic: kafka_name(s, "right_topic")?.unwrap_or(d.right_topic),
     };
-    for (key, value) in [
-        ("application_id", &spec.application_id),
-        ("store", &spec.store),
-        ("topic", &spec.topic),
-        ("right_topic", &spec.right_topic),
-    ] {
-        if value.is_empty() || value.contains('/') {
-            return Err(s.error(key, "give a non-empty name without `/`"));
-        }
-    }
     Ok((
         OperatorConfig::KafkaStreams(Box::new(spec)),
         kind.to_string(),
+    ))
+}
+
+/// The longest name Kafka takes for a topic or a store (`Topic.validate`, `Named.validate`).
+const KAFKA_NAME_MAX: usize = 249;
+
+/// A name of Kafka's (`application_id`, `store`, `topic`, `right_topic`): ASCII letters,
+/// digits, `.`, `_` and `-`, at most [`KAFKA_NAME_MAX`] of them, neither `.` nor `..`, as Kafka
+/// requires of topic and store names (the application id prefixes the changelog topics'). The
+/// names become paths in the trace's state names
+/// (`<application_id>/0_0/<store>/<store>.<segment start>/<column family>`), which these
+/// rules keep free of `/`, tabs and line breaks and within a trace's 1 KiB.
+fn kafka_name(s: &Section<'_>, key: &'static str) -> Result<Option<String>, ConfigError> {
+    let Some(name) = s.string(key)? else {
+        return Ok(None);
+    };
+    let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    let why = if name.is_empty() || name == "." || name == ".." {
+        format!("{name:?} is not a name")
+    } else if let Some(c) = name.chars().find(|&c| !legal(c)) {
+        format!("{c:?} cannot be in a name")
+    } else if name.len() > KAFKA_NAME_MAX {
+        format!("the name is {} characters long", name.len())
+    } else {
+        return Ok(Some(name));
+    };
+    Err(s.error(
+        key,
+        format!(
+            "{why}: Kafka's names (topics, stores, the application id its topics start with) are \
+             1 to {KAFKA_NAME_MAX} ASCII letters, digits, `.`, `_` or `-`, and not `.` or `..`"
+        ),
     ))
 }
 
@@ -829,6 +851,44 @@ mode = "update"
     }
 
     #[test]
+    fn kafka_names_are_what_kafka_takes_so_that_every_trace_reader_reads_their_states() {
+        let with = |key: &str, value: &str| {
+            let text = format!("{COUNT}{key} = {value}\n");
+            Config::parse(&text, Path::new("c.toml"))
+        };
+        let longest = "x".repeat(249);
+        for key in ["application_id", "store", "topic"] {
+            for (value, said) in [
+                ("\"a\\tb\"".to_string(), "'\\t' cannot be in a name"),
+                ("\"a\\nb\"".to_string(), "'\\n' cannot be in a name"),
+                ("\"a b\"".to_string(), "' ' cannot be in a name"),
+                ("\"..\"".to_string(), "\"..\" is not a name"),
+                ("\"\"".to_string(), "\"\" is not a name"),
+                (format!("\"{longest}y\""), "250 characters long"),
+                (format!("\"{}\"", "x".repeat(1100)), "1100 characters long"),
+            ] {
+                let e = with(key, &value).unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!("c.toml:14: `operator.{key}`"))
+                        && e.contains(said)
+                        && e.contains("1 to 249 ASCII letters, digits, `.`, `_` or `-`"),
+                    "{key} = {value}: {e}"
+                );
+            }
+            let c = with(key, &format!("\"{longest}\"")).unwrap();
+            let OperatorConfig::KafkaStreams(spec) = c.operator else {
+                panic!("{:?}", c.operator);
+            };
+            let name = match key {
+                "application_id" => &spec.application_id,
+                "store" => &spec.store,
+                _ => &spec.topic,
+            };
+            assert_eq!(name, &longest);
+        }
+    }
+
+    #[test]
     fn an_operator_of_another_engine_names_the_closest_one_and_bad_settings_say_why() {
         let said = |text: &str| {
             Config::parse(text, Path::new("c.toml"))
@@ -848,7 +908,7 @@ mode = "update"
             "{e}"
         );
         let e = said(&COUNT.replace("type = \"count\"", "type = \"count\"\nstore = \"a/b\""));
-        assert!(e.contains("without `/`"), "{e}");
+        assert!(e.contains("'/' cannot be in a name"), "{e}");
         let e = said(&COUNT.replace("type = \"count\"", "type = \"count\"\ntimers = \"heap\""));
         assert!(e.contains("timers"), "{e}");
         let e = said(&format!("parallelism = 2\n{COUNT}"));

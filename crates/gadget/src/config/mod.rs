@@ -888,8 +888,8 @@ fn parse_lookup_join(s: &Section<'_>) -> Result<LookupJoinSpec, ConfigError> {
         }
     };
     let state = |key: &'static str, default: &str| -> Result<String, ConfigError> {
-        let name = s.string(key)?.unwrap_or_else(|| default.to_string());
-        if name.is_empty() || LOOKUP_JOIN_WINDOW_STATES.contains(&name.as_str()) {
+        let name = s.state_name(key)?.unwrap_or_else(|| default.to_string());
+        if LOOKUP_JOIN_WINDOW_STATES.contains(&name.as_str()) {
             return Err(s.error(
                 key,
                 format!(
@@ -992,7 +992,7 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
         "lookup-join" => OperatorConfig::LookupJoin(parse_lookup_join(s)?),
         "aggregation" => OperatorConfig::Aggregation {
             state_name: s
-                .string("state_name")?
+                .state_name("state_name")?
                 .unwrap_or_else(|| "running-sum".to_string()),
         },
         _ => {

@@ -26,8 +26,8 @@ use std::io::{self, Read, Write};
 use crate::access::{Access, AccessSink, Op, StateId};
 
 use super::{
-    check_state_names, Counter, RecordRef, RecordSource, Records, TraceError, TraceFooter,
-    TraceHeader, MAX_HEADER_LEN, MAX_KEY_LEN,
+    check_state_names, rename_state, Counter, RecordRef, RecordSource, Records, TraceError,
+    TraceFooter, TraceHeader, MAX_HEADER_LEN, MAX_KEY_LEN,
 };
 
 /// The first 8 bytes of every binary trace.
@@ -263,6 +263,9 @@ pub struct BinaryTraceWriter<W: Write> {
     end: usize,
     block_records: u32,
     prev: Vec<Vec<u8>>,
+    /// The state table: the header's, renamed by every `open` written so far (checked as a
+    /// reader checks it, so that a trace this writes can be read).
+    names: Vec<String>,
     /// The state of the block's previous access, or [`NO_STATE`].
     prev_state: u32,
     written: u64,
@@ -302,6 +305,7 @@ impl<W: Write> BinaryTraceWriter<W> {
             end: BLOCK_HEADER_LEN,
             block_records: 0,
             prev: vec![Vec::new(); header.state_names.len()],
+            names: header.state_names.clone(),
             prev_state: NO_STATE,
             written,
             counts: Counter::default(),
@@ -557,6 +561,12 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             )));
             return;
         };
+        if a.op == Op::Open {
+            if let Err(what) = rename_state(&mut self.names, a.state, a.key) {
+                self.error = Some(TraceError::InvalidInput(what));
+                return;
+            }
+        }
         let value_len = a.value_len;
         let shared = shared_prefix(prev, a.key);
         if shared == a.key.len() && shared == prev.len() {
@@ -582,8 +592,9 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             value_len,
         });
         for &(op, value_len) in rest {
-            if self.error.is_some() || self.block_is_empty() {
-                // failed, or a new block began (its previous keys are empty): the long way
+            if self.error.is_some() || self.block_is_empty() || op == Op::Open {
+                // failed, a new block began (its previous keys are empty) or a state is
+                // named: the long way
                 self.access(Access {
                     op,
                     state,
@@ -2125,6 +2136,37 @@ mod tests {
             let header = TraceHeader::new("test", owned, None, "{}".into());
             assert!(BinaryTraceWriter::new(Vec::new(), &header).is_err());
         }
+    }
+
+    #[test]
+    fn the_writer_refuses_an_open_naming_a_state_as_no_reader_would_read_it() {
+        let long = "x".repeat(crate::trace::MAX_STATE_NAME_LEN + 1);
+        for (name, said) in [
+            ("a\tb", "tab or line break"),
+            ("a\nb", "tab or line break"),
+            (long.as_str(), "longer than"),
+            ("b", "already has"),
+        ] {
+            let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+            let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+            RecordRef::from(&access(Op::Put, 0, b"k", 3)).feed(&mut w);
+            w.access_all(0, name.as_bytes(), &[(Op::Open, 0)]);
+            RecordRef::from(&access(Op::Put, 0, b"k", 3)).feed(&mut w);
+            let err = w
+                .finish(TraceFooter::new(false))
+                .expect_err("an unreadable open refused");
+            assert!(err.to_string().contains(said), "{name:?}: {err}");
+        }
+        // a good name is written, and read back under it
+        let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+        let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+        w.access_all(0, b"a2", &[(Op::Open, 0)]);
+        let bytes = w
+            .finish(TraceFooter::new(false))
+            .expect("a good open written");
+        let mut r = BinaryTraceReader::new(bytes.as_slice()).unwrap();
+        while r.next_record().unwrap().is_some() {}
+        assert_eq!(r.state_names(), ["a2", "b"]);
     }
 
     #[test]
