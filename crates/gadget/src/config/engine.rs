@@ -246,9 +246,7 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         (None, Some(ms)) => Trigger::EventTime(ms),
         (None, None) => d.trigger,
     };
-    let partitions = s
-        .int("partitions", 1, 1000)?
-        .map_or(d.partitions, |n| n as u32);
+    let partitions = parse_partitions(s, query)?.unwrap_or(d.partitions);
     // only a join has a type: `join_type` stays an unknown key elsewhere
     let join_type = if query == SparkQuery::StreamJoin {
         match s.choice(
@@ -273,6 +271,32 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         join_type,
     };
     Ok((OperatorConfig::Spark(Box::new(spec)), kind.to_string()))
+}
+
+/// `partitions`: at most [`MAX_STATE_STORES`](crate::engine::spark::MAX_STATE_STORES) state
+/// stores in all, each partition having `query`'s stores.
+fn parse_partitions(s: &Section<'_>, query: SparkQuery) -> Result<Option<u32>, ConfigError> {
+    use crate::engine::spark::MAX_STATE_STORES;
+    let stores = query.stores_per_partition();
+    let max = MAX_STATE_STORES / stores;
+    let Some(n) = s.int("partitions", 1, i64::MAX)? else {
+        return Ok(None);
+    };
+    if n > i64::from(max) {
+        let each = match stores {
+            1 => "a state store each".to_string(),
+            k => format!("{k} state stores each (a join's)"),
+        };
+        return Err(s.error(
+            "partitions",
+            format!(
+                "{n} is out of range; allowed: [1, {max}]: partitions have {each}, and a query \
+                 has at most {MAX_STATE_STORES} state stores, as opening each in RocksDB (a \
+                 column family) costs time that grows with the number open (docs/config.md)"
+            ),
+        ));
+    }
+    Ok(Some(n as u32))
 }
 
 /// The sessions of a `session-count` (`gap`, `grace`), in ms; `None` for other operators.
@@ -886,6 +910,48 @@ mode = "update"
             };
             assert_eq!(name, &longest);
         }
+    }
+
+    #[test]
+    fn spark_partitions_are_bounded_by_the_state_stores_they_open() {
+        let spark = |operator: &str, partitions: u32| {
+            let text = COUNT
+                .replace("engine = \"kafka-streams\"", "engine = \"spark\"")
+                .replace(
+                    "type = \"count\"",
+                    &format!("{operator}\npartitions = {partitions}"),
+                );
+            Config::parse(&text, Path::new("c.toml")).map_err(|e| e.to_string())
+        };
+        let count = "type = \"tumbling-count\"\nsize = 5000";
+        assert!(spark(count, 200).is_ok());
+        let e = spark(count, 201).unwrap_err();
+        assert!(
+            e.contains("`operator.partitions`: 201 is out of range; allowed: [1, 200]")
+                && e.contains("at most 200 state stores")
+                && e.contains("docs/config.md"),
+            "{e}"
+        );
+        let e = spark(count, 1000).unwrap_err();
+        assert!(e.contains("[1, 200]"), "{e}");
+        // a join has four state stores per partition
+        let join = |partitions: u32| {
+            let text = format!(
+                "engine = \"spark\"\n[source]\ntype = \"file\"\npath = \"x.csv\"\n\
+                 key_column = 0\ntime_column = 1\ntype_column = 2\nleft_types = [\"S\"]\n\
+                 right_types = [\"F\"]\n[operator]\ntype = \"stream-join\"\nwindow = 5000\n\
+                 partitions = {partitions}\n"
+            );
+            Config::parse(&text, Path::new("c.toml")).map_err(|e| e.to_string())
+        };
+        assert!(join(50).is_ok());
+        let e = join(51).unwrap_err();
+        assert!(
+            e.contains("c.toml:13")
+                && e.contains("allowed: [1, 50]")
+                && e.contains("4 state stores each"),
+            "{e}"
+        );
     }
 
     #[test]
