@@ -2138,6 +2138,47 @@ mod tests {
         }
     }
 
+    /// A trace whose one record opens state 1 as `name`: written under a name of the same
+    /// length that the writer takes, then edited, its block's checksum made right again (what
+    /// a broken writer could leave).
+    fn trace_opening_as(name: &[u8]) -> Vec<u8> {
+        let placeholder = vec![b'Q'; name.len()];
+        let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+        let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+        w.access_all(1, &placeholder, &[(Op::Open, 0)]);
+        let mut bytes = w.finish(TraceFooter::new(false)).expect("written");
+        // the data block follows the magic, the version and the header block
+        let len_at = |at: usize| u32::from_le_bytes(bytes[at + 1..at + 5].try_into().unwrap());
+        let data = 10 + BLOCK_HEADER_LEN + len_at(10) as usize;
+        let payload = data + BLOCK_HEADER_LEN..data + BLOCK_HEADER_LEN + len_at(data) as usize;
+        let at = payload.start
+            + bytes[payload.clone()]
+                .windows(name.len())
+                .position(|w| w == placeholder)
+                .expect("the name in the block");
+        bytes[at..at + name.len()].copy_from_slice(name);
+        let crc = block_crc(&bytes[data..data + 9], &bytes[payload]);
+        bytes[data + 9..data + 13].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn an_open_naming_a_state_as_no_reader_takes_is_refused_with_its_offset() {
+        for (name, says) in [
+            (&b"a"[..], "the name state 0 already has"),
+            (&[0xff, 0xfe][..], "not UTF-8"),
+            (&b"x\ty"[..], "tab or line break"),
+        ] {
+            let err = read_records(&trace_opening_as(name)).expect_err("refused");
+            assert!(
+                err.to_string().contains("corrupted trace at byte")
+                    && err.to_string().contains(says),
+                "{err}"
+            );
+        }
+        assert!(read_records(&trace_opening_as(b"c")).is_ok());
+    }
+
     #[test]
     fn the_writer_refuses_an_open_naming_a_state_as_no_reader_would_read_it() {
         let long = "x".repeat(crate::trace::MAX_STATE_NAME_LEN + 1);
