@@ -558,6 +558,12 @@ impl AccessSink for BlockSink {
             self.last_watermark = Some(to.max(self.last_watermark.unwrap_or(to)));
         }
     }
+
+    /// The driver is gone or asked the producer to stop: an operator in the middle of an
+    /// element's long work (a record in many windows) leaves the rest undone.
+    fn stopped(&self) -> bool {
+        self.closed || self.stop.load(Ordering::Relaxed)
+    }
 }
 
 #[cfg(test)]

@@ -212,6 +212,15 @@ pub trait AccessSink {
 
     /// A watermark reached the operator.
     fn watermark(&mut self, _timestamp: i64) {}
+
+    /// True once the sink takes no more requests: the request limit is reached or the run was
+    /// asked to stop (Ctrl-C). An operator whose work for one element can be long (a record in
+    /// 100,000 hopping windows, a table preload) looks at it between the parts of that work
+    /// and leaves the rest undone; the run then ends after that element. Never true unless a
+    /// sink says so.
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 /// A record of a trace: an access (owning its key) or a marker.

@@ -31,7 +31,19 @@ struct Limiter<'a, S: AccessSink + ?Sized> {
     /// `counts.requests()`, kept as a running total.
     requests: u64,
     limit: u64,
+    /// Set from elsewhere (Ctrl-C) to end the run.
+    stop: &'a AtomicBool,
 }
+
+impl<S: AccessSink + ?Sized> Limiter<'_, S> {
+    /// True when the run was asked to stop, here or by the sink it feeds.
+    fn stop_asked(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.inner.stopped()
+    }
+}
+
+/// The stop flag of a generation nothing stops but its limit.
+static NEVER: AtomicBool = AtomicBool::new(false);
 
 impl<S: AccessSink + ?Sized> AccessSink for Limiter<'_, S> {
     #[inline]
@@ -63,6 +75,10 @@ impl<S: AccessSink + ?Sized> AccessSink for Limiter<'_, S> {
         self.counts.watermarks += 1;
         self.inner.watermark(timestamp);
     }
+    #[inline]
+    fn stopped(&self) -> bool {
+        self.requests >= self.limit || self.stop_asked()
+    }
 }
 
 /// Runs `source` through `operator` into `sink`.
@@ -88,9 +104,10 @@ pub fn generate<S: AccessSink + ?Sized>(
     )
 }
 
-/// [`generate`] that also stops once `stop` is set (Ctrl-C), looking at it with each call of
-/// `progress`: the requests so far stay in the sink, and the result is marked `interrupted`
-/// and `truncated` (the operator's open windows are not fired).
+/// [`generate`] that also stops once `stop` is set (Ctrl-C), looking at it after every element
+/// and, through [`AccessSink::stopped`], within an element's long work: the requests so far
+/// stay in the sink, and the result is marked `interrupted` and `truncated` (the operator's
+/// open windows are not fired).
 pub fn generate_until<S: AccessSink + ?Sized>(
     source: ElementStream,
     operator: &mut dyn Operator,
@@ -99,9 +116,9 @@ pub fn generate_until<S: AccessSink + ?Sized>(
     progress: &mut dyn FnMut(&AccessCounts),
     stop: &AtomicBool,
 ) -> Result<Generated, SourceError> {
-    let mut generator = Generator::start(operator, sink, limit);
+    let mut generator = Generator::start_until(operator, sink, limit, stop);
     let mut elements: u64 = 0;
-    // a preload that reaches the limit ends the run before the first element
+    // a preload that reaches the limit (or is stopped) ends the run before the first element
     let source = (!generator.is_done()).then_some(source);
     for element in source.into_iter().flatten() {
         if !generator.push(element?) {
@@ -110,10 +127,6 @@ pub fn generate_until<S: AccessSink + ?Sized>(
         elements += 1;
         if elements % crate::PROGRESS_EVERY == 0 {
             progress(generator.counts());
-            if stop.load(Ordering::Relaxed) {
-                generator.interrupt();
-                break;
-            }
         }
     }
     let generated = generator.finish();
@@ -139,16 +152,29 @@ impl<'a, S: AccessSink + ?Sized> Generator<'a, S> {
     /// Starts `operator` ([`Operator::on_start`]) writing to `sink`; `limit` stops it after
     /// that many requests.
     pub fn start(operator: &'a mut dyn Operator, sink: &'a mut S, limit: Option<u64>) -> Self {
+        Generator::start_until(operator, sink, limit, &NEVER)
+    }
+
+    /// [`Generator::start`] that also stops once `stop` is set (Ctrl-C): after the element
+    /// during which it was set, whose own work the operator may cut short
+    /// ([`AccessSink::stopped`]).
+    pub fn start_until(
+        operator: &'a mut dyn Operator,
+        sink: &'a mut S,
+        limit: Option<u64>,
+        stop: &'a AtomicBool,
+    ) -> Self {
         let limit = limit.unwrap_or(u64::MAX);
         let mut out = Limiter {
             inner: sink,
             counts: AccessCounts::default(),
             requests: 0,
             limit,
+            stop,
         };
         operator.on_start(&mut out);
         let preload_requests = out.requests;
-        Generator {
+        let mut generator = Generator {
             operator,
             truncated: out.requests >= limit,
             out,
@@ -157,7 +183,11 @@ impl<'a, S: AccessSink + ?Sized> Generator<'a, S> {
             key_bytes: Vec::with_capacity(32),
             preload_requests,
             interrupted: false,
+        };
+        if generator.out.stop_asked() {
+            generator.interrupt();
         }
+        generator
     }
 
     /// True once the limit was reached or the run was interrupted: it takes no more elements.
@@ -172,7 +202,7 @@ impl<'a, S: AccessSink + ?Sized> Generator<'a, S> {
     }
 
     /// Passes the next element through the operator; false once the run is done (the limit
-    /// reached: this element's requests were the last ones taken).
+    /// reached: this element's requests were the last ones taken; or a stop asked for).
     #[inline]
     pub fn push(&mut self, element: StreamElement) -> bool {
         if self.truncated {
@@ -194,6 +224,8 @@ impl<'a, S: AccessSink + ?Sized> Generator<'a, S> {
         }
         if self.out.requests >= self.out.limit {
             self.truncated = true;
+        } else if self.out.stop_asked() {
+            self.interrupt();
         }
         !self.truncated
     }
@@ -240,9 +272,33 @@ mod tests {
     use crate::source::Event;
     use crate::timer::TimerService;
 
-    /// 200,000 events of ten keys, one per ms, through a 1 s tumbling window; whether the
-    /// run was stopped from the start.
-    fn run(stopped: bool) -> (Generated, VecSink) {
+    /// A sink that asks the run to stop (sets `stop`) once it has seen `stop_at` events.
+    struct StopsAt<'a> {
+        records: VecSink,
+        stop: &'a AtomicBool,
+        stop_at: u64,
+        events: u64,
+    }
+
+    impl AccessSink for StopsAt<'_> {
+        fn access(&mut self, a: Access<'_>) {
+            self.records.access(a);
+        }
+        fn event(&mut self, input: u8) {
+            self.events += 1;
+            if self.events == self.stop_at {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+            self.records.event(input);
+        }
+        fn watermark(&mut self, timestamp: i64) {
+            self.records.watermark(timestamp);
+        }
+    }
+
+    /// 200,000 events of ten keys, one per ms, through a 1 s tumbling window, stopped (as by
+    /// Ctrl-C) when the sink has seen `stop_at` events.
+    fn run(stop_at: u64) -> (Generated, VecSink) {
         let events = (0..200_000i64).map(|t| {
             Ok(StreamElement::Event(Event {
                 key: Key::Long(t % 10),
@@ -262,27 +318,33 @@ mod tests {
             TimerService::RocksDb,
             128,
         );
-        let mut sink = VecSink::default();
+        let stop = AtomicBool::new(false);
+        let mut sink = StopsAt {
+            records: VecSink::default(),
+            stop: &stop,
+            stop_at,
+            events: 0,
+        };
         let generated = generate_until(
             Box::new(events),
             &mut operator,
             &mut sink,
             None,
             &mut |_| {},
-            &AtomicBool::new(stopped),
+            &stop,
         )
         .unwrap();
-        (generated, sink)
+        (generated, sink.records)
     }
 
     #[test]
-    fn a_stop_ends_the_run_at_the_next_progress_call_marked_interrupted() {
-        let (whole, _) = run(false);
+    fn a_stop_ends_the_run_after_the_element_it_came_in_marked_interrupted() {
+        let (whole, _) = run(u64::MAX);
         assert_eq!(whole.counts.events, 200_000);
         assert!(!whole.truncated && !whole.interrupted);
 
-        let (stopped, sink) = run(true);
-        assert_eq!(stopped.counts.events, crate::PROGRESS_EVERY);
+        let (stopped, sink) = run(1_000);
+        assert_eq!(stopped.counts.events, 1_000);
         assert!(stopped.truncated && stopped.interrupted);
         assert_eq!(sink.records.len() as u64, {
             let c = &stopped.counts;

@@ -378,6 +378,9 @@ impl<S: AccessSink + ?Sized> AccessSink for KeyStats<'_, S> {
     fn watermark(&mut self, timestamp: i64) {
         self.inner.watermark(timestamp);
     }
+    fn stopped(&self) -> bool {
+        self.inner.stopped()
+    }
 }
 
 /// What `gadget gen` reports.

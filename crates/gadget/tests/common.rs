@@ -42,3 +42,126 @@ pub fn shared_dir(test: &str) -> Option<PathBuf> {
     );
     None
 }
+
+/// Writes `events.csv` in `dir` (no header): 3,000 rows of a key (0–49), a time in µs (20 s
+/// apart, so windows, segments and sessions come and go) and a Borg event type (`SUBMIT`,
+/// `SCHEDULE`, `FINISH`, `FAIL`), the columns of the bundled reference configs; its path.
+pub fn events_csv(dir: &std::path::Path) -> PathBuf {
+    let types = ["SUBMIT", "SCHEDULE", "FINISH", "FAIL"];
+    let rows: String = (0..3000u64)
+        .map(|i| {
+            format!(
+                "{},{},{}\n",
+                i * 7 % 50,
+                i * 20_000_000,
+                types[i as usize % 4]
+            )
+        })
+        .collect();
+    let path = dir.join("events.csv");
+    std::fs::write(&path, rows).unwrap();
+    path
+}
+
+/// What a trace held, read back.
+#[derive(Debug, Default)]
+pub struct ReadBack {
+    /// Its requests.
+    pub requests: u64,
+    /// The names of its states: the header's and those its `open`s gave.
+    pub names: Vec<String>,
+}
+
+/// Generates `config`'s trace (its first `elements` events and watermarks, at most `limit`
+/// requests) in the binary and the text format, and reads each back to its end with the
+/// trace reader: every record must read, and as many as were generated. An error says what
+/// went wrong; a config whose source cannot open gives an empty read.
+pub fn generate_and_read_back(
+    config: &gadget::config::Config,
+    limit: u64,
+) -> Result<ReadBack, String> {
+    generate_and_read_back_first(config, limit, u64::MAX)
+}
+
+/// [`generate_and_read_back`] of the source's first `elements` elements only.
+pub fn generate_and_read_back_first(
+    config: &gadget::config::Config,
+    limit: u64,
+    elements: u64,
+) -> Result<ReadBack, String> {
+    use gadget::trace::{BinaryTraceWriter, RecordRef, TextTraceWriter, TraceFooter, TraceReader};
+    let mut read = ReadBack::default();
+    for binary in [true, false] {
+        let Ok(source) = config.open_source() else {
+            return Ok(ReadBack::default());
+        };
+        let source = Box::new(source.take(elements as usize));
+        let mut operator = config.build_operator();
+        let header = config.trace_header(operator.states());
+        let (generated, bytes) = if binary {
+            let mut w = BinaryTraceWriter::new(Vec::new(), &header)
+                .map_err(|e| format!("the binary writer refused the header: {e}"))?;
+            let Ok(g) = gadget::generate::generate(
+                source,
+                operator.as_mut(),
+                &mut w,
+                Some(limit),
+                &mut |_| {},
+            ) else {
+                return Ok(ReadBack::default());
+            };
+            let bytes = w
+                .finish(TraceFooter::new(g.truncated))
+                .map_err(|e| format!("the binary writer refused a record: {e}"))?;
+            (g, bytes)
+        } else {
+            let mut w = TextTraceWriter::new(Vec::new(), &header)
+                .map_err(|e| format!("the text writer refused the header: {e}"))?;
+            let Ok(g) = gadget::generate::generate(
+                source,
+                operator.as_mut(),
+                &mut w,
+                Some(limit),
+                &mut |_| {},
+            ) else {
+                return Ok(ReadBack::default());
+            };
+            let bytes = w
+                .finish(TraceFooter::new(g.truncated))
+                .map_err(|e| format!("the text writer refused a record: {e}"))?;
+            (g, bytes)
+        };
+        let format = if binary { "binary" } else { "text" };
+        let mut reader = TraceReader::from_reader(std::io::Cursor::new(bytes))
+            .map_err(|e| format!("the {format} trace's header does not read: {e}"))?;
+        let mut names = reader.state_names().to_vec();
+        let (mut requests, mut events, mut watermarks) = (0u64, 0u64, 0u64);
+        while let Some(record) = reader
+            .next_record()
+            .map_err(|e| format!("the {format} trace does not read back: {e}"))?
+        {
+            match record {
+                RecordRef::Access(a) => {
+                    requests += 1;
+                    if a.op == gadget::access::Op::Open {
+                        names.push(String::from_utf8_lossy(a.key).into_owned());
+                    }
+                }
+                RecordRef::Event { .. } => events += 1,
+                RecordRef::Watermark { .. } => watermarks += 1,
+            }
+        }
+        let c = &generated.counts;
+        if (requests, events, watermarks) != (c.requests(), c.events, c.watermarks) {
+            return Err(format!(
+                "the {format} trace reads back {requests} requests, {events} events and \
+                 {watermarks} watermarks, of {} , {} and {} generated",
+                c.requests(),
+                c.events,
+                c.watermarks
+            ));
+        }
+        read = ReadBack { requests, names };
+    }
+    Ok(read)
+}

@@ -100,6 +100,88 @@ fn a_slide_that_puts_an_event_into_millions_of_windows_is_rejected() {
 }
 
 #[test]
+fn flink_state_names_no_trace_reader_takes_are_refused_at_their_line() {
+    let aggregation = "[source]\ntype = \"synthetic\"\nkey_space = 10\n[source.keys]\n\
+                       distribution = \"uniform\"\n[source.gaps]\ndistribution = \"constant\"\n\
+                       value = 1\n[operator]\ntype = \"aggregation\"\n";
+    let ysb = include_str!("../../../examples/external/ysb-1.toml");
+    let long = format!("\"{}\"", "s".repeat(gadget::trace::MAX_STATE_NAME_LEN + 1));
+    for (text, key) in [
+        (aggregation, "state_name"),
+        (ysb, "table_state"),
+        (ysb, "sink_state"),
+    ] {
+        let text: String = text
+            .lines()
+            .filter(|l| !l.starts_with(key))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let line = text.lines().count() + 1;
+        for (value, said) in [
+            ("\"a\\tb\"", "contains a tab or line break"),
+            ("\"a\\r\\nb\"", "contains a tab or line break"),
+            ("\"\"", "an empty name"),
+            (long.as_str(), "longer than the 1024 allowed"),
+        ] {
+            let path = Path::new("names.toml");
+            let e = Config::parse(&format!("{text}{key} = {value}\n"), path)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("names.toml:{line}: `operator.{key}`"))
+                    && e.contains(said)
+                    && e.contains("non-empty, without tabs or line breaks"),
+                "{key} = {value}: {e}"
+            );
+        }
+        let ok = format!("{text}{key} = \"{}\"\n", "s".repeat(1024));
+        Config::parse(&ok, Path::new("names.toml")).unwrap();
+    }
+}
+
+#[test]
+fn kafka_streams_names_at_their_longest_give_traces_every_reader_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = common::events_csv(dir.path());
+    let longest = "n".repeat(249);
+    for (operator, extra) in [
+        ("count", ""),
+        ("aggregate", ""),
+        ("tumbling-count", "size = 5000\n"),
+        ("hopping-count", "size = 10000\nadvance = 5000\n"),
+        ("session-count", "gap = 30000\n"),
+        ("stream-join", "window = 60000\nright_topic = \"RIGHT\"\n"),
+    ] {
+        let text = format!(
+            "engine = \"kafka-streams\"\n[source]\ntype = \"file\"\npath = {csv:?}\n\
+             key_column = 0\ntime_column = 1\ntime_unit = \"us\"\ntype_column = 2\n\
+             left_types = [\"SUBMIT\"]\nright_types = [\"FINISH\"]\n[operator]\n\
+             type = \"{operator}\"\n{extra}application_id = \"{longest}\"\n\
+             store = \"{longest}\"\ntopic = \"{longest}\"\n"
+        )
+        .replace("RIGHT", &longest);
+        let text = if operator == "stream-join" {
+            text
+        } else {
+            text.replace(
+                "type_column = 2\nleft_types = [\"SUBMIT\"]\nright_types = [\"FINISH\"]\n",
+                "",
+            )
+        };
+        let config = Config::parse(&text, &dir.path().join("long.toml"))
+            .unwrap_or_else(|e| panic!("{operator}: {e}"));
+        let read = common::generate_and_read_back(&config, 5_000)
+            .unwrap_or_else(|e| panic!("{operator}: {e}"));
+        assert!(read.requests > 0, "{operator}");
+        assert!(
+            read.names.iter().any(|n| n.contains(&longest)),
+            "{operator}: {:?}",
+            read.names
+        );
+    }
+}
+
+#[test]
 fn an_out_of_order_fraction_of_one_is_rejected() {
     let path = Path::new("all-late.toml");
     let text = "[source]\ntype = \"synthetic\"\nkey_space = 10\n[source.keys]\ndistribution = \"uniform\"\n\

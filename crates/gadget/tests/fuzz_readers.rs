@@ -3,6 +3,8 @@
 //! mutated at random (bytes flipped, inserted, removed, repeated, cut, numbers made
 //! huge), are read to the end. A reader must give a value or an error, never panic, and must
 //! not allocate more than a bound proportional to its input plus its documented buffers.
+//! Engine configs (Flink, Kafka Streams, Spark) are mutated at their operators' settings
+//! instead, and each that loads must generate traces that read back (a tenth of the budget).
 //!
 //! The budget is `GADGET_FUZZ_CASES` inputs per target (default 2,000, what CI runs: about a
 //! second); a longer run is `GADGET_FUZZ_CASES=100000 cargo test --release --test
@@ -11,10 +13,12 @@
 mod common;
 #[path = "fuzz/every_op.rs"]
 mod every_op;
+mod engines;
 mod fuzz;
 
 use std::io::Cursor;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use fuzz::fuzz;
 use gadget::access::{Access, AccessSink, Op};
@@ -217,6 +221,53 @@ fn csv_event_files_read_any_bytes_without_panic_in_bounded_memory() {
     });
 }
 
+/// A mutated engine config that loads generates its first 20,000 elements (at most 3,000
+/// requests) into a binary and a text trace in memory, and reads both back: the traces, the
+/// operator's state (200 Spark partitions, a Kafka Streams record cache) and the source's
+/// buffers take a few MiB (7 MiB at most in 3,000 cases); 64 MiB covers them.
+fn engine_config_bound(_: usize) -> usize {
+    64 << 20
+}
+
+fn engine_configs_that_load_give_traces_that_read_back_in_bounded_time_and_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = common::events_csv(dir.path());
+    let seeds: Vec<Vec<u8>> = engines::examples(&csv)
+        .into_iter()
+        .map(|(_, text)| text.into_bytes())
+        .collect();
+    let path = common::project_root().join("examples/kafka-streams-reference/fuzzed.toml");
+    let mutate = |bytes: &[u8], rng: &mut gadget::source::random::Rng| {
+        engines::mutate(&String::from_utf8_lossy(bytes), rng).into_bytes()
+    };
+    // a generation per case: a tenth of the readers' budget
+    let cases = fuzz::cases().div_ceil(10);
+    fuzz::fuzz_with(
+        "engine config",
+        &seeds,
+        cases,
+        engine_config_bound,
+        mutate,
+        |bytes| {
+            let Ok(text) = std::str::from_utf8(bytes) else {
+                return;
+            };
+            let Ok(config) = Config::parse(text, &path) else {
+                return;
+            };
+            let started = Instant::now();
+            if let Err(e) = common::generate_and_read_back_first(&config, 3_000, 20_000) {
+                panic!("{e}; the config:\n{text}");
+            }
+            let took = started.elapsed();
+            assert!(
+                took < Duration::from_secs(30),
+                "generating 3,000 requests took {took:?}; the config:\n{text}"
+            );
+        },
+    );
+}
+
 /// One test for all targets: the allocation counters are process-wide, so the targets run one
 /// after another, alone in this test binary.
 #[test]
@@ -226,4 +277,5 @@ fn every_reader_and_parser_survives_fuzzing_in_bounded_memory() {
     toml_configs_parse_any_text_without_panic_in_bounded_memory();
     original_gadget_and_ycsb_property_configs_parse_any_text_without_panic_in_bounded_memory();
     csv_event_files_read_any_bytes_without_panic_in_bounded_memory();
+    engine_configs_that_load_give_traces_that_read_back_in_bounded_time_and_memory();
 }

@@ -79,9 +79,9 @@ pub(super) fn parse_kafka_streams(
         _ => Runner::TestDriver,
     };
     let spec = KafkaStreamsSpec {
-        application_id: s.string("application_id")?.unwrap_or(d.application_id),
-        store: s.string("store")?.unwrap_or(default_store),
-        topic: s.string("topic")?.unwrap_or(d.topic),
+        application_id: kafka_name(s, "application_id")?.unwrap_or(d.application_id),
+        store: kafka_name(s, "store")?.unwrap_or(default_store),
+        topic: kafka_name(s, "topic")?.unwrap_or(d.topic),
         cache_bytes: s
             .int("cache_bytes", 0, i64::MAX)?
             .map_or(d.cache_bytes, |b| b as u64),
@@ -94,21 +94,43 @@ pub(super) fn parse_kafka_streams(
         windows,
         sessions,
         join,
-        right_topic: s.string("right_topic")?.unwrap_or(d.right_topic),
+        right_topic: kafka_name(s, "right_topic")?.unwrap_or(d.right_topic),
     };
-    for (key, value) in [
-        ("application_id", &spec.application_id),
-        ("store", &spec.store),
-        ("topic", &spec.topic),
-        ("right_topic", &spec.right_topic),
-    ] {
-        if value.is_empty() || value.contains('/') {
-            return Err(s.error(key, "give a non-empty name without `/`"));
-        }
-    }
     Ok((
         OperatorConfig::KafkaStreams(Box::new(spec)),
         kind.to_string(),
+    ))
+}
+
+/// The longest name Kafka takes for a topic or a store (`Topic.validate`, `Named.validate`).
+const KAFKA_NAME_MAX: usize = 249;
+
+/// A name of Kafka's (`application_id`, `store`, `topic`, `right_topic`): ASCII letters,
+/// digits, `.`, `_` and `-`, at most [`KAFKA_NAME_MAX`] of them, neither `.` nor `..`, as Kafka
+/// requires of topic and store names (the application id prefixes the changelog topics'). The
+/// names become paths in the trace's state names
+/// (`<application_id>/0_0/<store>/<store>.<segment start>/<column family>`), which these
+/// rules keep free of `/`, tabs and line breaks and within a trace's 1 KiB.
+fn kafka_name(s: &Section<'_>, key: &'static str) -> Result<Option<String>, ConfigError> {
+    let Some(name) = s.string(key)? else {
+        return Ok(None);
+    };
+    let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    let why = if name.is_empty() || name == "." || name == ".." {
+        format!("{name:?} is not a name")
+    } else if let Some(c) = name.chars().find(|&c| !legal(c)) {
+        format!("{c:?} cannot be in a name")
+    } else if name.len() > KAFKA_NAME_MAX {
+        format!("the name is {} characters long", name.len())
+    } else {
+        return Ok(Some(name));
+    };
+    Err(s.error(
+        key,
+        format!(
+            "{why}: Kafka's names (topics, stores, the application id its topics start with) are \
+             1 to {KAFKA_NAME_MAX} ASCII letters, digits, `.`, `_` or `-`, and not `.` or `..`"
+        ),
     ))
 }
 
@@ -224,9 +246,7 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         (None, Some(ms)) => Trigger::EventTime(ms),
         (None, None) => d.trigger,
     };
-    let partitions = s
-        .int("partitions", 1, 1000)?
-        .map_or(d.partitions, |n| n as u32);
+    let partitions = parse_partitions(s, query)?.unwrap_or(d.partitions);
     // only a join has a type: `join_type` stays an unknown key elsewhere
     let join_type = if query == SparkQuery::StreamJoin {
         match s.choice(
@@ -251,6 +271,32 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         join_type,
     };
     Ok((OperatorConfig::Spark(Box::new(spec)), kind.to_string()))
+}
+
+/// `partitions`: at most [`MAX_STATE_STORES`](crate::engine::spark::MAX_STATE_STORES) state
+/// stores in all, each partition having `query`'s stores.
+fn parse_partitions(s: &Section<'_>, query: SparkQuery) -> Result<Option<u32>, ConfigError> {
+    use crate::engine::spark::MAX_STATE_STORES;
+    let stores = query.stores_per_partition();
+    let max = MAX_STATE_STORES / stores;
+    let Some(n) = s.int("partitions", 1, i64::MAX)? else {
+        return Ok(None);
+    };
+    if n > i64::from(max) {
+        let each = match stores {
+            1 => "a state store each".to_string(),
+            k => format!("{k} state stores each (a join's)"),
+        };
+        return Err(s.error(
+            "partitions",
+            format!(
+                "{n} is out of range; allowed: [1, {max}]: partitions have {each}, and a query \
+                 has at most {MAX_STATE_STORES} state stores, as opening each in RocksDB (a \
+                 column family) costs time that grows with the number open (docs/config.md)"
+            ),
+        ));
+    }
+    Ok(Some(n as u32))
 }
 
 /// The sessions of a `session-count` (`gap`, `grace`), in ms; `None` for other operators.
@@ -303,6 +349,7 @@ fn parse_windows(s: &Section<'_>, kind: &str) -> Result<Option<TimeWindows>, Con
                 "equals `size`: that is a tumbling window; use `type = \"tumbling-count\"`",
             ));
         }
+        super::check_windows_per_event(s, "advance", size, advance)?;
         advance
     } else {
         size
@@ -806,6 +853,108 @@ mode = "update"
     }
 
     #[test]
+    fn a_hopping_count_putting_a_record_into_over_100000_windows_is_refused_at_its_advance() {
+        let hopping = |size: i64, advance: i64| {
+            let operator = format!("type = \"hopping-count\"\nsize = {size}\nadvance = {advance}");
+            Config::parse(
+                &COUNT.replace("type = \"count\"", &operator),
+                Path::new("c.toml"),
+            )
+        };
+        // each record would fall in 86.4 million windows, a request or two each
+        let e = hopping(86_400_000, 1).unwrap_err().to_string();
+        assert!(
+            e.contains("c.toml:15: `operator.advance`")
+                && e.contains("86400000 windows")
+                && e.contains("at most 100000"),
+            "{e}"
+        );
+        // the bound is Flink's sliding windows' (one constant)
+        assert!(hopping(86_400_000, 864).is_ok());
+        assert!(hopping(86_400_000, 863).is_err());
+    }
+
+    #[test]
+    fn kafka_names_are_what_kafka_takes_so_that_every_trace_reader_reads_their_states() {
+        let with = |key: &str, value: &str| {
+            let text = format!("{COUNT}{key} = {value}\n");
+            Config::parse(&text, Path::new("c.toml"))
+        };
+        let longest = "x".repeat(249);
+        for key in ["application_id", "store", "topic"] {
+            for (value, said) in [
+                ("\"a\\tb\"".to_string(), "'\\t' cannot be in a name"),
+                ("\"a\\nb\"".to_string(), "'\\n' cannot be in a name"),
+                ("\"a b\"".to_string(), "' ' cannot be in a name"),
+                ("\"..\"".to_string(), "\"..\" is not a name"),
+                ("\"\"".to_string(), "\"\" is not a name"),
+                (format!("\"{longest}y\""), "250 characters long"),
+                (format!("\"{}\"", "x".repeat(1100)), "1100 characters long"),
+            ] {
+                let e = with(key, &value).unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!("c.toml:14: `operator.{key}`"))
+                        && e.contains(said)
+                        && e.contains("1 to 249 ASCII letters, digits, `.`, `_` or `-`"),
+                    "{key} = {value}: {e}"
+                );
+            }
+            let c = with(key, &format!("\"{longest}\"")).unwrap();
+            let OperatorConfig::KafkaStreams(spec) = c.operator else {
+                panic!("{:?}", c.operator);
+            };
+            let name = match key {
+                "application_id" => &spec.application_id,
+                "store" => &spec.store,
+                _ => &spec.topic,
+            };
+            assert_eq!(name, &longest);
+        }
+    }
+
+    #[test]
+    fn spark_partitions_are_bounded_by_the_state_stores_they_open() {
+        let spark = |operator: &str, partitions: u32| {
+            let text = COUNT
+                .replace("engine = \"kafka-streams\"", "engine = \"spark\"")
+                .replace(
+                    "type = \"count\"",
+                    &format!("{operator}\npartitions = {partitions}"),
+                );
+            Config::parse(&text, Path::new("c.toml")).map_err(|e| e.to_string())
+        };
+        let count = "type = \"tumbling-count\"\nsize = 5000";
+        assert!(spark(count, 200).is_ok());
+        let e = spark(count, 201).unwrap_err();
+        assert!(
+            e.contains("`operator.partitions`: 201 is out of range; allowed: [1, 200]")
+                && e.contains("at most 200 state stores")
+                && e.contains("docs/config.md"),
+            "{e}"
+        );
+        let e = spark(count, 1000).unwrap_err();
+        assert!(e.contains("[1, 200]"), "{e}");
+        // a join has four state stores per partition
+        let join = |partitions: u32| {
+            let text = format!(
+                "engine = \"spark\"\n[source]\ntype = \"file\"\npath = \"x.csv\"\n\
+                 key_column = 0\ntime_column = 1\ntype_column = 2\nleft_types = [\"S\"]\n\
+                 right_types = [\"F\"]\n[operator]\ntype = \"stream-join\"\nwindow = 5000\n\
+                 partitions = {partitions}\n"
+            );
+            Config::parse(&text, Path::new("c.toml")).map_err(|e| e.to_string())
+        };
+        assert!(join(50).is_ok());
+        let e = join(51).unwrap_err();
+        assert!(
+            e.contains("c.toml:13")
+                && e.contains("allowed: [1, 50]")
+                && e.contains("4 state stores each"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn an_operator_of_another_engine_names_the_closest_one_and_bad_settings_say_why() {
         let said = |text: &str| {
             Config::parse(text, Path::new("c.toml"))
@@ -825,7 +974,7 @@ mode = "update"
             "{e}"
         );
         let e = said(&COUNT.replace("type = \"count\"", "type = \"count\"\nstore = \"a/b\""));
-        assert!(e.contains("without `/`"), "{e}");
+        assert!(e.contains("'/' cannot be in a name"), "{e}");
         let e = said(&COUNT.replace("type = \"count\"", "type = \"count\"\ntimers = \"heap\""));
         assert!(e.contains("timers"), "{e}");
         let e = said(&format!("parallelism = 2\n{COUNT}"));

@@ -798,8 +798,30 @@ fn parse_interleaving(s: &Section<'_>, default: &'static str) -> Result<Interlea
     })
 }
 
-/// Most sliding windows one event may fall into (`size / slide`); Flink keeps them all in a list.
+/// Most windows one event may fall into (`size / slide` of Flink's sliding windows, `size /
+/// advance` of Kafka Streams' hopping ones): Flink keeps them all in a list, and each costs
+/// requests of its own.
 pub(crate) const MAX_WINDOWS_PER_EVENT: i64 = 100_000;
+
+/// Refuses windows of `size` ms starting every `step` ms (set by `key`: `slide`, `advance`)
+/// that would put an event into more than [`MAX_WINDOWS_PER_EVENT`] windows.
+pub(super) fn check_windows_per_event(
+    s: &Section<'_>,
+    key: &str,
+    size: i64,
+    step: i64,
+) -> Result<(), ConfigError> {
+    if size / step > MAX_WINDOWS_PER_EVENT {
+        return Err(s.error(
+            key,
+            format!(
+                "size {size} / {key} {step} puts every event into {} windows; at most {MAX_WINDOWS_PER_EVENT} are allowed, use a larger {key}",
+                size / step
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// The `slide` of a sliding window of `size` ms: at most the size, at most
 /// [`MAX_WINDOWS_PER_EVENT`] windows per event.
@@ -816,15 +838,7 @@ fn parse_slide(s: &Section<'_>, size: i64) -> Result<i64, ConfigError> {
             format!("{slide} is larger than size {size}; a slide must be at most the window size"),
         ));
     }
-    if size / slide > MAX_WINDOWS_PER_EVENT {
-        return Err(s.error(
-            "slide",
-            format!(
-                "size {size} / slide {slide} puts every event into {} windows; at most {MAX_WINDOWS_PER_EVENT} are allowed, use a larger slide",
-                size / slide
-            ),
-        ));
-    }
+    check_windows_per_event(s, "slide", size, slide)?;
     Ok(slide)
 }
 
@@ -883,8 +897,8 @@ fn parse_lookup_join(s: &Section<'_>) -> Result<LookupJoinSpec, ConfigError> {
         }
     };
     let state = |key: &'static str, default: &str| -> Result<String, ConfigError> {
-        let name = s.string(key)?.unwrap_or_else(|| default.to_string());
-        if name.is_empty() || LOOKUP_JOIN_WINDOW_STATES.contains(&name.as_str()) {
+        let name = s.state_name(key)?.unwrap_or_else(|| default.to_string());
+        if LOOKUP_JOIN_WINDOW_STATES.contains(&name.as_str()) {
             return Err(s.error(
                 key,
                 format!(
@@ -987,7 +1001,7 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
         "lookup-join" => OperatorConfig::LookupJoin(parse_lookup_join(s)?),
         "aggregation" => OperatorConfig::Aggregation {
             state_name: s
-                .string("state_name")?
+                .state_name("state_name")?
                 .unwrap_or_else(|| "running-sum".to_string()),
         },
         _ => {

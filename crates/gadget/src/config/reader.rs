@@ -392,6 +392,30 @@ impl<'a> Section<'a> {
             .ok_or_else(|| self.error(key, "must be a string"))
     }
 
+    /// A string that names a state in traces (`state_name`, `table_state`): non-empty and as
+    /// every trace reader takes it ([`crate::trace::check_state_name`]: no tab or line break,
+    /// at most [`MAX_STATE_NAME_LEN`](crate::trace::MAX_STATE_NAME_LEN) bytes).
+    pub(crate) fn state_name(&self, key: &'static str) -> Result<Option<String>, ConfigError> {
+        let Some(name) = self.string(key)? else {
+            return Ok(None);
+        };
+        let why = if name.is_empty() {
+            "an empty name".to_string()
+        } else if let Err(why) = crate::trace::check_state_name(&name) {
+            why
+        } else {
+            return Ok(Some(name));
+        };
+        Err(self.error(
+            key,
+            format!(
+                "{why}: a state's name in a trace is non-empty, without tabs or line breaks, and \
+                 at most {} bytes long",
+                crate::trace::MAX_STATE_NAME_LEN
+            ),
+        ))
+    }
+
     /// An integer (`Ok`) or a string (`Err`), for keys that take a count or a time.
     pub(crate) fn string_or_int(
         &self,

@@ -124,6 +124,10 @@ impl Operator for LookupJoin {
     fn on_start(&mut self, out: &mut dyn AccessSink) {
         let value_len = ID_BYTES as u32 + self.value_bytes;
         for ad in 0..self.ids.ads() {
+            // up to 100,000,000 ads: a limit reached or a stop ends the preload here
+            if out.stopped() {
+                return;
+            }
             let id = self.ids.ad_id(ad);
             out.access(Access {
                 op: Op::Put,

@@ -26,8 +26,8 @@ use std::io::{self, Read, Write};
 use crate::access::{Access, AccessSink, Op, StateId};
 
 use super::{
-    check_state_names, check_value_len, Counter, RecordRef, RecordSource, Records, TraceError,
-    TraceFooter, TraceHeader, MAX_HEADER_LEN, MAX_KEY_LEN, MAX_VALUE_LEN,
+    check_state_names, check_value_len, rename_state, Counter, RecordRef, RecordSource, Records,
+    TraceError, TraceFooter, TraceHeader, MAX_HEADER_LEN, MAX_KEY_LEN, MAX_VALUE_LEN,
 };
 
 /// The first 8 bytes of every binary trace.
@@ -263,6 +263,9 @@ pub struct BinaryTraceWriter<W: Write> {
     end: usize,
     block_records: u32,
     prev: Vec<Vec<u8>>,
+    /// The state table: the header's, renamed by every `open` written so far (checked as a
+    /// reader checks it, so that a trace this writes can be read).
+    names: Vec<String>,
     /// The state of the block's previous access, or [`NO_STATE`].
     prev_state: u32,
     written: u64,
@@ -302,6 +305,7 @@ impl<W: Write> BinaryTraceWriter<W> {
             end: BLOCK_HEADER_LEN,
             block_records: 0,
             prev: vec![Vec::new(); header.state_names.len()],
+            names: header.state_names.clone(),
             prev_state: NO_STATE,
             written,
             counts: Counter::default(),
@@ -561,6 +565,12 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             )));
             return;
         };
+        if a.op == Op::Open {
+            if let Err(what) = rename_state(&mut self.names, a.state, a.key) {
+                self.error = Some(TraceError::InvalidInput(what));
+                return;
+            }
+        }
         let value_len = a.value_len;
         let shared = shared_prefix(prev, a.key);
         if shared == a.key.len() && shared == prev.len() {
@@ -586,8 +596,13 @@ impl<W: Write> AccessSink for BinaryTraceWriter<W> {
             value_len,
         });
         for &(op, value_len) in rest {
-            if self.error.is_some() || self.block_is_empty() || value_len > MAX_VALUE_LEN {
-                // failed, or a new block began (its previous keys are empty): the long way
+            if self.error.is_some()
+                || self.block_is_empty()
+                || value_len > MAX_VALUE_LEN
+                || op == Op::Open
+            {
+                // failed, a new block began (its previous keys are empty), a value too long
+                // or a state is named: the long way
                 self.access(Access {
                     op,
                     state,
@@ -2202,6 +2217,78 @@ mod tests {
             let header = TraceHeader::new("test", owned, None, "{}".into());
             assert!(BinaryTraceWriter::new(Vec::new(), &header).is_err());
         }
+    }
+
+    /// A trace whose one record opens state 1 as `name`: written under a name of the same
+    /// length that the writer takes, then edited, its block's checksum made right again (what
+    /// a broken writer could leave).
+    fn trace_opening_as(name: &[u8]) -> Vec<u8> {
+        let placeholder = vec![b'Q'; name.len()];
+        let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+        let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+        w.access_all(1, &placeholder, &[(Op::Open, 0)]);
+        let mut bytes = w.finish(TraceFooter::new(false)).expect("written");
+        // the data block follows the magic, the version and the header block
+        let len_at = |at: usize| u32::from_le_bytes(bytes[at + 1..at + 5].try_into().unwrap());
+        let data = 10 + BLOCK_HEADER_LEN + len_at(10) as usize;
+        let payload = data + BLOCK_HEADER_LEN..data + BLOCK_HEADER_LEN + len_at(data) as usize;
+        let at = payload.start
+            + bytes[payload.clone()]
+                .windows(name.len())
+                .position(|w| w == placeholder)
+                .expect("the name in the block");
+        bytes[at..at + name.len()].copy_from_slice(name);
+        let crc = block_crc(&bytes[data..data + 9], &bytes[payload]);
+        bytes[data + 9..data + 13].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn an_open_naming_a_state_as_no_reader_takes_is_refused_with_its_offset() {
+        for (name, says) in [
+            (&b"a"[..], "the name state 0 already has"),
+            (&[0xff, 0xfe][..], "not UTF-8"),
+            (&b"x\ty"[..], "tab or line break"),
+        ] {
+            let err = read_records(&trace_opening_as(name)).expect_err("refused");
+            assert!(
+                err.to_string().contains("corrupted trace at byte")
+                    && err.to_string().contains(says),
+                "{err}"
+            );
+        }
+        assert!(read_records(&trace_opening_as(b"c")).is_ok());
+    }
+
+    #[test]
+    fn the_writer_refuses_an_open_naming_a_state_as_no_reader_would_read_it() {
+        let long = "x".repeat(crate::trace::MAX_STATE_NAME_LEN + 1);
+        for (name, said) in [
+            ("a\tb", "tab or line break"),
+            ("a\nb", "tab or line break"),
+            (long.as_str(), "longer than"),
+            ("b", "already has"),
+        ] {
+            let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+            let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+            RecordRef::from(&access(Op::Put, 0, b"k", 3)).feed(&mut w);
+            w.access_all(0, name.as_bytes(), &[(Op::Open, 0)]);
+            RecordRef::from(&access(Op::Put, 0, b"k", 3)).feed(&mut w);
+            let err = w
+                .finish(TraceFooter::new(false))
+                .expect_err("an unreadable open refused");
+            assert!(err.to_string().contains(said), "{name:?}: {err}");
+        }
+        // a good name is written, and read back under it
+        let header = TraceHeader::new("test", vec!["a".into(), "b".into()], None, "{}".into());
+        let mut w = BinaryTraceWriter::new(Vec::new(), &header).expect("header written");
+        w.access_all(0, b"a2", &[(Op::Open, 0)]);
+        let bytes = w
+            .finish(TraceFooter::new(false))
+            .expect("a good open written");
+        let mut r = BinaryTraceReader::new(bytes.as_slice()).unwrap();
+        while r.next_record().unwrap().is_some() {}
+        assert_eq!(r.state_names(), ["a2", "b"]);
     }
 
     #[test]

@@ -620,10 +620,7 @@ pub(crate) fn check_state_names(names: &[String]) -> Result<(), String> {
     }
     let mut seen = std::collections::HashSet::with_capacity(names.len());
     for name in names {
-        check_state_name_len(name)?;
-        if name.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
-            return Err(format!("state name {name:?} contains a tab or line break"));
-        }
+        check_state_name(name)?;
         if !seen.insert(name.as_str()) {
             return Err(format!("state name {name:?} appears twice"));
         }
@@ -669,6 +666,18 @@ pub(crate) fn rename_state(names: &mut [String], state: StateId, key: &[u8]) -> 
 pub fn check_value_len(op: Op, value_len: u32) -> Result<(), String> {
     if value_len > MAX_VALUE_LEN && op.writes_value() {
         return Err(value_too_long(op, value_len));
+    }
+    Ok(())
+}
+
+/// Refuses a name no trace can hold as a state's: one with a tab or a line break (text traces
+/// separate their fields and records with them) or longer than [`MAX_STATE_NAME_LEN`]. Every
+/// reader and writer checks each state name with it; configs check the names they give
+/// states with it too, so that a trace generated from a config that loads can be read.
+pub fn check_state_name(name: &str) -> Result<(), String> {
+    check_state_name_len(name)?;
+    if name.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
+        return Err(format!("state name {name:?} contains a tab or line break"));
     }
     Ok(())
 }

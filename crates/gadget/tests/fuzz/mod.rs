@@ -147,10 +147,23 @@ pub fn mutate(input: &[u8], rng: &mut Rng) -> Vec<u8> {
 /// Runs `read` on `cases()` mutations of each seed input; checks that no case panics and that
 /// none allocates more than `bound(input length)` bytes at its peak.
 pub fn fuzz(target: &str, seeds: &[Vec<u8>], bound: impl Fn(usize) -> usize, read: impl Fn(&[u8])) {
+    fuzz_with(target, seeds, cases(), bound, mutate, read);
+}
+
+/// [`fuzz`] with `cases` cases, each input made by `mutate` (of a seed, with the case's
+/// random numbers).
+pub fn fuzz_with(
+    target: &str,
+    seeds: &[Vec<u8>],
+    cases: u64,
+    bound: impl Fn(usize) -> usize,
+    mutate: impl Fn(&[u8], &mut Rng) -> Vec<u8>,
+    read: impl Fn(&[u8]),
+) {
     assert!(!seeds.is_empty(), "{target}: no seed inputs");
     let first = first_seed();
     let mut worst = (0usize, 0usize);
-    for case in 0..cases() {
+    for case in 0..cases {
         let seed = first.wrapping_add(case);
         let mut rng = Rng::new(seed);
         let base = &seeds[(case % seeds.len() as u64) as usize];
@@ -174,9 +187,7 @@ pub fn fuzz(target: &str, seeds: &[Vec<u8>], bound: impl Fn(usize) -> usize, rea
         }
     }
     eprintln!(
-        "{target}: {} cases, at most {} bytes allocated (for {} bytes of input)",
-        cases(),
-        worst.0,
-        worst.1
+        "{target}: {cases} cases, at most {} bytes allocated (for {} bytes of input)",
+        worst.0, worst.1
     );
 }

@@ -1,7 +1,8 @@
 //! RocksDB's C API (`include/rocksdb/c.h`), the part Gadget calls, resolved by name from a
 //! library loaded at run time. Every function here has kept its C signature from RocksDB 6.20
 //! to 10.x, so one table serves every supported library; a library that lacks one is refused
-//! with the names of those it lacks.
+//! with the names of those it lacks. A few later functions are optional: `None` in a library
+//! without them (RocksDB 6.20's C API has no `rocksdb_create_column_families`).
 
 use std::ffi::{c_char, c_int, c_uchar, c_void};
 
@@ -99,9 +100,14 @@ pub(super) type PairWrite = unsafe extern "C" fn(
     Err,
 );
 
-/// Declares [`Api`]: one field per C function `rocksdb_NAME`, and its resolution.
+/// Declares [`Api`]: one field per C function `rocksdb_NAME`, and its resolution; the
+/// functions after `@optional` are `None` in a library that lacks them.
 macro_rules! c_api {
-    ($($name:ident: fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {
+    (
+        $($name:ident: fn($($arg:ty),*) $(-> $ret:ty)?;)*
+        @optional
+        $($oname:ident: fn($($oarg:ty),*) $(-> $oret:ty)?;)*
+    ) => {
         /// The C functions, resolved from one library (field `put_cf` is `rocksdb_put_cf`;
         /// `writeoptions_disable_WAL` keeps its C spelling).
         #[allow(non_snake_case)]
@@ -109,6 +115,10 @@ macro_rules! c_api {
             $(
                 #[doc = concat!("`rocksdb_", stringify!($name), "`")]
                 pub(super) $name: unsafe extern "C" fn($($arg),*) $(-> $ret)?,
+            )*
+            $(
+                #[doc = concat!("`rocksdb_", stringify!($oname), "`, if the library has it")]
+                pub(super) $oname: Option<unsafe extern "C" fn($($oarg),*) $(-> $oret)?>,
             )*
         }
 
@@ -128,8 +138,17 @@ macro_rules! c_api {
                     .map_err(|_| missing.push(symbol.trim_end_matches('\0').to_string()))
                     .ok();
                 )*
+                $(
+                    let symbol = concat!("rocksdb_", stringify!($oname), "\0");
+                    // SAFETY: as above, for a function the library may lack.
+                    let $oname = unsafe {
+                        library.get::<unsafe extern "C" fn($($oarg),*) $(-> $oret)?>(symbol.as_bytes())
+                    }
+                    .map(|f| *f)
+                    .ok();
+                )*
                 match ($($name,)*) {
-                    ($(Some($name),)*) => Ok(Api { $($name,)* }),
+                    ($(Some($name),)*) => Ok(Api { $($name,)* $($oname,)* }),
                     _ => Err(missing),
                 }
             }
@@ -142,7 +161,6 @@ c_api! {
     options_create: fn() -> *mut Options;
     options_destroy: fn(*mut Options);
     options_set_create_if_missing: fn(*mut Options, c_uchar);
-    options_set_create_missing_column_families: fn(*mut Options, c_uchar);
     options_set_write_buffer_size: fn(*mut Options, usize);
     options_set_max_write_buffer_number: fn(*mut Options, c_int);
     options_set_merge_operator: fn(*mut Options, *mut MergeOperator);
@@ -162,6 +180,8 @@ c_api! {
     ) -> *mut Db;
     close: fn(*mut Db);
     create_column_family: fn(*mut Db, *const Options, *const c_char, Err) -> *mut Family;
+    list_column_families: fn(*const Options, *const c_char, *mut usize, Err) -> *mut *mut c_char;
+    list_column_families_destroy: fn(*mut *mut c_char, usize);
     drop_column_family: fn(*mut Db, *mut Family, Err);
     column_family_handle_destroy: fn(*mut Family);
     writeoptions_create: fn() -> *mut WriteOptions;
@@ -214,6 +234,11 @@ c_api! {
     perfcontext_reset: fn(*mut PerfContext);
     perfcontext_metric: fn(*mut PerfContext, c_int) -> u64;
     perfcontext_destroy: fn(*mut PerfContext);
+    @optional
+    create_column_families: fn(
+        *mut Db, *const Options, c_int, *const *const c_char, *mut usize, Err
+    ) -> *mut *mut Family;
+    create_column_families_destroy: fn(*mut *mut Family);
 }
 
 /// `rocksdb_enable_count`: the perf level that counts without timing.

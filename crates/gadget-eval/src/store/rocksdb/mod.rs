@@ -13,6 +13,7 @@
 //! segment's whole RocksDB instance rather than its keys.
 
 mod api;
+mod families;
 pub mod library;
 mod merge;
 mod rep;
@@ -220,19 +221,26 @@ impl SharedRocksDb {
             }
         }
         let db_options = database.options[0];
-        let name_pointers: Vec<*const c_char> = c_names.iter().map(|n| n.as_ptr()).collect();
-        let family_options: Vec<*const Options> =
-            database.options.iter().map(|&o| o.cast_const()).collect();
-        let mut handles = vec![null_mut(); names.len()];
+        // open with the column families the directory holds (none but `default` in a new
+        // one), then create the missing ones, looking at the stop flag between calls
+        let existing = families::existing(api, db_options, &c_dir);
+        let (opened, missing): (Vec<usize>, Vec<usize>) =
+            (0..names.len()).partition(|&i| i == 0 || existing.contains(c_names[i].as_bytes()));
+        let name_pointers: Vec<*const c_char> =
+            opened.iter().map(|&i| c_names[i].as_ptr()).collect();
+        let family_options: Vec<*const Options> = opened
+            .iter()
+            .map(|&i| database.options[i].cast_const())
+            .collect();
+        let mut handles = vec![null_mut(); opened.len()];
         let mut err = null_mut();
-        // SAFETY: names, options and handles are arrays of `names.len()` entries.
+        // SAFETY: names, options and handles are arrays of `opened.len()` entries.
         unsafe {
             (api.options_set_create_if_missing)(db_options, 1);
-            (api.options_set_create_missing_column_families)(db_options, 1);
             database.db = (api.open_column_families)(
                 db_options,
                 c_dir.as_ptr(),
-                names.len() as i32,
+                opened.len() as i32,
                 name_pointers.as_ptr(),
                 family_options.as_ptr(),
                 handles.as_mut_ptr(),
@@ -242,7 +250,26 @@ impl SharedRocksDb {
         if let Some(message) = api.take_error(err) {
             return Err(open_error(message));
         }
-        database.families().handles = handles;
+        {
+            let mut shared = database.families();
+            shared.handles = vec![null_mut(); names.len()];
+            for (&i, handle) in opened.iter().zip(handles) {
+                shared.handles[i] = handle;
+            }
+            families::create_missing(
+                api,
+                database.db,
+                &c_names,
+                &database.options,
+                &missing,
+                &mut shared.handles,
+                &settings.stop,
+            )
+            .map_err(|unfinished| match unfinished {
+                families::Unfinished::Stopped => StoreError::Interrupted { store: "rocksdb" },
+                families::Unfinished::Failed(message) => open_error(message),
+            })?;
+        }
         database.names = c_names;
         Ok(SharedRocksDb {
             db: Arc::new(database),

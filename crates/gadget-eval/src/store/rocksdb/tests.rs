@@ -283,3 +283,72 @@ fn instances_sharing_a_database_use_their_own_column_families() {
     second.drop_state(1).unwrap();
     assert_eq!(second.get(1, b"k").unwrap(), None);
 }
+
+#[test]
+fn every_library_opens_many_column_families_in_batches_each_state_its_own() {
+    in_a_process_per_library(
+        "store::rocksdb::tests::column_families_made_at_an_open_and_after_a_reopen_keep_their_states",
+    );
+}
+
+#[test]
+fn column_families_made_at_an_open_and_after_a_reopen_keep_their_states() {
+    let lib = library_under_test();
+    let dir = tempfile::tempdir().unwrap();
+    let names = |n: usize| (0..n).map(|i| format!("state-{i}")).collect::<Vec<_>>();
+    // more than a batch, then more again: 20 found by the reopen, 36 made after it
+    {
+        let mut s = RocksDbStore::open(dir.path(), &names(20), &settings(&lib)).unwrap();
+        for i in 0..20u16 {
+            s.put(i, b"key", &vec![b'v'; usize::from(i) + 1]).unwrap();
+        }
+    }
+    let mut s = RocksDbStore::open(dir.path(), &names(56), &settings(&lib)).unwrap();
+    for i in 0..56u16 {
+        let found = (i < 20).then_some(usize::from(i) + 1);
+        assert_eq!(s.get(i, b"key").unwrap(), found, "{lib}: state {i}");
+        s.put(i, b"new", &vec![b'n'; usize::from(i) + 1]).unwrap();
+    }
+    for i in 0..56u16 {
+        assert_eq!(s.get(i, b"new").unwrap(), Some(usize::from(i) + 1), "{lib}");
+    }
+}
+
+#[test]
+fn a_stop_while_column_families_are_made_ends_the_opening_as_interrupted() {
+    let lib = library_under_test();
+    let states: Vec<String> = (0..600).map(|i| format!("state-{i}")).collect();
+    // asked before the opening: no column family is made
+    let stopped = StoreSettings {
+        stop: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        ..settings(&lib)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        RocksDbStore::open(dir.path(), &states, &stopped),
+        Err(StoreError::Interrupted { store: "rocksdb" })
+    ));
+    // asked while the column families are made (600 take RocksDB 6.20 minutes): the opening
+    // ends soon after
+    let settings = settings(&lib);
+    let stop = settings.stop.clone();
+    let asked = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::time::Instant::now()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let opened = RocksDbStore::open(dir.path(), &states, &settings);
+    let ended = std::time::Instant::now();
+    let asked = asked.join().unwrap();
+    assert!(
+        matches!(opened, Err(StoreError::Interrupted { store: "rocksdb" })),
+        "{lib}: {:?}",
+        opened.err()
+    );
+    let waited = ended.saturating_duration_since(asked);
+    assert!(
+        waited < std::time::Duration::from_secs(3),
+        "{lib}: the opening went on {waited:?} after the stop"
+    );
+}

@@ -128,6 +128,11 @@ impl Operator for WindowedCount {
         let close = self.observed.saturating_sub(self.windows.grace);
         let mut window_start = self.windows.first_start(timestamp);
         while window_start <= timestamp {
+            // a record may fall in up to MAX_WINDOWS_PER_EVENT windows: a limit reached or a
+            // stop asked for ends its work here (the run ends after it)
+            if out.stopped() {
+                return;
+            }
             if window_start + self.windows.size > close {
                 self.count(window_start, out);
             }
@@ -364,6 +369,51 @@ mod tests {
         want.extend(commit(&["0"]));
         want.extend(strings(&["put 0/offsets status 8"]));
         assert_eq!(got, want);
+    }
+
+    /// A sink that takes no more once it has taken `room` requests, as the generation's
+    /// limit does (and as a stop does at once).
+    struct Room {
+        taken: u64,
+        room: u64,
+    }
+
+    impl AccessSink for Room {
+        fn access(&mut self, _: crate::access::Access<'_>) {
+            self.taken += 1;
+        }
+        fn stopped(&self) -> bool {
+            self.taken >= self.room
+        }
+    }
+
+    #[test]
+    fn a_record_in_many_windows_ends_its_work_once_the_sink_takes_no_more() {
+        // 100,000 windows a record, the most a config allows: 200,000 requests without a cache
+        let windows = TimeWindows {
+            size: 86_400_000,
+            advance: 864,
+            grace: 0,
+        };
+        let spec = KafkaStreamsSpec {
+            cache_bytes: 0,
+            windows: Some(windows),
+            ..KafkaStreamsSpec::default()
+        };
+        let mut count = WindowedCount::new(&spec, windows);
+        let mut sink = Room {
+            taken: 0,
+            room: 1_000,
+        };
+        let event = Event {
+            key: Key::Long(1),
+            timestamp: 100_000_000,
+            input: 0,
+            closes: false,
+        };
+        count.on_event(&event, &mut sink);
+        // at most one window's requests (a get, a put, a segment's opening) past the look
+        assert!((1_000..1_020).contains(&sink.taken), "{}", sink.taken);
     }
 
     #[test]

@@ -45,6 +45,15 @@ fn value_bytes(key: &[u8]) -> u32 {
     (1 + 8 + 3 * 8 + key.len().saturating_sub(17)) as u32
 }
 
+/// The state stores of a partition, in the order of their states: each side's key counts and
+/// values (`SymmetricHashJoinStateManager`).
+pub(crate) const STORES: [&str; 4] = [
+    "left-keyToNumValues",
+    "left-keyWithIndexToValue",
+    "right-keyToNumValues",
+    "right-keyWithIndexToValue",
+];
+
 /// The two sides.
 const LEFT: usize = 0;
 const RIGHT: usize = 1;
@@ -276,14 +285,9 @@ impl MicroBatched for StreamJoin {
     }
 
     fn state_names(&self) -> Vec<String> {
-        let mut names = Vec::with_capacity(self.partitions.len() * 4);
+        let mut names = Vec::with_capacity(self.partitions.len() * STORES.len());
         for p in 0..self.partitions.len() as u32 {
-            for store in [
-                "left-keyToNumValues",
-                "left-keyWithIndexToValue",
-                "right-keyToNumValues",
-                "right-keyWithIndexToValue",
-            ] {
+            for store in STORES {
                 names.push(super::store_name(0, p, store));
             }
         }

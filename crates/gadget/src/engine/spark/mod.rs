@@ -71,6 +71,25 @@ pub enum SparkQuery {
     SessionCount,
 }
 
+impl SparkQuery {
+    /// The state stores of each shuffle partition: a join's four, one otherwise.
+    pub fn stores_per_partition(self) -> u32 {
+        match self {
+            SparkQuery::StreamJoin => join::STORES.len() as u32,
+            _ => 1,
+        }
+    }
+}
+
+/// The most state stores a query may have (`partitions` × [`SparkQuery::stores_per_partition`]):
+/// 200 partitions (Spark's default `spark.sql.shuffle.partitions`) of a one-store query, 50
+/// of a join. Spark keeps each store in a RocksDB instance of its own; Gadget's RocksDB store
+/// keeps each in a column family of one database, and the default library (frocksdb 6.20.3,
+/// Flink 1.20's) writes its whole OPTIONS file again after creating each column family, so
+/// opening n of them takes time in n²: 200 open in about 12 s there (and under a second with
+/// `--rocksdb-lib current`), 1,000 would take minutes.
+pub const MAX_STATE_STORES: u32 = 200;
+
 /// When the query emits its rows, which decides nothing here but the name: both modes send
 /// the same requests (docs/engines.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
