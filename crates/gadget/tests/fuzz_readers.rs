@@ -11,9 +11,9 @@
 //! fuzz_readers`. A failing case prints its target, case number and seed, and replays with `GADGET_FUZZ_SEED`.
 
 mod common;
+mod engines;
 #[path = "fuzz/every_op.rs"]
 mod every_op;
-mod engines;
 mod fuzz;
 
 use std::io::Cursor;
