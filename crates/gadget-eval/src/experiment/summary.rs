@@ -457,17 +457,22 @@ fn warnings(
             done.len()
         ));
     }
-    for c in cells {
-        if let Some(t) = &c.throughput {
+    let unstable: Vec<String> = cells
+        .iter()
+        .filter_map(|c| {
+            let t = c.throughput.as_ref()?;
             let cv = if t.mean > 0.0 { t.stddev / t.mean } else { 0.0 };
-            if t.n >= 2 && cv > UNSTABLE_CV {
-                out.push(format!(
-                    "{}: its runs' throughput varies by {:.0}% (coefficient of variation): the machine or the store is unstable; close other work, run longer, or add repetitions",
-                    c.id,
-                    cv * 100.0
-                ));
-            }
-        }
+            (t.n >= 2 && cv > UNSTABLE_CV).then(|| format!("{} {:.0}%", c.id, cv * 100.0))
+        })
+        .collect();
+    if !unstable.is_empty() {
+        out.push(format!(
+            "{} of {} cells' runs vary in throughput by more than {:.0}% (coefficient of variation: {}): the machine or the store is unstable; close other work, run longer, or add repetitions",
+            unstable.len(),
+            cells.len(),
+            UNSTABLE_CV * 100.0,
+            unstable.join(", ")
+        ));
     }
     let host = |r: &RunReport| {
         r.context

@@ -130,7 +130,7 @@ fn page(summary: &ExperimentSummary) -> String {
     );
     let _ = writeln!(
         s,
-        "<p>Gadget {}; seed {}; {} runs per cell in a random order. Values are means over a cell's runs, \
+        "<p>Gadget {}; seed {}; {} runs per cell in the order the seed decides. Values are means over a cell's runs, \
          ± half their 95% confidence interval (Student's t).</p>",
         escape(&summary.gadget_version),
         summary.seed,
