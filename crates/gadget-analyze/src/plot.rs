@@ -849,6 +849,24 @@ mod tests {
     }
 }
 
+/// Asserts that every series of `f` whose label starts with `name` has colour `k`, and that
+/// there is one: an input keeps its colour in every figure.
+#[cfg(test)]
+pub(crate) fn assert_one_colour(f: &Figure, name: &str, k: usize) {
+    let colours: Vec<usize> = f
+        .series
+        .iter()
+        .filter(|s| s.label.split(' ').next() == Some(name))
+        .map(|s| s.colour)
+        .collect();
+    assert!(!colours.is_empty(), "{name} missing in {}", f.name);
+    assert!(
+        colours.iter().all(|c| *c == k),
+        "{name} in {}: colours {colours:?}",
+        f.name
+    );
+}
+
 #[cfg(test)]
 mod report_tests {
     use super::*;
@@ -866,18 +884,7 @@ mod report_tests {
         );
         for (k, name) in names.iter().enumerate() {
             for f in &overlaid {
-                let colours: Vec<usize> = f
-                    .series
-                    .iter()
-                    .filter(|s| s.label.split(' ').next() == Some(*name))
-                    .map(|s| s.colour)
-                    .collect();
-                assert!(!colours.is_empty(), "{name} missing in {}", f.name);
-                assert!(
-                    colours.iter().all(|c| *c == k),
-                    "{name} in {}: colours {colours:?}",
-                    f.name
-                );
+                assert_one_colour(f, name, k);
             }
         }
     }

@@ -477,18 +477,7 @@ mod tests {
         ensure_tick_texts(&figures);
         for (k, (name, _)) in runs.iter().enumerate() {
             for f in &figures {
-                let colours: Vec<usize> = f
-                    .series
-                    .iter()
-                    .filter(|s| s.label.split(' ').next() == Some(*name))
-                    .map(|s| s.colour)
-                    .collect();
-                assert!(!colours.is_empty(), "{name} missing in {}", f.name);
-                assert!(
-                    colours.iter().all(|c| *c == k),
-                    "{name} in {}: colours {colours:?}",
-                    f.name
-                );
+                crate::plot::assert_one_colour(f, name, k);
                 let svg = to_svg(f).unwrap();
                 assert!(svg.contains(gadget::palette::hex(k)), "{}", f.name);
             }
