@@ -27,7 +27,7 @@ pub fn differences(runs: &[&RunResults]) -> Vec<&'static str> {
         ("value compressibility", |r| {
             r.value_compression_ratio.map(|v| v.to_string())
         }),
-        ("machine", |r| context(r, |c| c.host.to_string())),
+        ("machine", |r| context(r, |c| machine(&c.host))),
         ("Gadget build", |r| {
             r.context.as_ref().and_then(|c| c.gadget_commit.clone())
         }),
@@ -48,6 +48,21 @@ pub fn differences(runs: &[&RunResults]) -> Vec<&'static str> {
         .filter(|d| !store_changed || !d.starts_with("store "))
         .collect()
 }
+
+/// The machine a run's results describe, without what changes from run to run on one machine
+/// (its load and the time stolen from it), which says how quiet it was, not which it was.
+fn machine(host: &serde_json::Value) -> String {
+    let mut host = host.clone();
+    if let Some(fields) = host.as_object_mut() {
+        for moment in TRANSIENT_HOST_FIELDS {
+            fields.remove(*moment);
+        }
+    }
+    host.to_string()
+}
+
+/// Host fields that describe the moment of a run rather than the machine.
+const TRANSIENT_HOST_FIELDS: &[&str] = &["load_average_1m", "cpu_steal_share"];
 
 /// What to call each run: its label, else its file name, else (when two share a file name)
 /// its path.
@@ -106,6 +121,22 @@ mod tests {
         assert_eq!(differences(&[&a, &b]), ["store"]);
         assert_eq!(differences(&[&a, &c]), ["store", "workload"]);
         assert!(differences(&[&b, &b]).is_empty());
+    }
+
+    #[test]
+    fn a_machine_under_other_load_is_the_same_machine() {
+        let with_host = |host: serde_json::Value| {
+            let mut r = results("rocksdb", None, "t.gtrace");
+            r.context.as_mut().unwrap().host = host;
+            r
+        };
+        let quiet = with_host(serde_json::json!({"cpus": 2, "load_average_1m": 0.1}));
+        let busy = with_host(
+            serde_json::json!({"cpus": 2, "load_average_1m": 3.5, "cpu_steal_share": 0.2}),
+        );
+        let bigger = with_host(serde_json::json!({"cpus": 8, "load_average_1m": 0.1}));
+        assert!(differences(&[&quiet, &busy]).is_empty());
+        assert_eq!(differences(&[&quiet, &bigger]), ["machine"]);
     }
 
     #[test]

@@ -97,6 +97,43 @@ impl Host {
             .map(|g| g.trim().to_string()),
         }
     }
+
+    /// Whether `other` describes the same machine: every field but those of the moment (the
+    /// load and the stolen time) equal.
+    pub fn same_machine(&self, other: &Host) -> bool {
+        let machine = |h: &Host| Host {
+            load_average_1m: None,
+            cpu_steal_share: None,
+            ..h.clone()
+        };
+        machine(self) == machine(other)
+    }
+
+    /// One host for runs made together on `hosts`: the machine if they share one (with the
+    /// highest load and steal any saw, so a busy moment is not hidden), else nothing known.
+    pub fn of_runs<'a>(hosts: impl IntoIterator<Item = &'a Host>) -> Host {
+        let mut hosts = hosts.into_iter();
+        let Some(first) = hosts.next() else {
+            return Host::default();
+        };
+        let mut merged = first.clone();
+        for h in hosts {
+            if !first.same_machine(h) {
+                return Host::default();
+            }
+            merged.load_average_1m = max(merged.load_average_1m, h.load_average_1m);
+            merged.cpu_steal_share = max(merged.cpu_steal_share, h.cpu_steal_share);
+        }
+        merged
+    }
+}
+
+/// The larger of two optional figures, either if only one is known.
+fn max(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The shared libraries mapped into this process whose file name contains `name` (such as
@@ -202,6 +239,27 @@ mod tests {
         assert_eq!(fs("/tmp/gadget-store-1").as_deref(), Some("tmpfs"));
         assert_eq!(fs("/mnt/my disk/s").as_deref(), Some("xfs"));
         assert_eq!(fs("/tmpx").as_deref(), Some("ext4"), "a path, not a prefix");
+    }
+
+    #[test]
+    fn runs_on_one_machine_under_other_loads_share_it_with_the_busiest_moment() {
+        let at = |load: f64, steal: Option<f64>| Host {
+            cpus: Some(2),
+            cpu_model: Some("a CPU".into()),
+            load_average_1m: Some(load),
+            cpu_steal_share: steal,
+            ..Host::default()
+        };
+        let merged = Host::of_runs([&at(0.5, None), &at(3.0, Some(0.1)), &at(1.0, None)]);
+        assert_eq!(merged.cpus, Some(2));
+        assert_eq!(merged.load_average_1m, Some(3.0));
+        assert_eq!(merged.cpu_steal_share, Some(0.1));
+        let other = Host {
+            cpus: Some(8),
+            ..at(0.5, None)
+        };
+        assert_eq!(Host::of_runs([&at(0.5, None), &other]), Host::default());
+        assert_eq!(Host::of_runs([]), Host::default());
     }
 
     #[test]

@@ -981,11 +981,7 @@ fn context(reports: &[&RunReport], options: &MergeOptions) -> Option<RunContext>
             .collect(),
         store_settings: first.store_settings.clone(),
         store_libraries: libraries,
-        host: if contexts.iter().all(|c| c.host == first.host) {
-            first.host.clone()
-        } else {
-            Host::default()
-        },
+        host: Host::of_runs(contexts.iter().map(|c| &c.host)),
     })
 }
 
