@@ -92,11 +92,20 @@ fn every_cell_runs_three_times_and_reports_its_spread_and_interval() {
             t["min"].as_f64().unwrap() <= mean && mean <= t["max"].as_f64().unwrap(),
             "{t}"
         );
-        // the interval is the mean ± t(0.975, 2) × s / √3
-        let half = 4.303 * t["stddev"].as_f64().unwrap() / 3f64.sqrt();
+        // the interval is the geometric mean's: e^(mean of logs ± t(0.975, 2) × s of logs / √3),
+        // whose centre on the log scale is the runs' geometric mean
+        let throughputs: Vec<f64> = (1..=3)
+            .map(|r| {
+                let id = format!("{}.r{r}", c["id"].as_str().unwrap());
+                json(&out.join("runs").join(format!("{id}.json")))["throughput"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect();
+        let log_mean = throughputs.iter().map(|x| x.ln()).sum::<f64>() / 3.0;
         assert!(
-            ((high - low) / 2.0 - half).abs() <= 1e-6 * mean.max(1.0),
-            "{t}"
+            ((low.ln() + high.ln()) / 2.0 - log_mean).abs() < 1e-9,
+            "{t} {throughputs:?}"
         );
         for p in ["p50", "p99", "p999", "max"] {
             assert_eq!(c["latency_ns"][p]["n"], 3, "{c}");

@@ -1,6 +1,6 @@
 //! Statistics across repetitions: mean, standard deviation, extremes and a 95% confidence
-//! interval of the mean (Student's t), as hyperfine reports them; Student's t distribution for
-//! the verdicts' tests.
+//! interval (Student's t, on the log scale for the positive measures Gadget reports, so never
+//! negative); Student's t distribution for the verdicts' tests.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,9 +17,12 @@ pub struct Stats {
     pub min: f64,
     /// The largest.
     pub max: f64,
-    /// Lower end of the 95% confidence interval of the mean (the mean for one sample).
+    /// Lower end of the 95% confidence interval (the mean for one sample). For samples that
+    /// are all positive (throughputs, latencies), the interval of their geometric mean, taken
+    /// on the log scale where their noise is symmetric: never negative, and as asymmetric as a
+    /// heavy tail makes it; otherwise the interval of the arithmetic mean.
     pub ci95_low: f64,
-    /// Upper end of the 95% confidence interval of the mean.
+    /// Upper end of the 95% confidence interval.
     pub ci95_high: f64,
 }
 
@@ -37,10 +40,16 @@ impl Stats {
         } else {
             0.0
         };
-        let half = if n > 1 {
-            t_975(n - 1) * stddev / (n as f64).sqrt()
+        let (ci95_low, ci95_high) = if n == 1 {
+            (mean, mean)
+        } else if samples.iter().all(|&x| x > 0.0) {
+            let logs: Vec<f64> = samples.iter().map(|x| x.ln()).collect();
+            let (centre, spread) = mean_and_stddev(&logs);
+            let half = t_975(n - 1) * spread / (n as f64).sqrt();
+            ((centre - half).exp(), (centre + half).exp())
         } else {
-            0.0
+            let half = t_975(n - 1) * stddev / (n as f64).sqrt();
+            (mean - half, mean + half)
         };
         Some(Stats {
             n,
@@ -48,15 +57,18 @@ impl Stats {
             stddev,
             min: samples.iter().copied().fold(f64::INFINITY, f64::min),
             max: samples.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            ci95_low: mean - half,
-            ci95_high: mean + half,
+            ci95_low,
+            ci95_high,
         })
     }
+}
 
-    /// Half the width of the 95% confidence interval.
-    pub fn ci95_half_width(&self) -> f64 {
-        (self.ci95_high - self.ci95_low) / 2.0
-    }
+/// The mean and sample standard deviation of at least two values.
+fn mean_and_stddev(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let squares: f64 = values.iter().map(|x| (x - mean).powi(2)).sum();
+    (mean, (squares / (n - 1.0)).sqrt())
 }
 
 /// Student's t distribution's 97.5th percentile (a two-sided 95% interval) for `df` degrees
@@ -167,14 +179,33 @@ mod tests {
 
     #[test]
     fn a_confidence_interval_computed_by_hand() {
-        // 10, 12, 14: mean 12, s = 2, t(0.975, 2) = 4.303, half width 4.303 × 2 / √3 = 4.9687
+        // 10, 12, 14: mean 12, s = 2; on the log scale: ln values 2.302585, 2.484907,
+        // 2.639057, mean 2.475516, s 0.168433, t(0.975, 2) = 4.303, half width
+        // 4.303 × 0.168433 / √3 = 0.418443: e^2.057073 = 7.8230, e^2.893960 = 18.0647
         let s = Stats::of(&[10.0, 12.0, 14.0]).unwrap();
         assert_eq!(
             (s.n, s.mean, s.stddev, s.min, s.max),
             (3, 12.0, 2.0, 10.0, 14.0)
         );
-        assert!((s.ci95_half_width() - 4.968_70).abs() < 1e-4, "{s:?}");
-        assert!((s.ci95_low - 7.031_30).abs() < 1e-4 && (s.ci95_high - 16.968_70).abs() < 1e-4);
+        assert!((s.ci95_low - 7.8230).abs() < 1e-3, "{s:?}");
+        assert!((s.ci95_high - 18.0647).abs() < 1e-3, "{s:?}");
+        // a zero among them: the arithmetic interval, 12 ± 4.303 × 7.2111 / √3
+        let s = Stats::of(&[0.0, 12.0, 14.0]).unwrap();
+        assert!((s.ci95_high - s.mean - 4.303 * s.stddev / 3f64.sqrt()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_heavy_tail_widens_the_interval_upwards_and_never_below_zero() {
+        // the reported case: a max latency of 1 ms in most runs and 500 ms in one
+        let s = Stats::of(&[1e6, 1.2e6, 0.9e6, 5e8, 1.1e6]).unwrap();
+        assert!(s.ci95_low > 0.0 && s.ci95_low < s.min, "{s:?}");
+        assert!(s.ci95_low <= s.mean && s.mean <= s.ci95_high, "{s:?}");
+        // symmetric about the geometric mean on the log scale, so longer above it than below
+        let geometric = (s.ci95_low * s.ci95_high).sqrt();
+        assert!(
+            s.ci95_high - geometric > 10.0 * (geometric - s.ci95_low),
+            "{s:?}"
+        );
     }
 
     #[test]

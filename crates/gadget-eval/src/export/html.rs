@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::io;
 
 use super::svg::{bars, bars_with_targets, escape, lines, short, Axis, Bar, Line};
-use super::{plus_minus_ns, Exporter};
+use super::{ns_in_interval, Exporter};
 use crate::experiment::compare::Comparison;
 use crate::experiment::summary::{CellSummary, ExperimentSummary};
 use gadget::nines::nines;
@@ -131,7 +131,7 @@ fn page(summary: &ExperimentSummary) -> String {
     let _ = writeln!(
         s,
         "<p>Gadget {}; seed {}; {} runs per cell in the order the seed decides. Values are means over a cell's runs, \
-         ± half their 95% confidence interval (Student's t).</p>",
+         [their 95% confidence interval] (Student's t on the log scale: never negative).</p>",
         escape(&summary.gadget_version),
         summary.seed,
         summary.repetitions
@@ -222,7 +222,7 @@ fn page(summary: &ExperimentSummary) -> String {
     let p999 = grouped(&|c| {
         c.latency_ns
             .get("p999")
-            .map(|t| (t.mean, t.ci95_low.max(t.min), t.ci95_high))
+            .map(|t| (t.mean, t.ci95_low, t.ci95_high))
     });
     let y = Axis::latency(
         "p99.9 latency",
@@ -382,9 +382,7 @@ fn rate_sweeps(s: &mut String, summary: &ExperimentSummary, stores: &[String]) {
                         .iter()
                         .find(|x| x.id == p.cell)
                         .and_then(|x| x.latency_ns.get(&c.percentile))
-                        .map_or((p.latency_ns, p.latency_ns), |t| {
-                            (t.ci95_low.max(t.min), t.ci95_high)
-                        });
+                        .map_or((p.latency_ns, p.latency_ns), |t| (t.ci95_low, t.ci95_high));
                     (p.throughput, p.latency_ns, lo, hi)
                 })
                 .collect();
@@ -498,10 +496,11 @@ fn table(s: &mut String, summary: &ExperimentSummary) {
             Some(t) => {
                 let _ = write!(
                     s,
-                    "<td data-v=\"{}\">{} ± {}</td>",
+                    "<td data-v=\"{}\">{} [{}, {}]</td>",
                     t.mean,
                     short(t.mean),
-                    short(t.ci95_half_width())
+                    short(t.ci95_low),
+                    short(t.ci95_high)
                 );
             }
             None => s.push_str("<td>–</td>"),
@@ -513,7 +512,7 @@ fn table(s: &mut String, summary: &ExperimentSummary) {
                         s,
                         "<td data-v=\"{}\">{}</td>",
                         t.mean,
-                        plus_minus_ns(t.mean, t.ci95_half_width())
+                        ns_in_interval(t.mean, t.ci95_low, t.ci95_high)
                     );
                 }
                 None => s.push_str("<td>–</td>"),

@@ -1,9 +1,9 @@
-//! Markdown, for people and for pasting: an experiment's table of cells (mean ± half the 95%
+//! Markdown, for people and for pasting: an experiment's table of cells (mean and 95%
 //! interval) with its rate sweeps, and a comparison's table of changes with verdicts.
 
 use std::io::{self, Write};
 
-use super::{plus_minus_ns, Exporter};
+use super::{ns_in_interval, Exporter};
 use crate::experiment::compare::Comparison;
 use crate::experiment::summary::{ExperimentSummary, PERCENTILES};
 use crate::measure::human_ns as time;
@@ -11,7 +11,7 @@ use crate::measure::human_ns as time;
 /// GitHub-flavoured Markdown tables.
 pub struct Markdown;
 
-/// `summary.md`: mean ± half the 95% interval per cell, then each rate sweep.
+/// `summary.md`: mean and 95% interval per cell, then each rate sweep.
 impl Exporter<ExperimentSummary> for Markdown {
     fn export(&self, s: &ExperimentSummary, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "# {}\n", s.experiment)?;
@@ -40,8 +40,9 @@ impl Exporter<ExperimentSummary> for Markdown {
         }
         writeln!(
             w,
-            "Mean ± half the 95% confidence interval over each cell's runs (Student's t); \
-             latency of all requests, from the intended start in an open loop.\n"
+            "Mean [95% confidence interval] over each cell's runs (Student's t on the log \
+             scale: never negative, wider above than below under a heavy tail); latency of \
+             all requests, from the intended start in an open loop.\n"
         )?;
         writeln!(
             w,
@@ -50,7 +51,7 @@ impl Exporter<ExperimentSummary> for Markdown {
         writeln!(w, "|---|---|---|---:|---:|---:|---:|---:|---:|")?;
         for c in &s.cells {
             let throughput = c.throughput.as_ref().map_or("–".into(), |s| {
-                format!("{} ± {}", si(s.mean), si(s.ci95_half_width()))
+                format!("{} [{}, {}]", si(s.mean), si(s.ci95_low), si(s.ci95_high))
             });
             write!(
                 w,
@@ -59,7 +60,7 @@ impl Exporter<ExperimentSummary> for Markdown {
             )?;
             for p in PERCENTILES {
                 match c.latency_ns.get(p) {
-                    Some(s) => write!(w, " {} |", plus_minus_ns(s.mean, s.ci95_half_width()))?,
+                    Some(s) => write!(w, " {} |", ns_in_interval(s.mean, s.ci95_low, s.ci95_high))?,
                     None => write!(w, " – |")?,
                 }
             }

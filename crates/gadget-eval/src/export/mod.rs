@@ -91,9 +91,9 @@ pub fn to_prepared<D: ?Sized>(
     gadget::atomic::write_or_fall_back(out, |w| format.export(doc, w))
 }
 
-/// A latency and its ± in one unit chosen by the value, with the precision that unit needs:
-/// `412 ± 8 ns`, `16.0 ± 13.9 µs`, `1.19 ± 3.78 ms`.
-pub(crate) fn plus_minus_ns(ns: f64, half_width: f64) -> String {
+/// A latency and its 95% interval in one unit chosen by the value, with the precision that
+/// unit needs: `412 ns [404, 420]`, `16.0 µs [9.1, 29.8]`, `1.19 ms [0.40, 7.73]`.
+pub(crate) fn ns_in_interval(ns: f64, low: f64, high: f64) -> String {
     let (scale, unit, decimals) = match ns.abs() {
         a if a >= 1e9 => (1e9, "s", 2),
         a if a >= 1e6 => (1e6, "ms", 2),
@@ -101,9 +101,10 @@ pub(crate) fn plus_minus_ns(ns: f64, half_width: f64) -> String {
         _ => (1.0, "ns", 0),
     };
     format!(
-        "{:.decimals$} ± {:.decimals$} {unit}",
+        "{:.decimals$} {unit} [{:.decimals$}, {:.decimals$}]",
         ns / scale,
-        half_width / scale
+        low / scale,
+        high / scale
     )
 }
 
@@ -134,9 +135,15 @@ mod tests {
 
     #[test]
     fn a_latency_and_its_interval_share_the_unit_of_the_latency() {
-        assert_eq!(plus_minus_ns(412.4, 8.2), "412 ± 8 ns");
-        assert_eq!(plus_minus_ns(16_040.0, 13_900.0), "16.0 ± 13.9 µs");
-        assert_eq!(plus_minus_ns(1_185_600.0, 3_784_100.0), "1.19 ± 3.78 ms");
-        assert_eq!(plus_minus_ns(2.5e9, 1e8), "2.50 ± 0.10 s");
+        assert_eq!(ns_in_interval(412.4, 404.0, 420.3), "412 ns [404, 420]");
+        assert_eq!(
+            ns_in_interval(16_040.0, 9_100.0, 29_800.0),
+            "16.0 µs [9.1, 29.8]"
+        );
+        assert_eq!(
+            ns_in_interval(1_185_600.0, 400_000.0, 7_730_000.0),
+            "1.19 ms [0.40, 7.73]"
+        );
+        assert_eq!(ns_in_interval(2.5e9, 2.4e9, 2.6e9), "2.50 s [2.40, 2.60]");
     }
 }
