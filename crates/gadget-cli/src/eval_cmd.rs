@@ -212,14 +212,21 @@ struct Plan {
 impl Plan {
     /// `seed` is the workload's (a config's), the default of `--seed`.
     fn resolve(a: &EvalArgs, r: &RunSettings, seed: u64) -> anyhow::Result<Plan> {
-        let store = a.store.clone().or_else(|| r.store.clone());
-        let store = store.as_deref().unwrap_or("rocksdb");
+        let (store, given_at) = match (&a.store, &r.store) {
+            (Some(flag), _) => (flag.as_str(), "--store".to_string()),
+            (None, Some(key)) => (
+                key.as_str(),
+                r.store_origin.clone().unwrap_or_else(|| "run.store".into()),
+            ),
+            (None, None) => ("rocksdb", String::new()),
+        };
         let kind = StoreKind::from_name(store).with_context(|| {
             format!(
-                "store {store:?} is not a store of this build; use one of: {}",
+                "{given_at}: `{store}` is not a store of this build; use one of: {}",
                 StoreKind::names()
             )
         })?;
+        refuse_unread(a, kind, r)?;
         let arrival = resolve_arrival(a, r)?;
         let value_compression_ratio = match a.value_compression_ratio {
             Some(v) => check(VALUE_COMPRESSION_RATIO, "--value-compression-ratio", v)?,
@@ -522,7 +529,38 @@ fn arrival_process(
     })
 }
 
-/// `value` of `flag` when it is within `bounds` (those of its config key too).
+/// Refuses a setting of the config's `[run]` section that neither the store the config
+/// chooses (its `store`, else rocksdb) nor a store of its `[run.stores]` reads, naming its line:
+/// the file contradicts itself. Where `--store` chose another store, which does not read it,
+/// the setting is only warned about, as a flag would be: a config is often reused across
+/// stores from the command line.
+fn refuse_unread(a: &EvalArgs, kind: StoreKind, r: &RunSettings) -> anyhow::Result<()> {
+    let chosen_by_file = r.store.as_deref().map_or(Some(kind), StoreKind::from_name);
+    let routed: Vec<StoreKind> = r
+        .stores
+        .iter()
+        .filter_map(|e| StoreKind::from_name(&e.kind))
+        .collect();
+    let read_by = |k: StoreKind, setting: &str| {
+        k.reads_setting(setting) || routed.iter().any(|s| s.reads_setting(setting))
+    };
+    for (setting, origin) in &r.given {
+        if let Some(file_kind) = chosen_by_file {
+            if !read_by(file_kind, setting) {
+                bail!("{origin}: {}", file_kind.ignores(setting));
+            }
+        }
+        if a.store.is_some() && !read_by(kind, setting) {
+            eprintln!(
+                "warning: {origin} has no effect with --store {}: {}",
+                kind.name(),
+                kind.ignores(setting)
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Warns that the store does not read `flag` (the one store-wide list, [`StoreKind::reads`]).
 fn warn_unless_read(kind: StoreKind, flag: &str) {
     let setting = flag.trim_start_matches("--").replace('-', "_");
@@ -531,6 +569,7 @@ fn warn_unless_read(kind: StoreKind, flag: &str) {
     }
 }
 
+/// `value` of `flag` when it is within `bounds` (those of its config key too).
 fn check(bounds: Bounds, flag: &str, value: f64) -> anyhow::Result<f64> {
     bounds.check(flag, value).map_err(anyhow::Error::msg)
 }

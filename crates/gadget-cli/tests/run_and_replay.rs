@@ -376,13 +376,10 @@ fn a_store_that_cannot_be_shared_says_so() {
 fn the_configs_run_section_chooses_store_and_arrival_and_flags_override_it() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = workload(dir.path(), Some(1_000));
-    let mut text = std::fs::read_to_string(&cfg).unwrap();
-    text.push_str(
-        "[run]\nstore = \"memory\"\narrival = \"constant\"\nrate = 200000\ninstances = 2\nwarmup = 100\ninterval = \"50ms\"\n\
-         store_counters = true\n\
-         [run.rocksdb]\nblock_cache_mb = 8\n",
-    );
-    std::fs::write(&cfg, text).unwrap();
+    let workload_text = std::fs::read_to_string(&cfg).unwrap();
+    let run_section = "[run]\nstore = \"memory\"\narrival = \"constant\"\nrate = 200000\n\
+                       instances = 2\nwarmup = 100\ninterval = \"50ms\"\n";
+    std::fs::write(&cfg, format!("{workload_text}{run_section}")).unwrap();
     let run = |extra: &[&str]| run_json(&cfg, extra);
     let r = run(&[]);
     assert_eq!(r["store"], "memory");
@@ -393,14 +390,42 @@ fn the_configs_run_section_chooses_store_and_arrival_and_flags_override_it() {
         r.get("store_counters").is_none(),
         "the memory store keeps no counters"
     );
-    let r = run(&[
-        "--store",
-        "rocksdb",
-        "--arrival",
-        "closed",
-        "--instances",
-        "1",
-    ]);
+
+    // RocksDB's settings in a config that chooses the memory store contradict it
+    let rocksdb_settings = "store_counters = true\n[run.rocksdb]\nblock_cache_mb = 8\n";
+    std::fs::write(
+        &cfg,
+        format!("{workload_text}{run_section}{rocksdb_settings}"),
+    )
+    .unwrap();
+    gadget()
+        .args(["run", cfg.to_str().unwrap()])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "`run.store_counters`: the memory store does not read `store_counters`",
+        ));
+
+    // a config for RocksDB run on another store from the command line: warned, not refused
+    let for_rocksdb = run_section.replace("\"memory\"", "\"rocksdb\"");
+    std::fs::write(
+        &cfg,
+        format!("{workload_text}{for_rocksdb}{rocksdb_settings}"),
+    )
+    .unwrap();
+    let out = gadget()
+        .args(["run", cfg.to_str().unwrap(), "--store", "memory", "--json"])
+        .output()
+        .unwrap();
+    assert_succeeded(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "`run.rocksdb.block_cache_mb` has no effect with --store memory: the memory store does not read `block_cache_mb`"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = run(&["--arrival", "closed", "--instances", "1"]);
     assert_eq!(r["store"], "rocksdb");
     assert_eq!(r["open_loop"], false);
     assert!(r.get("instances").is_none());
@@ -417,7 +442,11 @@ fn run_section_errors_name_file_line_and_allowed_values() {
     let base = std::fs::read_to_string(&cfg).unwrap();
     let lines = base.lines().count();
     for (run, needle, line_offset) in [
-        ("[run]\nstore = \"cassandra\"\n", "allowed", 2),
+        (
+            "[run]\nstore = \"cassandra\"\n",
+            "`run.store`: `cassandra` is not a store of this build; use one of: memory, rocksdb",
+            2,
+        ),
         ("[run]\nspeed_up = 2\n", "unknown key; allowed here", 2),
         ("[run]\narrival = \"poisson\"\n", "`run.rate`: missing", 1),
         ("[run]\nwarmup = \"soon\"\n", "not a time", 2),

@@ -84,6 +84,19 @@ mod tests {
     }
 
     #[test]
+    fn a_store_kind_is_checked_against_the_stores_of_the_build_at_its_line() {
+        let ycsb = "config = \"../ycsb/workloada.toml\"";
+        let e = check("kind = \"rocks\"", ycsb).unwrap_err();
+        assert!(
+            e.contains("e.toml:5: `store[1].kind`") && e.contains(&StoreKind::names()),
+            "{e}"
+        );
+        for kind in StoreKind::all() {
+            check(&format!("kind = \"{}\"", kind.name()), ycsb).unwrap();
+        }
+    }
+
+    #[test]
     fn a_config_that_does_not_load_is_named_with_the_workload_line() {
         let dir = tempfile::tempdir().unwrap();
         let bad = dir.path().join("bad.toml");

@@ -2,6 +2,8 @@
 //! instance *i* is placed "on" node *i*, as seed 003 places each Flink task beside a Redis
 //! node, and the placement decides whether its requests stay on that node.
 
+use gadget::config::run::REDIS_PLACEMENTS;
+
 /// Where an instance's keys live in the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Placement {
@@ -14,12 +16,17 @@ pub enum Placement {
     Replicated,
 }
 
+/// The placements in the order of their names in [`REDIS_PLACEMENTS`], the one list configs,
+/// experiments and flags read.
+const IN_ORDER: [Placement; REDIS_PLACEMENTS.len()] =
+    [Placement::Native, Placement::Aligned, Placement::Replicated];
+
 impl Placement {
     /// Every placement, by name.
-    pub const ALL: [(&'static str, Placement); 3] = [
-        ("native", Placement::Native),
-        ("aligned", Placement::Aligned),
-        ("replicated", Placement::Replicated),
+    pub const ALL: [(&'static str, Placement); REDIS_PLACEMENTS.len()] = [
+        (REDIS_PLACEMENTS[0], IN_ORDER[0]),
+        (REDIS_PLACEMENTS[1], IN_ORDER[1]),
+        (REDIS_PLACEMENTS[2], IN_ORDER[2]),
     ];
 
     /// The placement named `name`.
@@ -32,6 +39,6 @@ impl Placement {
         Self::ALL
             .iter()
             .find(|p| p.1 == self)
-            .map_or("native", |p| p.0)
+            .map_or(REDIS_PLACEMENTS[0], |p| p.0)
     }
 }

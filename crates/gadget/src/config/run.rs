@@ -4,20 +4,9 @@
 use super::reader::Section;
 use super::ConfigError;
 
-/// Stores a config may name; a build reports the ones it lacks when the run starts.
-pub const STORE_NAMES: &[&str] = &[
-    "rocksdb",
-    "memory",
-    "redis",
-    "leveldb",
-    "berkeleydb",
-    "berkeleydb-hash",
-    "lmdb",
-    "redb",
-    "fjall",
-    "sqlite",
-    "faster",
-];
+/// Where a Redis Cluster keeps an instance's keys (`[run.redis] placement`,
+/// `--redis-placement`); the evaluator's `Placement` reads these names.
+pub const REDIS_PLACEMENTS: &[&str] = &["native", "aligned", "replicated"];
 
 /// The range a number of the `[run]` section may take: the same for its config key and its
 /// command-line flag.
@@ -181,8 +170,11 @@ pub struct StoreEntry {
 /// The `[run]` section, validated.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunSettings {
-    /// `store`: which store to drive.
+    /// `store`: which store to drive, as written; the evaluator checks it against the stores
+    /// of its build (its one list), naming [`RunSettings::store_origin`].
     pub store: Option<String>,
+    /// Where `store` is given (`job.toml:3: `run.store``), for messages.
+    pub store_origin: Option<String>,
     /// `arrival`: the arrival process.
     pub arrival: Option<String>,
     /// `rate`: requests per second of an open-loop arrival.
@@ -239,6 +231,10 @@ pub struct RunSettings {
     pub faster_log_mb: Option<usize>,
     /// `[run.faster] index_mb`.
     pub faster_index_mb: Option<usize>,
+    /// The store settings given, each as its `gadget run` flag names it without `--`
+    /// (`write_buffer_mb`, `lmdb_map_gb`) with where (`job.toml:7: `run.lmdb.map_gb``): the
+    /// evaluator refuses those the store does not read.
+    pub given: Vec<(&'static str, String)>,
 }
 
 /// A warm-up left out of the results.
@@ -292,7 +288,7 @@ fn int(s: &Section<'_>, key: &'static str, bounds: Bounds) -> Result<Option<i64>
 /// Parses a `[run]` section.
 pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
     let mut r = RunSettings {
-        store: s.choice("store", STORE_NAMES)?.map(str::to_string),
+        store: s.string("store")?,
         arrival: s.choice("arrival", ARRIVAL_NAMES)?.map(str::to_string),
         rate: s.float("rate", RATE.min, RATE.max)?,
         bias: s.float("bias", BIAS.min, BIAS.max)?,
@@ -310,6 +306,10 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         store_counters: s.bool("store_counters")?,
         ..RunSettings::default()
     };
+    if r.store.is_some() {
+        r.store_origin = Some(s.origin("store"));
+    }
+    s.note_given("store_counters", "store_counters", &mut r.given);
     if let Some(w) = s.string_or_int("warmup")? {
         r.warmup = Some(match w {
             Ok(n) if n >= 0 => Warmup::Requests(n as u64),
@@ -344,6 +344,15 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         r.write_buffers = int(&db, "write_buffers", WRITE_BUFFERS)?.map(|n| n as i32);
         r.block_cache_mb = int(&db, "block_cache_mb", BLOCK_CACHE_MB)?.map(|n| n as usize);
         r.wal = db.bool("wal")?;
+        for (key, setting) in [
+            ("write_buffer_mb", "write_buffer_mb"),
+            ("write_buffers", "write_buffers"),
+            ("block_cache_mb", "block_cache_mb"),
+            ("wal", "wal"),
+            ("library", "rocksdb_lib"),
+        ] {
+            db.note_given(key, setting, &mut r.given);
+        }
         if let Some(name) = db.string("library")? {
             r.rocksdb_lib = Some(if ROCKSDB_LIBRARIES.contains(&name.as_str()) {
                 name
@@ -375,9 +384,7 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
                 name,
                 kind,
                 url: t.string("url")?,
-                placement: t
-                    .choice("placement", &["native", "aligned", "replicated"])?
-                    .map(str::to_string),
+                placement: t.choice("placement", REDIS_PLACEMENTS)?.map(str::to_string),
                 pipeline: int(&t, "pipeline", REDIS_PIPELINE)?.map(|n| n as usize),
                 remote: match t.table("remote")? {
                     None => None,
@@ -450,7 +457,7 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         r.redis_url = redis.string("url")?;
         r.redis_pipeline = int(&redis, "pipeline", REDIS_PIPELINE)?.map(|n| n as usize);
         r.redis_placement = redis
-            .choice("placement", &["native", "aligned", "replicated"])?
+            .choice("placement", REDIS_PLACEMENTS)?
             .map(str::to_string);
         if let Some(text) = redis.string("timeout")? {
             r.redis_timeout_ns = Some(
@@ -464,15 +471,26 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
                     })?,
             );
         }
+        for (key, setting) in [
+            ("url", "redis_url"),
+            ("pipeline", "redis_pipeline"),
+            ("placement", "redis_placement"),
+            ("timeout", "redis_timeout"),
+        ] {
+            redis.note_given(key, setting, &mut r.given);
+        }
         redis.finish()?;
     }
     if let Some(lmdb) = s.table("lmdb")? {
         r.lmdb_map_gb = int(&lmdb, "map_gb", LMDB_MAP_GB)?.map(|n| n as usize);
+        lmdb.note_given("map_gb", "lmdb_map_gb", &mut r.given);
         lmdb.finish()?;
     }
     if let Some(faster) = s.table("faster")? {
         r.faster_log_mb = int(&faster, "log_mb", FASTER_LOG_MB)?.map(|n| n as usize);
         r.faster_index_mb = int(&faster, "index_mb", FASTER_INDEX_MB)?.map(|n| n as usize);
+        faster.note_given("log_mb", "faster_log_mb", &mut r.given);
+        faster.note_given("index_mb", "faster_index_mb", &mut r.given);
         faster.finish()?;
     }
     Ok(r)

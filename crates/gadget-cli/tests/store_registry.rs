@@ -1,0 +1,231 @@
+//! One list of stores and one of the settings each reads, honoured by every entry point: the
+//! `--store` flag, a config's `[run] store` and `[run.stores.NAME] kind`, and an experiment's
+//! `[[store]] kind`; a setting is accepted exactly where its store reads it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use gadget::config::experiment::{SettingValue, STORE_SETTINGS};
+use gadget_eval::store::StoreKind;
+
+fn project_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn gadget() -> Command {
+    let mut c = Command::cargo_bin("gadget").unwrap();
+    c.env_remove("GADGET_ROCKSDB_LIB")
+        .env_remove("GADGET_REDIS_URL")
+        .timeout(Duration::from_secs(120));
+    c
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A YCSB workload of a few requests with `run` as its `[run]` section.
+fn config(dir: &Path, name: &str, run: &str) -> PathBuf {
+    let ycsb = std::fs::read_to_string(project_root().join("examples/ycsb/workloada.toml"))
+        .unwrap()
+        .replace("recordcount = 1000", "recordcount = 20")
+        .replace("operationcount = 1000", "operationcount = 20");
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{ycsb}\n{run}")).unwrap();
+    path
+}
+
+/// A server nobody listens on, so that a networked store is accepted, then fails to connect
+/// at once instead of needing a server in this test.
+const NOBODY: &str = "redis://127.0.0.1:1";
+
+/// The run went through to the store: it ran, or (for a store over the network) failed to
+/// reach it. Never refused as a store this build lacks.
+fn reached_the_store(kind: StoreKind, how: &str, o: &std::process::Output) {
+    let e = stderr(o);
+    if kind.name().starts_with("redis") {
+        let failed_to_connect = format!("cannot open the {} store at {NOBODY}", kind.name());
+        assert!(
+            e.contains(&failed_to_connect),
+            "{how}: {}:\n{e}",
+            kind.name()
+        );
+    } else {
+        assert!(o.status.success(), "{how}: {}:\n{e}", kind.name());
+    }
+}
+
+#[test]
+fn every_store_is_accepted_by_the_flag_the_run_section_and_the_stores_table() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(
+        StoreKind::all().iter().any(|k| k.name() == "redis-cluster"),
+        "a build with Redis has the cluster too"
+    );
+    for &kind in StoreKind::all() {
+        let name = kind.name();
+        let url = if name.starts_with("redis") {
+            format!("url = \"{NOBODY}\"\n")
+        } else {
+            String::new()
+        };
+        let plain = config(dir.path(), "plain.toml", "");
+        let by_flag = gadget()
+            .arg("run")
+            .arg(&plain)
+            .args([
+                "--store",
+                name,
+                "--redis-url",
+                NOBODY,
+                "--redis-timeout",
+                "1s",
+            ])
+            .output()
+            .unwrap();
+        reached_the_store(kind, "--store", &by_flag);
+
+        let redis_section = if name.starts_with("redis") {
+            format!("[run.redis]\n{url}timeout = \"1s\"\n")
+        } else {
+            String::new()
+        };
+        let in_run = config(
+            dir.path(),
+            "in-run.toml",
+            &format!("[run]\nstore = \"{name}\"\n{redis_section}"),
+        );
+        let by_run_section = gadget().arg("run").arg(&in_run).output().unwrap();
+        reached_the_store(kind, "[run] store", &by_run_section);
+
+        let routed = config(
+            dir.path(),
+            "routed.toml",
+            &format!(
+                "[run]\nstore = \"memory\"\n[run.stores.own]\nkind = \"{name}\"\n{url}\
+                 [run.states]\nusertable = \"own\"\n"
+            ),
+        );
+        let by_stores_table = gadget().arg("run").arg(&routed).output().unwrap();
+        reached_the_store(kind, "[run.stores.own] kind", &by_stores_table);
+    }
+}
+
+#[test]
+fn a_store_name_no_build_has_is_refused_at_its_line_naming_the_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "c.toml", "[run]\nstore = \"rocksbd\"\n");
+    let o = gadget().arg("run").arg(&cfg).output().unwrap();
+    let e = stderr(&o);
+    assert!(!o.status.success());
+    let line = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("rocksbd"))
+        .unwrap()
+        + 1;
+    assert!(
+        e.contains(&format!("c.toml:{line}: `run.store`")) && e.contains("redis-cluster"),
+        "{e}"
+    );
+}
+
+/// A value of the right type for `setting`.
+fn a_value(setting: SettingValue) -> String {
+    match setting {
+        SettingValue::Switch => "true".into(),
+        SettingValue::Int(b) => b.ints().0.to_string(),
+        SettingValue::Float(b) => b.max.to_string(),
+        SettingValue::Time { .. } => "\"5s\"".into(),
+        SettingValue::Library => "\"flink-1.20\"".into(),
+        SettingValue::Url => format!("\"{NOBODY}\""),
+        SettingValue::Choice(names) => format!("\"{}\"", names[0]),
+    }
+}
+
+#[test]
+fn every_experiment_store_kind_takes_exactly_the_settings_its_store_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    // a workload that does not exist: the check before any run reaches it only once every
+    // store and setting was accepted, and no run starts either way
+    for &kind in StoreKind::all() {
+        for setting in STORE_SETTINGS {
+            let text = format!(
+                "[[workload]]\nconfig = \"missing.toml\"\n\n[[store]]\nkind = \"{}\"\n{} = {}\n",
+                kind.name(),
+                setting.key,
+                a_value(setting.value)
+            );
+            let exp = dir.path().join("e.toml");
+            std::fs::write(&exp, &text).unwrap();
+            let o = gadget()
+                .arg("bench")
+                .arg(&exp)
+                .arg("-o")
+                .arg(dir.path().join("out"))
+                .output()
+                .unwrap();
+            let e = stderr(&o);
+            assert!(!o.status.success(), "{text}");
+            assert!(!dir.path().join("out/runs").exists(), "{text}");
+            if kind.reads_setting(setting.key) {
+                assert!(
+                    e.contains("missing.toml") && !e.contains("does not read"),
+                    "{text}\n=> {e}"
+                );
+            } else {
+                assert!(
+                    e.contains("e.toml:6:")
+                        && e.contains(&format!(
+                            "the {} store does not read `{}`",
+                            kind.name(),
+                            setting.key
+                        )),
+                    "{text}\n=> {e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_config_setting_its_store_does_not_read_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let lmdb = config(
+        dir.path(),
+        "lmdb.toml",
+        "[run]\nstore = \"lmdb\"\n[run.rocksdb]\nwrite_buffer_mb = 64\n",
+    );
+    let o = gadget().arg("run").arg(&lmdb).output().unwrap();
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains("`run.rocksdb.write_buffer_mb`")
+            && e.contains("the lmdb store does not read `write_buffer_mb`; it reads lmdb_map_gb"),
+        "{e}"
+    );
+    // the same section where a store of [run.stores] reads it is fine
+    let routed = config(
+        dir.path(),
+        "routed.toml",
+        "[run]\nstore = \"lmdb\"\n[run.rocksdb]\nwrite_buffer_mb = 64\n\
+         [run.stores.own]\nkind = \"rocksdb\"\n[run.states]\nusertable = \"own\"\n",
+    );
+    let o = gadget().arg("run").arg(&routed).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a flag the store does not read is a warning: a command line is reused across stores
+    let plain = config(dir.path(), "plain.toml", "");
+    let o = gadget()
+        .arg("run")
+        .arg(&plain)
+        .args(["--store", "lmdb", "--write-buffer-mb", "64"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: --write-buffer-mb has no effect"),
+        "{}",
+        stderr(&o)
+    );
+}
