@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use gadget::config::Config;
 use gadget_eval::context::{rfc3339_utc, RunContext, WorkloadUsed};
-use gadget_eval::host::{loaded_libraries, CpuTimes, Host};
+use gadget_eval::host::{CpuTimes, Host};
 use gadget_eval::store::{StoreKind, StoreSettings};
 
 /// A config's workload (`states` are filled from the run).
@@ -42,12 +42,6 @@ pub fn context(
     settings: &StoreSettings,
     store_dir: &Path,
 ) -> RunContext {
-    let library = match kind.name() {
-        "rocksdb" => "",
-        "leveldb" => "libleveldb",
-        "berkeleydb" | "berkeleydb-hash" => "libdb",
-        _ => "",
-    };
     RunContext {
         label,
         command_line: std::env::args().collect(),
@@ -55,27 +49,7 @@ pub fn context(
         gadget_commit: option_env!("GADGET_GIT_COMMIT").map(str::to_string),
         workloads,
         store_settings: settings.applied(kind),
-        store_libraries: if kind.name() == "rocksdb" {
-            rocksdb_library(settings)
-        } else if library.is_empty() {
-            Vec::new()
-        } else {
-            loaded_libraries(library)
-        },
+        store_libraries: kind.libraries(settings),
         host: Host::this(store_dir, cpu),
     }
-}
-
-/// The RocksDB library the run loaded: choice, version, Maven artifact and file.
-#[cfg(feature = "rocksdb")]
-fn rocksdb_library(settings: &StoreSettings) -> Vec<String> {
-    gadget_eval::store::rocksdb::library::loaded(&settings.rocksdb_lib)
-        .map(|l| vec![l.describe()])
-        .unwrap_or_default()
-}
-
-/// Without the rocksdb feature no RocksDB library is ever loaded.
-#[cfg(not(feature = "rocksdb"))]
-fn rocksdb_library(_settings: &StoreSettings) -> Vec<String> {
-    Vec::new()
 }

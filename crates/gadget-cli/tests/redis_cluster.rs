@@ -92,6 +92,14 @@ fn a_cluster_started_by_gadget_serves_runs_under_each_placement_and_stops() {
         assert_eq!(r["store"], "redis-cluster");
         let settings = &r["context"]["store_settings"];
         assert_eq!(settings["placement"], placement, "{settings}");
+        // the server that answered, with its version as INFO gives it
+        let libraries = r["context"]["store_libraries"].to_string();
+        assert!(
+            libraries.contains("Redis ")
+                && libraries.contains("(cluster mode) at redis://127.0.0.1:")
+                && !libraries.contains("unknown"),
+            "{libraries}"
+        );
         let c = &r["store_counters"];
         let count = |name: &str| c[name].as_u64().unwrap_or_else(|| panic!("{name} in {c}"));
         let reads = (count("reads_local"), count("reads_remote"));

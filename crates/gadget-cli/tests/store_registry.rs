@@ -229,3 +229,42 @@ fn a_config_setting_its_store_does_not_read_is_refused_at_its_line() {
         stderr(&o)
     );
 }
+
+#[test]
+fn the_results_of_every_store_name_its_library_and_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = config(dir.path(), "plain.toml", "");
+    for &kind in StoreKind::all() {
+        if kind.name().starts_with("redis") {
+            continue; // a server's version: tests/redis_cluster.rs and the redis store's tests
+        }
+        let out = gadget()
+            .arg("run")
+            .arg(&plain)
+            .args(["--store", kind.name(), "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let libraries = r["context"]["store_libraries"].as_array().unwrap().clone();
+        assert_eq!(libraries.len(), 1, "{}: {libraries:?}", kind.name());
+        let named = libraries[0].as_str().unwrap();
+        let (what, version) = match kind.name() {
+            "memory" => ("Gadget ", env!("CARGO_PKG_VERSION")),
+            "rocksdb" => ("RocksDB ", "6.20.3"),
+            "leveldb" => ("LevelDB ", "."),
+            "berkeleydb" | "berkeleydb-hash" => ("Berkeley DB ", "5."),
+            "lmdb" => ("LMDB ", "heed 0."),
+            "redb" => ("redb ", "2."),
+            "fjall" => ("fjall ", "2."),
+            "sqlite" => ("SQLite 3.", "rusqlite 0."),
+            "faster" => ("FASTER", "faster-rs 0."),
+            other => panic!("{other}: say what it runs on here"),
+        };
+        assert!(
+            named.contains(what) && named.contains(version) && !named.contains("unknown"),
+            "{}: {named}",
+            kind.name()
+        );
+    }
+}

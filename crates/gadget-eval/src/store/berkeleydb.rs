@@ -24,6 +24,23 @@ use gadget::access::{Op, StateId};
 
 use super::{empty_range, Store, StoreError, MERGE_DELIMITER};
 
+extern "C" {
+    fn db_version(major: *mut c_int, minor: *mut c_int, patch: *mut c_int) -> *const c_char;
+}
+
+/// The BerkeleyDB library this process runs, with its version: `Berkeley DB 5.3.28:
+/// (September  9, 2013) (libdb-5.3.so)`.
+pub(crate) fn library() -> String {
+    // SAFETY: db_version returns a pointer to a static string and accepts null out-pointers
+    let none = std::ptr::null_mut();
+    let version = unsafe { CStr::from_ptr(db_version(none, none, none)) };
+    format!(
+        "{} ({})",
+        version.to_string_lossy(),
+        crate::host::loaded_libraries("libdb").join(", ")
+    )
+}
+
 /// The BerkeleyDB cache of the paper's setup.
 pub const CACHE_BYTES: u64 = 256 << 20;
 

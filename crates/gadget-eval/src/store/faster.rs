@@ -57,6 +57,15 @@ use serde::{Deserialize, Serialize};
 
 use super::{empty_range, Store, StoreError, StoreSettings, MERGE_DELIMITER};
 
+/// The FASTER this build compiled in: its C++ core as faster-rs packs it (with the fixes
+/// `scripts/setup.sh` applies).
+pub(crate) fn library() -> String {
+    format!(
+        "FASTER's C++ core, compiled in through faster-rs {} (patched by scripts/setup.sh)",
+        env!("GADGET_FASTER_RS_VERSION")
+    )
+}
+
 /// FASTER's log page: 32 MB.
 const PAGE: usize = 32 << 20;
 /// Read-only pages FASTER keeps in memory (`kNumHeadPages`).

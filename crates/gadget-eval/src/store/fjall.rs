@@ -27,6 +27,11 @@ use super::{empty_range, Store, StoreError, StoreSettings, MERGE_DELIMITER};
 
 type Range = Box<dyn DoubleEndedIterator<Item = fjall::Result<KvPair>>>;
 
+/// The fjall this build compiled in, with its version.
+pub(crate) fn library() -> String {
+    format!("fjall {}, compiled in", env!("GADGET_FJALL_VERSION"))
+}
+
 /// A fjall keyspace with one partition per state.
 pub struct FjallStore {
     keyspace: Keyspace,

@@ -35,6 +35,8 @@ struct RawCache(c_void);
 
 #[link(name = "leveldb")]
 extern "C" {
+    fn leveldb_major_version() -> i32;
+    fn leveldb_minor_version() -> i32;
     fn leveldb_open(
         options: *const RawOptions,
         name: *const c_char,
@@ -141,6 +143,16 @@ impl Drop for Database {
 unsafe impl Send for Database {}
 // SAFETY: as above.
 unsafe impl Sync for Database {}
+
+/// The LevelDB library this process runs, with its version: `LevelDB 1.23 (libleveldb.so.1d)`.
+pub(crate) fn library() -> String {
+    // SAFETY: the C API's version functions take nothing and read constants
+    let (major, minor) = unsafe { (leveldb_major_version(), leveldb_minor_version()) };
+    format!(
+        "LevelDB {major}.{minor} ({})",
+        crate::host::loaded_libraries("libleveldb").join(", ")
+    )
+}
 
 /// One LevelDB database that several operator instances share (the paper's §6.4), each
 /// through its own [`LevelDbStore`] whose states have their own prefixes: they share one

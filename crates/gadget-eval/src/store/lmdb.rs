@@ -39,6 +39,16 @@ self_cell!(
     }
 );
 
+/// The LMDB this build compiled in, with its version: `LMDB 0.9.70: (December 19, 2015),
+/// compiled in through heed 0.23.1`.
+pub(crate) fn library() -> String {
+    format!(
+        "{}, compiled in through heed {}",
+        heed::lmdb_version().string,
+        env!("GADGET_HEED_VERSION")
+    )
+}
+
 /// An LMDB environment with one named database per state.
 pub struct LmdbStore {
     env: Env<WithoutTls>,

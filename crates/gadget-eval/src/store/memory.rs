@@ -9,6 +9,14 @@ use gadget::access::{Op, StateId};
 
 use super::{empty_range, Store, StoreError, MERGE_DELIMITER};
 
+/// What the memory store is: Gadget's own code, of this version.
+pub(crate) fn library() -> String {
+    format!(
+        "Gadget {}'s in-memory store (an ordered map per state)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// One ordered map per state.
 #[derive(Debug, Default)]
 pub struct MemoryStore {

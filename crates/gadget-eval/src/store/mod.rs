@@ -24,6 +24,7 @@ pub mod faster;
 pub mod fjall;
 #[cfg(feature = "leveldb")]
 pub mod leveldb;
+mod libraries;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
 pub mod memory;

@@ -39,6 +39,11 @@ pub const DURABLE_EVERY: u32 = 256;
 type Range = redb::Range<'static, &'static [u8], &'static [u8]>;
 type Def<'a> = TableDefinition<'a, &'static [u8], &'static [u8]>;
 
+/// The redb this build compiled in, with its version.
+pub(crate) fn library() -> String {
+    format!("redb {}, compiled in", env!("GADGET_REDB_VERSION"))
+}
+
 /// A handle on a redb database with one table per state.
 pub struct RedbStore {
     db: Arc<Database>,

@@ -27,6 +27,16 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::{empty_range, Store, StoreError, StoreSettings, MERGE_DELIMITER};
 
+/// The SQLite this build compiled in, with its version: `SQLite 3.50.2, the amalgamation
+/// compiled in through rusqlite 0.41.1`.
+pub(crate) fn library() -> String {
+    format!(
+        "SQLite {}, the amalgamation compiled in through rusqlite {}",
+        rusqlite::version(),
+        env!("GADGET_RUSQLITE_VERSION")
+    )
+}
+
 /// The statements of one state's table.
 struct Sql {
     get: String,

@@ -112,6 +112,34 @@ impl Server {
     }
 }
 
+/// The Redis server at `settings.redis_url` with its version, as `INFO server` gives it:
+/// `Redis 7.0.15 (redis_mode standalone) at redis://127.0.0.1:6379`; what went wrong when it
+/// does not answer.
+pub(crate) fn library(settings: &StoreSettings) -> String {
+    let shown = url::redacted(&settings.redis_url);
+    let info = url::parse(&settings.redis_url).and_then(|target| {
+        let mut con = Connection::open(&target, settings.redis_timeout, settings.stop.clone())
+            .map_err(|f| describe(&f, "the server"))?;
+        con.command(2).arg(b"INFO").arg(b"server");
+        con.round_trip()
+            .and_then(|r| Ok(String::from_utf8_lossy(r.bulk()?.unwrap_or_default()).into_owned()))
+            .map_err(|f| describe(&f, "the server"))
+    });
+    let field = |info: &str, key: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+            .map(|v| v.trim().to_string())
+    };
+    match info {
+        Ok(info) => format!(
+            "Redis {} ({} mode) at {shown}",
+            field(&info, "redis_version").unwrap_or_else(|| "of unknown version".into()),
+            field(&info, "redis_mode").unwrap_or_else(|| "unknown".into()),
+        ),
+        Err(why) => format!("Redis at {shown}, version unknown: {why}"),
+    }
+}
+
 /// `url` as messages and results show it: without its password.
 pub fn shown_url(url: &str) -> String {
     url::redacted(url)
