@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use gadget::access::{Op, TraceRecord, VecSink};
-use gadget::baseline::properties::Properties;
 use gadget::baseline::ycsb::{YcsbClient, YcsbOperation, YcsbSpec};
 use gadget::baseline::ycsb_generators::{
     fnv_hash64, zeta, ScrambledZipfian, Zipfian, SCRAMBLED_ITEM_COUNT, SCRAMBLED_ZETAN,
     ZIPFIAN_CONSTANT,
 };
+use gadget::config::properties::Properties;
 use gadget::config::{Config, ConfigError};
 use gadget::source::random::Rng;
 

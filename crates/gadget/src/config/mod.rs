@@ -5,6 +5,7 @@ pub mod experiment;
 mod kvbench;
 mod legacy;
 mod parallel;
+pub mod properties;
 mod reader;
 pub mod run;
 mod ycsb;
@@ -75,10 +76,10 @@ fn open_stream(source: &SourceConfig, seed: u64) -> Result<ElementStream, Source
 /// Sub-stream of the seed that decides which synthetic left events close their key.
 const CLOSING_STREAM: u64 = 0x00c1_05e5;
 use crate::baseline::kvbench::{KvbenchClient, KvbenchSpec};
-use crate::baseline::properties::Properties;
 use crate::baseline::ycsb::{YcsbClient, YcsbSpec};
 use crate::source::{ElementStream, SourceError};
 use crate::timer::TimerService;
+use properties::Properties;
 
 /// Why a config cannot be used.
 #[derive(Debug, thiserror::Error)]

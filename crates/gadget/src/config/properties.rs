@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::ConfigError;
+use super::ConfigError;
 
 /// Where a property was set.
 #[derive(Debug, Clone, PartialEq, Eq)]
