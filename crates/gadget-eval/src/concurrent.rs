@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use gadget::access::{Op, StateId};
 
 use crate::placed::parts;
-use crate::run::{calibrate_clock, Driver, Measured, Progress, RunError, RunOptions, RunReport};
+use crate::results::RunReport;
+use crate::run::{calibrate_clock, Driver, Measured, Progress, RunError, RunOptions};
 use crate::start::StartLine;
 use crate::store::{open_shared_store, open_store, Store, StoreError, StoreKind, StoreSettings};
 use crate::workload::{RequestStream, WorkloadError, WorkloadSource};

@@ -15,9 +15,10 @@ use gadget_eval::context::{RunContext, WorkloadUsed};
 use gadget_eval::export::{self, Json, Text};
 use gadget_eval::host::Host;
 use gadget_eval::measure::Recorder;
-use gadget_eval::merge::hdr::{self, Histogram, MAX_COUNT};
-use gadget_eval::merge::{merge, parse_results, MergeOptions, RunHistograms, WallClock};
-use gadget_eval::run::RunReport;
+use gadget_eval::merge::{merge, parse_results, MergeOptions};
+use gadget_eval::results::hdr::{self, Histogram, MAX_COUNT};
+use gadget_eval::results::RunReport;
+use gadget_eval::results::{RunHistograms, WallClock};
 use serde_json::{json, Value};
 
 /// A time zero on the wall clock (2026-11-25).

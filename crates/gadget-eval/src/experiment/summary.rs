@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::plan::{Plan, PlannedRun};
 use super::stats::Stats;
 use super::verdict::{holm, Measure, Ratio, Verdict, RESAMPLES};
-use crate::run::RunReport;
+use crate::results::RunReport;
 use gadget::config::experiment::{Dimension, Experiment};
 
 /// The latency percentiles summarized, by name, from the "all requests" row of each run.

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use super::Exporter;
 use crate::measure::{human_ns, render_table};
 use crate::placed::PartSummary;
-use crate::run::RunReport;
+use crate::results::RunReport;
 
 /// The human summary.
 pub struct Text;

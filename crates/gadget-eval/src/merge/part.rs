@@ -5,7 +5,7 @@
 
 use gadget::key::UPPER_BOUND_MAX_PARALLELISM;
 
-use crate::run::RunReport;
+use crate::results::RunReport;
 use crate::shard::Shard;
 
 use super::MergeError;

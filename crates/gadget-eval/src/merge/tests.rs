@@ -4,6 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::context::WorkloadUsed;
+use crate::measure::Recorder;
 
 const SECOND: u64 = 1_000_000_000;
 /// A time zero on the wall clock (2026-11-25).
