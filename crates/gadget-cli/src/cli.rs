@@ -397,8 +397,8 @@ pub enum Arrival {
 pub struct EvalArgs {
     /// The store to drive: rocksdb (embedded, as Flink uses it; the default), memory (the
     /// upper bound), leveldb, berkeleydb (B-tree), berkeleydb-hash, lmdb, redb, fjall, sqlite,
-    /// faster, or redis (external, on --redis-url). docs/evaluation.md says how each is set up and
-    /// which ops it emulates.
+    /// faster, redis (external, on --redis-url) or redis-cluster (`gadget cluster up` starts
+    /// one). docs/evaluation.md says how each is set up and which ops it emulates.
     #[arg(long)]
     pub store: Option<String>,
     /// Arrival process (default closed, or constant with --rate). Open-loop processes
@@ -688,4 +688,42 @@ pub fn input_passes(passes: Option<u32>, repeat: Option<u32>) -> Option<u32> {
         );
     }
     passes.or(repeat)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::ValueEnum;
+
+    use super::Arrival;
+
+    #[test]
+    fn the_arrival_flag_takes_exactly_the_arrivals_configs_and_experiments_name() {
+        let flag: Vec<String> = Arrival::value_variants()
+            .iter()
+            .filter_map(|a| Some(a.to_possible_value()?.get_name().to_string()))
+            .collect();
+        assert_eq!(flag, gadget::config::run::ARRIVAL_NAMES);
+    }
+
+    #[test]
+    fn the_store_flags_help_names_every_store_of_the_build() {
+        use clap::CommandFactory;
+        let cli = super::Cli::command();
+        let run = cli.find_subcommand("run").expect("gadget run");
+        let store = run
+            .get_arguments()
+            .find(|a| a.get_id() == "store")
+            .expect("--store");
+        let help = store
+            .get_long_help()
+            .or(store.get_help())
+            .unwrap()
+            .to_string();
+        for kind in gadget_eval::store::StoreKind::all() {
+            let named = help
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .any(|word| word == kind.name());
+            assert!(named, "--store's help lacks {}: {help}", kind.name());
+        }
+    }
 }
