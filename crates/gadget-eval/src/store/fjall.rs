@@ -412,28 +412,6 @@ mod tests {
     }
 
     #[test]
-    fn range_ops_cover_start_up_to_end() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = store(dir.path());
-        contract::range_ops_cover_start_up_to_end(&mut s);
-    }
-
-    #[test]
-    fn seek_and_next_walk_in_key_order_and_batches_apply_on_commit() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = store(dir.path());
-        contract::seek_and_next_walk_in_key_order_and_batches_apply_on_commit(&mut s);
-    }
-
-    #[test]
-    fn a_drop_removes_every_key_of_its_partition_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = store(dir.path());
-        contract::a_drop_empties_its_state_and_nothing_else(&mut s);
-        contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(&mut s);
-    }
-
-    #[test]
     fn next_after_a_write_sees_the_write() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());

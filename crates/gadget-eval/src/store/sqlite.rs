@@ -465,20 +465,6 @@ mod tests {
     }
 
     #[test]
-    fn range_ops_cover_start_up_to_end() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = store(dir.path());
-        contract::range_ops_cover_start_up_to_end(&mut s);
-    }
-
-    #[test]
-    fn seek_and_next_walk_in_key_order_and_batches_apply_on_commit() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = store(dir.path());
-        contract::seek_and_next_walk_in_key_order_and_batches_apply_on_commit(&mut s);
-    }
-
-    #[test]
     fn a_drop_empties_its_table_only() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path());
