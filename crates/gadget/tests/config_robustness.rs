@@ -391,3 +391,34 @@ fn values_longer_than_a_trace_holds_are_refused_at_their_line() {
         "{e}"
     );
 }
+
+/// Every operator each engine lists is parsed and built from a bundled example: a name added
+/// to a list without its parser fails here.
+#[test]
+fn every_operator_each_engine_lists_loads_from_a_bundled_example() {
+    use gadget::engine::Engine;
+    let examples: Vec<(PathBuf, String, String)> = examples()
+        .into_iter()
+        .filter_map(|(path, text)| {
+            let doc: toml_edit::DocumentMut = text.parse().ok()?;
+            let engine = doc
+                .get("engine")
+                .and_then(|e| e.as_str())
+                .unwrap_or("flink")
+                .to_string();
+            let kind = doc.get("operator")?.get("type")?.as_str()?.to_string();
+            Some((path, engine, kind))
+        })
+        .collect();
+    for engine in Engine::NAMES {
+        let e = Engine::from_name(engine).unwrap();
+        for operator in e.operators() {
+            let (path, ..) = examples
+                .iter()
+                .find(|(_, en, kind)| en == engine && kind == operator)
+                .unwrap_or_else(|| panic!("no bundled example of {engine}'s `{operator}`"));
+            let config = Config::load(path).unwrap_or_else(|err| panic!("{err}"));
+            let _ = config.build_operator();
+        }
+    }
+}
