@@ -17,6 +17,7 @@ pub mod nines;
 pub mod operator;
 pub mod palette;
 pub mod parallel;
+pub mod pipeline;
 pub mod source;
 pub mod summary;
 pub mod timer;

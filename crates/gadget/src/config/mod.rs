@@ -1,4 +1,5 @@
-//! Workload configuration: a TOML file (documented in `docs/config.md`), validated key by key.
+//! Workload configuration: a TOML file (documented in `docs/config.md`), validated key by key
+//! into settings; [`crate::pipeline`] builds the source and operator they describe.
 
 mod engine;
 pub mod experiment;
@@ -15,69 +16,21 @@ use std::path::{Path, PathBuf};
 pub use parallel::Parallelism;
 use reader::{Document, Section};
 
-use crate::operator::{
-    ContinuousAggregation, ContinuousJoin, IntervalJoin, LookupJoin, LookupJoinSpec, Operator,
-    SessionWindowOperator, WindowAssigner, WindowFunction, WindowOperator,
-};
-use crate::parallel::JobInputs;
+use crate::operator::{LookupJoinSpec, WindowAssigner, WindowFunction};
 use crate::source::distribution::{GapDistributionSpec, KeyDistributionSpec};
 use crate::source::element::WatermarkPolicy;
-use crate::source::file::{FileOrder, FileSource, FileSpec, KeyType, TimeUnit, TypeRouting};
-use crate::source::interleave::{Interleaving, TwoInputMerger};
-use crate::source::random::Rng;
+use crate::source::file::{FileOrder, FileSpec, KeyType, TimeUnit, TypeRouting};
+use crate::source::interleave::Interleaving;
 use crate::source::synthetic::{SyntheticSource, SyntheticSpec};
-use crate::source::ysb::{AdEventType, YsbIds, YsbSource, YsbSpec};
-use crate::source::StreamElement;
+use crate::source::ysb::{AdEventType, YsbSpec};
 
 /// The seed of a separate right source: derived, so both sides differ.
-fn right_seed(seed: u64) -> u64 {
+pub(crate) fn right_seed(seed: u64) -> u64 {
     seed ^ 0x9e37_79b9_7f4a_7c15
 }
 
-/// Opens one configured stream.
-fn open_stream(source: &SourceConfig, seed: u64) -> Result<ElementStream, SourceError> {
-    Ok(match source {
-        SourceConfig::File(spec) => Box::new(FileSource::open(spec.clone())?),
-        SourceConfig::Synthetic {
-            spec,
-            left_fraction,
-            closing_fraction,
-        } => {
-            let mut source = SyntheticSource::new(spec.clone(), seed)?;
-            if let Some(f) = left_fraction {
-                source = source.with_join_inputs(*f)?;
-            }
-            match *closing_fraction {
-                None => Box::new(source.map(Ok)),
-                Some(p) => {
-                    let mut rng = Rng::substream(seed, CLOSING_STREAM);
-                    Box::new(source.map(move |mut e| {
-                        if let StreamElement::Event(ev) = &mut e {
-                            ev.closes = ev.input == 1 && rng.chance(p);
-                        }
-                        Ok(e)
-                    }))
-                }
-            }
-        }
-        SourceConfig::Ycsb(spec) => Box::new(spec.clock()),
-        SourceConfig::Kvbench(spec) => Box::new(spec.clock()),
-        SourceConfig::Separate { .. } => {
-            unreachable!("validated: separate sources only feed joins")
-        }
-        SourceConfig::Ysb(_) => {
-            unreachable!(
-                "validated: a ysb source feeds the lookup-join alone (Config::open_source)"
-            )
-        }
-    })
-}
-
-/// Sub-stream of the seed that decides which synthetic left events close their key.
-const CLOSING_STREAM: u64 = 0x00c1_05e5;
-use crate::baseline::kvbench::{KvbenchClient, KvbenchSpec};
-use crate::baseline::ycsb::{YcsbClient, YcsbSpec};
-use crate::source::{ElementStream, SourceError};
+use crate::baseline::kvbench::KvbenchSpec;
+use crate::baseline::ycsb::YcsbSpec;
 use crate::timer::TimerService;
 use properties::Properties;
 
@@ -269,7 +222,7 @@ pub enum OperatorConfig {
     /// A Spark query (`engine = "spark"`; [`crate::engine::spark`]).
     Spark(Box<crate::engine::spark::SparkSpec>),
     /// YSB's lookup-join: a table lookup per event, a tumbling count window per campaign, a
-    /// sink write per window (see [`LookupJoin`]).
+    /// sink write per window (see [`LookupJoin`](crate::operator::LookupJoin)).
     LookupJoin(LookupJoinSpec),
 }
 
@@ -555,70 +508,6 @@ impl Config {
         }
     }
 
-    /// Opens the event source (for two-input operators: merged as the operator sees it); of a
-    /// parallel job, the chosen subtask's share ([`Config::select_subtask`]).
-    pub fn open_source(&self) -> Result<ElementStream, SourceError> {
-        let share = |stream| self.subtask_share(stream);
-        Ok(match self.open_job_inputs()? {
-            JobInputs::One {
-                stream,
-                interleaving: None,
-            } => share(stream),
-            JobInputs::One {
-                stream,
-                interleaving: Some(mode),
-            } => Box::new(TwoInputMerger::new(share(stream), mode)),
-            JobInputs::Two {
-                left,
-                right,
-                interleaving,
-            } => Box::new(TwoInputMerger::separate(
-                share(left),
-                share(right),
-                interleaving,
-            )),
-        })
-    }
-
-    /// Opens the job's inputs as its source task(s) emit them, before the keyed exchange
-    /// splits them among subtasks and before a two-input operator interleaves them.
-    pub fn open_job_inputs(&self) -> Result<JobInputs, SourceError> {
-        if let (SourceConfig::Ysb(spec), OperatorConfig::LookupJoin(join)) =
-            (&self.source, &self.operator)
-        {
-            let (instance, instances) = self.instance();
-            let source = YsbSource::new(
-                spec,
-                self.configured_seed(),
-                &join.event_types,
-                instance,
-                instances,
-                self.max_parallelism,
-            )?;
-            return Ok(JobInputs::One {
-                stream: Box::new(source.map(Ok)),
-                interleaving: None,
-            });
-        }
-        let interleaving = match &self.operator {
-            OperatorConfig::IntervalJoin { interleaving, .. }
-            | OperatorConfig::WindowJoin { interleaving, .. }
-            | OperatorConfig::ContinuousJoin { interleaving, .. } => Some(*interleaving),
-            _ => None,
-        };
-        Ok(match (&self.source, interleaving) {
-            (SourceConfig::Separate { left, right }, Some(mode)) => JobInputs::Two {
-                left: open_stream(left, self.seed)?,
-                right: open_stream(right, right_seed(self.seed))?,
-                interleaving: mode,
-            },
-            (source, interleaving) => JobInputs::One {
-                stream: open_stream(source, self.seed)?,
-                interleaving,
-            },
-        })
-    }
-
     /// The warning for a generation that read no event: names the data files, which must be
     /// empty, hold only a header line, or have every row filtered out. `None` when `events` is
     /// not 0 or the workload reads no file.
@@ -696,95 +585,6 @@ impl Config {
             Some(self.seed),
             self.json.clone(),
         )
-    }
-
-    /// Builds the operator.
-    pub fn build_operator(&self) -> Box<dyn Operator> {
-        let p = self.max_parallelism;
-        // the key groups of the chosen subtask (all of them at parallelism 1)
-        let groups = self.key_groups();
-        match &self.operator {
-            OperatorConfig::Window {
-                assigner,
-                function,
-                allowed_lateness,
-                keyed,
-            } => Box::new(
-                WindowOperator::new(
-                    *assigner,
-                    *function,
-                    *allowed_lateness,
-                    *keyed,
-                    self.timers,
-                    p,
-                )
-                .with_key_groups(groups),
-            ),
-            OperatorConfig::Session {
-                gap,
-                function,
-                allowed_lateness,
-            } => Box::new(
-                SessionWindowOperator::new(*gap, *function, *allowed_lateness, self.timers, p)
-                    .with_key_groups(groups),
-            ),
-            OperatorConfig::WindowJoin {
-                assigner,
-                element_size,
-                allowed_lateness,
-                ..
-            } => Box::new(
-                WindowOperator::new(
-                    *assigner,
-                    WindowFunction::Holistic {
-                        element_size: element_size + 1,
-                    },
-                    *allowed_lateness,
-                    true,
-                    self.timers,
-                    p,
-                )
-                .with_key_groups(groups),
-            ),
-            OperatorConfig::ContinuousJoin { element_size, .. } => {
-                Box::new(ContinuousJoin::new(*element_size, p))
-            }
-            OperatorConfig::Aggregation { state_name } => {
-                Box::new(ContinuousAggregation::new(state_name.clone(), p))
-            }
-            OperatorConfig::IntervalJoin {
-                lower,
-                upper,
-                element_size,
-                ..
-            } => Box::new(
-                IntervalJoin::new(*lower, *upper, *element_size, self.timers, p)
-                    .with_key_groups(groups),
-            ),
-            OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
-            OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
-            OperatorConfig::Spark(spec) => spec.operator(),
-            OperatorConfig::KafkaStreams(spec) => {
-                use crate::engine::kafka_streams::{
-                    Count, SessionCount, StreamJoin, WindowedCount,
-                };
-                match (spec.windows, spec.sessions, spec.join) {
-                    (Some(windows), _, _) => Box::new(WindowedCount::new(spec, windows)),
-                    (None, Some(sessions), _) => Box::new(SessionCount::new(spec, sessions)),
-                    (None, None, Some(join)) => {
-                        Box::new(StreamJoin::new(spec, join, &spec.right_topic))
-                    }
-                    (None, None, None) => Box::new(Count::new(spec)),
-                }
-            }
-            OperatorConfig::LookupJoin(join) => {
-                let SourceConfig::Ysb(ysb) = &self.source else {
-                    unreachable!("validated: the lookup-join reads a ysb source")
-                };
-                let ids = YsbIds::new(self.configured_seed(), ysb.campaigns, ysb.ads_per_campaign);
-                Box::new(LookupJoin::new(join, ids, self.timers, p))
-            }
-        }
     }
 }
 
@@ -1033,12 +833,14 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
         }
         // a name listed in Engine::operators without an arm here: found by the test that
         // parses every listed operator
-        other => return Err(s.error(
-            "type",
-            format!(
+        other => {
+            return Err(s.error(
+                "type",
+                format!(
                 "`{other}` is a Flink operator this build lists but cannot parse; please report it"
             ),
-        )),
+            ))
+        }
     };
     let name = match &op {
         OperatorConfig::Window { function, .. } | OperatorConfig::Session { function, .. } => {

@@ -161,7 +161,7 @@ impl Config {
 
     /// The share of `stream` (a keyed input of the job) the chosen subtask receives; all of it
     /// at parallelism 1 or with no subtask chosen.
-    pub(super) fn subtask_share(&self, stream: ElementStream) -> ElementStream {
+    pub(crate) fn subtask_share(&self, stream: ElementStream) -> ElementStream {
         match self.parallel.subtask {
             Some(i) if self.parallel.parallelism > 1 => {
                 Box::new(SubtaskFilter::new(stream, self.subtask_router(), i))

@@ -1,0 +1,215 @@
+//! The pipeline a config describes, built: its source (one stream, two inputs merged, or the
+//! job's inputs before the keyed exchange) and its operator, whichever engine it is. The
+//! config only parses and validates ([`crate::config`]); building lives here.
+
+use crate::baseline::kvbench::KvbenchClient;
+use crate::baseline::ycsb::YcsbClient;
+use crate::config::{right_seed, Config, OperatorConfig, SourceConfig};
+use crate::operator::{
+    ContinuousAggregation, ContinuousJoin, IntervalJoin, LookupJoin, Operator,
+    SessionWindowOperator, WindowFunction, WindowOperator,
+};
+use crate::parallel::JobInputs;
+use crate::source::file::FileSource;
+use crate::source::interleave::TwoInputMerger;
+use crate::source::random::Rng;
+use crate::source::synthetic::SyntheticSource;
+use crate::source::ysb::{YsbIds, YsbSource};
+use crate::source::{ElementStream, SourceError, StreamElement};
+
+/// Opens one configured stream.
+fn open_stream(source: &SourceConfig, seed: u64) -> Result<ElementStream, SourceError> {
+    Ok(match source {
+        SourceConfig::File(spec) => Box::new(FileSource::open(spec.clone())?),
+        SourceConfig::Synthetic {
+            spec,
+            left_fraction,
+            closing_fraction,
+        } => {
+            let mut source = SyntheticSource::new(spec.clone(), seed)?;
+            if let Some(f) = left_fraction {
+                source = source.with_join_inputs(*f)?;
+            }
+            match *closing_fraction {
+                None => Box::new(source.map(Ok)),
+                Some(p) => {
+                    let mut rng = Rng::substream(seed, CLOSING_STREAM);
+                    Box::new(source.map(move |mut e| {
+                        if let StreamElement::Event(ev) = &mut e {
+                            ev.closes = ev.input == 1 && rng.chance(p);
+                        }
+                        Ok(e)
+                    }))
+                }
+            }
+        }
+        SourceConfig::Ycsb(spec) => Box::new(spec.clock()),
+        SourceConfig::Kvbench(spec) => Box::new(spec.clock()),
+        SourceConfig::Separate { .. } => {
+            unreachable!("validated: separate sources only feed joins")
+        }
+        SourceConfig::Ysb(_) => {
+            unreachable!(
+                "validated: a ysb source feeds the lookup-join alone (Config::open_source)"
+            )
+        }
+    })
+}
+
+/// Sub-stream of the seed that decides which synthetic left events close their key.
+const CLOSING_STREAM: u64 = 0x00c1_05e5;
+
+impl Config {
+    /// Opens the event source (for two-input operators: merged as the operator sees it); of a
+    /// parallel job, the chosen subtask's share ([`Config::select_subtask`]).
+    pub fn open_source(&self) -> Result<ElementStream, SourceError> {
+        let share = |stream| self.subtask_share(stream);
+        Ok(match self.open_job_inputs()? {
+            JobInputs::One {
+                stream,
+                interleaving: None,
+            } => share(stream),
+            JobInputs::One {
+                stream,
+                interleaving: Some(mode),
+            } => Box::new(TwoInputMerger::new(share(stream), mode)),
+            JobInputs::Two {
+                left,
+                right,
+                interleaving,
+            } => Box::new(TwoInputMerger::separate(
+                share(left),
+                share(right),
+                interleaving,
+            )),
+        })
+    }
+
+    /// Opens the job's inputs as its source task(s) emit them, before the keyed exchange
+    /// splits them among subtasks and before a two-input operator interleaves them.
+    pub fn open_job_inputs(&self) -> Result<JobInputs, SourceError> {
+        if let (SourceConfig::Ysb(spec), OperatorConfig::LookupJoin(join)) =
+            (&self.source, &self.operator)
+        {
+            let (instance, instances) = self.instance();
+            let source = YsbSource::new(
+                spec,
+                self.configured_seed(),
+                &join.event_types,
+                instance,
+                instances,
+                self.max_parallelism,
+            )?;
+            return Ok(JobInputs::One {
+                stream: Box::new(source.map(Ok)),
+                interleaving: None,
+            });
+        }
+        let interleaving = match &self.operator {
+            OperatorConfig::IntervalJoin { interleaving, .. }
+            | OperatorConfig::WindowJoin { interleaving, .. }
+            | OperatorConfig::ContinuousJoin { interleaving, .. } => Some(*interleaving),
+            _ => None,
+        };
+        Ok(match (&self.source, interleaving) {
+            (SourceConfig::Separate { left, right }, Some(mode)) => JobInputs::Two {
+                left: open_stream(left, self.seed)?,
+                right: open_stream(right, right_seed(self.seed))?,
+                interleaving: mode,
+            },
+            (source, interleaving) => JobInputs::One {
+                stream: open_stream(source, self.seed)?,
+                interleaving,
+            },
+        })
+    }
+
+    /// Builds the operator.
+    pub fn build_operator(&self) -> Box<dyn Operator> {
+        let p = self.max_parallelism;
+        // the key groups of the chosen subtask (all of them at parallelism 1)
+        let groups = self.key_groups();
+        match &self.operator {
+            OperatorConfig::Window {
+                assigner,
+                function,
+                allowed_lateness,
+                keyed,
+            } => Box::new(
+                WindowOperator::new(
+                    *assigner,
+                    *function,
+                    *allowed_lateness,
+                    *keyed,
+                    self.timers,
+                    p,
+                )
+                .with_key_groups(groups),
+            ),
+            OperatorConfig::Session {
+                gap,
+                function,
+                allowed_lateness,
+            } => Box::new(
+                SessionWindowOperator::new(*gap, *function, *allowed_lateness, self.timers, p)
+                    .with_key_groups(groups),
+            ),
+            OperatorConfig::WindowJoin {
+                assigner,
+                element_size,
+                allowed_lateness,
+                ..
+            } => Box::new(
+                WindowOperator::new(
+                    *assigner,
+                    WindowFunction::Holistic {
+                        element_size: element_size + 1,
+                    },
+                    *allowed_lateness,
+                    true,
+                    self.timers,
+                    p,
+                )
+                .with_key_groups(groups),
+            ),
+            OperatorConfig::ContinuousJoin { element_size, .. } => {
+                Box::new(ContinuousJoin::new(*element_size, p))
+            }
+            OperatorConfig::Aggregation { state_name } => {
+                Box::new(ContinuousAggregation::new(state_name.clone(), p))
+            }
+            OperatorConfig::IntervalJoin {
+                lower,
+                upper,
+                element_size,
+                ..
+            } => Box::new(
+                IntervalJoin::new(*lower, *upper, *element_size, self.timers, p)
+                    .with_key_groups(groups),
+            ),
+            OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
+            OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
+            OperatorConfig::Spark(spec) => spec.operator(),
+            OperatorConfig::KafkaStreams(spec) => {
+                use crate::engine::kafka_streams::{
+                    Count, SessionCount, StreamJoin, WindowedCount,
+                };
+                match (spec.windows, spec.sessions, spec.join) {
+                    (Some(windows), _, _) => Box::new(WindowedCount::new(spec, windows)),
+                    (None, Some(sessions), _) => Box::new(SessionCount::new(spec, sessions)),
+                    (None, None, Some(join)) => {
+                        Box::new(StreamJoin::new(spec, join, &spec.right_topic))
+                    }
+                    (None, None, None) => Box::new(Count::new(spec)),
+                }
+            }
+            OperatorConfig::LookupJoin(join) => {
+                let SourceConfig::Ysb(ysb) = &self.source else {
+                    unreachable!("validated: the lookup-join reads a ysb source")
+                };
+                let ids = YsbIds::new(self.configured_seed(), ysb.campaigns, ysb.ads_per_campaign);
+                Box::new(LookupJoin::new(join, ids, self.timers, p))
+            }
+        }
+    }
+}
