@@ -385,6 +385,34 @@ type = "count"
 "#;
 
     #[test]
+    fn flinks_watermark_settings_are_refused_with_the_engines_own_knob() {
+        let watermarks = "[source.watermarks]\nout_of_orderness = 1000\n";
+        let with = |text: &str| text.replace("[operator]", &format!("{watermarks}[operator]"));
+        let e = Config::parse(&with(COUNT), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("c.toml:12: `source.watermarks`") && e.contains("set `grace`"),
+            "{e}"
+        );
+        let spark = COUNT
+            .replace("kafka-streams", "spark")
+            .replace("type = \"count\"", "type = \"tumbling-count\"\nsize = 1000");
+        Config::parse(&spark, Path::new("s.toml")).unwrap();
+        let e = Config::parse(&with(&spark), Path::new("s.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`source.watermarks`") && e.contains("set `delay`"),
+            "{e}"
+        );
+        let flink = COUNT
+            .replace("engine = \"kafka-streams\"\n", "")
+            .replace("type = \"count\"", "type = \"aggregation\"");
+        Config::parse(&with(&flink), Path::new("f.toml")).unwrap();
+    }
+
+    #[test]
     fn a_kafka_streams_aggregate_takes_its_sizes_which_a_count_refuses() {
         let text = COUNT.replace("type = \"count\"", "type = \"aggregate\"");
         let c = Config::parse(&text, Path::new("c.toml")).unwrap();

@@ -402,6 +402,12 @@ impl Config {
         if let Some(problem) = parallel::refusal(&operator, parallelism, max_parallelism) {
             return Err(doc.error(parallelism_at, "parallelism", problem));
         }
+        for section in [&source_section, &left_section, &right_section]
+            .into_iter()
+            .flatten()
+        {
+            refuse_flink_watermarks(section, engine)?;
+        }
         let source =
             match (source_section, left_section, right_section) {
                 (Some(s), None, None) => {
@@ -856,6 +862,31 @@ fn parse_operator(s: &Section<'_>) -> Result<(OperatorConfig, String, TimerServi
         _ => kind.to_string(),
     };
     Ok((op, name, timers))
+}
+
+/// Refuses `[source.watermarks]` for an engine that does not read the source's watermarks,
+/// naming the engine's own knob for lateness.
+fn refuse_flink_watermarks(
+    s: &Section<'_>,
+    engine: crate::engine::Engine,
+) -> Result<(), ConfigError> {
+    use crate::engine::Engine;
+    let Some(watermarks) = s.table("watermarks")? else {
+        return Ok(());
+    };
+    let instead = match engine {
+        Engine::Flink => return Ok(()),
+        Engine::KafkaStreams => {
+            "Kafka Streams has no watermarks: a window closes once stream time (the largest \
+             record time seen) passes its end plus `[operator] grace`; drop this section and set \
+             `grace`"
+        }
+        Engine::Spark => {
+            "Spark computes its watermark itself, from the largest event time of a batch less \
+             `[operator] delay` (withWatermark); drop this section and set `delay`"
+        }
+    };
+    Err(watermarks.section_error(instead))
 }
 
 fn parse_watermarks(s: Option<Section<'_>>) -> Result<WatermarkPolicy, ConfigError> {
