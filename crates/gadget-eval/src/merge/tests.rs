@@ -3,8 +3,10 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use super::*;
-use crate::context::WorkloadUsed;
+use crate::context::{RunContext, WorkloadUsed};
+use crate::host::Host;
 use crate::measure::Recorder;
+use crate::results::OpHistogram;
 
 const SECOND: u64 = 1_000_000_000;
 /// A time zero on the wall clock (2026-11-25).
