@@ -68,6 +68,22 @@ impl PendingBatch {
         })
     }
 
+    /// Commits the batch kept in `store` by `apply`ing each buffered write to it in order,
+    /// stopping at the first failure, then forgets the writes either way (RocksDB drops a
+    /// failed batch too), keeping the buffers for reuse: the commit of every store that
+    /// replays a batch write by write.
+    pub fn commit_into<S, E>(
+        store: &mut S,
+        batch: impl Fn(&mut S) -> &mut PendingBatch,
+        mut apply: impl FnMut(&mut S, PendingWrite<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut pending = std::mem::take(batch(store));
+        let result = pending.writes().try_for_each(|w| apply(store, w));
+        pending.clear();
+        *batch(store) = pending;
+        result
+    }
+
     /// Forgets the buffered writes (after a commit, or a failed one: RocksDB drops a failed
     /// batch too), keeping the buffers for reuse.
     pub fn clear(&mut self) {

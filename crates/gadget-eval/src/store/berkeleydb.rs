@@ -483,17 +483,11 @@ impl Store for BerkeleyDbStore {
     }
 
     fn batch_commit(&mut self) -> Result<(), StoreError> {
-        let mut batch = std::mem::take(&mut self.batch);
-        let mut result = Ok(());
-        for w in batch.writes() {
-            result = self.write(Op::BatchCommit, w.state, w.key, w.value);
-            if result.is_err() {
-                break;
-            }
-        }
-        batch.clear();
-        self.batch = batch;
-        result
+        PendingBatch::commit_into(
+            self,
+            |s| &mut s.batch,
+            |s, w| s.write(Op::BatchCommit, w.state, w.key, w.value),
+        )
     }
 
     fn range_query(

@@ -512,18 +512,11 @@ impl Store for FasterStore {
     }
 
     fn batch_commit(&mut self) -> Result<(), StoreError> {
-        let mut batch = std::mem::take(&mut self.batch);
-        let mut result = Ok(());
-        for w in batch.writes() {
-            result = self.write(Op::BatchCommit, w.state, w.key, w.value);
-            if result.is_err() {
-                break;
-            }
-        }
-        // a failed batch is dropped as RocksDB drops it; the buffers are kept for reuse
-        batch.clear();
-        self.batch = batch;
-        result
+        PendingBatch::commit_into(
+            self,
+            |s| &mut s.batch,
+            |s, w| s.write(Op::BatchCommit, w.state, w.key, w.value),
+        )
     }
 
     fn range_query(

@@ -131,21 +131,22 @@ impl Store for MemoryStore {
     }
 
     fn batch_commit(&mut self) -> Result<(), StoreError> {
-        let mut batch = std::mem::take(&mut self.batch);
-        for w in batch.writes() {
-            let map = &mut self.states[w.state as usize];
-            match w.value {
-                Some(v) => {
-                    map.insert(w.key.to_vec(), v.to_vec());
+        PendingBatch::commit_into(
+            self,
+            |s| &mut s.batch,
+            |s, w| {
+                let map = &mut s.states[w.state as usize];
+                match w.value {
+                    Some(v) => {
+                        map.insert(w.key.to_vec(), v.to_vec());
+                    }
+                    None => {
+                        map.remove(w.key);
+                    }
                 }
-                None => {
-                    map.remove(w.key);
-                }
-            }
-        }
-        batch.clear();
-        self.batch = batch;
-        Ok(())
+                Ok(())
+            },
+        )
     }
 
     fn range_query(
