@@ -188,3 +188,27 @@ fn a_password_and_database_in_the_url_are_used_and_never_shown() {
     assert!(!e.contains("wrong"), "the password is not shown: {e}");
     assert!(e.contains("redis://:***@"), "{e}");
 }
+
+#[test]
+fn results_name_the_redis_server_and_its_version_as_it_answers() {
+    let Some(server) = support::RedisServer::start("redis store") else {
+        return;
+    };
+    let version = std::process::Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .expect("redis-server runs");
+    // `Redis server v=7.0.15 sha=…`
+    let version = String::from_utf8_lossy(&version.stdout)
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("v=").map(str::to_string))
+        .expect("redis-server --version says v=");
+    let named = gadget_eval::store::StoreKind::Redis.libraries(&settings(&server.url, 1));
+    assert_eq!(
+        named,
+        [format!(
+            "Redis {version} (standalone mode) at {}",
+            server.url
+        )]
+    );
+}
