@@ -42,7 +42,7 @@ bench: build
 	cargo bench --locked -p gadget
 
 recorder:
-	mvn -B -q -Dstyle.color=never package -f recorder/flink/pom.xml
+	mvn -B -q -Dstyle.color=never package -f recorder/pom.xml
 
 # each figure's experiment into out/paper/FIGURE; --resume: a stopped `make paper` goes on
 paper: build

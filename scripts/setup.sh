@@ -36,7 +36,7 @@ if [ "$profile" = debug ]; then
   python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
   command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
 fi
-# The Flink recorder (recorder/flink): a JDK (11 or newer) and Maven, which fetches Flink and
+# The recorder (recorder/): a JDK (11 or newer) and Maven, which fetches Flink and
 # Byte Buddy from Maven Central
 command -v javac >/dev/null 2>&1 || need_apt+=(default-jdk-headless)
 command -v mvn >/dev/null 2>&1 || need_apt+=(maven)

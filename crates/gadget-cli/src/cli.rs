@@ -232,7 +232,7 @@ pub struct RecordFlinkArgs {
     #[arg(short, long, default_value = "gadget-traces")]
     pub out: PathBuf,
     /// The recorder agent jar (`make recorder` builds
-    /// recorder/flink/agent/target/gadget-recorder-flink.jar, the default when it exists).
+    /// recorder/agent/target/gadget-recorder-flink.jar, the default when it exists).
     #[arg(long, env = "GADGET_RECORDER_JAR")]
     pub agent: Option<PathBuf>,
     /// Format of the traces the agent writes: Gadget's binary format (the default) or its

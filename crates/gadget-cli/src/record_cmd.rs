@@ -16,7 +16,7 @@ use crate::cli::{Format, RecordFlinkArgs, RecordKafkaStreamsArgs, RecordSparkArg
 use crate::stdout::outln;
 
 /// Where `make recorder` puts the agent, relative to the project root.
-const DEFAULT_AGENT: &str = "recorder/flink/agent/target/gadget-recorder-flink.jar";
+const DEFAULT_AGENT: &str = "recorder/agent/target/gadget-recorder-flink.jar";
 
 /// The agent writes one `<task>.<subtask>.gtrace` (binary) or `<task>.<subtask>.trace.txt`
 /// (text) per task thread.

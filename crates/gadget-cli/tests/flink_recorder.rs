@@ -51,11 +51,11 @@ fn build_recorder() -> (PathBuf, Job) {
 }
 
 fn maven_build() -> (PathBuf, Job) {
-    let dir = common::project_root().join("recorder/flink");
+    let dir = common::project_root().join("recorder");
     mvn_package(&dir.join("pom.xml"), &[], "the recorder");
     let agent = dir.join("agent/target/gadget-recorder-flink.jar");
     let classpath = built_classpath(
-        &dir.join("examples/target"),
+        &dir.join("flink/target"),
         "gadget-recorder-flink-examples.jar",
     );
     (agent, Job::flink1(classpath))
@@ -82,7 +82,7 @@ fn built_classpath(target: &Path, jar: &str) -> String {
 /// Builds the reference job against Flink `version` (the agent is the same jar for every
 /// version) into its own build folder.
 fn build_job_for(version: &str) -> Job {
-    let examples = common::project_root().join("recorder/flink/examples");
+    let examples = common::project_root().join("recorder/flink");
     let target = examples.join(format!("target/flink-{version}"));
     let defines = [
         format!("-Dflink.version={version}"),
@@ -915,10 +915,10 @@ fn the_agent_records_flink_1_18_and_1_19_as_their_state_backends_differ() {
     }
 }
 
-/// Builds the reference job for Flink 2.x (`examples-flink2`, Flink 2.3) with the state
+/// Builds the reference job for Flink 2.x (`recorder/flink2`, Flink 2.3) with the state
 /// backend `backend` (`rocksdb` or `forst`).
 fn build_flink2_job(backend: &'static str) -> Job {
-    let module = common::project_root().join("recorder/flink/examples-flink2");
+    let module = common::project_root().join("recorder/flink2");
     mvn_package(&module.join("pom.xml"), &[], "the Flink 2.x reference job");
     Job {
         classpath: built_classpath(

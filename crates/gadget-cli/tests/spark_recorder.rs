@@ -50,10 +50,10 @@ const JAVA_OPENS: &[&str] = &[
 
 /// Builds the agent and the Spark reference query: the agent's jar and the query's class path.
 fn build() -> (PathBuf, String) {
-    let dir = common::project_root().join("recorder/flink");
+    let dir = common::project_root().join("recorder");
     let status = Command::new("mvn")
         .args(["-B", "-q", "-Dstyle.color=never", "-Pspark"])
-        .args(["-pl", "agent,examples-spark", "package", "-f"])
+        .args(["-pl", "agent,spark", "package", "-f"])
         .arg(dir.join("pom.xml"))
         .status()
         .expect("running mvn");
@@ -61,7 +61,7 @@ fn build() -> (PathBuf, String) {
         status.success(),
         "building the recorder and the Spark query failed"
     );
-    let target = dir.join("examples-spark/target");
+    let target = dir.join("spark/target");
     let deps = std::fs::read_to_string(target.join("classpath.txt")).unwrap();
     let classpath = format!(
         "{}:{}",

@@ -6,10 +6,10 @@ use std::process::Command;
 /// Builds the agent and the Kafka Streams reference job of the project at `root`: the
 /// agent's jar and the job's class path (which holds a Kafka broker too).
 pub fn build(root: &Path) -> (PathBuf, String) {
-    let dir = root.join("recorder/flink");
+    let dir = root.join("recorder");
     let status = Command::new("mvn")
         .args(["-B", "-q", "-Dstyle.color=never", "-Pkafka-streams"])
-        .args(["-pl", "agent,examples-kafka-streams", "package", "-f"])
+        .args(["-pl", "agent,kafka-streams", "package", "-f"])
         .arg(dir.join("pom.xml"))
         .status()
         .expect("running mvn");
@@ -17,7 +17,7 @@ pub fn build(root: &Path) -> (PathBuf, String) {
         status.success(),
         "building the recorder and the Kafka Streams job failed"
     );
-    let target = dir.join("examples-kafka-streams/target");
+    let target = dir.join("kafka-streams/target");
     let deps = std::fs::read_to_string(target.join("classpath.txt")).unwrap();
     let classpath = format!(
         "{}:{}",
