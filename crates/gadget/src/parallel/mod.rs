@@ -40,6 +40,34 @@ pub enum JobInputs {
     },
 }
 
+impl JobInputs {
+    /// The stream the operator (of one subtask) sees: each input through `share` (the
+    /// subtask's part of it, or all of it), two inputs interleaved as the operator interleaves
+    /// them.
+    pub fn merged(self, share: impl Fn(ElementStream) -> ElementStream) -> ElementStream {
+        use crate::source::interleave::TwoInputMerger;
+        match self {
+            JobInputs::One {
+                stream,
+                interleaving: None,
+            } => share(stream),
+            JobInputs::One {
+                stream,
+                interleaving: Some(mode),
+            } => Box::new(TwoInputMerger::new(share(stream), mode)),
+            JobInputs::Two {
+                left,
+                right,
+                interleaving,
+            } => Box::new(TwoInputMerger::separate(
+                share(left),
+                share(right),
+                interleaving,
+            )),
+        }
+    }
+}
+
 impl std::fmt::Debug for JobInputs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -547,28 +575,7 @@ mod tests {
         let share = |s: ElementStream| -> ElementStream {
             Box::new(SubtaskFilter::new(s, router.clone(), i))
         };
-        let source: ElementStream = match inputs() {
-            JobInputs::One {
-                stream,
-                interleaving: None,
-            } => share(stream),
-            JobInputs::One {
-                stream,
-                interleaving: Some(mode),
-            } => Box::new(crate::source::interleave::TwoInputMerger::new(
-                share(stream),
-                mode,
-            )),
-            JobInputs::Two {
-                left,
-                right,
-                interleaving,
-            } => Box::new(crate::source::interleave::TwoInputMerger::separate(
-                share(left),
-                share(right),
-                interleaving,
-            )),
-        };
+        let source = inputs().merged(share);
         let mut sink = VecSink::default();
         let mut operator = build(p, i);
         generate(source, operator.as_mut(), &mut sink, limit, &mut |_| {}).unwrap();

@@ -11,7 +11,6 @@ use crate::operator::{
 };
 use crate::parallel::JobInputs;
 use crate::source::file::FileSource;
-use crate::source::interleave::TwoInputMerger;
 use crate::source::random::Rng;
 use crate::source::synthetic::SyntheticSource;
 use crate::source::ysb::{YsbIds, YsbSource};
@@ -63,26 +62,9 @@ impl Config {
     /// Opens the event source (for two-input operators: merged as the operator sees it); of a
     /// parallel job, the chosen subtask's share ([`Config::select_subtask`]).
     pub fn open_source(&self) -> Result<ElementStream, SourceError> {
-        let share = |stream| self.subtask_share(stream);
-        Ok(match self.open_job_inputs()? {
-            JobInputs::One {
-                stream,
-                interleaving: None,
-            } => share(stream),
-            JobInputs::One {
-                stream,
-                interleaving: Some(mode),
-            } => Box::new(TwoInputMerger::new(share(stream), mode)),
-            JobInputs::Two {
-                left,
-                right,
-                interleaving,
-            } => Box::new(TwoInputMerger::separate(
-                share(left),
-                share(right),
-                interleaving,
-            )),
-        })
+        Ok(self
+            .open_job_inputs()?
+            .merged(|stream| self.subtask_share(stream)))
     }
 
     /// Opens the job's inputs as its source task(s) emit them, before the keyed exchange
