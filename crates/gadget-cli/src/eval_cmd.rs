@@ -621,6 +621,8 @@ fn evaluate(
     // remote stores are started before the run, so that their start is not measured; they
     // live until the run is reported, and their namespaces go when they are dropped
     let mut settings = plan.settings.clone();
+    // everything that waits on a store, the run and what is asked of it after, ends on a stop
+    settings.stop = stop.clone();
     let (_far, said) = FarStores::start(&mut settings.routes, stop.clone())?;
     for line in said {
         eprintln!("{line}");

@@ -112,13 +112,21 @@ impl Server {
     }
 }
 
+/// The longest the question for a server's version waits (less when the run's timeout is).
+const VERSION_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// The Redis server at `settings.redis_url` with its version, as `INFO server` gives it:
 /// `Redis 7.0.15 (redis_mode standalone) at redis://127.0.0.1:6379`; what went wrong when it
 /// does not answer.
 pub(crate) fn library(settings: &StoreSettings) -> String {
     let shown = url::redacted(&settings.redis_url);
+    if settings.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return format!("Redis at {shown}, version not asked: the run was stopped");
+    }
     let info = url::parse(&settings.redis_url).and_then(|target| {
-        let mut con = Connection::open(&target, settings.redis_timeout, settings.stop.clone())
+        // a version is not worth a long wait on a server that stopped answering
+        let timeout = settings.redis_timeout.min(VERSION_TIMEOUT);
+        let mut con = Connection::open(&target, timeout, settings.stop.clone())
             .map_err(|f| describe(&f, "the server"))?;
         con.command(2).arg(b"INFO").arg(b"server");
         con.round_trip()
