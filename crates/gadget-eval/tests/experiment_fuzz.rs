@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use gadget::config::experiment::{Experiment, MAX_RUNS, STORE_SETTINGS};
+use gadget::config::experiment::{Experiment, SettingValue, MAX_RUNS, STORE_SETTINGS};
 use gadget_eval::experiment::plan::Plan;
 use proptest::prelude::*;
 
@@ -35,14 +35,18 @@ fn experiments() -> Vec<(PathBuf, String)> {
     let every: Vec<String> = STORE_SETTINGS
         .iter()
         .map(|s| {
-            let value = match s.key {
-                "rocksdb_lib" => "\"current\"",
-                "redis_url" => "\"redis://127.0.0.1:6379\"",
-                "redis_timeout" => "\"5s\"",
-                "wal" | "store_counters" | "shared_store" => "true",
-                "value_compression_ratio" => "0.5",
-                "faster_log_mb" => "256",
-                _ => "4",
+            // a value of each setting's type, read from the one table of settings
+            let value = match s.value {
+                SettingValue::Library => "\"current\"".to_string(),
+                SettingValue::Url => "\"redis://127.0.0.1:6379\"".to_string(),
+                SettingValue::Time { .. } => "\"5s\"".to_string(),
+                SettingValue::Switch => "true".to_string(),
+                SettingValue::Float(b) => (0.5f64).clamp(b.min, b.max).to_string(),
+                SettingValue::Int(b) => {
+                    let (min, max) = b.ints();
+                    4.clamp(min, max).to_string()
+                }
+                SettingValue::Choice(names) => format!("\"{}\"", names[0]),
             };
             format!("{} = {value}", s.key)
         })
