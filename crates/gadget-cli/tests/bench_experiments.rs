@@ -87,7 +87,8 @@ fn every_cell_runs_three_times_and_reports_its_spread_and_interval() {
             t["mean"].as_f64().unwrap(),
             t["ci95_high"].as_f64().unwrap(),
         );
-        assert!(low <= mean && mean <= high && mean > 0.0, "{t}");
+        let center = t["ci95_center"].as_f64().unwrap();
+        assert!(low <= center && center <= high && mean > 0.0, "{t}");
         assert!(
             t["min"].as_f64().unwrap() <= mean && mean <= t["max"].as_f64().unwrap(),
             "{t}"
@@ -107,6 +108,7 @@ fn every_cell_runs_three_times_and_reports_its_spread_and_interval() {
             ((low.ln() + high.ln()) / 2.0 - log_mean).abs() < 1e-9,
             "{t} {throughputs:?}"
         );
+        assert!((center.ln() - log_mean).abs() < 1e-9, "{t}");
         for p in ["p50", "p99", "p999", "max"] {
             assert_eq!(c["latency_ns"][p]["n"], 3, "{c}");
         }

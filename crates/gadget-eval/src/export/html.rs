@@ -130,7 +130,7 @@ fn page(summary: &ExperimentSummary) -> String {
     );
     let _ = writeln!(
         s,
-        "<p>Gadget {}; seed {}; {} runs per cell in the order the seed decides. Values are means over a cell's runs, \
+        "<p>Gadget {}; seed {}; {} runs per cell in the order the seed decides. Values are geometric means over a cell's runs, \
          [their 95% confidence interval] (Student's t on the log scale: never negative).</p>",
         escape(&summary.gadget_version),
         summary.seed,
@@ -191,7 +191,7 @@ fn page(summary: &ExperimentSummary) -> String {
     let throughput = grouped(&|c| {
         c.throughput
             .as_ref()
-            .map(|t| (t.mean, t.ci95_low, t.ci95_high))
+            .map(|t| (t.ci95_center, t.ci95_low, t.ci95_high))
     });
     let targets = open_loop_targets(summary, &groups);
     let y = Axis::covering(
@@ -217,12 +217,12 @@ fn page(summary: &ExperimentSummary) -> String {
             &legend,
             &targets,
         ),
-        &format!("Each bar is a store's mean throughput on the workload below it; the whisker spans the 95% confidence interval. Bars whose whiskers overlap are not reliably different.{open_loop}"),
+        &format!("Each bar is a store's geometric mean throughput on the workload below it; the whisker spans the 95% confidence interval. Bars whose whiskers overlap are not reliably different.{open_loop}"),
     );
     let p999 = grouped(&|c| {
         c.latency_ns
             .get("p999")
-            .map(|t| (t.mean, t.ci95_low, t.ci95_high))
+            .map(|t| (t.ci95_center, t.ci95_low, t.ci95_high))
     });
     let y = Axis::latency(
         "p99.9 latency",
@@ -233,7 +233,7 @@ fn page(summary: &ExperimentSummary) -> String {
         &mut s,
         "p999",
         &bars("p99.9 latency by workload and store", &y, &p999, &legend),
-        "Each bar is a store's mean 99.9th-percentile latency of all requests (from the intended start in an open loop), on a log axis because stores differ by decades; lower is better.",
+        "Each bar is a store's geometric mean 99.9th-percentile latency of all requests (from the intended start in an open loop), on a log axis because stores differ by decades; lower is better.",
     );
     for (k, g) in groups.iter().enumerate() {
         spectrum(&mut s, k, g, summary, &stores);
@@ -497,8 +497,8 @@ fn table(s: &mut String, summary: &ExperimentSummary) {
                 let _ = write!(
                     s,
                     "<td data-v=\"{}\">{} [{}, {}]</td>",
-                    t.mean,
-                    short(t.mean),
+                    t.ci95_center,
+                    short(t.ci95_center),
                     short(t.ci95_low),
                     short(t.ci95_high)
                 );
@@ -511,8 +511,8 @@ fn table(s: &mut String, summary: &ExperimentSummary) {
                     let _ = write!(
                         s,
                         "<td data-v=\"{}\">{}</td>",
-                        t.mean,
-                        ns_in_interval(t.mean, t.ci95_low, t.ci95_high)
+                        t.ci95_center,
+                        ns_in_interval(t.ci95_center, t.ci95_low, t.ci95_high)
                     );
                 }
                 None => s.push_str("<td>–</td>"),

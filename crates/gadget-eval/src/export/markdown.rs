@@ -40,9 +40,9 @@ impl Exporter<ExperimentSummary> for Markdown {
         }
         writeln!(
             w,
-            "Mean [95% confidence interval] over each cell's runs (Student's t on the log \
-             scale: never negative, wider above than below under a heavy tail); latency of \
-             all requests, from the intended start in an open loop.\n"
+            "Geometric mean [95% confidence interval] over each cell's runs (Student's t on \
+             the log scale: never negative, wider above than below under a heavy tail); \
+             latency of all requests, from the intended start in an open loop.\n"
         )?;
         writeln!(
             w,
@@ -51,7 +51,12 @@ impl Exporter<ExperimentSummary> for Markdown {
         writeln!(w, "|---|---|---|---:|---:|---:|---:|---:|---:|")?;
         for c in &s.cells {
             let throughput = c.throughput.as_ref().map_or("–".into(), |s| {
-                format!("{} [{}, {}]", si(s.mean), si(s.ci95_low), si(s.ci95_high))
+                format!(
+                    "{} [{}, {}]",
+                    si(s.ci95_center),
+                    si(s.ci95_low),
+                    si(s.ci95_high)
+                )
             });
             write!(
                 w,
@@ -60,7 +65,11 @@ impl Exporter<ExperimentSummary> for Markdown {
             )?;
             for p in PERCENTILES {
                 match c.latency_ns.get(p) {
-                    Some(s) => write!(w, " {} |", ns_in_interval(s.mean, s.ci95_low, s.ci95_high))?,
+                    Some(s) => write!(
+                        w,
+                        " {} |",
+                        ns_in_interval(s.ci95_center, s.ci95_low, s.ci95_high)
+                    )?,
                     None => write!(w, " – |")?,
                 }
             }
