@@ -479,59 +479,10 @@ pub struct EvalArgs {
     /// Keep the temporary store directory and print where it is.
     #[arg(long)]
     pub keep: bool,
-    /// RocksDB write buffer size in MiB (default 128; two of them, as in the paper). Also
-    /// LevelDB's and fjall's; redb and SQLite get a cache of all write buffers plus the block
-    /// cache, RocksDB's memory budget.
-    #[arg(long)]
-    pub write_buffer_mb: Option<usize>,
-    /// The RocksDB library to run on, loaded at run time: flink-1.20 (frocksdb 6.20.3, the
-    /// RocksDB Flink 1.x ships; the default), flink-2.x (frocksdb 8.10.0), forst (ForSt 0.1.8,
-    /// Flink 2.x's disaggregated backend), current (RocksDB 10.10.1), debian (the system's
-    /// librocksdb, a build with assertions on), or the path of any librocksdb .so (6.20 or
-    /// newer). scripts/setup.sh fetches the named release builds from Maven Central.
-    #[arg(long, env = "GADGET_ROCKSDB_LIB", value_name = "LIBRARY")]
-    pub rocksdb_lib: Option<String>,
-    /// RocksDB number of write buffers (default 2).
-    #[arg(long)]
-    pub write_buffers: Option<i32>,
-    /// RocksDB block cache in MiB (default 64; also LevelDB's and fjall's).
-    #[arg(long)]
-    pub block_cache_mb: Option<usize>,
-    /// Turn RocksDB's write-ahead log on (Flink runs with it off).
-    #[arg(long)]
-    pub wal: bool,
-    /// Report the store's own counters of the work behind the requests, where it keeps them:
-    /// RocksDB's deleted and hidden entries that its iterators stepped over and the blocks it
-    /// read (its perf context, which costs a little throughput). Shown in the summary and as
-    /// `store_counters` in --json.
-    #[arg(long)]
-    pub store_counters: bool,
-    /// Redis server for --store redis (default redis://127.0.0.1:6379).
-    #[arg(long, env = "GADGET_REDIS_URL")]
-    pub redis_url: Option<String>,
-    /// Redis point writes sent per round trip (default 1: no pipelining).
-    #[arg(long)]
-    pub redis_pipeline: Option<usize>,
-    /// Where --store redis-cluster keeps each operator instance's keys; instance i is
-    /// placed on node i: `native` (the cluster's own hashing; about 1/N of the requests stay
-    /// on the instance's node), `aligned` (hash tags put every key on the instance's node),
-    /// `replicated` (writes go to every node, reads to the instance's own).
-    #[arg(long, value_parser = ["native", "aligned", "replicated"])]
-    pub redis_placement: Option<String>,
-    /// The longest a Redis connection or round trip may take (default 5s): a server that
-    /// stops answering then ends the run, results so far kept and marked partial.
-    #[arg(long)]
-    pub redis_timeout: Option<String>,
-    /// LMDB map size in GiB (default 16): the most an lmdb store can hold (sparse on disk).
-    #[arg(long)]
-    pub lmdb_map_gb: Option<usize>,
-    /// FASTER's in-memory log in MiB (default 256, as in the paper): a multiple of 32, at
-    /// least 192; records beyond it go to files in the store directory and are read back.
-    #[arg(long)]
-    pub faster_log_mb: Option<usize>,
-    /// FASTER's hash index in MiB (default 64, as in the paper): a power of two.
-    #[arg(long)]
-    pub faster_index_mb: Option<usize>,
+    /// The store settings (`--write-buffer-mb`, `--redis-url`, ...), one flag per entry of
+    /// the one list of store settings, which configs and experiments read too.
+    #[command(flatten)]
+    pub store_settings: crate::store_flags::StoreFlags,
     /// Print the results as JSON on standard output instead of the summary table.
     #[arg(long)]
     pub json: bool,

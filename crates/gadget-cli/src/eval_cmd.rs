@@ -8,9 +8,7 @@ use clap::ValueEnum;
 use gadget::atomic::{refuse_overwriting_an_input, AtomicFile, OutputFailure};
 use gadget::config::run::{
     parse_duration, parse_interval, Bounds, RunSettings, Warmup as ConfigWarmup, ALPHA, BIAS,
-    BLOCK_CACHE_MB, FASTER_INDEX_MB, FASTER_LOG_MB, INSTANCES, LMDB_MAP_GB, MAX_REDIS_TIMEOUT_NS,
-    MIN_REDIS_TIMEOUT_NS, MODULATION, PERIOD, RATE, REDIS_PIPELINE, SPEED, VALUE_COMPRESSION_RATIO,
-    WRITE_BUFFERS, WRITE_BUFFER_MB,
+    INSTANCES, MODULATION, PERIOD, RATE, SPEED, VALUE_COMPRESSION_RATIO,
 };
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
@@ -22,8 +20,6 @@ use gadget_eval::remote::RemoteSpec;
 use gadget_eval::results::RunReport;
 use gadget_eval::run::{Measured, RunError, RunOptions, Warmup};
 use gadget_eval::store::far::FarStores;
-use gadget_eval::store::placement::Placement;
-use gadget_eval::store::rocksdb_lib::RocksDbLib;
 use gadget_eval::store::routed::Route;
 use gadget_eval::store::{StoreError, StoreKind, StoreSettings};
 use gadget_eval::value::DEFAULT_COMPRESSION_RATIO;
@@ -264,133 +260,23 @@ impl Plan {
         };
         let instances = a.instances.or(r.instances).unwrap_or(1);
         check(INSTANCES, "--instances", instances as f64)?;
-        // the flags take the config keys' ranges (a flag out of range was wrapped or zeroed)
-        let flags = [
-            (
-                "--write-buffer-mb",
-                WRITE_BUFFER_MB,
-                a.write_buffer_mb.map(|n| n as f64),
-            ),
-            (
-                "--write-buffers",
-                WRITE_BUFFERS,
-                a.write_buffers.map(f64::from),
-            ),
-            (
-                "--block-cache-mb",
-                BLOCK_CACHE_MB,
-                a.block_cache_mb.map(|n| n as f64),
-            ),
-            (
-                "--redis-pipeline",
-                REDIS_PIPELINE,
-                a.redis_pipeline.map(|n| n as f64),
-            ),
-            (
-                "--lmdb-map-gb",
-                LMDB_MAP_GB,
-                a.lmdb_map_gb.map(|n| n as f64),
-            ),
-            (
-                "--faster-log-mb",
-                FASTER_LOG_MB,
-                a.faster_log_mb.map(|n| n as f64),
-            ),
-            (
-                "--faster-index-mb",
-                FASTER_INDEX_MB,
-                a.faster_index_mb.map(|n| n as f64),
-            ),
-        ];
-        for (flag, bounds, value) in flags {
-            if let Some(v) = value {
-                check(bounds, flag, v)?;
-                warn_unless_read(kind, flag);
-            }
+        // the config's settings, then the flags over them; each was checked where it was read
+        let mut settings = StoreSettings::default();
+        for given in &r.store_settings {
+            settings.set(given).map_err(anyhow::Error::msg)?;
         }
-        let switches = [
-            ("--wal", a.wal),
-            ("--redis-timeout", a.redis_timeout.is_some()),
-            ("--redis-placement", a.redis_placement.is_some()),
-        ];
-        for (flag, given) in switches {
-            if given {
-                warn_unless_read(kind, flag);
+        let flags = &a.store_settings;
+        for given in &flags.given {
+            if !flags.from_env.contains(&given.setting.key) {
+                warn_unless_read(kind, &given.origin, given.setting.key);
             }
+            settings.set(given).map_err(anyhow::Error::msg)?;
         }
-        let defaults = StoreSettings::default();
-        let settings = StoreSettings {
-            write_buffer_size: a
-                .write_buffer_mb
-                .or(r.write_buffer_mb)
-                .map_or(defaults.write_buffer_size, |mb| mb << 20),
-            max_write_buffers: a
-                .write_buffers
-                .or(r.write_buffers)
-                .unwrap_or(defaults.max_write_buffers),
-            block_cache: a
-                .block_cache_mb
-                .or(r.block_cache_mb)
-                .map_or(defaults.block_cache, |mb| mb << 20),
-            rocksdb_lib: match a.rocksdb_lib.as_deref().or(r.rocksdb_lib.as_deref()) {
-                Some(name) => name
-                    .parse::<RocksDbLib>()
-                    .with_context(|| format!("--rocksdb-lib {name:?}"))?,
-                None => defaults.rocksdb_lib,
-            },
-            wal: a.wal || r.wal.unwrap_or(defaults.wal),
-            bdb_cache: defaults.bdb_cache,
-            redis_url: a
-                .redis_url
-                .clone()
-                .or_else(|| r.redis_url.clone())
-                .unwrap_or(defaults.redis_url),
-            redis_pipeline: a
-                .redis_pipeline
-                .or(r.redis_pipeline)
-                .unwrap_or(defaults.redis_pipeline),
-            redis_placement: a
-                .redis_placement
-                .as_deref()
-                .or(r.redis_placement.as_deref())
-                .and_then(Placement::from_name)
-                .unwrap_or_default(),
-            instance: 0,
-            redis_links: Vec::new(),
-            routes: Vec::new(),
-            redis_timeout: match &a.redis_timeout {
-                Some(t) => parse_duration(t)
-                    .filter(|n| (MIN_REDIS_TIMEOUT_NS..=MAX_REDIS_TIMEOUT_NS).contains(n))
-                    .map(std::time::Duration::from_nanos)
-                    .with_context(|| {
-                        format!("--redis-timeout {t:?} is out of range; give a time from 1ms to 1h (5s, 500ms)")
-                    })?,
-                None => r
-                    .redis_timeout_ns
-                    .map_or(defaults.redis_timeout, std::time::Duration::from_nanos),
-            },
-            lmdb_map_size: a
-                .lmdb_map_gb
-                .or(r.lmdb_map_gb)
-                .map_or(defaults.lmdb_map_size, |gb| gb.saturating_mul(1 << 30)),
-            faster_log_size: a
-                .faster_log_mb
-                .or(r.faster_log_mb)
-                .map_or(defaults.faster_log_size, |mb| mb.saturating_mul(1 << 20)),
-            faster_index_size: a
-                .faster_index_mb
-                .or(r.faster_index_mb)
-                .map_or(defaults.faster_index_size, |mb| mb.saturating_mul(1 << 20)),
-            counters: a.store_counters || r.store_counters.unwrap_or(defaults.counters),
-            // the run's own stop flag replaces it (run_instances)
-            stop: defaults.stop,
-        };
         let sharing = if a.shared_store || r.shared_store.unwrap_or(false) {
             Sharing::Shared
         } else {
             Sharing::PerInstance
         };
-        let mut settings = settings;
         settings.routes = routes(r, &settings)?;
         if !settings.routes.is_empty() && matches!(sharing, Sharing::Shared) {
             bail!("[run.states] places states in stores of their own, a set per instance; drop --shared-store");
@@ -430,14 +316,8 @@ fn routes(r: &RunSettings, base: &StoreSettings) -> anyhow::Result<Vec<Route>> {
             routes: Vec::new(),
             ..base.clone()
         };
-        if let Some(url) = &e.url {
-            settings.redis_url = url.clone();
-        }
-        if let Some(p) = e.placement.as_deref().and_then(Placement::from_name) {
-            settings.redis_placement = p;
-        }
-        if let Some(n) = e.pipeline {
-            settings.redis_pipeline = n;
+        for given in &e.settings {
+            settings.set(given).map_err(anyhow::Error::msg)?;
         }
         let states = r
             .states
@@ -545,7 +425,8 @@ fn refuse_unread(a: &EvalArgs, kind: StoreKind, r: &RunSettings) -> anyhow::Resu
     let read_by = |k: StoreKind, setting: &str| {
         k.reads_setting(setting) || routed.iter().any(|s| s.reads_setting(setting))
     };
-    for (setting, origin) in &r.given {
+    for given in &r.store_settings {
+        let (setting, origin) = (given.setting.key, &given.origin);
         if let Some(file_kind) = chosen_by_file {
             if !read_by(file_kind, setting) {
                 bail!("{origin}: {}", file_kind.ignores(setting));
@@ -562,11 +443,11 @@ fn refuse_unread(a: &EvalArgs, kind: StoreKind, r: &RunSettings) -> anyhow::Resu
     Ok(())
 }
 
-/// Warns that the store does not read `flag` (the one store-wide list, [`StoreKind::reads`]).
-fn warn_unless_read(kind: StoreKind, flag: &str) {
-    let setting = flag.trim_start_matches("--").replace('-', "_");
-    if !kind.reads_setting(&setting) {
-        eprintln!("warning: {flag} has no effect: {}", kind.ignores(&setting));
+/// Warns that the store does not read `setting`, given by `flag` (the one store-wide list,
+/// [`StoreKind::reads`]).
+fn warn_unless_read(kind: StoreKind, flag: &str, setting: &str) {
+    if !kind.reads_setting(setting) {
+        eprintln!("warning: {flag} has no effect: {}", kind.ignores(setting));
     }
 }
 

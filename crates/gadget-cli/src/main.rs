@@ -12,6 +12,7 @@ mod progress;
 mod record_cmd;
 mod run_context;
 mod stdout;
+mod store_flags;
 mod subtask;
 mod trace_cmd;
 

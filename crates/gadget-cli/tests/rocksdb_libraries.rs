@@ -128,10 +128,10 @@ fn the_systems_library_runs_when_installed_and_its_path_names_the_same() {
 #[test]
 fn an_unknown_library_is_refused_with_the_choices() {
     let w = workloada();
-    let err = fails(run(
-        &[&w, "--rocksdb-lib", "flink-1.19", "--limit", "10"],
-        &[],
-    ));
+    // a flag's value is checked as the command line is read: a usage error (exit status 2)
+    let out = run(&[&w, "--rocksdb-lib", "flink-1.19", "--limit", "10"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("flink-1.19") && err.contains("flink-2.x") && err.contains("forst"),
         "{err}"

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use assert_cmd::Command;
-use gadget::config::experiment::{SettingValue, STORE_SETTINGS};
+use gadget::config::experiment::{experiment_store_settings, SettingValue};
 use gadget_eval::store::StoreKind;
 
 fn project_root() -> PathBuf {
@@ -150,7 +150,7 @@ fn every_experiment_store_kind_takes_exactly_the_settings_its_store_reads() {
     // a workload that does not exist: the check before any run reaches it only once every
     // store and setting was accepted, and no run starts either way
     for &kind in StoreKind::all() {
-        for setting in STORE_SETTINGS {
+        for setting in experiment_store_settings() {
             let text = format!(
                 "[[workload]]\nconfig = \"missing.toml\"\n\n[[store]]\nkind = \"{}\"\n{} = {}\n",
                 kind.name(),
@@ -266,5 +266,97 @@ fn the_results_of_every_store_name_its_library_and_version() {
             "{}: {named}",
             kind.name()
         );
+    }
+}
+
+/// What a setting's value may be, as the docs' table says it.
+fn allowed(setting: SettingValue) -> String {
+    use gadget::config::run::ROCKSDB_LIBRARIES;
+    use gadget::config::store_settings::duration_text;
+    let quoted = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match setting {
+        SettingValue::Switch => "`true`, `false`".into(),
+        SettingValue::Int(b) => {
+            let (min, max) = b.ints();
+            format!("{min} – {max}")
+        }
+        SettingValue::Float(b) => format!("{} – {}", b.min, b.max),
+        SettingValue::Time { min_ns, max_ns } => format!(
+            "a time from `\"{}\"` to `\"{}\"`",
+            duration_text(min_ns),
+            duration_text(max_ns)
+        ),
+        SettingValue::Library => format!(
+            "{}, or the path of a librocksdb .so (relative to the file)",
+            quoted(ROCKSDB_LIBRARIES)
+        ),
+        SettingValue::Url => "`redis://`, `rediss://`, `unix://` URLs".into(),
+        SettingValue::Choice(names) => quoted(names),
+    }
+}
+
+/// The table of store settings docs/config.md shows, made from the one list of settings and
+/// what each store reads.
+fn settings_table() -> String {
+    use gadget::config::store_settings::STORE_SETTINGS;
+    let mut t = String::from(
+        "| config | flag, experiment key | allowed | read by | meaning |\n|---|---|---|---|---|\n",
+    );
+    for s in STORE_SETTINGS {
+        let readers: Vec<&str> = StoreKind::all()
+            .iter()
+            .filter(|k| k.reads().contains(&s.key))
+            .map(|k| k.name())
+            .collect();
+        let config = match s.config.table {
+            Some(table) => format!("`[run.{table}]` `{}`", s.config.key),
+            None => format!("`[run]` `{}`", s.config.key),
+        };
+        t.push_str(&format!(
+            "| {config} | `{}`, `{}` | {} | {} | {} |\n",
+            s.flag(),
+            s.key,
+            allowed(s.value),
+            readers.join(", "),
+            s.doc.replace('|', "\\|")
+        ));
+    }
+    t
+}
+
+/// docs/config.md's table of store settings is the one list's: a setting added, changed or
+/// read by another store changes the docs with it (`GADGET_BLESS=1` rewrites the table).
+#[test]
+fn the_docs_table_of_store_settings_is_the_one_list() {
+    if StoreKind::all().len() < 12 {
+        eprintln!("skipped: this build lacks some stores, and the docs describe a full build");
+        return;
+    }
+    let path = project_root().join("docs/config.md");
+    let docs = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) = (
+        "<!-- store settings: made from STORE_SETTINGS; GADGET_BLESS=1 cargo test --test store_registry rewrites it -->\n",
+        "<!-- end of store settings -->",
+    );
+    let start = docs
+        .find(begin)
+        .expect("docs/config.md marks its store settings table")
+        + begin.len();
+    let stop = docs[start..].find(end).expect("and its end") + start;
+    let table = settings_table();
+    if docs[start..stop] != table {
+        if std::env::var_os("GADGET_BLESS").is_some() {
+            std::fs::write(&path, format!("{}{table}{}", &docs[..start], &docs[stop..])).unwrap();
+        } else {
+            panic!(
+                "docs/config.md's store settings differ from STORE_SETTINGS; run `GADGET_BLESS=1 cargo test -p gadget-cli --test store_registry` and review. It should be:\n{table}"
+            );
+        }
     }
 }

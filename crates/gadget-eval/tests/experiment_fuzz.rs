@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use gadget::config::experiment::{Experiment, SettingValue, MAX_RUNS, STORE_SETTINGS};
+use gadget::config::experiment::{experiment_store_settings, Experiment, SettingValue, MAX_RUNS};
 use gadget_eval::experiment::plan::Plan;
 use proptest::prelude::*;
 
@@ -32,8 +32,7 @@ fn experiments() -> Vec<(PathBuf, String)> {
             out.push((p, text));
         }
     }
-    let every: Vec<String> = STORE_SETTINGS
-        .iter()
+    let every: Vec<String> = experiment_store_settings()
         .map(|s| {
             // a value of each setting's type, read from the one table of settings
             let value = match s.value {
@@ -134,8 +133,7 @@ fn apply(text: &str, m: &Mutation) -> String {
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
-    let keys: Vec<String> = STORE_SETTINGS
-        .iter()
+    let keys: Vec<String> = experiment_store_settings()
         .map(|s| s.key.to_string())
         .chain(
             [
@@ -162,8 +160,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 
 /// The switches a run may be given without a value.
 fn switches() -> HashSet<String> {
-    STORE_SETTINGS
-        .iter()
+    experiment_store_settings()
         .filter(|s| matches!(s.value, gadget::config::experiment::SettingValue::Switch))
         .map(|s| format!("--{}", s.key.replace('_', "-")))
         .collect()

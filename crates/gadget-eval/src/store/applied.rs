@@ -3,14 +3,19 @@
 
 use std::collections::BTreeMap;
 
+use gadget::config::experiment::RUN_SETTINGS;
+
 use super::{StoreKind, StoreSettings};
 
-/// The settings every store takes (`gadget run` flags without `--`, experiment keys): how
-/// many instances and whether they share the store, and what written values compress to.
-pub const EVERY_STORE_READS: &[&str] = &["instances", "shared_store", "value_compression_ratio"];
+/// Whether `setting` is one every store takes: a setting of the whole run that an
+/// experiment's `[[store]]` may give (how many instances, whether they share the store, what
+/// written values compress to).
+fn every_store_reads(setting: &str) -> bool {
+    RUN_SETTINGS.iter().any(|s| s.key == setting)
+}
 
 impl StoreKind {
-    /// The settings this store reads beyond [`EVERY_STORE_READS`], as `gadget run` flags
+    /// The store settings this store reads (keys of `STORE_SETTINGS`), as `gadget run` flags
     /// without `--` (with `_` for `-`) and experiment keys: one declaration that experiment
     /// files are checked against (a setting the store does not read is an error at its line)
     /// and `gadget run` warns by.
@@ -41,7 +46,7 @@ impl StoreKind {
 
     /// Whether this store reads `setting` (a key such as `write_buffer_mb`).
     pub fn reads_setting(self, setting: &str) -> bool {
-        EVERY_STORE_READS.contains(&setting) || self.reads().contains(&setting)
+        every_store_reads(setting) || self.reads().contains(&setting)
     }
 
     /// The message for a setting this store does not read: what it does read.
@@ -49,8 +54,8 @@ impl StoreKind {
         let reads: Vec<&str> = self
             .reads()
             .iter()
-            .chain(EVERY_STORE_READS)
             .copied()
+            .chain(RUN_SETTINGS.iter().map(|s| s.key))
             .collect();
         format!(
             "the {} store does not read `{setting}`; it reads {}",
@@ -146,5 +151,37 @@ impl StoreSettings {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gadget::config::store_settings::{store_setting, STORE_SETTINGS};
+
+    /// What the stores read are settings of the one list, and every setting of the list is
+    /// read by some store of a full build.
+    #[test]
+    fn stores_read_settings_of_the_one_list() {
+        for kind in StoreKind::all() {
+            for key in kind.reads() {
+                assert!(
+                    store_setting(key).is_some(),
+                    "{} reads `{key}`, which STORE_SETTINGS lacks",
+                    kind.name()
+                );
+            }
+        }
+        if StoreKind::all().len() == 12 {
+            for setting in STORE_SETTINGS {
+                assert!(
+                    StoreKind::all()
+                        .iter()
+                        .any(|k| k.reads_setting(setting.key)),
+                    "no store reads `{}`",
+                    setting.key
+                );
+            }
+        }
     }
 }

@@ -37,6 +37,8 @@ pub mod redis;
 pub mod rocksdb;
 pub mod rocksdb_lib;
 pub mod routed;
+mod settings;
+pub use settings::StoreSettings;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -307,81 +309,6 @@ impl StoreKind {
             .map(|k| k.name())
             .collect::<Vec<_>>()
             .join(", ")
-    }
-}
-
-/// Settings of the stores; each store reads the ones that concern it.
-#[derive(Debug, Clone)]
-pub struct StoreSettings {
-    /// RocksDB write buffer (memtable) size in bytes; Flink's paper setting is 128 MB.
-    pub write_buffer_size: usize,
-    /// RocksDB number of write buffers; 2 in the paper.
-    pub max_write_buffers: i32,
-    /// Block cache in bytes; 64 MB in the paper.
-    pub block_cache: usize,
-    /// The RocksDB library to run on; Flink 1.x's frocksdb 6.20.3 by default.
-    pub rocksdb_lib: rocksdb_lib::RocksDbLib,
-    /// Write-ahead log; off in Flink.
-    pub wal: bool,
-    /// BerkeleyDB cache in bytes; 256 MB in the paper.
-    pub bdb_cache: usize,
-    /// Where the Redis server is.
-    pub redis_url: String,
-    /// Redis point writes sent per round trip (1: no pipelining).
-    pub redis_pipeline: usize,
-    /// The longest a Redis connection or round trip may take before it fails the request.
-    pub redis_timeout: std::time::Duration,
-    /// Where a Redis Cluster keeps an instance's keys.
-    pub redis_placement: placement::Placement,
-    /// The operator instance that opens the store (0 for one instance); a Redis Cluster
-    /// places instance *i* on node *i*.
-    pub instance: usize,
-    /// Delayed links to a Redis Cluster's nodes: the instance reaches every node but its own
-    /// through the node's link (seed 003's multi-node runs on one machine); empty: all
-    /// nodes directly.
-    pub redis_links: Vec<crate::remote::NodeLink>,
-    /// States placed in stores of their own (`[run.stores.NAME]`, `[run.states]`); the
-    /// others live in the run's store.
-    pub routes: Vec<routed::Route>,
-    /// LMDB map size in bytes: the most the database can hold. The file is sparse, so a large
-    /// map costs address space, not disk.
-    pub lmdb_map_size: usize,
-    /// FASTER's in-memory log in bytes, a multiple of 32 MB; 256 MB in the paper.
-    pub faster_log_size: usize,
-    /// FASTER's hash index in bytes (64-byte buckets, a power of two of them); 64 MB in the
-    /// paper.
-    pub faster_index_size: usize,
-    /// Keep the store's own counters where it has them ([`Store::counters`]); they cost some
-    /// throughput (RocksDB's perf context at its counting level).
-    pub counters: bool,
-    /// Set from elsewhere (Ctrl-C) to end a networked store's waits within 50 ms; a run
-    /// shares its [`crate::run::RunOptions::stop`] here.
-    pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Default for StoreSettings {
-    fn default() -> Self {
-        StoreSettings {
-            write_buffer_size: 128 << 20,
-            max_write_buffers: 2,
-            block_cache: 64 << 20,
-            rocksdb_lib: rocksdb_lib::RocksDbLib::default(),
-            wal: false,
-            bdb_cache: 256 << 20,
-            redis_url: std::env::var("GADGET_REDIS_URL")
-                .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string()),
-            redis_pipeline: 1,
-            redis_timeout: std::time::Duration::from_secs(5),
-            redis_placement: placement::Placement::default(),
-            instance: 0,
-            redis_links: Vec::new(),
-            routes: Vec::new(),
-            lmdb_map_size: 16 << 30,
-            faster_log_size: 256 << 20,
-            faster_index_size: 64 << 20,
-            counters: false,
-            stop: std::sync::Arc::default(),
-        }
     }
 }
 

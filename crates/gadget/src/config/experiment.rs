@@ -5,80 +5,52 @@
 use std::path::{Path, PathBuf};
 
 use super::reader::{Document, Section};
-use super::run::{
-    is_library_path, parse_duration, Bounds, ARRIVAL_NAMES, BLOCK_CACHE_MB, FASTER_INDEX_MB,
-    FASTER_LOG_MB, INSTANCES, LMDB_MAP_GB, MAX_REDIS_TIMEOUT_NS, MIN_REDIS_TIMEOUT_NS, RATE,
-    REDIS_PIPELINE, REDIS_PLACEMENTS, ROCKSDB_LIBRARIES, VALUE_COMPRESSION_RATIO, WRITE_BUFFERS,
-    WRITE_BUFFER_MB,
-};
+use super::run::{parse_duration, ARRIVAL_NAMES, INSTANCES, RATE, VALUE_COMPRESSION_RATIO};
+pub use super::store_settings::{ConfigPlace, SettingValue, StoreSetting, STORE_SETTINGS};
 use super::{read_text, ConfigError};
 
-/// What a store setting's value must be.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum SettingValue {
-    /// `true` or `false`: a switch given to the run when true.
-    Switch,
-    /// A whole number within the bounds its `[run]` key has.
-    Int(Bounds),
-    /// A number within the bounds its `[run]` key has.
-    Float(Bounds),
-    /// A time (`"5s"`, `"500ms"`) within `[min_ns, max_ns]`.
-    Time {
-        /// The shortest, ns.
-        min_ns: u64,
-        /// The longest, ns.
-        max_ns: u64,
-    },
-    /// A RocksDB library by name ([`ROCKSDB_LIBRARIES`]) or the path of a librocksdb .so,
-    /// relative to the experiment file's folder.
-    Library,
-    /// A Redis URL (`redis://`, `rediss://`, `unix://`).
-    Url,
-    /// One of these names.
-    Choice(&'static [&'static str]),
-}
-
-/// A setting a `[[store]]` may give: a `gadget run` flag without its `--`, with `_` for `-`,
-/// passed to every run of that store.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StoreSetting {
-    /// The key, as written in the experiment file.
-    pub key: &'static str,
-    /// What its value must be.
-    pub value: SettingValue,
-}
-
-/// The settings a `[[store]]` may give.
-pub const STORE_SETTINGS: &[StoreSetting] = &[
-    setting("rocksdb_lib", SettingValue::Library),
-    setting("write_buffer_mb", SettingValue::Int(WRITE_BUFFER_MB)),
-    setting("write_buffers", SettingValue::Int(WRITE_BUFFERS)),
-    setting("block_cache_mb", SettingValue::Int(BLOCK_CACHE_MB)),
-    setting("wal", SettingValue::Switch),
-    setting("store_counters", SettingValue::Switch),
-    setting("redis_url", SettingValue::Url),
-    setting("redis_pipeline", SettingValue::Int(REDIS_PIPELINE)),
-    setting("redis_placement", SettingValue::Choice(REDIS_PLACEMENTS)),
-    setting(
-        "redis_timeout",
-        SettingValue::Time {
-            min_ns: MIN_REDIS_TIMEOUT_NS,
-            max_ns: MAX_REDIS_TIMEOUT_NS,
+/// Settings of the whole run that a `[[store]]` may give too, for its runs (as `[run]` and
+/// `gadget run`'s flags name them).
+pub const RUN_SETTINGS: &[StoreSetting] = &[
+    StoreSetting {
+        key: "instances",
+        config: ConfigPlace {
+            table: None,
+            key: "instances",
         },
-    ),
-    setting("lmdb_map_gb", SettingValue::Int(LMDB_MAP_GB)),
-    setting("faster_log_mb", SettingValue::Int(FASTER_LOG_MB)),
-    setting("faster_index_mb", SettingValue::Int(FASTER_INDEX_MB)),
-    setting("instances", SettingValue::Int(INSTANCES)),
-    setting("shared_store", SettingValue::Switch),
-    setting(
-        "value_compression_ratio",
-        SettingValue::Float(VALUE_COMPRESSION_RATIO),
-    ),
+        value: SettingValue::Int(INSTANCES),
+        env: None,
+        value_name: "N",
+        doc: "Concurrent instances of every workload.",
+    },
+    StoreSetting {
+        key: "shared_store",
+        config: ConfigPlace {
+            table: None,
+            key: "shared_store",
+        },
+        value: SettingValue::Switch,
+        env: None,
+        value_name: "",
+        doc: "Whether the instances share one store.",
+    },
+    StoreSetting {
+        key: "value_compression_ratio",
+        config: ConfigPlace {
+            table: None,
+            key: "value_compression_ratio",
+        },
+        value: SettingValue::Float(VALUE_COMPRESSION_RATIO),
+        env: None,
+        value_name: "RATIO",
+        doc: "What written values compress to, as a fraction of their size.",
+    },
 ];
 
-const fn setting(key: &'static str, value: SettingValue) -> StoreSetting {
-    StoreSetting { key, value }
+/// Every setting a `[[store]]` may give: the store settings ([`STORE_SETTINGS`]), then
+/// [`RUN_SETTINGS`].
+pub fn experiment_store_settings() -> impl Iterator<Item = &'static StoreSetting> {
+    STORE_SETTINGS.iter().chain(RUN_SETTINGS)
 }
 
 /// The most runs an experiment may plan (cells × repetitions): each is a process that opens
@@ -679,8 +651,8 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
     // in file order, each read by its type: an error names the line and what is allowed
     for (key, _, _) in s.text_entries(&["kind", "name"])? {
         given.push((key.clone(), s.origin(&key)));
-        let Some(setting) = STORE_SETTINGS.iter().find(|d| d.key == key) else {
-            let keys: Vec<&str> = STORE_SETTINGS.iter().map(|d| d.key).collect();
+        let Some(setting) = experiment_store_settings().find(|d| d.key == key) else {
+            let keys: Vec<&str> = experiment_store_settings().map(|d| d.key).collect();
             return Err(s.error(
                 &key,
                 format!(
@@ -689,9 +661,10 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
                 ),
             ));
         };
-        let flag = format!("--{}", key.replace('_', "-"));
-        if let Some(value) = setting_value(s, setting)? {
-            flags.push((flag, value));
+        if let Some(value) = setting.read(s, setting.key)? {
+            if let Some(text) = value.value.as_flag() {
+                flags.push((setting.flag(), text));
+            }
         }
     }
     Ok(ExperimentStore {
@@ -701,72 +674,6 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
         given,
         kind_origin: s.origin("kind"),
     })
-}
-
-/// A setting's value as its flag takes it: `None` for a switch left off, `Some(None)` for a
-/// switch on.
-fn setting_value(
-    s: &Section<'_>,
-    setting: &StoreSetting,
-) -> Result<Option<Option<String>>, ConfigError> {
-    let key = setting.key;
-    let text = match setting.value {
-        SettingValue::Switch => {
-            return Ok(s.bool(key)?.and_then(|on| on.then_some(None)));
-        }
-        SettingValue::Int(b) => {
-            let (min, max) = b.ints();
-            s.int(key, min, max)?.map(|n| n.to_string())
-        }
-        SettingValue::Float(b) => s.float(key, b.min, b.max)?.map(super::reader::number),
-        SettingValue::Time { min_ns, max_ns } => match s.string(key)? {
-            None => None,
-            Some(t) if parse_duration(&t).is_some_and(|n| (min_ns..=max_ns).contains(&n)) => {
-                Some(t)
-            }
-            Some(t) => {
-                return Err(s.error(
-                    key,
-                    format!("`{t}` is not a time from 1ms to 1h; give one such as \"5s\""),
-                ))
-            }
-        },
-        SettingValue::Library => match s.string(key)? {
-            None => None,
-            Some(name) if ROCKSDB_LIBRARIES.contains(&name.as_str()) => Some(name),
-            Some(name) if is_library_path(&name) => {
-                Some(relative_to(s, key, &name)?.display().to_string())
-            }
-            Some(name) => {
-                return Err(s.error(
-                    key,
-                    format!(
-                        "`{name}` is not a RocksDB library; choose one of {} or give the path of a librocksdb .so",
-                        ROCKSDB_LIBRARIES.join(", ")
-                    ),
-                ))
-            }
-        },
-        SettingValue::Choice(allowed) => s.choice(key, allowed)?.map(str::to_string),
-        SettingValue::Url => match s.string(key)? {
-            None => None,
-            Some(url)
-                if ["redis://", "rediss://", "unix://", "redis+unix://"]
-                    .iter()
-                    .any(|p| url.starts_with(p))
-                    && !url.chars().any(char::is_control) =>
-            {
-                Some(url)
-            }
-            Some(url) => {
-                return Err(s.error(
-                    key,
-                    format!("`{url}` is not a Redis URL; give one such as \"redis://127.0.0.1:6379\""),
-                ))
-            }
-        },
-    };
-    Ok(text.map(Some))
 }
 
 /// Names become file names and, joined by `.`, cell names: letters, digits, `_`, `-` and

@@ -11,6 +11,7 @@ pub mod properties;
 mod reader;
 pub mod run;
 mod source;
+pub mod store_settings;
 mod ycsb;
 
 use operator::{check_windows_per_event, parse_operator, MAX_WINDOWS_PER_EVENT};

@@ -120,18 +120,6 @@ impl<'a> Section<'a> {
         self.item_offset(key)
     }
 
-    /// Notes `setting` with where `key` gives it, when the section has `key`.
-    pub(crate) fn note_given(
-        &self,
-        key: &'static str,
-        setting: &'static str,
-        given: &mut Vec<(&'static str, String)>,
-    ) {
-        if self.value(key).is_some() {
-            given.push((setting, self.origin(key)));
-        }
-    }
-
     /// Where `key` is set, as errors name it: `job.toml:7: `source.path``.
     pub(crate) fn origin(&self, key: &str) -> String {
         format!(

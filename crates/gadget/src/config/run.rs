@@ -2,6 +2,7 @@
 //! optional; `gadget run` flags override them.
 
 use super::reader::Section;
+use super::store_settings::{read_run_settings, store_setting, GivenSetting};
 use super::ConfigError;
 
 /// Where a Redis Cluster keeps an instance's keys (`[run.redis] placement`,
@@ -152,12 +153,9 @@ pub struct StoreEntry {
     pub name: String,
     /// `kind`: which store (`rocksdb`, `redis-cluster`, ...), checked by the evaluator.
     pub kind: String,
-    /// `url`, for networked stores.
-    pub url: Option<String>,
-    /// `placement`, for a Redis Cluster.
-    pub placement: Option<String>,
-    /// `pipeline`, for Redis.
-    pub pipeline: Option<usize>,
+    /// Its own `url`, `placement` and `pipeline` (for Redis, a Redis Cluster), over the
+    /// run's `[run.redis]`: the store settings of [`ROUTE_SETTINGS`].
+    pub settings: Vec<GivenSetting>,
     /// `[run.stores.NAME.remote]`: the run starts the store (a Redis server) in a network
     /// namespace of its own behind a link with this delay, jitter and rate; for a Redis
     /// Cluster, every node but an instance's own is reached across a link with this delay and
@@ -199,42 +197,13 @@ pub struct RunSettings {
     pub instances: Option<usize>,
     /// `shared_store`: whether instances share one store.
     pub shared_store: Option<bool>,
-    /// `store_counters`: keep the store's own counters (RocksDB's perf context).
-    pub store_counters: Option<bool>,
-    /// `[run.rocksdb] write_buffer_mb`.
-    pub write_buffer_mb: Option<usize>,
-    /// `[run.rocksdb] write_buffers`.
-    pub write_buffers: Option<i32>,
-    /// `[run.rocksdb] block_cache_mb`.
-    pub block_cache_mb: Option<usize>,
-    /// `[run.rocksdb] wal`.
-    pub wal: Option<bool>,
-    /// `[run.rocksdb] library`: one of [`ROCKSDB_LIBRARIES`], or a path (relative to the
-    /// config file's folder).
-    pub rocksdb_lib: Option<String>,
-    /// `[run.redis] url`.
-    pub redis_url: Option<String>,
-    /// `[run.redis] pipeline`.
-    pub redis_pipeline: Option<usize>,
-    /// `[run.redis] placement`: where a Redis Cluster keeps an instance's keys (`native`,
-    /// `aligned`, `replicated`).
-    pub redis_placement: Option<String>,
+    /// The store settings given (`[run.rocksdb]`, `[run.redis]`, `store_counters`, ...),
+    /// each with where; the evaluator applies them and refuses those the store does not read.
+    pub store_settings: Vec<GivenSetting>,
     /// `[run.stores.NAME]`: stores of their own for some states.
     pub stores: Vec<StoreEntry>,
     /// `[run.states]`: state name → the name of the store it lives in.
     pub states: Vec<(String, String)>,
-    /// `[run.redis] timeout`, nanoseconds.
-    pub redis_timeout_ns: Option<u64>,
-    /// `[run.lmdb] map_gb`.
-    pub lmdb_map_gb: Option<usize>,
-    /// `[run.faster] log_mb`.
-    pub faster_log_mb: Option<usize>,
-    /// `[run.faster] index_mb`.
-    pub faster_index_mb: Option<usize>,
-    /// The store settings given, each as its `gadget run` flag names it without `--`
-    /// (`write_buffer_mb`, `lmdb_map_gb`) with where (`job.toml:7: `run.lmdb.map_gb``): the
-    /// evaluator refuses those the store does not read.
-    pub given: Vec<(&'static str, String)>,
 }
 
 /// A warm-up left out of the results.
@@ -285,6 +254,10 @@ fn int(s: &Section<'_>, key: &'static str, bounds: Bounds) -> Result<Option<i64>
     s.int(key, min, max)
 }
 
+/// The store settings a `[run.stores.NAME]` may give for its store alone, by the keys of
+/// `[run.redis]`: `url`, `placement`, `pipeline`.
+pub const ROUTE_SETTINGS: &[&str] = &["redis_url", "redis_placement", "redis_pipeline"];
+
 /// Parses a `[run]` section.
 pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
     let mut r = RunSettings {
@@ -303,13 +276,12 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
         )?,
         instances: int(s, "instances", INSTANCES)?.map(|n| n as usize),
         shared_store: s.bool("shared_store")?,
-        store_counters: s.bool("store_counters")?,
+        store_settings: read_run_settings(s)?,
         ..RunSettings::default()
     };
     if r.store.is_some() {
         r.store_origin = Some(s.origin("store"));
     }
-    s.note_given("store_counters", "store_counters", &mut r.given);
     if let Some(w) = s.string_or_int("warmup")? {
         r.warmup = Some(match w {
             Ok(n) if n >= 0 => Warmup::Requests(n as u64),
@@ -339,38 +311,6 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
             "requests per second of the open-loop arrival, e.g. 100000",
         ));
     }
-    if let Some(db) = s.table("rocksdb")? {
-        r.write_buffer_mb = int(&db, "write_buffer_mb", WRITE_BUFFER_MB)?.map(|n| n as usize);
-        r.write_buffers = int(&db, "write_buffers", WRITE_BUFFERS)?.map(|n| n as i32);
-        r.block_cache_mb = int(&db, "block_cache_mb", BLOCK_CACHE_MB)?.map(|n| n as usize);
-        r.wal = db.bool("wal")?;
-        for (key, setting) in [
-            ("write_buffer_mb", "write_buffer_mb"),
-            ("write_buffers", "write_buffers"),
-            ("block_cache_mb", "block_cache_mb"),
-            ("wal", "wal"),
-            ("library", "rocksdb_lib"),
-        ] {
-            db.note_given(key, setting, &mut r.given);
-        }
-        if let Some(name) = db.string("library")? {
-            r.rocksdb_lib = Some(if ROCKSDB_LIBRARIES.contains(&name.as_str()) {
-                name
-            } else if is_library_path(&name) {
-                let path = db.path("library")?.unwrap_or_default();
-                path.display().to_string()
-            } else {
-                return Err(db.error(
-                    "library",
-                    format!(
-                        "`{name}` is not a RocksDB library; choose one of {} or give the path of a librocksdb .so",
-                        ROCKSDB_LIBRARIES.join(", ")
-                    ),
-                ));
-            });
-        }
-        db.finish()?;
-    }
     if let Some(stores) = s.table("stores")? {
         for (name, t) in stores.named_tables()? {
             let kind = t.string("kind")?.ok_or_else(|| {
@@ -379,13 +319,16 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
                     "the store's kind, such as rocksdb, redis or redis-cluster",
                 )
             })?;
+            let mut settings = Vec::new();
+            for key in ROUTE_SETTINGS {
+                let setting = store_setting(key).expect("a route setting is a store setting");
+                settings.extend(setting.read(&t, setting.config.key)?);
+            }
             let entry = StoreEntry {
                 origin: t.origin("kind"),
                 name,
                 kind,
-                url: t.string("url")?,
-                placement: t.choice("placement", REDIS_PLACEMENTS)?.map(str::to_string),
-                pipeline: int(&t, "pipeline", REDIS_PIPELINE)?.map(|n| n as usize),
+                settings,
                 remote: match t.table("remote")? {
                     None => None,
                     Some(remote) => {
@@ -426,7 +369,8 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
                     "a Redis Cluster's node links take `delay` and `jitter` only (its nodes run on this host's loopback, where no rate limit applies); drop `rate_mbit`",
                 ));
             }
-            if entry.remote.is_some() && entry.url.is_some() && !cluster {
+            let has_url = entry.settings.iter().any(|g| g.setting.key == "redis_url");
+            if entry.remote.is_some() && has_url && !cluster {
                 return Err(t.error(
                     "url",
                     "a remote store gets its URL from the run that starts it; drop `url`, or drop [remote] to use a server at this URL",
@@ -452,46 +396,6 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
             r.states.push((state, store));
         }
         states.finish()?;
-    }
-    if let Some(redis) = s.table("redis")? {
-        r.redis_url = redis.string("url")?;
-        r.redis_pipeline = int(&redis, "pipeline", REDIS_PIPELINE)?.map(|n| n as usize);
-        r.redis_placement = redis
-            .choice("placement", REDIS_PLACEMENTS)?
-            .map(str::to_string);
-        if let Some(text) = redis.string("timeout")? {
-            r.redis_timeout_ns = Some(
-                parse_duration(&text)
-                    .filter(|n| (MIN_REDIS_TIMEOUT_NS..=MAX_REDIS_TIMEOUT_NS).contains(n))
-                    .ok_or_else(|| {
-                        redis.error(
-                            "timeout",
-                            format!("`{text}` is out of range; give a time from 1ms to 1h, such as \"5s\""),
-                        )
-                    })?,
-            );
-        }
-        for (key, setting) in [
-            ("url", "redis_url"),
-            ("pipeline", "redis_pipeline"),
-            ("placement", "redis_placement"),
-            ("timeout", "redis_timeout"),
-        ] {
-            redis.note_given(key, setting, &mut r.given);
-        }
-        redis.finish()?;
-    }
-    if let Some(lmdb) = s.table("lmdb")? {
-        r.lmdb_map_gb = int(&lmdb, "map_gb", LMDB_MAP_GB)?.map(|n| n as usize);
-        lmdb.note_given("map_gb", "lmdb_map_gb", &mut r.given);
-        lmdb.finish()?;
-    }
-    if let Some(faster) = s.table("faster")? {
-        r.faster_log_mb = int(&faster, "log_mb", FASTER_LOG_MB)?.map(|n| n as usize);
-        r.faster_index_mb = int(&faster, "index_mb", FASTER_INDEX_MB)?.map(|n| n as usize);
-        faster.note_given("log_mb", "faster_log_mb", &mut r.given);
-        faster.note_given("index_mb", "faster_index_mb", &mut r.given);
-        faster.finish()?;
     }
     Ok(r)
 }
