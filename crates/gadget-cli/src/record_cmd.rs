@@ -27,8 +27,11 @@ fn trace_suffix(format: Format) -> &'static str {
     }
 }
 
+/// `gadget record flink`. Each command tells the agent its engine (`engine=`), so that it
+/// weaves only that engine's handlers: matching every class a JVM loads against the others'
+/// (Flink's operator hierarchy above all) doubled a Spark query's time.
 pub fn flink(args: RecordFlinkArgs) -> anyhow::Result<i32> {
-    record(args, None, "")
+    record(args, None, ",engine=flink")
 }
 
 /// `gadget record kafka-streams`: the agent names each store's column families by the
@@ -41,11 +44,11 @@ pub fn kafka_streams(args: RecordKafkaStreamsArgs) -> anyhow::Result<i32> {
         )
     })?;
     let root = args.state_dir.canonicalize()?;
-    let threads = match args.threads {
-        Threads::Each => "",
-        Threads::One => ",threads=one",
+    let more = match args.threads {
+        Threads::Each => ",engine=kafka-streams",
+        Threads::One => ",threads=one,engine=kafka-streams",
     };
-    record(args.record, Some(&root), threads)
+    record(args.record, Some(&root), more)
 }
 
 /// `gadget record spark`: the agent names each state store's RocksDB instance by its path
@@ -64,7 +67,7 @@ pub fn spark(mut args: RecordSparkArgs) -> anyhow::Result<i32> {
     }
     let root = args.work.canonicalize()?;
     args.record.format = Some(Format::Text);
-    record(args.record, Some(&root), ",threads=one")
+    record(args.record, Some(&root), ",threads=one,engine=spark")
 }
 
 /// Runs the command with the agent attached (`root`: where the stores' instances live;

@@ -913,7 +913,10 @@ fn record_spark_refuses_binary_traces_and_kafka_streams_passes_one_trace_of_all_
         .lines()
         .find(|l| l.starts_with("JAVA_TOOL_OPTIONS="))
         .unwrap_or_default();
-    assert!(options.ends_with(",threads=one"), "{printed}");
+    assert!(
+        options.ends_with(",threads=one,engine=kafka-streams"),
+        "{printed}"
+    );
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! Borg trace under the agent for several settings (output modes, join types, window sizes and
 //! gaps, trigger sizes, watermark delays, shuffle partitions, late and very late records), and
 //! each recording must be what `gadget gen` generates for the matching config of
-//! `examples/spark-reference/`, request for request, flushes and checkpoints included.
+//! `examples/spark-reference/`, request for request, flushes and checkpoints included. Each
+//! plays the first [`SPARK_EVENTS`] events of the trace (all with `GADGET_RECORDER_EVENTS=all`).
 //!
 //! Needs `java` and `mvn` (and Maven Central the first time); without them the test is
 //! skipped, except with `CI=true`, where it fails.
@@ -15,6 +16,8 @@
 mod common;
 #[path = "support/config_edit.rs"]
 mod config_edit;
+#[path = "support/first_events.rs"]
+mod first_events;
 #[path = "support/late_input.rs"]
 mod late_input;
 #[path = "support/recording.rs"]
@@ -94,6 +97,12 @@ struct Setting {
     edits: &'static [(&'static str, &'static str)],
     input: Input,
 }
+
+/// The Borg events each setting plays: the first 8,000 of 26,250 (about 150 minutes of event
+/// time, so records an hour late are still dropped and ten-minute micro-batches still many).
+/// A micro-batch costs Spark about a second, so the whole trace takes 2.5 times as long;
+/// `GADGET_RECORDER_EVENTS=all` plays it (`scripts/record-all.sh`).
+const SPARK_EVENTS: usize = 8_000;
 
 const COUNT: &str = "tumbling-count";
 const DEDUP: &str = "drop-duplicates-within-watermark";
@@ -393,8 +402,10 @@ fn recording_spark_reproduces_gadget_request_for_request() {
         return;
     }
     let (agent, classpath) = build();
-    let borg = shared.join("data/borg-jobs.csv.gz");
     let dir = tempfile::tempdir().unwrap();
+    let events = first_events::recorded_events(SPARK_EVENTS);
+    let borg = shared.join("data/borg-jobs.csv.gz");
+    let borg = first_events::first_events(&borg, dir.path(), events, "borg.csv.gz");
     let late = late_input::late_input(&borg, dir.path(), 7_000_000, "late.csv");
     let very_late = late_input::late_input(&borg, dir.path(), 3_600_000_000, "very-late.csv");
     let inputs = Inputs {

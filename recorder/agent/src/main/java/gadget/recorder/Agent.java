@@ -1,8 +1,10 @@
 package gadget.recorder;
 
+import static net.bytebuddy.matcher.ElementMatchers.any;
 import static net.bytebuddy.matcher.ElementMatchers.failSafe;
 import static net.bytebuddy.matcher.ElementMatchers.hasSuperType;
 import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
+import static net.bytebuddy.matcher.ElementMatchers.isBootstrapClassLoader;
 import static net.bytebuddy.matcher.ElementMatchers.isPublic;
 import static net.bytebuddy.matcher.ElementMatchers.isStatic;
 import static net.bytebuddy.matcher.ElementMatchers.nameEndsWith;
@@ -38,7 +40,10 @@ import net.bytebuddy.matcher.ElementMatcher;
  * path below it, {@link Instances}: for engines with one instance per store, such as Kafka
  * Streams), {@code threads=each|one} (a trace per thread, the default, or one trace of every
  * thread's requests in the order they were made: for Spark in {@code local[1]}, whose tasks
- * run one at a time on whichever executor thread is free).
+ * run one at a time on whichever executor thread is free), {@code engine=flink|spark|kafka-streams}
+ * (weave only that engine's handlers beside the RocksDB API: matching every class a Spark
+ * driver loads against Flink's operator hierarchy took longer than the query; default: every
+ * engine's).
  */
 public final class Agent {
     private Agent() {}
@@ -49,6 +54,7 @@ public final class Agent {
         int buffers = 256;
         boolean binary = true;
         boolean oneTrace = false;
+        String engine = "all";
         if (args != null && !args.isEmpty()) {
             for (String arg : args.split(",")) {
                 int eq = arg.indexOf('=');
@@ -71,6 +77,13 @@ public final class Agent {
                         }
                         binary = value.equals("binary");
                         break;
+                    case "engine":
+                        if (!ENGINES.contains(value)) {
+                            throw new IllegalArgumentException("gadget recorder: engine is one of "
+                                    + String.join(", ", ENGINES) + ", not '" + value + "'");
+                        }
+                        engine = value;
+                        break;
                     case "threads":
                         if (!value.equals("each") && !value.equals("one")) {
                             throw new IllegalArgumentException(
@@ -81,13 +94,16 @@ public final class Agent {
                     default:
                         throw new IllegalArgumentException(
                                 "gadget recorder: unknown agent argument '" + key
-                                        + "'; the arguments are out=DIR, format=binary|text, buffers=N, root=DIR and threads=each|one");
+                                        + "'; the arguments are out=DIR, format=binary|text, buffers=N, root=DIR, threads=each|one and engine=flink|spark|kafka-streams");
                 }
             }
         }
         Recorder.start(out, buffers, binary, oneTrace);
-        install(inst);
+        install(inst, engine);
     }
+
+    /** The engines {@code engine=} names. */
+    static final List<String> ENGINES = List.of("flink", "spark", "kafka-streams");
 
     /** Entry point when attached to a running JVM. */
     public static void agentmain(String args, Instrumentation inst) {
@@ -200,45 +216,56 @@ public final class Agent {
                                 .and(takesArguments(2)).and(arg(0, cf)).and(takesArgument(1, byte[].class)))));
     }
 
-    private static void install(Instrumentation inst) {
+    private static void install(Instrumentation inst, String engine) {
         String operator = "org.apache.flink.streaming.api.operators.AbstractStreamOperator";
         String streamRecord = "org.apache.flink.streaming.runtime.streamrecord.StreamRecord";
+        boolean all = engine.equals("all");
         AgentBuilder builder = new AgentBuilder.Default()
                 .disableClassFormatChanges()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
                 .with(AgentBuilder.Listener.StreamWriting.toSystemError().withErrorsOnly())
-                // Flink's shaded libraries hold no operator; skipping them also spares the
-                // operator matcher netty's optional log4j classes, whose super types Flink 2.x
-                // does not ship (Byte Buddy would print each as an error)
-                .ignore(nameStartsWith("gadget.recorder.").or(nameStartsWith("net.bytebuddy."))
+                // the JDK's own classes hold no engine's code; Flink's shaded libraries hold no
+                // operator, and skipping them also spares the operator matcher netty's optional
+                // log4j classes, whose super types Flink 2.x does not ship (Byte Buddy would
+                // print each as an error)
+                .ignore(any(), isBootstrapClassLoader())
+                .or(nameStartsWith("gadget.recorder.").or(nameStartsWith("net.bytebuddy."))
                         .or(nameStartsWith("org.apache.flink.shaded.")));
         for (String pkg : ROCKS_JAVA) {
             builder = rocksJava(builder, pkg);
         }
-        builder
-                // fail-safe: a class whose superclass is missing from the class path (an
-                // optional logging binding, say) is no operator, not an error to report
-                .type(failSafe(hasSuperType(named(operator)).and(not(isAbstract()))))
-                .transform((b, type, loader, module, domain) -> b
-                        .visit(Advice.to(Advices.Element.class).on(named("processElement")
-                                .and(takesArguments(1)).and(arg(0, streamRecord))))
-                        .visit(Advice.to(Advices.Element1.class).on(named("processElement1")
-                                .and(takesArguments(1)).and(arg(0, streamRecord))))
-                        .visit(Advice.to(Advices.Element2.class).on(named("processElement2")
-                                .and(takesArguments(1)).and(arg(0, streamRecord)))))
-                .type(nameEndsWith(".streaming.state.RocksDBStateStoreProvider"))
-                .transform((b, type, loader, module, domain) -> b
-                        .visit(Advice.to(Advices.SparkStoreLoaded.class).on(named("getStore")
-                                .or(named("getReadStore")).and(isPublic()).and(takesArguments(2)))))
-                .type(named("org.apache.kafka.streams.processor.internals.SourceNode"))
-                .transform((b, type, loader, module, domain) -> b
-                        .visit(Advice.to(Advices.KafkaRecord.class).on(named("process")
-                                .and(takesArguments(1)))))
-                .type(named(operator))
-                .transform((b, type, loader, module, domain) -> b
-                        .visit(Advice.to(Advices.WatermarkArrived.class).on(named("processWatermark")
-                                .and(takesArguments(1))
-                                .and(arg(0, "org.apache.flink.streaming.api.watermark.Watermark")))))
-                .installOn(inst);
+        if (all || engine.equals("flink")) {
+            builder = builder
+                    // fail-safe: a class whose superclass is missing from the class path (an
+                    // optional logging binding, say) is no operator, not an error to report
+                    .type(failSafe(hasSuperType(named(operator)).and(not(isAbstract()))))
+                    .transform((b, type, loader, module, domain) -> b
+                            .visit(Advice.to(Advices.Element.class).on(named("processElement")
+                                    .and(takesArguments(1)).and(arg(0, streamRecord))))
+                            .visit(Advice.to(Advices.Element1.class).on(named("processElement1")
+                                    .and(takesArguments(1)).and(arg(0, streamRecord))))
+                            .visit(Advice.to(Advices.Element2.class).on(named("processElement2")
+                                    .and(takesArguments(1)).and(arg(0, streamRecord)))))
+                    .type(named(operator))
+                    .transform((b, type, loader, module, domain) -> b
+                            .visit(Advice.to(Advices.WatermarkArrived.class).on(named("processWatermark")
+                                    .and(takesArguments(1))
+                                    .and(arg(0, "org.apache.flink.streaming.api.watermark.Watermark")))));
+        }
+        if (all || engine.equals("spark")) {
+            builder = builder
+                    .type(nameEndsWith(".streaming.state.RocksDBStateStoreProvider"))
+                    .transform((b, type, loader, module, domain) -> b
+                            .visit(Advice.to(Advices.SparkStoreLoaded.class).on(named("getStore")
+                                    .or(named("getReadStore")).and(isPublic()).and(takesArguments(2)))));
+        }
+        if (all || engine.equals("kafka-streams")) {
+            builder = builder
+                    .type(named("org.apache.kafka.streams.processor.internals.SourceNode"))
+                    .transform((b, type, loader, module, domain) -> b
+                            .visit(Advice.to(Advices.KafkaRecord.class).on(named("process")
+                                    .and(takesArguments(1)))));
+        }
+        builder.installOn(inst);
     }
 }
