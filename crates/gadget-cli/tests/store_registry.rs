@@ -271,8 +271,8 @@ fn the_results_of_every_store_name_its_library_and_version() {
 
 /// What a setting's value may be, as the docs' table says it.
 fn allowed(setting: SettingValue) -> String {
-    use gadget::config::run::ROCKSDB_LIBRARIES;
     use gadget::config::store_settings::duration_text;
+    use gadget::config::store_settings::ROCKSDB_LIBRARIES;
     let quoted = |names: &[&str]| {
         names
             .iter()

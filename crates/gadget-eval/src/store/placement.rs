@@ -2,7 +2,7 @@
 //! instance *i* is placed "on" node *i*, as seed 003 places each Flink task beside a Redis
 //! node, and the placement decides whether its requests stay on that node.
 
-use gadget::config::run::REDIS_PLACEMENTS;
+use gadget::config::store_settings::REDIS_PLACEMENTS;
 
 /// Where an instance's keys live in the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -131,7 +131,7 @@ impl FromStr for RocksDbLib {
         if let Some(named) = RocksDbLib::NAMED.iter().find(|n| n.name() == s) {
             return Ok(named.clone());
         }
-        if gadget::config::run::is_library_path(s) {
+        if gadget::config::store_settings::is_library_path(s) {
             return Ok(RocksDbLib::Path(PathBuf::from(s)));
         }
         Err(UnknownRocksDbLib { given: s.into() })
@@ -145,7 +145,7 @@ mod tests {
     #[test]
     fn configs_accept_the_same_names() {
         let names: Vec<String> = RocksDbLib::NAMED.iter().map(RocksDbLib::name).collect();
-        assert_eq!(names, gadget::config::run::ROCKSDB_LIBRARIES);
+        assert_eq!(names, gadget::config::store_settings::ROCKSDB_LIBRARIES);
     }
 
     #[test]

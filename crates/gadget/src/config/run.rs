@@ -1,44 +1,10 @@
 //! The `[run]` section: how `gadget run` drives a store with the workload. Every key is
 //! optional; `gadget run` flags override them.
 
+pub use super::bounds::{parse_duration, Bounds};
 use super::reader::Section;
 use super::store_settings::{read_run_settings, store_setting, GivenSetting};
 use super::ConfigError;
-
-/// Where a Redis Cluster keeps an instance's keys (`[run.redis] placement`,
-/// `--redis-placement`); the evaluator's `Placement` reads these names.
-pub const REDIS_PLACEMENTS: &[&str] = &["native", "aligned", "replicated"];
-
-/// The range a number of the `[run]` section may take: the same for its config key and its
-/// command-line flag.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bounds {
-    /// The smallest value allowed.
-    pub min: f64,
-    /// The largest value allowed.
-    pub max: f64,
-}
-
-impl Bounds {
-    /// The bounds as whole numbers, for integer keys.
-    pub fn ints(&self) -> (i64, i64) {
-        (self.min as i64, self.max as i64)
-    }
-
-    /// `value` when it is in range; else a message naming `name` (the flag) and the range.
-    pub fn check(&self, name: &str, value: f64) -> Result<f64, String> {
-        if value >= self.min && value <= self.max {
-            Ok(value)
-        } else {
-            Err(format!(
-                "{name} {} is out of range; allowed: [{}, {}]",
-                super::reader::number(value),
-                super::reader::number(self.min),
-                super::reader::number(self.max)
-            ))
-        }
-    }
-}
 
 /// Requests per second of an open-loop arrival (one per 11.6 days up to 10^12).
 pub const RATE: Bounds = Bounds {
@@ -80,41 +46,6 @@ pub const VALUE_COMPRESSION_RATIO: Bounds = Bounds {
 pub const INSTANCES: Bounds = Bounds {
     min: 1.0,
     max: 4096.0,
-};
-/// `write_buffer_mb`: a RocksDB (LevelDB, fjall) write buffer, MiB.
-pub const WRITE_BUFFER_MB: Bounds = Bounds {
-    min: 1.0,
-    max: (1u64 << 20) as f64,
-};
-/// `write_buffers`: RocksDB's number of write buffers.
-pub const WRITE_BUFFERS: Bounds = Bounds {
-    min: 1.0,
-    max: 64.0,
-};
-/// `block_cache_mb`: a block cache, MiB (0: none).
-pub const BLOCK_CACHE_MB: Bounds = Bounds {
-    min: 0.0,
-    max: (1u64 << 20) as f64,
-};
-/// `redis_pipeline`: Redis point writes per round trip.
-pub const REDIS_PIPELINE: Bounds = Bounds {
-    min: 1.0,
-    max: (1u64 << 20) as f64,
-};
-/// `lmdb_map_gb`: LMDB's map size, GiB.
-pub const LMDB_MAP_GB: Bounds = Bounds {
-    min: 1.0,
-    max: (1u64 << 20) as f64,
-};
-/// `faster_log_mb`: FASTER's in-memory log, MiB (at least the 192 MiB FASTER needs).
-pub const FASTER_LOG_MB: Bounds = Bounds {
-    min: 192.0,
-    max: (1u64 << 20) as f64,
-};
-/// `faster_index_mb`: FASTER's hash index, MiB.
-pub const FASTER_INDEX_MB: Bounds = Bounds {
-    min: 1.0,
-    max: (1u64 << 16) as f64,
 };
 /// The shortest time-series interval, ns (1 ms): shorter ones cost more than they show.
 pub const MIN_INTERVAL_NS: u64 = 1_000_000;
@@ -213,39 +144,6 @@ pub enum Warmup {
     Requests(u64),
     /// Requests completed in the first N nanoseconds.
     Nanoseconds(u64),
-}
-
-/// The RocksDB libraries `[run.rocksdb] library` and `--rocksdb-lib` name (gadget-eval's
-/// `RocksDbLib`); any other value must be the path of a `librocksdb` shared library.
-pub const ROCKSDB_LIBRARIES: &[&str] = &["flink-1.20", "flink-2.x", "forst", "current", "debian"];
-
-/// Whether `text` names a shared library's file rather than a RocksDB library by name.
-pub fn is_library_path(text: &str) -> bool {
-    text.contains('/') || text.ends_with(".so") || text.contains(".so.")
-}
-
-/// The shortest Redis timeout accepted, ns (1 ms).
-pub const MIN_REDIS_TIMEOUT_NS: u64 = 1_000_000;
-/// The longest Redis timeout accepted, ns (1 h).
-pub const MAX_REDIS_TIMEOUT_NS: u64 = 3_600_000_000_000;
-
-/// Parses `5s`, `500ms`, `250us`, `10ns`, `2m`, `1h` into nanoseconds.
-pub fn parse_duration(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-    let (number, unit) = t.split_at(split);
-    let n: f64 = number.parse().ok()?;
-    let scale = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
-        _ => return None,
-    };
-    let ns = n * scale;
-    (n.is_finite() && ns < u64::MAX as f64).then_some(ns as u64)
 }
 
 /// An integer key within `bounds`.
@@ -403,6 +301,7 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::parse_duration;
+    use crate::config::store_settings::MAX_REDIS_TIMEOUT_NS;
 
     #[test]
     fn durations_have_units() {
@@ -412,7 +311,7 @@ mod tests {
         assert_eq!(parse_duration("2m"), Some(120_000_000_000));
         assert_eq!(
             parse_duration("1h"),
-            Some(super::MAX_REDIS_TIMEOUT_NS),
+            Some(MAX_REDIS_TIMEOUT_NS),
             "as messages say"
         );
         assert_eq!(parse_duration("5"), None);

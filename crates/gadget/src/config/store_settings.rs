@@ -6,13 +6,70 @@
 
 use std::path::{Path, PathBuf};
 
+use super::bounds::{parse_duration, Bounds};
 use super::reader::{number, Section};
-use super::run::{
-    parse_duration, Bounds, BLOCK_CACHE_MB, FASTER_INDEX_MB, FASTER_LOG_MB, LMDB_MAP_GB,
-    MAX_REDIS_TIMEOUT_NS, MIN_REDIS_TIMEOUT_NS, REDIS_PIPELINE, REDIS_PLACEMENTS,
-    ROCKSDB_LIBRARIES, WRITE_BUFFERS, WRITE_BUFFER_MB,
-};
 use super::ConfigError;
+
+/// Where a Redis Cluster keeps an instance's keys (`[run.redis] placement`,
+/// `--redis-placement`); the evaluator's `Placement` reads these names.
+pub const REDIS_PLACEMENTS: &[&str] = &["native", "aligned", "replicated"];
+
+/// `write_buffer_mb`: a RocksDB (LevelDB, fjall) write buffer, MiB.
+pub const WRITE_BUFFER_MB: Bounds = Bounds {
+    min: 1.0,
+    max: (1u64 << 20) as f64,
+};
+
+/// `write_buffers`: RocksDB's number of write buffers.
+pub const WRITE_BUFFERS: Bounds = Bounds {
+    min: 1.0,
+    max: 64.0,
+};
+
+/// `block_cache_mb`: a block cache, MiB (0: none).
+pub const BLOCK_CACHE_MB: Bounds = Bounds {
+    min: 0.0,
+    max: (1u64 << 20) as f64,
+};
+
+/// `redis_pipeline`: Redis point writes per round trip.
+pub const REDIS_PIPELINE: Bounds = Bounds {
+    min: 1.0,
+    max: (1u64 << 20) as f64,
+};
+
+/// `lmdb_map_gb`: LMDB's map size, GiB.
+pub const LMDB_MAP_GB: Bounds = Bounds {
+    min: 1.0,
+    max: (1u64 << 20) as f64,
+};
+
+/// `faster_log_mb`: FASTER's in-memory log, MiB (at least the 192 MiB FASTER needs).
+pub const FASTER_LOG_MB: Bounds = Bounds {
+    min: 192.0,
+    max: (1u64 << 20) as f64,
+};
+
+/// `faster_index_mb`: FASTER's hash index, MiB.
+pub const FASTER_INDEX_MB: Bounds = Bounds {
+    min: 1.0,
+    max: (1u64 << 16) as f64,
+};
+
+/// The RocksDB libraries `[run.rocksdb] library` and `--rocksdb-lib` name (gadget-eval's
+/// `RocksDbLib`); any other value must be the path of a `librocksdb` shared library.
+pub const ROCKSDB_LIBRARIES: &[&str] = &["flink-1.20", "flink-2.x", "forst", "current", "debian"];
+
+/// Whether `text` names a shared library's file rather than a RocksDB library by name.
+pub fn is_library_path(text: &str) -> bool {
+    text.contains('/') || text.ends_with(".so") || text.contains(".so.")
+}
+
+/// The shortest Redis timeout accepted, ns (1 ms).
+pub const MIN_REDIS_TIMEOUT_NS: u64 = 1_000_000;
+
+/// The longest Redis timeout accepted, ns (1 h).
+pub const MAX_REDIS_TIMEOUT_NS: u64 = 3_600_000_000_000;
 
 /// What a setting's value must be.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -410,7 +467,7 @@ fn library(text: &str, folder: &Path) -> Result<PathBuf, String> {
     if ROCKSDB_LIBRARIES.contains(&text) {
         return Ok(PathBuf::from(text));
     }
-    if !super::run::is_library_path(text) {
+    if !is_library_path(text) {
         return Err(format!(
             "`{text}` is not a RocksDB library; choose one of {} or give the path of a librocksdb .so",
             ROCKSDB_LIBRARIES.join(", ")
