@@ -1,5 +1,5 @@
-//! The settings each store reads: the keys of experiment files and flags of `gadget run` it
-//! takes ([`StoreKind::reads`]), and what it ran with, as results record them.
+//! The settings each store reads ([`StoreKind::reads`]) and what it ran with, as results record
+//! them, with the stores of `[run.stores]` beside it: each store's file declares its own part.
 
 use std::collections::BTreeMap;
 
@@ -15,33 +15,12 @@ fn every_store_reads(setting: &str) -> bool {
 }
 
 impl StoreKind {
-    /// The store settings this store reads (keys of `STORE_SETTINGS`), as `gadget run` flags
-    /// without `--` (with `_` for `-`) and experiment keys: one declaration that experiment
-    /// files are checked against (a setting the store does not read is an error at its line)
-    /// and `gadget run` warns by.
+    /// The store settings this store reads (keys of `STORE_SETTINGS`), as its file declares
+    /// them ([`super::spec::StoreSpec::reads`]): experiment files and configs are checked
+    /// against them (a setting the store does not read is an error at its line) and `gadget
+    /// run` warns by them.
     pub fn reads(self) -> &'static [&'static str] {
-        match self.name() {
-            "rocksdb" => &[
-                "rocksdb_lib",
-                "write_buffer_mb",
-                "write_buffers",
-                "block_cache_mb",
-                "wal",
-                "store_counters",
-            ],
-            "leveldb" => &["write_buffer_mb", "block_cache_mb"],
-            "fjall" | "redb" | "sqlite" => &["write_buffer_mb", "write_buffers", "block_cache_mb"],
-            "lmdb" => &["lmdb_map_gb"],
-            "faster" => &["faster_log_mb", "faster_index_mb"],
-            "redis" => &["redis_url", "redis_pipeline", "redis_timeout"],
-            "redis-cluster" => &[
-                "redis_url",
-                "redis_pipeline",
-                "redis_timeout",
-                "redis_placement",
-            ],
-            _ => &[],
-        }
+        self.spec().reads
     }
 
     /// Whether this store reads `setting` (a key such as `write_buffer_mb`).
@@ -70,60 +49,7 @@ impl StoreSettings {
     /// password) are left out.
     pub fn applied(&self, kind: StoreKind) -> BTreeMap<String, String> {
         let mut s = BTreeMap::new();
-        let mut set = |name: &str, value: String| {
-            s.insert(name.to_string(), value);
-        };
-        match kind.name() {
-            "rocksdb" => {
-                set("library", self.rocksdb_lib.name());
-                #[cfg(feature = "rocksdb")]
-                if let Some(library) = super::rocksdb::library::loaded(&self.rocksdb_lib) {
-                    set("rocksdb_version", library.version().to_string());
-                    set("compression", library.compression().to_string());
-                }
-                set("write_buffer_bytes", self.write_buffer_size.to_string());
-                set("write_buffers", self.max_write_buffers.to_string());
-                set("block_cache_bytes", self.block_cache.to_string());
-                set("wal", self.wal.to_string());
-                set(
-                    "merge_operator",
-                    "string append with ',' (Flink's list state)".to_string(),
-                );
-                set("counters", self.counters.to_string());
-            }
-            "leveldb" => {
-                set("write_buffer_bytes", self.write_buffer_size.to_string());
-                set("block_cache_bytes", self.block_cache.to_string());
-            }
-            "fjall" => {
-                set("write_buffer_bytes", self.write_buffer_size.to_string());
-                set("write_buffers", self.max_write_buffers.to_string());
-                set("block_cache_bytes", self.block_cache.to_string());
-            }
-            "redb" | "sqlite" => {
-                set("write_buffer_bytes", self.write_buffer_size.to_string());
-                set("write_buffers", self.max_write_buffers.to_string());
-                set("block_cache_bytes", self.block_cache.to_string());
-            }
-            "berkeleydb" | "berkeleydb-hash" => {
-                set("cache_bytes", self.bdb_cache.to_string());
-            }
-            "lmdb" => set("map_bytes", self.lmdb_map_size.to_string()),
-            "faster" => {
-                set("log_bytes", self.faster_log_size.to_string());
-                set("index_bytes", self.faster_index_size.to_string());
-            }
-            #[cfg(feature = "redis")]
-            "redis" | "redis-cluster" => {
-                set("url", super::redis::shown_url(&self.redis_url));
-                set("pipeline", self.redis_pipeline.to_string());
-                set("timeout", format!("{:?}", self.redis_timeout));
-                if kind.name() == "redis-cluster" {
-                    set("placement", self.redis_placement.name().to_string());
-                }
-            }
-            _ => {}
-        }
+        (kind.spec().applied)(self, &mut s);
         for r in &self.routes {
             let mut of_route = r.settings.applied(r.kind);
             of_route.insert("kind".into(), r.kind.name().into());

@@ -41,6 +41,20 @@ pub(crate) fn library() -> String {
     )
 }
 
+/// BerkeleyDB with B-tree databases: its cache is the paper's, not a setting.
+pub(crate) const BTREE_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
+    name: "berkeleydb",
+    reads: &[],
+    applied: |s, applied| super::spec::set(applied, "cache_bytes", s.bdb_cache),
+    library: |_| library(),
+};
+
+/// BerkeleyDB with hash databases.
+pub(crate) const HASH_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
+    name: "berkeleydb-hash",
+    ..BTREE_SPEC
+};
+
 /// The BerkeleyDB cache of the paper's setup.
 pub const CACHE_BYTES: u64 = 256 << 20;
 

@@ -66,6 +66,17 @@ pub(crate) fn library() -> String {
     )
 }
 
+/// FASTER reads the sizes of its in-memory log and hash index.
+pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
+    name: "faster",
+    reads: &["faster_log_mb", "faster_index_mb"],
+    applied: |s, applied| {
+        super::spec::set(applied, "log_bytes", s.faster_log_size);
+        super::spec::set(applied, "index_bytes", s.faster_index_size);
+    },
+    library: |_| library(),
+};
+
 /// FASTER's log page: 32 MB.
 const PAGE: usize = 32 << 20;
 /// Read-only pages FASTER keeps in memory (`kNumHeadPages`).

@@ -32,6 +32,14 @@ pub(crate) fn library() -> String {
     format!("fjall {}, compiled in", env!("GADGET_FJALL_VERSION"))
 }
 
+/// fjall takes RocksDB's memory budget: its write buffers and block cache.
+pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
+    name: "fjall",
+    reads: &["write_buffer_mb", "write_buffers", "block_cache_mb"],
+    applied: |s, applied| super::spec::buffers_and_cache(s, applied, true),
+    library: |_| library(),
+};
+
 /// A fjall keyspace with one partition per state.
 pub struct FjallStore {
     keyspace: Keyspace,

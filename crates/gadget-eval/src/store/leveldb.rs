@@ -154,6 +154,14 @@ pub(crate) fn library() -> String {
     )
 }
 
+/// LevelDB reads its write buffer and block cache sizes.
+pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
+    name: "leveldb",
+    reads: &["write_buffer_mb", "block_cache_mb"],
+    applied: |s, applied| super::spec::buffers_and_cache(s, applied, false),
+    library: |_| library(),
+};
+
 /// One LevelDB database that several operator instances share (the paper's §6.4), each
 /// through its own [`LevelDbStore`] whose states have their own prefixes: they share one
 /// memtable, log and cache.

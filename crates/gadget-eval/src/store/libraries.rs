@@ -21,33 +21,9 @@ impl StoreKind {
         found
     }
 
-    /// What this store alone runs on.
+    /// What this store alone runs on, as its file says.
     fn library(self, settings: &StoreSettings) -> String {
-        match self {
-            StoreKind::Memory => super::memory::library(),
-            #[cfg(feature = "rocksdb")]
-            StoreKind::RocksDb => super::rocksdb::library::loaded(&settings.rocksdb_lib)
-                .map_or_else(
-                    || format!("{}: not loaded", settings.rocksdb_lib.name()),
-                    |l| l.describe(),
-                ),
-            #[cfg(feature = "redis")]
-            StoreKind::Redis | StoreKind::RedisCluster => super::redis::library(settings),
-            #[cfg(feature = "leveldb")]
-            StoreKind::LevelDb => super::leveldb::library(),
-            #[cfg(feature = "berkeleydb")]
-            StoreKind::BerkeleyDbBTree | StoreKind::BerkeleyDbHash => super::berkeleydb::library(),
-            #[cfg(feature = "lmdb")]
-            StoreKind::Lmdb => super::lmdb::library(),
-            #[cfg(feature = "redb")]
-            StoreKind::Redb => super::redb::library(),
-            #[cfg(feature = "fjall")]
-            StoreKind::Fjall => super::fjall::library(),
-            #[cfg(feature = "sqlite")]
-            StoreKind::Sqlite => super::sqlite::library(),
-            #[cfg(feature = "faster")]
-            StoreKind::Faster => super::faster::library(),
-        }
+        (self.spec().library)(settings)
     }
 }
 

@@ -49,6 +49,14 @@ pub(crate) fn library() -> String {
     )
 }
 
+/// LMDB reads its map size.
+pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
+    name: "lmdb",
+    reads: &["lmdb_map_gb"],
+    applied: |s, applied| super::spec::set(applied, "map_bytes", s.lmdb_map_size),
+    library: |_| library(),
+};
+
 /// An LMDB environment with one named database per state.
 pub struct LmdbStore {
     env: Env<WithoutTls>,

@@ -17,6 +17,14 @@ pub(crate) fn library() -> String {
     )
 }
 
+/// The memory store reads no settings.
+pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
+    name: "memory",
+    reads: &[],
+    applied: |_, _| {},
+    library: |_| library(),
+};
+
 /// One ordered map per state.
 #[derive(Debug, Default)]
 pub struct MemoryStore {

@@ -38,6 +38,7 @@ pub mod rocksdb;
 pub mod rocksdb_lib;
 pub mod routed;
 mod settings;
+pub mod spec;
 pub use settings::StoreSettings;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
@@ -268,33 +269,38 @@ impl StoreKind {
         ]
     }
 
+    /// What the store says about itself, declared in its own file.
+    pub fn spec(self) -> &'static spec::StoreSpec {
+        match self {
+            StoreKind::Memory => &memory::SPEC,
+            #[cfg(feature = "rocksdb")]
+            StoreKind::RocksDb => &rocksdb::SPEC,
+            #[cfg(feature = "redis")]
+            StoreKind::Redis => &redis::SPEC,
+            #[cfg(feature = "redis")]
+            StoreKind::RedisCluster => &redis::CLUSTER_SPEC,
+            #[cfg(feature = "leveldb")]
+            StoreKind::LevelDb => &leveldb::SPEC,
+            #[cfg(feature = "berkeleydb")]
+            StoreKind::BerkeleyDbBTree => &berkeleydb::BTREE_SPEC,
+            #[cfg(feature = "berkeleydb")]
+            StoreKind::BerkeleyDbHash => &berkeleydb::HASH_SPEC,
+            #[cfg(feature = "lmdb")]
+            StoreKind::Lmdb => &lmdb::SPEC,
+            #[cfg(feature = "redb")]
+            StoreKind::Redb => &redb::SPEC,
+            #[cfg(feature = "fjall")]
+            StoreKind::Fjall => &fjall::SPEC,
+            #[cfg(feature = "sqlite")]
+            StoreKind::Sqlite => &sqlite::SPEC,
+            #[cfg(feature = "faster")]
+            StoreKind::Faster => &faster::SPEC,
+        }
+    }
+
     /// The name users select the store by.
     pub fn name(self) -> &'static str {
-        match self {
-            StoreKind::Memory => "memory",
-            #[cfg(feature = "rocksdb")]
-            StoreKind::RocksDb => "rocksdb",
-            #[cfg(feature = "redis")]
-            StoreKind::Redis => "redis",
-            #[cfg(feature = "redis")]
-            StoreKind::RedisCluster => "redis-cluster",
-            #[cfg(feature = "leveldb")]
-            StoreKind::LevelDb => "leveldb",
-            #[cfg(feature = "berkeleydb")]
-            StoreKind::BerkeleyDbBTree => "berkeleydb",
-            #[cfg(feature = "berkeleydb")]
-            StoreKind::BerkeleyDbHash => "berkeleydb-hash",
-            #[cfg(feature = "lmdb")]
-            StoreKind::Lmdb => "lmdb",
-            #[cfg(feature = "redb")]
-            StoreKind::Redb => "redb",
-            #[cfg(feature = "fjall")]
-            StoreKind::Fjall => "fjall",
-            #[cfg(feature = "sqlite")]
-            StoreKind::Sqlite => "sqlite",
-            #[cfg(feature = "faster")]
-            StoreKind::Faster => "faster",
-        }
+        self.spec().name
     }
 
     /// The store named `name`, if this build has it.

@@ -44,6 +44,14 @@ pub(crate) fn library() -> String {
     format!("redb {}, compiled in", env!("GADGET_REDB_VERSION"))
 }
 
+/// redb takes RocksDB's memory budget: its write buffers and block cache.
+pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
+    name: "redb",
+    reads: &["write_buffer_mb", "write_buffers", "block_cache_mb"],
+    applied: |s, applied| super::spec::buffers_and_cache(s, applied, true),
+    library: |_| library(),
+};
+
 /// A handle on a redb database with one table per state.
 pub struct RedbStore {
     db: Arc<Database>,

@@ -32,6 +32,42 @@ use self::api::{
 use self::library::Library;
 use super::{empty_range, Store, StoreError, StoreSettings};
 
+/// RocksDB set up as Flink sets it up: the library it loads (with its version and
+/// compression), write buffers, block cache, write-ahead log and counters.
+pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
+    name: "rocksdb",
+    reads: &[
+        "rocksdb_lib",
+        "write_buffer_mb",
+        "write_buffers",
+        "block_cache_mb",
+        "wal",
+        "store_counters",
+    ],
+    applied: |s, applied| {
+        use super::spec::set;
+        set(applied, "library", s.rocksdb_lib.name());
+        if let Some(library) = library::loaded(&s.rocksdb_lib) {
+            set(applied, "rocksdb_version", library.version());
+            set(applied, "compression", library.compression());
+        }
+        super::spec::buffers_and_cache(s, applied, true);
+        set(applied, "wal", s.wal);
+        set(
+            applied,
+            "merge_operator",
+            "string append with ',' (Flink's list state)",
+        );
+        set(applied, "counters", s.counters);
+    },
+    library: |s| {
+        library::loaded(&s.rocksdb_lib).map_or_else(
+            || format!("{}: not loaded", s.rocksdb_lib.name()),
+            |l| l.describe(),
+        )
+    },
+};
+
 /// An open database with its column families; closed when the last handle lets go of it.
 struct Database {
     api: &'static Api,
