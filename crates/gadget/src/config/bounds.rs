@@ -12,6 +12,11 @@ pub struct Bounds {
 }
 
 impl Bounds {
+    /// The range `[min, max]`.
+    pub const fn new(min: f64, max: f64) -> Bounds {
+        Bounds { min, max }
+    }
+
     /// The bounds as whole numbers, for integer keys.
     pub fn ints(&self) -> (i64, i64) {
         (self.min as i64, self.max as i64)

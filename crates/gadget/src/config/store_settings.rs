@@ -15,46 +15,25 @@ use super::ConfigError;
 pub const REDIS_PLACEMENTS: &[&str] = &["native", "aligned", "replicated"];
 
 /// `write_buffer_mb`: a RocksDB (LevelDB, fjall) write buffer, MiB.
-pub const WRITE_BUFFER_MB: Bounds = Bounds {
-    min: 1.0,
-    max: (1u64 << 20) as f64,
-};
+pub const WRITE_BUFFER_MB: Bounds = Bounds::new(1.0, (1u64 << 20) as f64);
 
 /// `write_buffers`: RocksDB's number of write buffers.
-pub const WRITE_BUFFERS: Bounds = Bounds {
-    min: 1.0,
-    max: 64.0,
-};
+pub const WRITE_BUFFERS: Bounds = Bounds::new(1.0, 64.0);
 
 /// `block_cache_mb`: a block cache, MiB (0: none).
-pub const BLOCK_CACHE_MB: Bounds = Bounds {
-    min: 0.0,
-    max: (1u64 << 20) as f64,
-};
+pub const BLOCK_CACHE_MB: Bounds = Bounds::new(0.0, (1u64 << 20) as f64);
 
 /// `redis_pipeline`: Redis point writes per round trip.
-pub const REDIS_PIPELINE: Bounds = Bounds {
-    min: 1.0,
-    max: (1u64 << 20) as f64,
-};
+pub const REDIS_PIPELINE: Bounds = Bounds::new(1.0, (1u64 << 20) as f64);
 
 /// `lmdb_map_gb`: LMDB's map size, GiB.
-pub const LMDB_MAP_GB: Bounds = Bounds {
-    min: 1.0,
-    max: (1u64 << 20) as f64,
-};
+pub const LMDB_MAP_GB: Bounds = Bounds::new(1.0, (1u64 << 20) as f64);
 
 /// `faster_log_mb`: FASTER's in-memory log, MiB (at least the 192 MiB FASTER needs).
-pub const FASTER_LOG_MB: Bounds = Bounds {
-    min: 192.0,
-    max: (1u64 << 20) as f64,
-};
+pub const FASTER_LOG_MB: Bounds = Bounds::new(192.0, (1u64 << 20) as f64);
 
 /// `faster_index_mb`: FASTER's hash index, MiB.
-pub const FASTER_INDEX_MB: Bounds = Bounds {
-    min: 1.0,
-    max: (1u64 << 16) as f64,
-};
+pub const FASTER_INDEX_MB: Bounds = Bounds::new(1.0, (1u64 << 16) as f64);
 
 /// The RocksDB libraries `[run.rocksdb] library` and `--rocksdb-lib` name (gadget-eval's
 /// `RocksDbLib`); any other value must be the path of a `librocksdb` shared library.
