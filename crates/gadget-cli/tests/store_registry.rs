@@ -271,7 +271,7 @@ fn the_results_of_every_store_name_its_library_and_version() {
 
 /// What a setting's value may be, as the docs' table says it.
 fn allowed(setting: SettingValue) -> String {
-    use gadget::config::store_settings::duration_text;
+    use gadget::config::bounds::duration_text;
     use gadget::config::store_settings::ROCKSDB_LIBRARIES;
     let quoted = |names: &[&str]| {
         names

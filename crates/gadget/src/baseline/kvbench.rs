@@ -25,6 +25,9 @@
 //! operation, as KVBench draws them), so finding the `i`-th existing key in key order, or the
 //! key of popularity rank `r` in the shuffled order `V'` of the Zipfian generator, costs
 //! `O(log n)` and nothing is allocated per operation.
+//!
+//! One concept, KVBench's generator with its exact bookkeeping of the keys that exist, which
+//! is why the file is long.
 
 use std::path::PathBuf;
 use std::sync::Arc;

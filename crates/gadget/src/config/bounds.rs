@@ -55,3 +55,20 @@ pub fn parse_duration(text: &str) -> Option<u64> {
     let ns = n * scale;
     (n.is_finite() && ns < u64::MAX as f64).then_some(ns as u64)
 }
+
+/// `ns` in the largest unit that divides it: `1h`, `5s`, `250ms`.
+pub fn duration_text(ns: u64) -> String {
+    let units = [
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+    ];
+    for (scale, unit) in units {
+        if ns >= scale && ns % scale == 0 {
+            return format!("{}{unit}", ns / scale);
+        }
+    }
+    format!("{ns}ns")
+}

@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::reader::{Document, Section};
-use super::run::{parse_duration, ARRIVAL_NAMES, INSTANCES, RATE, VALUE_COMPRESSION_RATIO};
+use super::bounds::parse_duration;
+use super::reader::{file_path, Document, Section};
+use super::run::{ARRIVAL_NAMES, INSTANCES, RATE, VALUE_COMPRESSION_RATIO};
 pub use super::store_settings::{ConfigPlace, SettingValue, StoreSetting, STORE_SETTINGS};
 use super::{read_text, ConfigError};
 
@@ -603,30 +604,7 @@ fn workload(w: &Section<'_>) -> Result<ExperimentWorkload, ConfigError> {
 /// `path` as written at `key` of `w`'s file: relative to that file's folder, and never read
 /// as a flag by the run it is given to (`-dash.gtrace` becomes `./-dash.gtrace`).
 fn relative_to(w: &Section<'_>, key: &str, path: &str) -> Result<PathBuf, ConfigError> {
-    if path.is_empty() || path.chars().any(char::is_control) {
-        return Err(w.error(
-            key,
-            format!(
-                "`{}` is not a file name: it is empty or holds a control character (a NUL, a tab, a line break)",
-                path.escape_debug()
-            ),
-        ));
-    }
-    let p = PathBuf::from(path);
-    Ok(anchored(&if p.is_absolute() {
-        p
-    } else {
-        w.folder().join(p)
-    }))
-}
-
-/// `p`, with `./` before it when it would start with `-`.
-fn anchored(p: &Path) -> PathBuf {
-    if p.as_os_str().as_encoded_bytes().starts_with(b"-") {
-        Path::new(".").join(p)
-    } else {
-        p.to_path_buf()
-    }
+    file_path(w.folder(), path).map_err(|message| w.error(key, message))
 }
 
 /// A file's name without its extension.

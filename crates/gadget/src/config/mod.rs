@@ -1,7 +1,7 @@
 //! Workload configuration: a TOML file (documented in `docs/config.md`), validated key by key
 //! into settings; [`crate::pipeline`] builds the source and operator they describe.
 
-mod bounds;
+pub mod bounds;
 mod engine;
 pub mod experiment;
 mod kvbench;

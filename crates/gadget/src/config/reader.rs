@@ -526,6 +526,26 @@ impl<'a> Section<'a> {
     }
 }
 
+/// `text` as the path of a file a config names: a relative one starts from `folder` (the
+/// config's), and one that would start with `-` gets `./` before it, so that passed on it is
+/// never read as a flag. An empty name, or one holding a control character (a NUL, a tab, a
+/// line break), is refused with a message that says so.
+pub(crate) fn file_path(folder: &Path, text: &str) -> Result<PathBuf, String> {
+    if text.is_empty() || text.chars().any(char::is_control) {
+        return Err(format!(
+            "`{}` is not a file name: it is empty or holds a control character (a NUL, a tab, a line break)",
+            text.escape_debug()
+        ));
+    }
+    let p = PathBuf::from(text);
+    let p = if p.is_absolute() { p } else { folder.join(p) };
+    Ok(if p.as_os_str().as_encoded_bytes().starts_with(b"-") {
+        Path::new(".").join(p)
+    } else {
+        p
+    })
+}
+
 /// The Levenshtein distance of `a` and `b` (insertions, deletions, substitutions), for keys
 /// a few characters long.
 fn edit_distance(a: &str, b: &str) -> usize {

@@ -1,7 +1,7 @@
 //! The `[run]` section: how `gadget run` drives a store with the workload. Every key is
 //! optional; `gadget run` flags override them.
 
-pub use super::bounds::{parse_duration, Bounds};
+use super::bounds::{parse_duration, Bounds};
 use super::reader::Section;
 use super::store_settings::{read_run_settings, store_setting, GivenSetting};
 use super::ConfigError;
@@ -300,7 +300,7 @@ pub(crate) fn parse_run(s: &Section<'_>) -> Result<RunSettings, ConfigError> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use crate::config::bounds::parse_duration;
     use crate::config::store_settings::MAX_REDIS_TIMEOUT_NS;
 
     #[test]

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::bounds::{parse_duration, Bounds};
-use super::reader::{number, Section};
+use super::bounds::{duration_text, parse_duration, Bounds};
+use super::reader::{file_path, number, Section};
 use super::ConfigError;
 
 /// Where a Redis Cluster keeps an instance's keys (`[run.redis] placement`,
@@ -424,23 +424,6 @@ fn time_help(min_ns: u64, max_ns: u64) -> String {
     )
 }
 
-/// `ns` in the largest unit that divides it: `1h`, `5s`, `250ms`.
-pub fn duration_text(ns: u64) -> String {
-    let units = [
-        (3_600_000_000_000, "h"),
-        (60_000_000_000, "m"),
-        (1_000_000_000, "s"),
-        (1_000_000, "ms"),
-        (1_000, "us"),
-    ];
-    for (scale, unit) in units {
-        if ns >= scale && ns % scale == 0 {
-            return format!("{}{unit}", ns / scale);
-        }
-    }
-    format!("{ns}ns")
-}
-
 /// A RocksDB library's name, or the path of a shared library (relative to `folder`).
 fn library(text: &str, folder: &Path) -> Result<PathBuf, String> {
     if ROCKSDB_LIBRARIES.contains(&text) {
@@ -452,20 +435,7 @@ fn library(text: &str, folder: &Path) -> Result<PathBuf, String> {
             ROCKSDB_LIBRARIES.join(", ")
         ));
     }
-    if text.chars().any(char::is_control) {
-        return Err(format!(
-            "`{}` is not a file name: it holds a control character",
-            text.escape_debug()
-        ));
-    }
-    let p = PathBuf::from(text);
-    let p = if p.is_absolute() { p } else { folder.join(p) };
-    // a path starting with `-` would read as a flag when passed on
-    Ok(if p.as_os_str().as_encoded_bytes().starts_with(b"-") {
-        Path::new(".").join(p)
-    } else {
-        p
-    })
+    file_path(folder, text)
 }
 
 /// A Redis URL.

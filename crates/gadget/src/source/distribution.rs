@@ -6,6 +6,9 @@
 //!
 //! **Keys are indices in `[0, N)`** where `N` is the key space; Zipf-like distributions map
 //! rank `r` (1 = most popular) to key `r − 1`, so key 0 is the most popular one.
+//!
+//! One concept, the samplers of synthetic workloads, each with the exactness notes it needs,
+//! which is why the file is long.
 
 use std::f64::consts::PI;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,9 @@
 //! cache of up to 128 serialized timers in front of a column family, written through a shared
 //! write batch of 500 entries), and over them a heap of key groups ordered by their head timer
 //! (`KeyGroupPartitionedPriorityQueue`). Every request the real service issues is emitted.
+//!
+//! One concept, Flink's RocksDB timer service request for request (its cache, its write batch
+//! and its key-group heap together), which is why the file is long.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

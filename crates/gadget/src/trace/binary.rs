@@ -20,6 +20,9 @@
 //! 12: states that come and go during a run); versions 1 to 3 are still read (1 and 2:
 //! prefixes only, see [`BinaryTraceReader`]). Data blocks are closed once their payload reaches
 //! [`BLOCK_TARGET`] bytes. See `docs/trace-format.md` for the full description.
+//!
+//! One concept, the binary format, read and written here together (blocks, key edits and
+//! checksums in both directions), which is why the file is long.
 
 use std::io::{self, Read, Write};
 

@@ -14,6 +14,9 @@
 //! The reader also reads the Flink 1.20 reference recordings (first line
 //! `#op<TAB>cf<TAB>keyhex<TAB>vlen`), mapping their requests onto [`Op`]s; see
 //! [`TextDialect::Flink`] and `docs/trace-format.md`.
+//!
+//! One concept, the text format, read and written here together (every record kind's line in
+//! both directions), which is why the file is long.
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufWriter, Read, Write};
