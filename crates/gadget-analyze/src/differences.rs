@@ -3,31 +3,33 @@
 
 use std::path::Path;
 
-use crate::results::RunResults;
+use gadget_results::{RunContext, RunReport};
 
 /// The settings in which `runs` are not all the same, in a fixed order: store, store
 /// settings, store library, workload, arrival, values, machine, Gadget build (a change of
 /// store counts once, not also as settings and library). Runs whose results do not record a
 /// setting (older versions) are not counted for it.
-pub fn differences(runs: &[&RunResults]) -> Vec<&'static str> {
-    type Aspect = (&'static str, fn(&RunResults) -> Option<String>);
-    fn context(r: &RunResults, f: fn(&crate::results::RunContext) -> String) -> Option<String> {
+pub fn differences(runs: &[&RunReport]) -> Vec<&'static str> {
+    type Aspect = (&'static str, fn(&RunReport) -> Option<String>);
+    fn context(r: &RunReport, f: fn(&RunContext) -> String) -> Option<String> {
         r.context.as_ref().map(f)
     }
     let aspects: [Aspect; 8] = [
         ("store", |r| Some(r.store.clone())),
         ("store settings", |r| {
-            context(r, |c| c.store_settings.to_string())
+            context(r, |c| format!("{:?}", c.store_settings))
         }),
         ("store library", |r| {
-            context(r, |c| c.store_libraries.to_string())
+            context(r, |c| format!("{:?}", c.store_libraries))
         }),
-        ("workload", |r| context(r, |c| c.workloads.to_string())),
+        ("workload", |r| context(r, |c| format!("{:?}", c.workloads))),
         ("arrival", |r| Some(r.arrival.clone())),
         ("value compressibility", |r| {
             r.value_compression_ratio.map(|v| v.to_string())
         }),
-        ("machine", |r| context(r, |c| machine(&c.host))),
+        ("machine", |r| {
+            context(r, |c| format!("{:?}", c.host.machine()))
+        }),
         ("Gadget build", |r| {
             r.context.as_ref().and_then(|c| c.gadget_commit.clone())
         }),
@@ -49,24 +51,9 @@ pub fn differences(runs: &[&RunResults]) -> Vec<&'static str> {
         .collect()
 }
 
-/// The machine a run's results describe, without what changes from run to run on one machine
-/// (its load and the time stolen from it), which says how quiet it was, not which it was.
-fn machine(host: &serde_json::Value) -> String {
-    let mut host = host.clone();
-    if let Some(fields) = host.as_object_mut() {
-        for moment in TRANSIENT_HOST_FIELDS {
-            fields.remove(*moment);
-        }
-    }
-    host.to_string()
-}
-
-/// Host fields that describe the moment of a run rather than the machine.
-const TRANSIENT_HOST_FIELDS: &[&str] = &["load_average_1m", "cpu_steal_share"];
-
 /// What to call each run: its label, else its file name, else (when two share a file name)
 /// its path.
-pub fn run_names(paths: &[&Path], runs: &[&RunResults]) -> Vec<String> {
+pub fn run_names(paths: &[&Path], runs: &[&RunReport]) -> Vec<String> {
     let file_name = |p: &Path| {
         p.file_name().map_or_else(
             || p.display().to_string(),
@@ -99,18 +86,30 @@ pub fn run_names(paths: &[&Path], runs: &[&RunResults]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gadget_results::{Host, WorkloadUsed};
 
-    fn results(store: &str, label: Option<&str>, workload: &str) -> RunResults {
-        let context = serde_json::json!({
-            "label": label,
-            "workloads": [{"kind": "trace", "path": workload, "states": []}],
-            "store_settings": {}, "store_libraries": [], "host": {"cpus": 2},
-        });
-        let text = serde_json::json!({
-            "store": store, "arrival": "closed loop", "requests": 1, "throughput": 1.0,
-            "latency": [], "service": [], "context": context,
-        });
-        RunResults::from_json(&text.to_string()).unwrap()
+    fn results(store: &str, label: Option<&str>, workload: &str) -> RunReport {
+        let context = RunContext {
+            label: label.map(str::to_string),
+            workloads: vec![WorkloadUsed {
+                kind: "trace".into(),
+                path: workload.into(),
+                ..WorkloadUsed::default()
+            }],
+            host: Host {
+                cpus: Some(2),
+                ..Host::default()
+            },
+            ..RunContext::default()
+        };
+        RunReport {
+            store: store.into(),
+            arrival: "closed loop".into(),
+            requests: 1,
+            throughput: 1.0,
+            context: Some(context),
+            ..RunReport::default()
+        }
     }
 
     #[test]
@@ -125,16 +124,19 @@ mod tests {
 
     #[test]
     fn a_machine_under_other_load_is_the_same_machine() {
-        let with_host = |host: serde_json::Value| {
+        let with_host = |cpus: usize, load: f64, steal: Option<f64>| {
             let mut r = results("rocksdb", None, "t.gtrace");
-            r.context.as_mut().unwrap().host = host;
+            r.context.as_mut().unwrap().host = Host {
+                cpus: Some(cpus),
+                load_average_1m: Some(load),
+                cpu_steal_share: steal,
+                ..Host::default()
+            };
             r
         };
-        let quiet = with_host(serde_json::json!({"cpus": 2, "load_average_1m": 0.1}));
-        let busy = with_host(
-            serde_json::json!({"cpus": 2, "load_average_1m": 3.5, "cpu_steal_share": 0.2}),
-        );
-        let bigger = with_host(serde_json::json!({"cpus": 8, "load_average_1m": 0.1}));
+        let quiet = with_host(2, 0.1, None);
+        let busy = with_host(2, 3.5, Some(0.2));
+        let bigger = with_host(8, 0.1, None);
         assert!(differences(&[&quiet, &busy]).is_empty());
         assert_eq!(differences(&[&quiet, &bigger]), ["machine"]);
     }

@@ -4,6 +4,9 @@
 //!
 //! Text is drawn with a system TrueType font (DejaVu Sans from Debian's `fonts-dejavu-core`,
 //! or another common sans font), loaded once.
+//!
+//! One concept, Gadget's figures, from their description to SVG and PNG: the file is long
+//! because every kind of figure shares the axes, legend and palette code here.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -1,91 +1,15 @@
-//! `gadget run` and `gadget replay` results (their JSON, docs/results.schema.json) as input to
-//! `analyze` and `compare`: a summary, latency percentile plots and throughput over time.
+//! `gadget run` and `gadget replay` results (the results type of `gadget-results`, whose JSON
+//! docs/results.schema.json describes) as input to `analyze` and `compare`: a summary, latency
+//! percentile plots and throughput over time.
 
 use std::fmt::Write as _;
 
-use serde::Deserialize;
+use gadget_results::summary::{IntervalStats, OpSummary};
+use gadget_results::RunReport;
 
 use crate::plot::{Figure, FigureKind, Series, Unit};
 use crate::report::thousands;
 use gadget::nines::nines;
-
-/// One row of a latency table.
-#[derive(Debug, Clone, Deserialize)]
-pub struct LatencyRow {
-    /// Op name or `all`.
-    pub op: String,
-    /// Requests.
-    pub ops: u64,
-    /// Smallest, ns.
-    pub min_ns: u64,
-    /// Mean, ns.
-    pub mean_ns: f64,
-    /// Median, ns.
-    pub p50_ns: u64,
-    /// 99th percentile, ns.
-    pub p99_ns: u64,
-    /// 99.9th percentile, ns.
-    pub p999_ns: u64,
-    /// 99.99th percentile, ns.
-    pub p9999_ns: u64,
-    /// Largest, ns.
-    pub max_ns: u64,
-}
-
-/// One interval of the time series.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Interval {
-    /// Interval start, seconds since the run began.
-    pub start_s: f64,
-    /// All ops in the interval.
-    pub all: IntervalOps,
-}
-
-/// Throughput and latency of an interval.
-#[derive(Debug, Clone, Deserialize)]
-pub struct IntervalOps {
-    /// Requests per second.
-    pub ops_per_s: f64,
-    /// Median latency, ns.
-    pub p50_ns: u64,
-    /// 99th percentile latency, ns.
-    pub p99_ns: u64,
-}
-
-/// The parts of a results file analysis uses.
-#[derive(Debug, Clone, Deserialize)]
-pub struct RunResults {
-    /// The store driven.
-    pub store: String,
-    /// The arrival process.
-    pub arrival: String,
-    /// Requests measured.
-    pub requests: u64,
-    /// Requests per second.
-    pub throughput: f64,
-    /// True if the run was interrupted.
-    #[serde(default)]
-    pub partial: bool,
-    /// Whether the target rate was sustained (open loop).
-    #[serde(default)]
-    pub sustained: Option<bool>,
-    /// Latency (completion − intended start) per op, then all.
-    pub latency: Vec<LatencyRow>,
-    /// Service time (completion − actual start) per op, then all.
-    pub service: Vec<LatencyRow>,
-    /// Latency per op as a percentile spectrum (absent in older results).
-    #[serde(default)]
-    pub latency_spectrum: Vec<SpectrumRow>,
-    /// Per-interval throughput and latency.
-    #[serde(default)]
-    pub time_series: Vec<Interval>,
-    /// What the values written compress to (absent in older results).
-    #[serde(default)]
-    pub value_compression_ratio: Option<f64>,
-    /// What ran (absent in older results).
-    #[serde(default)]
-    pub context: Option<RunContext>,
-}
 
 /// One latency curve of a figure: its op, `(percentile, ns)` points, drawn thin (baseline).
 type Curve = (String, Vec<(f64, u64)>, bool);
@@ -93,163 +17,130 @@ type Curve = (String, Vec<(f64, u64)>, bool);
 /// Where a curve's `(percentile, ns)` points go on a figure.
 type Placement = dyn Fn(&[(f64, u64)]) -> Vec<(f64, f64)>;
 
-/// A latency percentile spectrum: `(percentile, ns)` points.
-#[derive(Debug, Clone, Deserialize)]
-pub struct SpectrumRow {
-    /// Op name or `all`.
-    pub op: String,
-    /// `(percentile, ns)`, ascending.
-    pub points: Vec<(f64, u64)>,
+/// A results file's JSON as the results type (docs/results.schema.json).
+pub fn from_json(text: &str) -> Result<RunReport, serde_json::Error> {
+    serde_json::from_str(text)
 }
 
-/// The parts of a results file's `context` that tell runs apart.
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct RunContext {
-    /// The user's name for the run.
-    #[serde(default)]
-    pub label: Option<String>,
-    /// The Gadget build.
-    #[serde(default)]
-    pub gadget_commit: Option<String>,
-    /// The workloads, as written.
-    #[serde(default)]
-    pub workloads: serde_json::Value,
-    /// The store's settings, as applied.
-    #[serde(default)]
-    pub store_settings: serde_json::Value,
-    /// The store's libraries.
-    #[serde(default)]
-    pub store_libraries: serde_json::Value,
-    /// The machine.
-    #[serde(default)]
-    pub host: serde_json::Value,
+/// The overall latency row of `r`.
+fn all(r: &RunReport) -> Option<&OpSummary> {
+    r.latency.iter().find(|r| r.op == "all")
 }
 
-impl RunResults {
-    /// Parses a results file's JSON.
-    pub fn from_json(text: &str) -> Result<RunResults, serde_json::Error> {
-        serde_json::from_str(text)
-    }
-
-    /// The overall latency row.
-    pub fn all(&self) -> Option<&LatencyRow> {
-        self.latency.iter().find(|r| r.op == "all")
-    }
-
-    /// A short summary.
-    pub fn to_text(&self, name: &str) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "{name}: store {}, {}: {} requests, {:.0} requests/s{}{}",
-            self.store,
-            self.arrival,
-            thousands(self.requests),
-            self.throughput,
-            if self.partial { " (partial)" } else { "" },
-            match self.sustained {
-                Some(false) => " (target rate NOT sustained)",
-                _ => "",
-            }
-        );
+/// A short summary of `run`, called `name`.
+pub fn to_text(run: &RunReport, name: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{name}: store {}, {}: {} requests, {:.0} requests/s{}{}",
+        run.store,
+        run.arrival,
+        thousands(run.requests),
+        run.throughput,
+        if run.partial { " (partial)" } else { "" },
+        match run.sustained {
+            Some(false) => " (target rate NOT sustained)",
+            _ => "",
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  {:<14}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}",
+        "op", "ops", "p50", "p99", "p99.9", "p99.99", "max"
+    );
+    for r in &run.latency {
         let _ = writeln!(
             s,
             "  {:<14}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}",
-            "op", "ops", "p50", "p99", "p99.9", "p99.99", "max"
+            r.op,
+            r.ops,
+            ns(r.p50_ns),
+            ns(r.p99_ns),
+            ns(r.p999_ns),
+            ns(r.p9999_ns),
+            ns(r.max_ns)
         );
-        for r in &self.latency {
-            let _ = writeln!(
-                s,
-                "  {:<14}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}",
-                r.op,
-                r.ops,
-                ns(r.p50_ns),
-                ns(r.p99_ns),
-                ns(r.p999_ns),
-                ns(r.p9999_ns),
-                ns(r.max_ns)
-            );
-        }
-        s
     }
+    s
+}
 
-    /// Latency plots (the percentile spectrum on a "nines" axis, the distribution with log
-    /// bins, latency over time on a log axis) and throughput over time. With `every_op` the
-    /// latency plots draw each op and the service time; without, only all requests together,
-    /// one line per results file, as a comparison of several files needs to stay readable.
-    pub fn figures(&self, label: &str, every_op: bool) -> Vec<Figure> {
-        // the six stored percentiles, for results without a spectrum and for service time
-        let six = |r: &LatencyRow| {
-            vec![
-                (0.0, r.min_ns),
-                (50.0, r.p50_ns),
-                (99.0, r.p99_ns),
-                (99.9, r.p999_ns),
-                (99.99, r.p9999_ns),
-                (100.0, r.max_ns),
-            ]
-        };
-        let mut curves: Vec<Curve> = if self.latency_spectrum.is_empty() {
-            self.latency
-                .iter()
-                .map(|r| (r.op.clone(), six(r), false))
-                .collect()
-        } else {
-            let spectra = self.latency_spectrum.iter();
-            spectra
-                .map(|s| (s.op.clone(), s.points.clone(), false))
-                .collect()
-        };
-        if let Some(all) = self.service.iter().find(|r| r.op == "all") {
-            curves.push(("all, service time".into(), six(all), true));
-        }
-        if !every_op {
-            curves.retain(|c| c.0 == "all");
-        }
-        // one colour per op in every plot; the service time takes the colour of all requests
-        let colour_of = |op: &str| {
-            let op = op.strip_suffix(", service time").unwrap_or(op);
-            curves.iter().position(|c| c.0 == op).unwrap_or(0)
-        };
-        let all = colour_of("all");
-        // every curve's 100% at the same place: half a nine past the highest other percentile
-        let last = curves
-            .iter()
-            .flat_map(|c| c.1.iter())
-            .filter(|p| p.0 < 100.0)
-            .map(|p| nines(p.0, 0.0))
-            .fold(0.0, f64::max);
-        let spectrum = move |points: &[(f64, u64)]| -> Vec<(f64, f64)> {
-            points
-                .iter()
-                .map(|&(p, ns)| (nines(p, last), ns.max(1) as f64))
-                .collect()
-        };
-        let series = |f: &Placement| -> Vec<Series> {
-            curves
-                .iter()
-                .map(|(op, points, baseline)| Series {
-                    label: if every_op {
-                        format!("{label} {op}")
-                    } else {
-                        label.to_string()
-                    },
-                    points: f(points),
-                    baseline: *baseline,
-                    colour: colour_of(op),
-                })
-                .collect()
-        };
-        let cumulative = |points: &[(f64, u64)]| -> Vec<(f64, f64)> {
-            points
-                .iter()
-                .map(|&(p, ns)| (ns.max(1) as f64, p / 100.0))
-                .collect()
-        };
-        let over_time = |f: &dyn Fn(&Interval) -> f64| -> Vec<(f64, f64)> {
-            self.time_series.iter().map(|i| (i.start_s, f(i))).collect()
-        };
+/// Latency plots of `run` (the percentile spectrum on a "nines" axis, the distribution with log
+/// bins, latency over time on a log axis) and throughput over time. With `every_op` the
+/// latency plots draw each op and the service time; without, only all requests together,
+/// one line per results file, as a comparison of several files needs to stay readable.
+pub fn figures(run: &RunReport, label: &str, every_op: bool) -> Vec<Figure> {
+    // the six stored percentiles, for results without a spectrum and for service time
+    let six = |r: &OpSummary| {
         vec![
+            (0.0, r.min_ns),
+            (50.0, r.p50_ns),
+            (99.0, r.p99_ns),
+            (99.9, r.p999_ns),
+            (99.99, r.p9999_ns),
+            (100.0, r.max_ns),
+        ]
+    };
+    let mut curves: Vec<Curve> = if run.latency_spectrum.is_empty() {
+        run.latency
+            .iter()
+            .map(|r| (r.op.clone(), six(r), false))
+            .collect()
+    } else {
+        let spectra = run.latency_spectrum.iter();
+        spectra
+            .map(|s| (s.op.clone(), s.points.clone(), false))
+            .collect()
+    };
+    if let Some(all) = run.service.iter().find(|r| r.op == "all") {
+        curves.push(("all, service time".into(), six(all), true));
+    }
+    if !every_op {
+        curves.retain(|c| c.0 == "all");
+    }
+    // one colour per op in every plot; the service time takes the colour of all requests
+    let colour_of = |op: &str| {
+        let op = op.strip_suffix(", service time").unwrap_or(op);
+        curves.iter().position(|c| c.0 == op).unwrap_or(0)
+    };
+    let all = colour_of("all");
+    // every curve's 100% at the same place: half a nine past the highest other percentile
+    let last = curves
+        .iter()
+        .flat_map(|c| c.1.iter())
+        .filter(|p| p.0 < 100.0)
+        .map(|p| nines(p.0, 0.0))
+        .fold(0.0, f64::max);
+    let spectrum = move |points: &[(f64, u64)]| -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .map(|&(p, ns)| (nines(p, last), ns.max(1) as f64))
+            .collect()
+    };
+    let series = |f: &Placement| -> Vec<Series> {
+        curves
+            .iter()
+            .map(|(op, points, baseline)| Series {
+                label: if every_op {
+                    format!("{label} {op}")
+                } else {
+                    label.to_string()
+                },
+                points: f(points),
+                baseline: *baseline,
+                colour: colour_of(op),
+            })
+            .collect()
+    };
+    let cumulative = |points: &[(f64, u64)]| -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .map(|&(p, ns)| (ns.max(1) as f64, p / 100.0))
+            .collect()
+    };
+    let over_time = |f: &dyn Fn(&IntervalStats) -> f64| -> Vec<(f64, f64)> {
+        run.time_series.iter().map(|i| (i.start_s, f(i))).collect()
+    };
+    vec![
             Figure {
                 name: "latency-spectrum".into(),
                 title: "Latency by percentile (spectrum)".into(),
@@ -329,11 +220,10 @@ impl RunResults {
                 ],
             },
         ]
-    }
 }
 
 /// The side-by-side table of several results.
-pub fn results_table(results: &[(String, RunResults)]) -> String {
+pub fn results_table(results: &[(String, RunReport)]) -> String {
     let mut s = String::new();
     // columns as wide as their longest entry, so long names keep the table aligned
     let name_width = results
@@ -350,9 +240,8 @@ pub fn results_table(results: &[(String, RunResults)]) -> String {
         "results", "store", "requests/s", "p50", "p99", "p99.9", "max"
     );
     for (name, r) in results {
-        let all = r.all();
-        let at =
-            |pick: fn(&LatencyRow) -> u64| all.map_or_else(|| "–".to_string(), |a| ns(pick(a)));
+        let all = all(r);
+        let at = |pick: fn(&OpSummary) -> u64| all.map_or_else(|| "–".to_string(), |a| ns(pick(a)));
         let _ = writeln!(
             s,
             "{:<name_width$}{:>store_width$}{:>14.0}{:>12}{:>12}{:>12}{:>12}",
@@ -377,44 +266,48 @@ fn ns(ns: u64) -> String {
 mod tests {
     use super::*;
     use crate::plot::{overlay, to_svg};
+    use gadget_results::summary::IntervalOp;
 
-    /// A results file whose latencies run from 900 ns (p50) to 1.8 ms (max), `scale` times.
-    fn results(store: &str, scale: u64) -> RunResults {
-        let row = |op: &str| {
-            format!(
-                "{{\"op\":\"{op}\",\"ops\":1000,\"min_ns\":{},\"mean_ns\":{},\"p50_ns\":{},\
-                 \"p99_ns\":{},\"p999_ns\":{},\"p9999_ns\":{},\"max_ns\":{}}}",
-                300 * scale,
-                2_000 * scale,
-                900 * scale,
-                45_000 * scale,
-                230_000 * scale,
-                1_000_000 * scale,
-                1_800_000 * scale
-            )
+    /// Results whose latencies run from 900 ns (p50) to 1.8 ms (max), `scale` times.
+    fn results(store: &str, scale: u64) -> RunReport {
+        let row = |op: &str| OpSummary {
+            op: op.into(),
+            ops: 1000,
+            ops_per_s: 998.5,
+            min_ns: 300 * scale,
+            mean_ns: 2_000.0 * scale as f64,
+            p50_ns: 900 * scale,
+            p99_ns: 45_000 * scale,
+            p999_ns: 230_000 * scale,
+            p9999_ns: 1_000_000 * scale,
+            max_ns: 1_800_000 * scale,
         };
-        let rows = [row("get"), row("put"), row("all")].join(",");
-        let series: Vec<String> = (0..4)
-            .map(|i| {
-                format!(
-                    "{{\"start_s\":{i}.0,\"all\":{{\"ops_per_s\":1000.0,\"p50_ns\":{},\"p99_ns\":{}}}}}",
-                    900 * scale,
-                    45_000 * scale
-                )
-            })
-            .collect();
-        RunResults::from_json(&format!(
-            "{{\"store\":\"{store}\",\"arrival\":\"closed\",\"requests\":1000,\"throughput\":998.5,\
-             \"latency\":[{rows}],\"service\":[{rows}],\"time_series\":[{}]}}",
-            series.join(",")
-        ))
-        .unwrap()
+        let rows = vec![row("get"), row("put"), row("all")];
+        let interval = |i: u32| {
+            let all = IntervalOp::new("all", 1000, [900 * scale, 45_000 * scale, 0], 1.0);
+            IntervalStats {
+                start_s: f64::from(i),
+                end_s: f64::from(i + 1),
+                all,
+                ops: Vec::new(),
+            }
+        };
+        RunReport {
+            store: store.into(),
+            arrival: "closed".into(),
+            requests: 1000,
+            throughput: 998.5,
+            latency: rows.clone(),
+            service: rows,
+            time_series: (0..4).map(interval).collect(),
+            ..RunReport::default()
+        }
     }
 
     #[test]
     fn tables_give_latencies_in_the_unit_they_need() {
         let r = results("rocksdb", 1);
-        let text = r.to_text("r");
+        let text = to_text(&r, "r");
         assert!(
             text.contains("900 ns") && text.contains("45.0 µs"),
             "{text}"
@@ -438,7 +331,7 @@ mod tests {
 
     #[test]
     fn latency_axes_are_labelled_in_the_unit_each_tick_needs() {
-        ensure_tick_texts(&results("rocksdb", 1).figures("r", true));
+        ensure_tick_texts(&figures(&results("rocksdb", 1), "r", true));
     }
 
     /// Every latency axis of `figures` has ticks such as `1 µs` or `1 ms`, none `1K` or `10M`.
@@ -471,7 +364,7 @@ mod tests {
         let runs = [("flink", 1), ("kafka-streams", 2), ("spark", 3)];
         let figures = overlay(
             runs.iter()
-                .map(|(name, scale)| results(name, *scale).figures(name, false))
+                .map(|(name, scale)| figures(&results(name, *scale), name, false))
                 .collect(),
         );
         ensure_tick_texts(&figures);

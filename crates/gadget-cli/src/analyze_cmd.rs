@@ -12,8 +12,9 @@ use gadget_analyze::distance::popularity_distance;
 use gadget_analyze::events::{analyze_event_stream, analyze_schedule};
 use gadget_analyze::plot::{distinguishing, figures, overlay, rate_figures, write_figures, Figure};
 use gadget_analyze::report::{comparison_table, thousands};
-use gadget_analyze::results::{results_table, RunResults};
+use gadget_analyze::results::{self as run_results, results_table};
 use gadget_analyze::{scan, Analysis, AnalyzeOptions};
+use gadget_results::RunReport;
 
 use crate::cli::{AnalysisOptions, AnalyzeArgs, CompareArgs, EvalArgs};
 use crate::interrupt::INTERRUPTED;
@@ -85,10 +86,10 @@ fn analyze_trace(
     Ok(analysis)
 }
 
-fn read_results(path: &Path) -> anyhow::Result<RunResults> {
+fn read_results(path: &Path) -> anyhow::Result<RunReport> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    RunResults::from_json(&text).with_context(|| {
+    run_results::from_json(&text).with_context(|| {
         format!(
             "{} is JSON but not gadget run/replay results (docs/results.schema.json)",
             path.display()
@@ -172,7 +173,7 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
         Input::Results => {
             let r = read_results(&args.input)?;
             let json = serde_json::from_str(&std::fs::read_to_string(&args.input)?)?;
-            (json, r.to_text(&name), r.figures(&name, true))
+            (json, run_results::to_text(&r, &name), run_results::figures(&r, &name, true))
         }
         Input::Config => {
             let stop = crate::interrupt::stop_flag();
@@ -310,12 +311,12 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
         );
     }
     if kinds.iter().all(|k| *k == Input::Results) {
-        let runs: Vec<RunResults> = args
+        let runs: Vec<RunReport> = args
             .inputs
             .iter()
             .map(|p| read_results(p))
             .collect::<anyhow::Result<_>>()?;
-        let run_refs: Vec<&RunResults> = runs.iter().collect();
+        let run_refs: Vec<&RunReport> = runs.iter().collect();
         let names = run_names(&inputs, &run_refs);
         let differ = differences(&run_refs);
         if differ.len() > 1 {
@@ -325,7 +326,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
             );
         }
         let title = format!("Gadget comparison of {}", names.join(", "));
-        let results: Vec<(String, RunResults)> = names.into_iter().zip(runs).collect();
+        let results: Vec<(String, RunReport)> = names.into_iter().zip(runs).collect();
         let table = results_table(&results);
         if args.json {
             let items: Vec<serde_json::Value> = args
@@ -344,11 +345,15 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
             results
                 .iter()
                 .zip(&legends)
-                .map(|((_, r), l)| r.figures(l, false))
+                .map(|((_, r), l)| run_results::figures(r, l, false))
                 .collect(),
         );
         let mut sections = vec![("Side by side".to_string(), table)];
-        sections.extend(results.iter().map(|(n, r)| (n.clone(), r.to_text(n))));
+        sections.extend(
+            results
+                .iter()
+                .map(|(n, r)| (n.clone(), run_results::to_text(r, n))),
+        );
         write_outputs(
             &title,
             &sections,

@@ -22,7 +22,7 @@ use gadget_eval::experiment::inputs::{Hashes, RunInputs};
 use gadget_eval::experiment::plan::{Plan, PlannedRun};
 use gadget_eval::experiment::summary::{ExperimentSummary, FailedRun};
 use gadget_eval::export::{self, Csv, Html, Json, Markdown};
-use gadget_eval::results::RunReport;
+use gadget_results::RunReport;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 

@@ -6,24 +6,24 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::ValueEnum;
 use gadget::atomic::{refuse_overwriting_an_input, AtomicFile, OutputFailure};
+use gadget::config::bounds::{parse_duration, Bounds};
 use gadget::config::run::{
-    parse_duration, parse_interval, Bounds, RunSettings, Warmup as ConfigWarmup, ALPHA, BIAS,
-    INSTANCES, MODULATION, PERIOD, RATE, SPEED, VALUE_COMPRESSION_RATIO,
+    parse_interval, RunSettings, Warmup as ConfigWarmup, ALPHA, BIAS, INSTANCES, MODULATION,
+    PERIOD, RATE, SPEED, VALUE_COMPRESSION_RATIO,
 };
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
-use gadget_eval::context::WorkloadUsed;
 use gadget_eval::export::{self, Csv, HdrIntervals, HdrLog, Json, Text};
 use gadget_eval::job::JobSubtasks;
-use gadget_eval::remote::RemoteSpec;
-use gadget_eval::results::RunReport;
 use gadget_eval::run::{Measured, RunError, RunOptions, Warmup};
+use gadget_eval::store::choice::{StoreChoice, StoreFlags};
 use gadget_eval::store::far::FarStores;
-use gadget_eval::store::routed::Route;
 use gadget_eval::store::{StoreError, StoreKind, StoreSettings};
 use gadget_eval::value::DEFAULT_COMPRESSION_RATIO;
 use gadget_eval::workload::WorkloadSource;
+use gadget_results::context::WorkloadUsed;
+use gadget_results::RunReport;
 
 use crate::cli::{Arrival, EvalArgs, ReplayArgs, RunArgs};
 use crate::interrupt::INTERRUPTED;
@@ -209,21 +209,19 @@ struct Plan {
 impl Plan {
     /// `seed` is the workload's (a config's), the default of `--seed`.
     fn resolve(a: &EvalArgs, r: &RunSettings, seed: u64) -> anyhow::Result<Plan> {
-        let (store, given_at) = match (&a.store, &r.store) {
-            (Some(flag), _) => (flag.as_str(), "--store".to_string()),
-            (None, Some(key)) => (
-                key.as_str(),
-                r.store_origin.clone().unwrap_or_else(|| "run.store".into()),
-            ),
-            (None, None) => ("rocksdb", String::new()),
+        let flags = StoreFlags {
+            store: a.store.as_deref(),
+            settings: &a.store_settings.given,
+            from_env: &a.store_settings.from_env,
         };
-        let kind = StoreKind::from_name(store).with_context(|| {
-            format!(
-                "{given_at}: `{store}` is not a store of this build; use one of: {}",
-                StoreKind::names()
-            )
-        })?;
-        refuse_unread(a, kind, r)?;
+        let StoreChoice {
+            kind,
+            settings,
+            warnings,
+        } = StoreChoice::resolve(flags, r)?;
+        for warning in warnings {
+            eprintln!("warning: {warning}");
+        }
         let arrival = resolve_arrival(a, r)?;
         let value_compression_ratio = match a.value_compression_ratio {
             Some(v) => check(VALUE_COMPRESSION_RATIO, "--value-compression-ratio", v)?,
@@ -260,24 +258,11 @@ impl Plan {
         };
         let instances = a.instances.or(r.instances).unwrap_or(1);
         check(INSTANCES, "--instances", instances as f64)?;
-        // the config's settings, then the flags over them; each was checked where it was read
-        let mut settings = StoreSettings::default();
-        for given in &r.store_settings {
-            settings.set(given).map_err(anyhow::Error::msg)?;
-        }
-        let flags = &a.store_settings;
-        for given in &flags.given {
-            if !flags.from_env.contains(&given.setting.key) {
-                warn_unless_read(kind, &given.origin, given.setting.key);
-            }
-            settings.set(given).map_err(anyhow::Error::msg)?;
-        }
         let sharing = if a.shared_store || r.shared_store.unwrap_or(false) {
             Sharing::Shared
         } else {
             Sharing::PerInstance
         };
-        settings.routes = routes(r, &settings)?;
         if !settings.routes.is_empty() && matches!(sharing, Sharing::Shared) {
             bail!("[run.states] places states in stores of their own, a set per instance; drop --shared-store");
         }
@@ -297,57 +282,6 @@ impl Plan {
             settings,
         })
     }
-}
-
-/// The stores of `[run.stores.NAME]` and the states `[run.states]` places in them, each store
-/// with the run's settings but for its own `url`, `placement` and `pipeline`.
-fn routes(r: &RunSettings, base: &StoreSettings) -> anyhow::Result<Vec<Route>> {
-    let mut routes = Vec::new();
-    for e in &r.stores {
-        let Some(kind) = StoreKind::from_name(&e.kind) else {
-            bail!(
-                "{}: `{}` is not a store of this build; use one of: {}",
-                e.origin,
-                e.kind,
-                StoreKind::names()
-            );
-        };
-        let mut settings = StoreSettings {
-            routes: Vec::new(),
-            ..base.clone()
-        };
-        for given in &e.settings {
-            settings.set(given).map_err(anyhow::Error::msg)?;
-        }
-        let states = r
-            .states
-            .iter()
-            .filter(|(_, store)| *store == e.name)
-            .map(|(state, _)| state.clone())
-            .collect();
-        let remote = e.remote.as_ref().map(|r| {
-            let d = RemoteSpec::default();
-            RemoteSpec {
-                delay: r.delay_ns.map_or(d.delay, std::time::Duration::from_nanos),
-                jitter: r
-                    .jitter_ns
-                    .map_or(d.jitter, std::time::Duration::from_nanos),
-                rate_bits_per_s: r.rate_mbit.map_or(d.rate_bits_per_s, |m| m * 1_000_000),
-            }
-        });
-        if let Some(spec) = &remote {
-            spec.validate()
-                .with_context(|| format!("{}: [remote]", e.origin))?;
-        }
-        routes.push(Route {
-            name: e.name.clone(),
-            kind,
-            settings,
-            states,
-            remote,
-        });
-    }
-    Ok(routes)
 }
 
 /// Parameters of the arrival processes other than the rate.
@@ -410,47 +344,6 @@ fn arrival_process(
     })
 }
 
-/// Refuses a setting of the config's `[run]` section that neither the store the config
-/// chooses (its `store`, else rocksdb) nor a store of its `[run.stores]` reads, naming its line:
-/// the file contradicts itself. Where `--store` chose another store, which does not read it,
-/// the setting is only warned about, as a flag would be: a config is often reused across
-/// stores from the command line.
-fn refuse_unread(a: &EvalArgs, kind: StoreKind, r: &RunSettings) -> anyhow::Result<()> {
-    let chosen_by_file = r.store.as_deref().map_or(Some(kind), StoreKind::from_name);
-    let routed: Vec<StoreKind> = r
-        .stores
-        .iter()
-        .filter_map(|e| StoreKind::from_name(&e.kind))
-        .collect();
-    let read_by = |k: StoreKind, setting: &str| {
-        k.reads_setting(setting) || routed.iter().any(|s| s.reads_setting(setting))
-    };
-    for given in &r.store_settings {
-        let (setting, origin) = (given.setting.key, &given.origin);
-        if let Some(file_kind) = chosen_by_file {
-            if !read_by(file_kind, setting) {
-                bail!("{origin}: {}", file_kind.ignores(setting));
-            }
-        }
-        if a.store.is_some() && !read_by(kind, setting) {
-            eprintln!(
-                "warning: {origin} has no effect with --store {}: {}",
-                kind.name(),
-                kind.ignores(setting)
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Warns that the store does not read `setting`, given by `flag` (the one store-wide list,
-/// [`StoreKind::reads`]).
-fn warn_unless_read(kind: StoreKind, flag: &str, setting: &str) {
-    if !kind.reads_setting(setting) {
-        eprintln!("warning: {flag} has no effect: {}", kind.ignores(setting));
-    }
-}
-
 /// `value` of `flag` when it is within `bounds` (those of its config key too).
 fn check(bounds: Bounds, flag: &str, value: f64) -> anyhow::Result<f64> {
     bounds.check(flag, value).map_err(anyhow::Error::msg)
@@ -481,7 +374,7 @@ fn evaluate(
 ) -> anyhow::Result<i32> {
     let started = (
         std::time::SystemTime::now(),
-        gadget_eval::host::CpuTimes::now(),
+        gadget_results::host::CpuTimes::now(),
     );
     let outputs = RunOutputs::prepare(a, inputs)?;
     let dir = match &a.dir {

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use gadget::config::Config;
-use gadget_eval::context::{rfc3339_utc, RunContext, WorkloadUsed};
-use gadget_eval::host::{CpuTimes, Host};
 use gadget_eval::store::{StoreKind, StoreSettings};
+use gadget_results::context::{rfc3339_utc, RunContext, WorkloadUsed};
+use gadget_results::host::{CpuTimes, Host};
 
 /// A config's workload (`states` are filled from the run).
 pub fn config_workload(path: &Path, config: &Config, limit: Option<u64>) -> WorkloadUsed {

@@ -20,8 +20,9 @@ pub struct StoreFlags {
 impl StoreFlags {
     /// The flag of `setting`, as `--help` shows it.
     fn arg(setting: &'static StoreSetting) -> Arg {
-        let name: &'static str = Box::leak(setting.key.replace('_', "-").into_boxed_str());
-        let arg = Arg::new(setting.key).long(name).help(setting.doc);
+        let arg = Arg::new(setting.key)
+            .long(setting.key.replace('_', "-"))
+            .help(setting.doc);
         let arg = match setting.value {
             SettingValue::Switch => arg.action(ArgAction::SetTrue),
             _ => arg

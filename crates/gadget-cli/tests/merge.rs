@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use gadget_eval::results::hdr::Histogram;
+use gadget_results::hdr::Histogram;
 use predicates::prelude::*;
 
 fn gadget() -> Command {
@@ -54,7 +54,7 @@ fn summed_latency(results: &[&serde_json::Value]) -> Histogram<u64> {
     let mut sum: Option<Histogram<u64>> = None;
     for r in results {
         for h in r["histograms"]["latency"].as_array().unwrap() {
-            let h = gadget_eval::results::hdr::decode(h["hdr"].as_str().unwrap()).unwrap();
+            let h = gadget_results::hdr::decode(h["hdr"].as_str().unwrap()).unwrap();
             match sum.as_mut() {
                 Some(s) => s.add(&h).unwrap(),
                 None => sum = Some(h),
@@ -135,7 +135,7 @@ fn two_shards_merge_into_one_run_that_analyze_and_compare_read() {
     assert_eq!(summed_latency(&[&m]), sum, "bucket for bucket");
 
     // bench reads results as RunReport; analyze and compare take the merge like a run
-    let report: gadget_eval::results::RunReport =
+    let report: gadget_results::RunReport =
         serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
     assert_eq!(report.shards.len(), 2);
     gadget()
@@ -254,11 +254,10 @@ fn histogram_counts_that_add_up_beyond_what_a_histogram_holds_are_refused_not_a_
     // a results file whose one op counts i64::MAX − 1 requests (in one bucket): alone it
     // is consistent, with another shard a merged bucket would overflow HdrHistogram's encoding
     let count = i64::MAX as u64 - 1;
-    let mut h =
-        gadget_eval::results::hdr::Histogram::<u64>::new_from(&summed_latency(&[&json(&a)]));
+    let mut h = gadget_results::hdr::Histogram::<u64>::new_from(&summed_latency(&[&json(&a)]));
     h.reset();
     h.record_n(1_000, count).unwrap();
-    let hdr = gadget_eval::results::hdr::encode(&h);
+    let hdr = gadget_results::hdr::encode(&h);
     let mut big = json(&a);
     big["seed"] = 11.into();
     big["requests"] = count.into();

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use gadget::access::{Op, StateId};
 
 use crate::placed::parts;
-use crate::results::RunReport;
 use crate::run::{calibrate_clock, Driver, Measured, Progress, RunError, RunOptions};
 use crate::start::StartLine;
 use crate::store::{open_shared_store, open_store, Store, StoreError, StoreKind, StoreSettings};
 use crate::workload::{RequestStream, WorkloadError, WorkloadSource};
+use gadget_results::RunReport;
 
 /// How instances use the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -244,9 +244,9 @@ pub fn run_streams(
         }
         (report.per_state, report.per_store) =
             parts(&m.recorder, report.seconds, &states[i], &state_homes);
-        report.histograms = report
-            .histograms
-            .map(|h| h.with_states(&m.recorder, &states[i], &state_homes));
+        if let Some(h) = &mut report.histograms {
+            h.per_state = m.recorder.state_histograms(&states[i], &state_homes);
+        }
         homes.push(state_homes);
         report.store_counters = counters
             .into_iter()
@@ -283,9 +283,9 @@ pub fn run_streams(
     // instances run the same workload: state i is the same state in each
     (report.per_state, report.per_store) =
         parts(&combined.recorder, report.seconds, &states[0], &homes[0]);
-    report.histograms = report
-        .histograms
-        .map(|h| h.with_states(&combined.recorder, &states[0], &homes[0]));
+    if let Some(h) = &mut report.histograms {
+        h.per_state = combined.recorder.state_histograms(&states[0], &homes[0]);
+    }
     // the combined histograms hold the instances' requests; each instance keeps its summary
     for instance in &mut reports {
         instance.histograms = None;

@@ -10,7 +10,8 @@
 //! - [`job`]: some subtasks of a parallel job as instances, on the job's one schedule;
 //! - [`measure`]: HDR histograms, time series and the summary table;
 //! - [`placed`]: latency and rate per state and per store;
-//! - [`results`]: the results document of a run, the one type every writer and reader uses;
+//! - the results document of a run, the one type every writer and reader uses, is the
+//!   `gadget-results` crate;
 //! - [`merge`]: the results of a run's shards merged into one run's (histograms added bucket by
 //!   bucket, time series on the wall clock);
 //! - [`experiment`]: `gadget bench`'s plans, statistics across repetitions and comparisons;
@@ -21,16 +22,13 @@
 
 pub mod arrival;
 pub mod concurrent;
-pub mod context;
 pub mod experiment;
 pub mod export;
-pub mod host;
 pub mod job;
 pub mod measure;
 pub mod merge;
 pub mod placed;
 pub mod remote;
-pub mod results;
 pub mod run;
 pub mod shard;
 pub mod start;

@@ -6,17 +6,11 @@
 //! request) and **service time** = completion − actual start (the store's own time).
 
 use gadget::access::Op;
+use gadget_results::summary::{
+    histogram, IntervalOp, IntervalStats, OpSummary, Spectrum, HIGHEST_NS, MAX_INTERVALS,
+};
+use gadget_results::{hdr, OpHistogram, RunHistograms, StateHistogram};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
-
-/// Highest value a histogram tracks: one hour in nanoseconds (longer values saturate).
-pub const HIGHEST_NS: u64 = 3_600_000_000_000;
-/// Significant decimal digits kept by every histogram.
-pub const SIGNIFICANT_DIGITS: u8 = 3;
-
-pub(crate) fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS).expect("valid histogram bounds")
-}
 
 /// log2 of half the sub-buckets of a bucket: 3 significant digits need 2,048 sub-buckets.
 const SUB_BUCKET_HALF_MAGNITUDE: u32 = 10;
@@ -250,10 +244,6 @@ pub struct Recorder {
     states: Vec<Option<Histogram<u64>>>,
 }
 
-/// The most intervals a run keeps in its time series and HDR log: a day of 1 s intervals, 100 s
-/// of the shortest (1 ms). Later intervals still count in the totals.
-pub const MAX_INTERVALS: usize = 100_000;
-
 /// One empty slot per op.
 fn per_op<T>() -> Vec<Option<T>> {
     (0..Op::ALL.len()).map(|_| None).collect()
@@ -379,7 +369,7 @@ impl Recorder {
                     continue;
                 }
                 if keep {
-                    ops.push(IntervalOp::from_counts(op.name(), staged, seconds));
+                    ops.push(interval_op(op.name(), staged, seconds));
                     staged.add_to_counts(all);
                 }
                 staged.add_to(self.latency[op as usize].get_or_insert_with(histogram));
@@ -400,7 +390,7 @@ impl Recorder {
             self.series.push(IntervalStats {
                 start_s: start as f64 / 1e9,
                 end_s: end_ns as f64 / 1e9,
-                all: IntervalOp::from_counts("all", all, seconds),
+                all: interval_op("all", all, seconds),
                 ops,
             });
         }
@@ -504,247 +494,71 @@ impl Recorder {
         (latency, service)
     }
 
+    /// The full latency and service-time histograms of each op recorded, as results keep them.
+    pub fn histograms(&self) -> RunHistograms {
+        let mut latency = Vec::new();
+        let mut service = Vec::new();
+        for op in Op::ALL {
+            if let Some(h) = self.op_histograms(op) {
+                let op = op.name().to_string();
+                latency.push(OpHistogram {
+                    op: op.clone(),
+                    hdr: hdr::encode(&h.latency),
+                });
+                service.push(OpHistogram {
+                    op,
+                    hdr: hdr::encode(&h.service),
+                });
+            }
+        }
+        RunHistograms {
+            encoding: hdr::ENCODING.to_string(),
+            latency,
+            service,
+            per_state: Vec::new(),
+        }
+    }
+
+    /// The histograms with each state's latency histogram beside them: `states[i]` names state
+    /// `i` and `stores[i]` the store it lives in (as [`crate::placed::parts`] takes them).
+    pub fn histograms_with_states(&self, states: &[String], stores: &[String]) -> RunHistograms {
+        RunHistograms {
+            per_state: self.state_histograms(states, stores),
+            ..self.histograms()
+        }
+    }
+
+    /// Each state's latency histogram, encoded, named as in [`Recorder::histograms_with_states`].
+    pub fn state_histograms(&self, states: &[String], stores: &[String]) -> Vec<StateHistogram> {
+        states
+            .iter()
+            .enumerate()
+            .filter_map(|(i, name)| {
+                Some(StateHistogram {
+                    name: name.clone(),
+                    store: stores.get(i).cloned().unwrap_or_default(),
+                    hdr: hdr::encode(self.state_histogram(i)?),
+                })
+            })
+            .collect()
+    }
+
     /// The interval histograms kept for the HDR log (`None` unless asked for at creation).
     pub fn logged_intervals(&self) -> Option<&[LoggedInterval]> {
         self.hdr_log.as_deref()
     }
 }
 
-/// A latency percentile spectrum, as HdrHistogram prints it: the latency at percentiles that
-/// close in on 100% five steps per halving of the distance to it (50%, 75%, 87.5%, ...), so
-/// the tail is drawn as finely as the middle.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Spectrum {
-    /// Op name or `all`.
-    pub op: String,
-    /// `(percentile, ns)`, percentiles from 0 to 100 ascending.
-    pub points: Vec<(f64, u64)>,
-}
-
-impl Spectrum {
-    /// The spectrum of `h` (no points when it is empty).
-    pub fn of(op: &str, h: &Histogram<u64>) -> Spectrum {
-        let mut points: Vec<(f64, u64)> = Vec::new();
-        if !h.is_empty() {
-            for v in h.iter_quantiles(5) {
-                let p = v.quantile_iterated_to() * 100.0;
-                let ns = h.highest_equivalent(v.value_iterated_to());
-                if points.last().is_none_or(|&(lp, _)| p > lp) {
-                    points.push((p, ns));
-                }
-            }
-        }
-        Spectrum {
-            op: op.to_string(),
-            points,
-        }
-    }
-}
-
-/// One row of the paper's summary table; times in nanoseconds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpSummary {
-    /// Op name or `all`.
-    pub op: String,
-    /// Requests measured.
-    pub ops: u64,
-    /// Requests per second over the measured time.
-    pub ops_per_s: f64,
-    /// Smallest.
-    pub min_ns: u64,
-    /// Mean.
-    pub mean_ns: f64,
-    /// Median.
-    pub p50_ns: u64,
-    /// 99th percentile.
-    pub p99_ns: u64,
-    /// 99.9th percentile.
-    pub p999_ns: u64,
-    /// 99.99th percentile.
-    pub p9999_ns: u64,
-    /// Largest.
-    pub max_ns: u64,
-}
-
-/// Quantile of a histogram, 0 when it is empty.
-fn quantile(h: &Histogram<u64>, q: f64) -> u64 {
-    if h.is_empty() {
-        0
-    } else {
-        h.value_at_quantile(q)
-    }
-}
-
-/// Operations per second: `count` over `seconds`, 0 for an empty time.
-fn per_second(count: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        count as f64 / seconds
-    } else {
-        0.0
-    }
-}
-
-impl OpSummary {
-    pub(crate) fn from_histogram(op: &str, h: &Histogram<u64>, seconds: f64) -> Self {
-        let empty = h.is_empty();
-        OpSummary {
-            op: op.to_string(),
-            ops: h.len(),
-            ops_per_s: per_second(h.len(), seconds),
-            min_ns: if empty { 0 } else { h.min() },
-            mean_ns: if empty { 0.0 } else { h.mean() },
-            p50_ns: quantile(h, 0.5),
-            p99_ns: quantile(h, 0.99),
-            p999_ns: quantile(h, 0.999),
-            p9999_ns: quantile(h, 0.9999),
-            max_ns: if empty { 0 } else { h.max() },
-        }
-    }
-}
-
-/// Throughput and latency percentiles of one op in one interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IntervalOp {
-    /// Op name or `all`.
-    pub op: String,
-    /// Requests completed in the interval.
-    pub ops: u64,
-    /// Requests per second.
-    pub ops_per_s: f64,
-    /// Median latency, ns.
-    pub p50_ns: u64,
-    /// 99th percentile latency, ns.
-    pub p99_ns: u64,
-    /// 99.9th percentile latency, ns.
-    pub p999_ns: u64,
-}
-
-impl IntervalOp {
-    fn from_counts(op: &str, counts: &StagedCounts, seconds: f64) -> Self {
-        let total = counts.total();
-        let [p50_ns, p99_ns, p999_ns] = counts.values_at_quantiles([0.5, 0.99, 0.999], total);
-        IntervalOp {
-            op: op.to_string(),
-            ops: total,
-            ops_per_s: per_second(total, seconds),
-            p50_ns,
-            p99_ns,
-            p999_ns,
-        }
-    }
-}
-
-/// One interval of the time series.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IntervalStats {
-    /// Start, seconds since the start of the run.
-    pub start_s: f64,
-    /// End, seconds since the start of the run.
-    pub end_s: f64,
-    /// All ops together.
-    pub all: IntervalOp,
-    /// Each op that occurred.
-    pub ops: Vec<IntervalOp>,
-}
-
-impl IntervalStats {
-    /// Adds another instance's interval ending at the same time. Counts and rates add up;
-    /// percentiles of the combined interval are the larger of the two (an upper bound, since
-    /// only the instances' own histograms are kept per interval).
-    fn absorb(&mut self, other: &IntervalStats) {
-        self.start_s = self.start_s.min(other.start_s);
-        self.all.absorb(&other.all);
-        for o in &other.ops {
-            match self.ops.iter_mut().find(|m| m.op == o.op) {
-                Some(m) => m.absorb(o),
-                None => self.ops.push(o.clone()),
-            }
-        }
-    }
-}
-
-impl IntervalOp {
-    fn absorb(&mut self, other: &IntervalOp) {
-        self.ops += other.ops;
-        self.ops_per_s += other.ops_per_s;
-        self.p50_ns = self.p50_ns.max(other.p50_ns);
-        self.p99_ns = self.p99_ns.max(other.p99_ns);
-        self.p999_ns = self.p999_ns.max(other.p999_ns);
-    }
-}
-
-/// Formats nanoseconds for people: `812 ns`, `14.2 µs`, `3.10 ms`, `1.20 s`.
-pub fn human_ns(ns: f64) -> String {
-    if ns < 1e3 {
-        format!("{ns:.0} ns")
-    } else if ns < 1e6 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
-}
-
-/// The paper's table: Ops, Ops/s, Min, Avg, P50, P99, P99.9, P99.99, Max per op type.
-pub fn render_table(rows: &[OpSummary]) -> String {
-    let mut out = format!(
-        "{:<13} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
-        "op", "ops", "ops/s", "min", "avg", "p50", "p99", "p99.9", "p99.99", "max"
-    );
-    for r in rows {
-        out.push_str(&format!(
-            "{:<13} {:>11} {:>11.0} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
-            r.op,
-            r.ops,
-            r.ops_per_s,
-            human_ns(r.min_ns as f64),
-            human_ns(r.mean_ns),
-            human_ns(r.p50_ns as f64),
-            human_ns(r.p99_ns as f64),
-            human_ns(r.p999_ns as f64),
-            human_ns(r.p9999_ns as f64),
-            human_ns(r.max_ns as f64),
-        ));
-    }
-    out
+/// The row of `op` in one interval, from its staged counts over `seconds`.
+fn interval_op(op: &str, counts: &StagedCounts, seconds: f64) -> IntervalOp {
+    let total = counts.total();
+    let quantiles = counts.values_at_quantiles([0.5, 0.99, 0.999], total);
+    IntervalOp::new(op, total, quantiles, seconds)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_spectrum_reaches_the_maximum_closing_in_on_the_tail() {
-        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
-        for v in 1..=10_000u64 {
-            h.record(v * 1000).unwrap();
-        }
-        let s = Spectrum::of("get", &h);
-        let (first, last) = (s.points[0], *s.points.last().unwrap());
-        assert_eq!(last, (100.0, h.highest_equivalent(10_000_000)));
-        assert!(first.0 < 1.0 && first.1 <= 2_000, "{first:?}");
-        assert!(s
-            .points
-            .windows(2)
-            .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
-        // the tail is drawn finely: points between 99% and 99.99%
-        let tail = s
-            .points
-            .iter()
-            .filter(|p| (99.0..99.99).contains(&p.0))
-            .count();
-        assert!(
-            tail >= 10,
-            "{tail} points in the tail of {}",
-            s.points.len()
-        );
-        let median = s.points.iter().find(|p| p.0 >= 50.0).unwrap();
-        assert!((4_900_000..=5_100_000).contains(&median.1), "{median:?}");
-        assert!(Spectrum::of("get", &Histogram::<u64>::new(3).unwrap())
-            .points
-            .is_empty());
-    }
 
     #[test]
     fn interval_percentiles_from_counts_are_the_histograms_for_small_sets_too() {
@@ -951,17 +765,5 @@ mod tests {
         assert_eq!(h.service.max(), 500);
         let per_interval: u64 = r.series.iter().map(|s| s.all.ops).sum();
         assert_eq!(per_interval, 1_000);
-    }
-
-    #[test]
-    fn table_has_the_papers_columns() {
-        let mut r = Recorder::new(1_000_000_000, false, false);
-        r.record(Op::Merge, 1_500, 1_000, 10);
-        let (latency, _) = r.summary(1.0);
-        let t = render_table(&latency);
-        assert!(t.starts_with("op"));
-        assert!(t.contains("p99.99"));
-        assert!(t.contains("merge"));
-        assert!(t.contains("1.5 µs"));
     }
 }

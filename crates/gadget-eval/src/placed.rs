@@ -2,21 +2,11 @@
 //! stores (a window's state in embedded RocksDB, a lookup table in Redis), and each part is
 //! measured on its own beside the total.
 
+use gadget_results::summary::{histogram, OpSummary};
+use gadget_results::{per_stores, PartSummary};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
-use crate::measure::{histogram, OpSummary, Recorder};
-
-/// The requests of one state, or of every state one store holds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PartSummary {
-    /// The state's name, or the store's.
-    pub name: String,
-    /// The store it lives in (for a store: its kind).
-    pub store: String,
-    /// Its requests' latency and rate (`op` is `all`).
-    pub latency: OpSummary,
-}
+use crate::measure::Recorder;
 
 /// Per state (in state order) and per store (in order of first state; only when the states
 /// live in more than one store), from `recorder`'s per-state histograms. `states[i]` names
@@ -49,20 +39,4 @@ pub fn parts(
         }
     }
     (per_state, per_stores(per_store, seconds))
-}
-
-/// One summary per store from each store's histogram over `seconds`; none when every state
-/// lives in one store (the run's own table says it all).
-pub(crate) fn per_stores(stores: Vec<(String, Histogram<u64>)>, seconds: f64) -> Vec<PartSummary> {
-    if stores.len() <= 1 {
-        return Vec::new();
-    }
-    stores
-        .into_iter()
-        .map(|(store, h)| PartSummary {
-            name: store.clone(),
-            store,
-            latency: OpSummary::from_histogram("all", &h, seconds),
-        })
-        .collect()
 }

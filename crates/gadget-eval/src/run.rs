@@ -1,4 +1,7 @@
 //! The driver: issues a request stream to a store on schedule and measures every request.
+//!
+//! One concept, the driver's loop and what it measures; its results document is the
+//! `gadget-results` crate's.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,11 +13,11 @@ use gadget::PROGRESS_EVERY;
 
 use crate::arrival::ArrivalProcess;
 use crate::measure::Recorder;
-use crate::results::{RunHistograms, RunReport, WallClock, INTERRUPTED_REASON};
 use crate::shard::ShardSchedule;
 use crate::store::{Store, StoreError};
 use crate::value::ValueBytes;
 use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
+use gadget_results::{RunReport, WallClock, INTERRUPTED_REASON};
 
 /// What is left out of the results at the start of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,7 +244,7 @@ impl Measured {
                 measure_end_ns: self.end_ns,
                 interval_ns: options.interval_ns.max(1),
             }),
-            histograms: Some(RunHistograms::of(&self.recorder)),
+            histograms: Some(self.recorder.histograms()),
             shards: Vec::new(),
         }
     }

@@ -11,14 +11,14 @@ mod fuzz;
 use std::collections::BTreeMap;
 
 use gadget::access::Op;
-use gadget_eval::context::{RunContext, WorkloadUsed};
 use gadget_eval::export::{self, Json, Text};
-use gadget_eval::host::Host;
 use gadget_eval::measure::Recorder;
 use gadget_eval::merge::{merge, parse_results, MergeOptions};
-use gadget_eval::results::hdr::{self, Histogram, MAX_COUNT};
-use gadget_eval::results::RunReport;
-use gadget_eval::results::{RunHistograms, WallClock};
+use gadget_results::context::{RunContext, WorkloadUsed};
+use gadget_results::hdr::{self, Histogram, MAX_COUNT};
+use gadget_results::host::Host;
+use gadget_results::RunReport;
+use gadget_results::WallClock;
 use serde_json::{json, Value};
 
 /// A time zero on the wall clock (2026-11-25).
@@ -104,7 +104,7 @@ fn shard(seed: u64, n: u64, args: &[&str]) -> RunReport {
             measure_end_ns: end,
             interval_ns: 1_000_000_000,
         }),
-        histograms: Some(RunHistograms::of(&r).with_states(&r, &names, &stores)),
+        histograms: Some(r.histograms_with_states(&names, &stores)),
         shards: Vec::new(),
     }
 }
@@ -113,8 +113,8 @@ fn shard(seed: u64, n: u64, args: &[&str]) -> RunReport {
 fn encoded(counts: [u64; 3]) -> String {
     let mut h: Histogram<u64> = Histogram::new_with_bounds(
         1,
-        gadget_eval::measure::HIGHEST_NS,
-        gadget_eval::measure::SIGNIFICANT_DIGITS,
+        gadget_results::summary::HIGHEST_NS,
+        gadget_results::summary::SIGNIFICANT_DIGITS,
     )
     .unwrap();
     for (value, count) in [1_000, 1_000_000, 1_000_000_000].into_iter().zip(counts) {

@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
-use gadget_eval::results::RunReport;
 use gadget_eval::run::{drive, RunOptions, Warmup};
 use gadget_eval::shard::Shard;
 use gadget_eval::store::memory::MemoryStore;
 use gadget_eval::workload::{RequestStream, WorkloadSource};
+use gadget_results::RunReport;
 
 #[path = "support/workload.rs"]
 mod workload;

@@ -70,7 +70,7 @@ pub fn rfc3339_utc(time: SystemTime) -> String {
 }
 
 /// The proleptic Gregorian date of `days` since 1970-01-01 (Howard Hinnant's algorithm).
-pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

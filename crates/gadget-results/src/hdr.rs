@@ -11,7 +11,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 /// The histogram type results hold (HdrHistogram's), for readers of [`decode`]'s histograms.
 pub use hdrhistogram::Histogram;
 
-use crate::measure::{HIGHEST_NS, SIGNIFICANT_DIGITS};
+use crate::summary::{HIGHEST_NS, SIGNIFICANT_DIGITS};
 
 /// How results files write histograms (the `encoding` of `histograms`).
 pub const ENCODING: &str = "hdr-v2-deflate-base64";
@@ -61,7 +61,7 @@ pub enum HdrError {
 pub const MAX_COUNT: u64 = i64::MAX as u64;
 
 /// `h` in HdrHistogram's V2 compressed encoding, base64. A bucket counting more than
-/// [`MAX_COUNT`] (which only a sum of damaged counts reaches; [`crate::merge`] refuses
+/// [`MAX_COUNT`] (which only a sum of damaged counts reaches; `gadget merge` refuses
 /// those first) is written as [`MAX_COUNT`].
 pub fn encode(h: &Histogram<u64>) -> String {
     let saturated;
@@ -188,7 +188,7 @@ fn check_header(raw: &[u8]) -> Result<(), HdrError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::histogram;
+    use crate::summary::histogram;
 
     fn sample() -> Histogram<u64> {
         let mut h = histogram();

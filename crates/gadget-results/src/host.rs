@@ -98,15 +98,20 @@ impl Host {
         }
     }
 
+    /// The machine alone: this host without what describes the moment of a run on it (the
+    /// load and the stolen time), which says how quiet it was, not which it was.
+    pub fn machine(&self) -> Host {
+        Host {
+            load_average_1m: None,
+            cpu_steal_share: None,
+            ..self.clone()
+        }
+    }
+
     /// Whether `other` describes the same machine: every field but those of the moment (the
     /// load and the stolen time) equal.
     pub fn same_machine(&self, other: &Host) -> bool {
-        let machine = |h: &Host| Host {
-            load_average_1m: None,
-            cpu_steal_share: None,
-            ..h.clone()
-        };
-        machine(self) == machine(other)
+        self.machine() == other.machine()
     }
 
     /// One host for runs made together on `hosts`: the machine if they share one (with the

@@ -1,21 +1,30 @@
 //! The results document of a run, `gadget run --json` and `-o`, as one type: what
-//! `gadget run`/`replay` write, `gadget merge` combines, the exporters and `gadget bench` read,
-//! and `docs/results.schema.json` describes (a test checks the schema against it). Its parts:
-//! the [histograms](RunHistograms) and [wall clock](WallClock) that make results mergeable, their
-//! [encoding](hdr), and the [shards](Shard) of merged results.
+//! `gadget run`/`replay` write, `gadget merge` combines, the exporters, `gadget bench`,
+//! `gadget analyze` and `gadget compare` read, and `docs/results.schema.json` describes (a test
+//! checks the schema against it). Its parts: each op's [summary](summary), the
+//! [histograms](RunHistograms) and [wall clock](WallClock) that make results mergeable, their
+//! [encoding](hdr), what ran ([context]) and on which machine ([host]), the [parts](PartSummary)
+//! per state and store, and the [shards](Shard) of merged results.
 
+pub mod context;
 pub mod hdr;
 mod histograms;
+pub mod host;
+mod part;
+pub mod summary;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::{IntervalStats, OpSummary, Spectrum, MAX_INTERVALS};
+pub use context::{RunContext, WorkloadUsed};
 pub use histograms::{OpHistogram, RunHistograms, StateHistogram, WallClock};
+pub use host::Host;
+pub use part::{per_stores, PartSummary};
+use summary::{IntervalStats, OpSummary, Spectrum, MAX_INTERVALS};
 
 /// What a run measured, as `--json` prints it (schema: `docs/results.schema.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     /// Gadget's version.
     pub gadget_version: String,
@@ -82,17 +91,17 @@ pub struct RunReport {
     pub store_counters: BTreeMap<String, u64>,
     /// Latency and rate per state of the workload, by its name and the store it lives in.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub per_state: Vec<crate::placed::PartSummary>,
+    pub per_state: Vec<PartSummary>,
     /// The same per store, when the states live in more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub per_store: Vec<crate::placed::PartSummary>,
+    pub per_store: Vec<PartSummary>,
     /// For concurrent instances (this report then combines them): each instance's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<RunReport>,
     /// What ran: command line, workloads, store settings, machine, start time, label
     /// (written by `gadget run`/`replay`; absent in results of older versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<crate::context::RunContext>,
+    pub context: Option<RunContext>,
     /// When the run measured, on the wall clock: its time zero, measured span and time-series
     /// interval (absent in results of older versions), which line shards up in a merge.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::summary::{measure, ExperimentSummary, MEASURES};
 use super::verdict::{holm, Measure, Ratio, Verdict};
-use crate::results::RunReport;
+use gadget_results::RunReport;
 
 /// One measure of one cell, the other experiment against the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

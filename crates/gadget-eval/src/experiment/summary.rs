@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::plan::{Plan, PlannedRun};
 use super::stats::Stats;
 use super::verdict::{holm, Measure, Ratio, Verdict, RESAMPLES};
-use crate::results::RunReport;
 use gadget::config::experiment::{Dimension, Experiment};
+use gadget_results::RunReport;
 
 /// The latency percentiles summarized, by name, from the "all requests" row of each run.
 pub(crate) const PERCENTILES: [&str; 4] = ["p50", "p99", "p999", "max"];

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use super::Exporter;
 use crate::experiment::summary::{ExperimentSummary, PERCENTILES};
-use crate::results::RunReport;
+use gadget_results::RunReport;
 
 /// Comma-separated values, a header row first.
 pub struct Csv;

@@ -163,7 +163,7 @@ fn java_date(seconds: u64) -> String {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    let (y, m, d) = crate::context::civil_from_days(days as i64);
+    let (y, m, d) = gadget_results::context::civil_from_days(days as i64);
     format!(
         "{} {} {d:02} {:02}:{:02}:{:02} UTC {y}",
         DAYS[(days % 7) as usize],

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use super::{ns_in_interval, Exporter};
 use crate::experiment::compare::Comparison;
 use crate::experiment::summary::{ExperimentSummary, PERCENTILES};
-use crate::measure::human_ns as time;
+use gadget::units::latency as time;
 
 /// GitHub-flavoured Markdown tables.
 pub struct Markdown;

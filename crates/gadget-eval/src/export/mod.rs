@@ -13,7 +13,7 @@
 //! | [`Html`] | | `report.html` | |
 //! | [`Text`] | printed | | |
 //!
-//! [`RunReport`]: crate::results::RunReport
+//! [`RunReport`]: gadget_results::RunReport
 //! [`ExperimentSummary`]: crate::experiment::summary::ExperimentSummary
 //! [`Comparison`]: crate::experiment::compare::Comparison
 

@@ -3,9 +3,10 @@
 use std::io::{self, Write};
 
 use super::Exporter;
-use crate::measure::{human_ns, render_table};
-use crate::placed::PartSummary;
-use crate::results::RunReport;
+use gadget::units::{latency, latency_column};
+use gadget_results::summary::OpSummary;
+use gadget_results::PartSummary;
+use gadget_results::RunReport;
 
 /// The human summary.
 pub struct Text;
@@ -34,7 +35,7 @@ impl Exporter<RunReport> for Text {
             r.reads_found,
             r.bytes_read,
             r.reads_empty,
-            human_ns(r.max_start_lag_ns as f64)
+            latency(r.max_start_lag_ns as f64)
         )?;
         if r.open_loop {
             writeln!(out, "latency (completion - intended start)")?;
@@ -109,10 +110,10 @@ fn parts_table(out: &mut dyn Write, title: &str, parts: &[PartSummary]) -> io::R
             p.store,
             l.ops,
             l.ops_per_s,
-            human_ns(l.p50_ns as f64),
-            human_ns(l.p99_ns as f64),
-            human_ns(l.p999_ns as f64),
-            human_ns(l.max_ns as f64)
+            latency(l.p50_ns as f64),
+            latency(l.p99_ns as f64),
+            latency(l.p999_ns as f64),
+            latency(l.max_ns as f64)
         )?;
     }
     Ok(())
@@ -134,7 +135,7 @@ fn shards_table(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     )?;
     for s in &r.shards {
         let all = s.results.latency.iter().find(|l| l.op == "all");
-        let ns = |f: fn(&crate::measure::OpSummary) -> u64| all.map_or(0, f) as f64;
+        let ns = |f: fn(&OpSummary) -> u64| all.map_or(0, f) as f64;
         writeln!(
             out,
             "{:<34} {:>8} {:>11} {:>11.0} {:>9} {:>9} {:>9}{}",
@@ -142,11 +143,54 @@ fn shards_table(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
             s.results.seed,
             s.results.requests,
             s.results.throughput,
-            human_ns(ns(|l| l.p50_ns)),
-            human_ns(ns(|l| l.p99_ns)),
-            human_ns(ns(|l| l.max_ns)),
+            latency(ns(|l| l.p50_ns)),
+            latency(ns(|l| l.p99_ns)),
+            latency(ns(|l| l.max_ns)),
             if s.results.partial { "  PARTIAL" } else { "" }
         )?;
     }
     Ok(())
+}
+
+/// The paper's table: Ops, Ops/s, Min, Avg, P50, P99, P99.9, P99.99, Max per op type.
+fn render_table(rows: &[OpSummary]) -> String {
+    let mut out = format!(
+        "{:<13} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "op", "ops", "ops/s", "min", "avg", "p50", "p99", "p99.9", "p99.99", "max"
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "{:<13} {:>11} {:>11.0} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+            r.op,
+            r.ops,
+            r.ops_per_s,
+            latency_column(r.min_ns as f64),
+            latency_column(r.mean_ns),
+            latency_column(r.p50_ns as f64),
+            latency_column(r.p99_ns as f64),
+            latency_column(r.p999_ns as f64),
+            latency_column(r.p9999_ns as f64),
+            latency_column(r.max_ns as f64),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Recorder;
+    use gadget::access::Op;
+
+    #[test]
+    fn table_has_the_papers_columns() {
+        let mut r = Recorder::new(1_000_000_000, false, false);
+        r.record(Op::Merge, 1_500, 1_000, 10);
+        let (latency, _) = r.summary(1.0);
+        let t = render_table(&latency);
+        assert!(t.starts_with("op"));
+        assert!(t.contains("p99.99"));
+        assert!(t.contains("merge"));
+        assert!(t.contains("1.50 µs"));
+    }
 }

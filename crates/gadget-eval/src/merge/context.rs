@@ -1,9 +1,9 @@
 //! The `context` of merged results: what the shards ran, said once where they agree.
 
 use super::MergeOptions;
-use crate::context::RunContext;
-use crate::host::Host;
-use crate::results::RunReport;
+use gadget_results::context::RunContext;
+use gadget_results::host::Host;
+use gadget_results::RunReport;
 
 /// The merged run's context: the merging command, the earliest start, every shard's workloads
 /// in shard order, the settings they share; the machine when they all ran on one.

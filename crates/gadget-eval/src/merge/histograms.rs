@@ -7,9 +7,9 @@ use gadget::access::Op;
 use hdrhistogram::Histogram;
 
 use super::{Decoded, MergeError};
-use crate::measure::{histogram, OpSummary, Spectrum};
-use crate::placed::PartSummary;
-use crate::results::{hdr, OpHistogram, RunReport};
+use gadget_results::summary::{histogram, OpSummary, Spectrum};
+use gadget_results::PartSummary;
+use gadget_results::{hdr, OpHistogram, RunReport};
 
 /// Adds `h` to `into` (both of Gadget's bounds, as decoding checked).
 pub(super) fn add(into: &mut Histogram<u64>, h: &Histogram<u64>) {
@@ -65,7 +65,7 @@ pub(super) fn parts(
             None => stores.push((store.clone(), h.clone())),
         }
     }
-    (per_state, crate::placed::per_stores(stores, seconds))
+    (per_state, gadget_results::per_stores(stores, seconds))
 }
 
 /// Histograms per op, encoded.

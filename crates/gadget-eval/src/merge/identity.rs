@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::part::Part;
-use crate::results::RunReport;
+use gadget_results::RunReport;
 
 /// What must be the same in every shard of one run, as (field, value) pairs in a fixed order.
 pub(super) fn identity(r: &RunReport, part: &Part) -> Vec<(String, String)> {

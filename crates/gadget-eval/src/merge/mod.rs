@@ -25,11 +25,11 @@ use std::path::{Path, PathBuf};
 use gadget::access::Op;
 use hdrhistogram::Histogram;
 
-use crate::measure::histogram;
-use crate::results::{
+use context::context;
+use gadget_results::summary::histogram;
+use gadget_results::{
     hdr, RunHistograms, RunReport, Shard, StateHistogram, WallClock, INTERRUPTED_REASON,
 };
-use context::context;
 use histograms::{add, check_total, decode, encoded, parts, tables};
 use identity::{difference, identity, seeds};
 use part::Part;

@@ -5,8 +5,8 @@
 
 use gadget::key::UPPER_BOUND_MAX_PARALLELISM;
 
-use crate::results::RunReport;
 use crate::shard::Shard;
+use gadget_results::RunReport;
 
 use super::MergeError;
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use gadget::access::Op;
 
-use crate::measure::{IntervalOp, IntervalStats, MAX_INTERVALS};
+use gadget_results::summary::{IntervalOp, IntervalStats, MAX_INTERVALS};
 
 /// One shard's time series, and how far its time zero lies after the merged run's, ns.
 pub(crate) struct ShardSeries<'a> {

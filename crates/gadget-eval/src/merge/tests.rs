@@ -3,10 +3,10 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use super::*;
-use crate::context::{RunContext, WorkloadUsed};
-use crate::host::Host;
 use crate::measure::Recorder;
-use crate::results::OpHistogram;
+use gadget_results::context::{RunContext, WorkloadUsed};
+use gadget_results::host::Host;
+use gadget_results::OpHistogram;
 
 const SECOND: u64 = 1_000_000_000;
 /// A time zero on the wall clock (2026-11-25).
@@ -98,7 +98,7 @@ fn shard(seed: u64, requests: &[(Op, u64, usize)], zero_unix_ns: u64) -> RunRepo
             measure_end_ns: end,
             interval_ns: SECOND,
         }),
-        histograms: Some(RunHistograms::of(&r).with_states(&r, &names, &stores)),
+        histograms: Some(r.histograms_with_states(&names, &stores)),
         shards: Vec::new(),
     }
 }
@@ -535,7 +535,7 @@ fn absurd_times_and_counts_are_merged_without_overflowing() {
     assert_eq!(m.reads_found, u64::MAX);
     assert_eq!(m.store_counters["blocks_read"], u64::MAX);
     assert!(m.time_series_truncated);
-    assert_eq!(m.time_series.len(), crate::measure::MAX_INTERVALS);
+    assert_eq!(m.time_series.len(), gadget_results::summary::MAX_INTERVALS);
 }
 
 /// `r` with one `get` histogram (latency and service alike) of `count` requests at 1 µs, and

@@ -37,7 +37,7 @@ pub(crate) fn library() -> String {
     format!(
         "{} ({})",
         version.to_string_lossy(),
-        crate::host::loaded_libraries("libdb").join(", ")
+        gadget_results::host::loaded_libraries("libdb").join(", ")
     )
 }
 
@@ -47,11 +47,31 @@ pub(crate) const BTREE_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     reads: &[],
     applied: |s, applied| super::spec::set(applied, "cache_bytes", s.bdb_cache),
     library: |_| library(),
+    open: super::spec::Opener::Shared(|dir, instances, settings| {
+        let counts = super::spec::state_counts(instances);
+        let cache = settings.bdb_cache as u64;
+        Ok(Arc::new(SharedBerkeleyDb::open(
+            dir,
+            &counts,
+            AccessMethod::BTree,
+            cache,
+        )?))
+    }),
 };
 
 /// BerkeleyDB with hash databases.
 pub(crate) const HASH_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "berkeleydb-hash",
+    open: super::spec::Opener::Shared(|dir, instances, settings| {
+        let counts = super::spec::state_counts(instances);
+        let cache = settings.bdb_cache as u64;
+        Ok(Arc::new(SharedBerkeleyDb::open(
+            dir,
+            &counts,
+            AccessMethod::Hash,
+            cache,
+        )?))
+    }),
     ..BTREE_SPEC
 };
 
@@ -121,16 +141,6 @@ pub enum AccessMethod {
     BTree,
     /// `DB_HASH`: no key order.
     Hash,
-}
-
-impl AccessMethod {
-    /// The access method of a `berkeleydb` (B-tree) or `berkeleydb-hash` store.
-    pub fn of(kind: super::StoreKind) -> AccessMethod {
-        match kind {
-            super::StoreKind::BerkeleyDbHash => AccessMethod::Hash,
-            _ => AccessMethod::BTree,
-        }
-    }
 }
 
 /// A handle on a BerkeleyDB environment with a database per state.

@@ -75,6 +75,10 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
         super::spec::set(applied, "index_bytes", s.faster_index_size);
     },
     library: |_| library(),
+    open: super::spec::Opener::Shared(|dir, instances, settings| {
+        let counts = super::spec::state_counts(instances);
+        Ok(Arc::new(SharedFaster::open(dir, &counts, settings)?))
+    }),
 };
 
 /// FASTER's log page: 32 MB.

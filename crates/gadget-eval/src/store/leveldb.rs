@@ -150,7 +150,7 @@ pub(crate) fn library() -> String {
     let (major, minor) = unsafe { (leveldb_major_version(), leveldb_minor_version()) };
     format!(
         "LevelDB {major}.{minor} ({})",
-        crate::host::loaded_libraries("libleveldb").join(", ")
+        gadget_results::host::loaded_libraries("libleveldb").join(", ")
     )
 }
 
@@ -160,6 +160,10 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     reads: &["write_buffer_mb", "block_cache_mb"],
     applied: |s, applied| super::spec::buffers_and_cache(s, applied, false),
     library: |_| library(),
+    open: super::spec::Opener::Shared(|dir, instances, settings| {
+        let counts = super::spec::state_counts(instances);
+        Ok(Arc::new(SharedLevelDb::open(dir, &counts, settings)?))
+    }),
 };
 
 /// One LevelDB database that several operator instances share (the paper's §6.4), each

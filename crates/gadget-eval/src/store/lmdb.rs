@@ -55,6 +55,11 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     reads: &["lmdb_map_gb"],
     applied: |s, applied| super::spec::set(applied, "map_bytes", s.lmdb_map_size),
     library: |_| library(),
+    open: super::spec::Opener::Shared(|dir, instances, settings| {
+        Ok(std::sync::Arc::new(SharedLmdb::open(
+            dir, instances, settings,
+        )?))
+    }),
 };
 
 /// An LMDB environment with one named database per state.

@@ -23,6 +23,9 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     reads: &[],
     applied: |_, _| {},
     library: |_| library(),
+    open: super::spec::Opener::PerInstance(|_, states, _| {
+        Ok(Box::new(MemoryStore::new(states.len())))
+    }),
 };
 
 /// One ordered map per state.

@@ -13,6 +13,7 @@ mod applied;
 mod batch;
 #[cfg(feature = "berkeleydb")]
 pub mod berkeleydb;
+pub mod choice;
 #[cfg(test)]
 mod contract;
 #[cfg(any(feature = "lmdb", feature = "redb", feature = "fjall"))]
@@ -278,7 +279,7 @@ impl StoreKind {
             #[cfg(feature = "redis")]
             StoreKind::Redis => &redis::SPEC,
             #[cfg(feature = "redis")]
-            StoreKind::RedisCluster => &redis::CLUSTER_SPEC,
+            StoreKind::RedisCluster => &redis::cluster::SPEC,
             #[cfg(feature = "leveldb")]
             StoreKind::LevelDb => &leveldb::SPEC,
             #[cfg(feature = "berkeleydb")]
@@ -330,21 +331,9 @@ pub fn open_store(
             kind, dir, states, settings,
         )?));
     }
-    match kind {
-        StoreKind::Memory => {
-            let _ = (dir, settings);
-            Ok(Box::new(memory::MemoryStore::new(states.len())))
-        }
-        #[cfg(feature = "redis")]
-        StoreKind::Redis => Ok(Box::new(redis::RedisStore::open(states, settings)?)),
-        #[cfg(feature = "redis")]
-        StoreKind::RedisCluster => Ok(Box::new(redis::cluster::RedisClusterStore::open(
-            states, settings,
-        )?)),
-        // every other store: the one instance of its shared form (unreachable when no other
-        // store is compiled in)
-        #[allow(unreachable_patterns)]
-        _ => open_shared_store(kind, dir, &[states.to_vec()], settings)?.attach(0),
+    match kind.spec().open {
+        spec::Opener::PerInstance(open) => open(dir, states, settings),
+        spec::Opener::Shared(open) => open(dir, &[states.to_vec()], settings)?.attach(0),
     }
 }
 
@@ -393,58 +382,13 @@ pub fn open_shared_store(
             message: "states placed in stores of their own ([run.states]) need a store per instance; drop --shared-store".into(),
         });
     }
-    // the stores that only need each instance's number of states
-    let state_counts: Vec<usize> = instances.iter().map(Vec::len).collect();
-    match kind {
-        #[cfg(feature = "rocksdb")]
-        StoreKind::RocksDb => Ok(std::sync::Arc::new(rocksdb::SharedRocksDb::open(
-            dir, instances, settings,
-        )?)),
-        #[cfg(feature = "lmdb")]
-        StoreKind::Lmdb => Ok(std::sync::Arc::new(lmdb::SharedLmdb::open(
-            dir, instances, settings,
-        )?)),
-        #[cfg(feature = "fjall")]
-        StoreKind::Fjall => Ok(std::sync::Arc::new(fjall::SharedFjall::open(
-            dir, instances, settings,
-        )?)),
-        #[cfg(feature = "redb")]
-        StoreKind::Redb => Ok(std::sync::Arc::new(redb::SharedRedb::open(
-            dir, instances, settings,
-        )?)),
-        #[cfg(feature = "sqlite")]
-        StoreKind::Sqlite => Ok(std::sync::Arc::new(sqlite::SharedSqlite::open(
-            dir, instances, settings,
-        )?)),
-        #[cfg(feature = "faster")]
-        StoreKind::Faster => Ok(std::sync::Arc::new(faster::SharedFaster::open(
-            dir,
-            &state_counts,
-            settings,
-        )?)),
-        #[cfg(feature = "berkeleydb")]
-        StoreKind::BerkeleyDbBTree | StoreKind::BerkeleyDbHash => {
-            Ok(std::sync::Arc::new(berkeleydb::SharedBerkeleyDb::open(
-                dir,
-                &state_counts,
-                berkeleydb::AccessMethod::of(kind),
-                settings.bdb_cache as u64,
-            )?))
-        }
-        #[cfg(feature = "leveldb")]
-        StoreKind::LevelDb => Ok(std::sync::Arc::new(leveldb::SharedLevelDb::open(
-            dir,
-            &state_counts,
-            settings,
-        )?)),
-        other => {
-            let _ = (instances, settings, state_counts);
-            Err(StoreError::Open {
-                store: other.name(),
-                path: dir.to_path_buf(),
-                message: "this store cannot be shared between instances; give each its own (drop --shared-store)".into(),
-            })
-        }
+    match kind.spec().open {
+        spec::Opener::Shared(open) => open(dir, instances, settings),
+        spec::Opener::PerInstance(_) => Err(StoreError::Open {
+            store: kind.name(),
+            path: dir.to_path_buf(),
+            message: "this store cannot be shared between instances; give each its own (drop --shared-store)".into(),
+        }),
     }
 }
 

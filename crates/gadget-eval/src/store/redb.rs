@@ -50,6 +50,9 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     reads: &["write_buffer_mb", "write_buffers", "block_cache_mb"],
     applied: |s, applied| super::spec::buffers_and_cache(s, applied, true),
     library: |_| library(),
+    open: super::spec::Opener::Shared(|dir, instances, settings| {
+        Ok(Arc::new(SharedRedb::open(dir, instances, settings)?))
+    }),
 };
 
 /// A handle on a redb database with one table per state.

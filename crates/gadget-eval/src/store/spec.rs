@@ -1,10 +1,12 @@
 //! What a store says about itself, declared once in its own file ([`StoreSpec`]): its name,
-//! the store settings it reads, what results say it applied and what it runs on. Every entry
-//! point reads these through [`super::StoreKind::spec`].
+//! the store settings it reads, what results say it applied, what it runs on and how it is
+//! opened. Every entry point reads these through [`super::StoreKind::spec`].
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 
-use super::StoreSettings;
+use super::{SharedStore, Store, StoreError, StoreSettings};
 
 /// A store's own description.
 pub struct StoreSpec {
@@ -19,6 +21,34 @@ pub struct StoreSpec {
     /// What it runs on, with its version (`LevelDB 1.23 (libleveldb.so.1.23.0)`); called after
     /// the run opened the store, so that a library loaded at run time is the one named.
     pub library: fn(&StoreSettings) -> String,
+    /// How it is opened.
+    pub open: Opener,
+}
+
+/// Opens a store for one operator instance: its folder, its states, the settings.
+pub type OpenOne = fn(&Path, &[String], &StoreSettings) -> Result<Box<dyn Store>, StoreError>;
+
+/// Opens a store that several operator instances share: its folder, each instance's states,
+/// the settings.
+pub type OpenShared =
+    fn(&Path, &[Vec<String>], &StoreSettings) -> Result<Arc<dyn SharedStore>, StoreError>;
+
+/// How a store is opened.
+#[derive(Clone, Copy)]
+pub enum Opener {
+    /// Each operator instance opens its own (a store in memory, a server's connection), with
+    /// one keyspace per state, its files (if any) under the folder.
+    PerInstance(OpenOne),
+    /// One database under the folder that several operator instances may share, each attaching
+    /// its own handle over its own states (`instances[i]` lists instance `i`'s); one instance
+    /// alone attaches as instance 0.
+    Shared(OpenShared),
+}
+
+/// How many states each of `instances` has: what the stores that name their keyspaces by
+/// number need of them.
+pub(crate) fn state_counts(instances: &[Vec<String>]) -> Vec<usize> {
+    instances.iter().map(Vec::len).collect()
 }
 
 /// Puts `value` under `name` in `applied`.

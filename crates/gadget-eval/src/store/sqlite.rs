@@ -43,6 +43,11 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     reads: &["write_buffer_mb", "write_buffers", "block_cache_mb"],
     applied: |s, applied| super::spec::buffers_and_cache(s, applied, true),
     library: |_| library(),
+    open: super::spec::Opener::Shared(|dir, instances, settings| {
+        Ok(std::sync::Arc::new(SharedSqlite::open(
+            dir, instances, settings,
+        )?))
+    }),
 };
 
 /// The statements of one state's table.

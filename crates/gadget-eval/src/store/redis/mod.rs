@@ -159,31 +159,18 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     reads: &["redis_url", "redis_pipeline", "redis_timeout"],
     applied,
     library,
+    open: super::spec::Opener::PerInstance(|_, states, settings| {
+        Ok(Box::new(RedisStore::open(states, settings)?))
+    }),
 };
 
 /// What a Redis store (standalone or a cluster) applied: the URL without its password, the
 /// pipeline depth and the timeout.
-fn applied(s: &StoreSettings, applied: &mut std::collections::BTreeMap<String, String>) {
+pub(crate) fn applied(s: &StoreSettings, applied: &mut std::collections::BTreeMap<String, String>) {
     super::spec::set(applied, "url", shown_url(&s.redis_url));
     super::spec::set(applied, "pipeline", s.redis_pipeline);
     super::spec::set(applied, "timeout", format!("{:?}", s.redis_timeout));
 }
-
-/// A Redis Cluster: a Redis store's settings and where an instance's keys are placed.
-pub(crate) const CLUSTER_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
-    name: "redis-cluster",
-    reads: &[
-        "redis_url",
-        "redis_pipeline",
-        "redis_timeout",
-        "redis_placement",
-    ],
-    applied: |s, into| {
-        applied(s, into);
-        super::spec::set(into, "placement", s.redis_placement.name());
-    },
-    library,
-};
 
 /// What went wrong with a request to `server`.
 fn describe(f: &Failure, server: &str) -> String {

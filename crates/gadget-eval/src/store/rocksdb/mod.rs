@@ -11,6 +11,9 @@
 //! A dropped state ([`Store::drop_state`]) is RocksDB's own drop: its column family is
 //! dropped and created again under its name with its options, as Kafka Streams deletes a
 //! segment's whole RocksDB instance rather than its keys.
+//!
+//! One concept, the RocksDB store (its options, column families, batches and iterators over
+//! the C API); the library loading is in `library.rs`.
 
 mod api;
 mod families;
@@ -66,6 +69,9 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
             |l| l.describe(),
         )
     },
+    open: super::spec::Opener::Shared(|dir, instances, settings| {
+        Ok(Arc::new(SharedRocksDb::open(dir, instances, settings)?))
+    }),
 };
 
 /// An open database with its column families; closed when the last handle lets go of it.

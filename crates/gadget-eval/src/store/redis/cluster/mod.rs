@@ -771,3 +771,22 @@ impl std::fmt::Debug for RedisClusterStore {
             .finish()
     }
 }
+
+/// A Redis Cluster: a Redis store's settings and where an instance's keys are placed.
+pub(crate) const SPEC: crate::store::spec::StoreSpec = crate::store::spec::StoreSpec {
+    name: "redis-cluster",
+    reads: &[
+        "redis_url",
+        "redis_pipeline",
+        "redis_timeout",
+        "redis_placement",
+    ],
+    applied: |s, into| {
+        super::applied(s, into);
+        crate::store::spec::set(into, "placement", s.redis_placement.name());
+    },
+    library: super::library,
+    open: crate::store::spec::Opener::PerInstance(|_, states, settings| {
+        Ok(Box::new(RedisClusterStore::open(states, settings)?))
+    }),
+};
