@@ -395,11 +395,9 @@ pub enum Arrival {
 /// gives a value.
 #[derive(Debug, Default, Args)]
 pub struct EvalArgs {
-    /// The store to drive: rocksdb (embedded, as Flink uses it; the default), memory (the
-    /// upper bound), leveldb, berkeleydb (B-tree), berkeleydb-hash, lmdb, redb, fjall, sqlite,
-    /// faster, redis (external, on --redis-url) or redis-cluster (`gadget cluster up` starts
-    /// one). docs/evaluation.md says how each is set up and which ops it emulates.
-    #[arg(long)]
+    /// The store to drive, one of the stores of this build, which `--help` lists from their
+    /// own declarations (docs/evaluation.md says how each is set up and which ops it emulates).
+    #[arg(long, help = store_help(), long_help = store_help())]
     pub store: Option<String>,
     /// Arrival process (default closed, or constant with --rate). Open-loop processes
     /// measure latency from each request's intended start (coordinated-omission-correct);
@@ -496,6 +494,15 @@ pub struct EvalArgs {
     /// Write latency histograms per interval and op as a standard HDR interval log.
     #[arg(long)]
     pub hdr_log: Option<PathBuf>,
+}
+
+/// `--store`'s help: every store of this build with what it is.
+fn store_help() -> String {
+    format!(
+        "The store to drive: {}. docs/evaluation.md says how each is set up and which ops it \
+         emulates.",
+        gadget_eval::store::StoreKind::described()
+    )
 }
 
 /// Which threads' requests share a trace.

@@ -113,6 +113,21 @@ fn every_store_is_accepted_by_the_flag_the_run_section_and_the_stores_table() {
 }
 
 #[test]
+fn the_store_flags_help_lists_every_store_of_the_build_from_its_own_declaration() {
+    for command in ["run", "replay"] {
+        let help = gadget().args([command, "--help"]).output().unwrap();
+        let help = String::from_utf8(help.stdout).unwrap();
+        for &kind in StoreKind::all() {
+            let entry = format!("{} ({})", kind.name(), kind.spec().about);
+            assert!(
+                help.contains(&entry),
+                "`{command} --help` lacks {entry}:\n{help}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_store_name_no_build_has_is_refused_at_its_line_naming_the_stores() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), "c.toml", "[run]\nstore = \"rocksbd\"\n");

@@ -44,6 +44,7 @@ pub(crate) fn library() -> String {
 /// BerkeleyDB with B-tree databases: its cache is the paper's, not a setting.
 pub(crate) const BTREE_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "berkeleydb",
+    about: "BerkeleyDB B-trees",
     reads: &[],
     applied: |s, applied| super::spec::set(applied, "cache_bytes", s.bdb_cache),
     library: |_| library(),
@@ -62,6 +63,7 @@ pub(crate) const BTREE_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
 /// BerkeleyDB with hash databases.
 pub(crate) const HASH_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "berkeleydb-hash",
+    about: "BerkeleyDB hash tables",
     open: super::spec::Opener::Shared(|dir, instances, settings| {
         let counts = super::spec::state_counts(instances);
         let cache = settings.bdb_cache as u64;

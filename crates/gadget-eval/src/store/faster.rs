@@ -69,6 +69,7 @@ pub(crate) fn library() -> String {
 /// FASTER reads the sizes of its in-memory log and hash index.
 pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "faster",
+    about: "FASTER's hybrid log",
     reads: &["faster_log_mb", "faster_index_mb"],
     applied: |s, applied| {
         super::spec::set(applied, "log_bytes", s.faster_log_size);

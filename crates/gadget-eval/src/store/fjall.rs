@@ -35,6 +35,7 @@ pub(crate) fn library() -> String {
 /// fjall takes RocksDB's memory budget: its write buffers and block cache.
 pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "fjall",
+    about: "an LSM tree in Rust",
     reads: &["write_buffer_mb", "write_buffers", "block_cache_mb"],
     applied: |s, applied| super::spec::buffers_and_cache(s, applied, true),
     library: |_| library(),

@@ -157,6 +157,7 @@ pub(crate) fn library() -> String {
 /// LevelDB reads its write buffer and block cache sizes.
 pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "leveldb",
+    about: "LevelDB, embedded",
     reads: &["write_buffer_mb", "block_cache_mb"],
     applied: |s, applied| super::spec::buffers_and_cache(s, applied, false),
     library: |_| library(),

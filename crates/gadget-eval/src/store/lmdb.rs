@@ -52,6 +52,7 @@ pub(crate) fn library() -> String {
 /// LMDB reads its map size.
 pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "lmdb",
+    about: "LMDB, memory-mapped B+ tree",
     reads: &["lmdb_map_gb"],
     applied: |s, applied| super::spec::set(applied, "map_bytes", s.lmdb_map_size),
     library: |_| library(),

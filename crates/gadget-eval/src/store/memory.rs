@@ -20,6 +20,7 @@ pub(crate) fn library() -> String {
 /// The memory store reads no settings.
 pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "memory",
+    about: "ordered maps in memory: the upper bound",
     reads: &[],
     applied: |_, _| {},
     library: |_| library(),

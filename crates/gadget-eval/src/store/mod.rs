@@ -309,6 +309,16 @@ impl StoreKind {
         StoreKind::all().iter().copied().find(|k| k.name() == name)
     }
 
+    /// Every store compiled in with what it is (`rocksdb (embedded, as Flink uses it; the
+    /// default), memory (...)`), for `--help`.
+    pub fn described() -> String {
+        StoreKind::all()
+            .iter()
+            .map(|k| format!("{} ({})", k.name(), k.spec().about))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Names of every store compiled in, for error messages and `--help`.
     pub fn names() -> String {
         StoreKind::all()

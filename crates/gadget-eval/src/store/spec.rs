@@ -12,6 +12,8 @@ use super::{SharedStore, Store, StoreError, StoreSettings};
 pub struct StoreSpec {
     /// The name users select it by (`--store`, `[run] store`, an experiment's `kind`).
     pub name: &'static str,
+    /// What it is, in a few words for `--help` (`embedded, as Flink uses it`).
+    pub about: &'static str,
     /// The store settings it reads (keys of `gadget::config::store_settings::STORE_SETTINGS`):
     /// a config or experiment giving another is refused at its line, a flag warned about.
     pub reads: &'static [&'static str],

@@ -156,6 +156,7 @@ pub fn shown_url(url: &str) -> String {
 /// A standalone Redis server: its URL, pipelining and timeout; its version from `INFO`.
 pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "redis",
+    about: "external, on --redis-url",
     reads: &["redis_url", "redis_pipeline", "redis_timeout"],
     applied,
     library,

@@ -39,6 +39,7 @@ use super::{empty_range, Store, StoreError, StoreSettings};
 /// compression), write buffers, block cache, write-ahead log and counters.
 pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "rocksdb",
+    about: "embedded, as Flink uses it; the default",
     reads: &[
         "rocksdb_lib",
         "write_buffer_mb",

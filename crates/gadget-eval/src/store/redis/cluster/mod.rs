@@ -775,6 +775,7 @@ impl std::fmt::Debug for RedisClusterStore {
 /// A Redis Cluster: a Redis store's settings and where an instance's keys are placed.
 pub(crate) const SPEC: crate::store::spec::StoreSpec = crate::store::spec::StoreSpec {
     name: "redis-cluster",
+    about: "several Redis servers; `gadget cluster up` starts one",
     reads: &[
         "redis_url",
         "redis_pipeline",
