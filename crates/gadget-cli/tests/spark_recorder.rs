@@ -4,7 +4,9 @@
 //! `flatMapGroupsWithState` with an event-time timeout and one by `session_window`, on the
 //! RocksDB state store provider, `local[1]`, one micro-batch per file of events) runs over the
 //! Borg trace under the agent for several settings (output modes, join types, window sizes and
-//! gaps, trigger sizes, watermark delays, shuffle partitions, late and very late records), and
+//! gaps, trigger sizes, watermark delays, shuffle partitions, late and very late records, input
+//! all there under `Trigger.AvailableNow` or arriving batch by batch under the processing-time
+//! trigger, batches without data on and off), and
 //! each recording must be what `gadget gen` generates for the matching config of
 //! `examples/spark-reference/`, request for request, flushes and checkpoints included. Each
 //! plays the first [`SPARK_EVENTS`] events of the trace (all with `GADGET_RECORDER_EVENTS=all`).
@@ -177,6 +179,21 @@ const SETTINGS: &[Setting] = &[
         input: Input::VeryLate,
     },
     Setting {
+        operator: COUNT,
+        name: "5 s windows, a watermark 3 s behind, input arriving batch by batch under the \
+               processing-time trigger (a batch without data after each batch of data)",
+        flags: &["--trigger", "processing-time", "--delay", "3000"],
+        edits: &[("trigger", "\"processing-time\""), ("delay", "3000")],
+        input: Input::Borg,
+    },
+    Setting {
+        operator: COUNT,
+        name: "5 s windows, a watermark 3 s behind, batches without data turned off",
+        flags: &["--no-data-batches", "false", "--delay", "3000"],
+        edits: &[("no_data_batches", "false"), ("delay", "3000")],
+        input: Input::Borg,
+    },
+    Setting {
         operator: DEDUP,
         name: "deduplication, a watermark 10 s behind",
         flags: &["--delay", "10000"],
@@ -247,6 +264,27 @@ const SETTINGS: &[Setting] = &[
             ("trigger_ms", "600000"),
         ],
         input: Input::Late,
+    },
+    Setting {
+        operator: JOIN,
+        name: "join, 5 s apart at most, a watermark 2 s behind, 2,000 events per micro-batch \
+               arriving batch by batch under the processing-time trigger",
+        flags: &[
+            "--window",
+            "5000",
+            "--delay",
+            "2000",
+            "--trigger-events",
+            "2000",
+            "--trigger",
+            "processing-time",
+        ],
+        edits: &[
+            ("delay", "2000"),
+            ("trigger_events", "2000"),
+            ("trigger", "\"processing-time\""),
+        ],
+        input: Input::Borg,
     },
     Setting {
         operator: GROUPS,

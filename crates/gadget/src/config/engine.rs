@@ -6,7 +6,7 @@ use super::{ConfigError, OperatorConfig};
 use crate::engine::kafka_streams::{
     AggregateBytes, JoinWindows, KafkaStreamsSpec, Runner, SessionWindows, TimeWindows,
 };
-use crate::engine::spark::{JoinType, OutputMode, SparkQuery, SparkSpec, Trigger};
+use crate::engine::spark::{BatchArrival, JoinType, OutputMode, SparkQuery, SparkSpec, Trigger};
 use crate::engine::Engine;
 
 /// The `engine` of a config's top level (Flink without one).
@@ -261,6 +261,11 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
     } else {
         d.join_type
     };
+    let arrival = match s.choice("trigger", &["available-now", "processing-time"])? {
+        Some("processing-time") => BatchArrival::ProcessingTime,
+        _ => BatchArrival::AvailableNow,
+    };
+    let no_data_batches = s.bool("no_data_batches")?.unwrap_or(d.no_data_batches);
     let spec = SparkSpec {
         query,
         size,
@@ -269,6 +274,8 @@ pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), C
         trigger,
         partitions,
         join_type,
+        arrival,
+        no_data_batches,
     };
     Ok((OperatorConfig::Spark(Box::new(spec)), kind.to_string()))
 }
@@ -785,6 +792,8 @@ mode = "update"
                 trigger: crate::engine::spark::Trigger::Events(7),
                 partitions: 1,
                 join_type: crate::engine::spark::JoinType::Inner,
+                arrival: crate::engine::spark::BatchArrival::AvailableNow,
+                no_data_batches: true,
             }
         );
         let e = Config::parse(&text.replace("size = 5000\n", ""), Path::new("c.toml"))

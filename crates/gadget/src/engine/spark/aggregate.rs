@@ -56,7 +56,7 @@ impl TumblingCount {
     pub fn new(spec: &SparkSpec) -> TumblingCount {
         TumblingCount {
             size: spec.size,
-            batches: MicroBatches::new(spec.trigger, spec.delay),
+            batches: MicroBatches::of(spec),
             partitions: spec.per_partition(),
             key: Vec::with_capacity(64),
         }
@@ -128,6 +128,7 @@ impl TumblingCount {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::spark::BatchArrival;
 
     /// The requests of `events` (key, time in s) through a 5 s count with micro-batches of
     /// `trigger` events, as `op key@window-start-in-s` (`next` with the key it lands on, `-`
@@ -138,7 +139,12 @@ mod tests {
             delay,
             ..SparkSpec::default()
         };
-        let mut count = TumblingCount::new(&spec);
+        requests_of(&spec, events)
+    }
+
+    /// The requests of `events` through the count `spec` describes.
+    fn requests_of(spec: &SparkSpec, events: &[(i64, i64)]) -> Vec<String> {
+        let mut count = TumblingCount::new(spec);
         super::super::requests_of(&mut count, events, |key| {
             let key_value = i64::from_le_bytes(key[17..25].try_into().unwrap());
             let start = i64::from_le_bytes(key[33..41].try_into().unwrap());
@@ -195,5 +201,41 @@ mod tests {
         let got = requests(&[(1, 20), (1, 30), (1, 12)], 1, 0);
         let third: Vec<&String> = got.iter().skip_while(|r| *r != "get 1@10").collect();
         assert_eq!(third[..2], ["get 1@10", "seek -"], "{got:?}");
+    }
+
+    #[test]
+    fn input_arriving_batch_by_batch_runs_a_batch_without_data_after_each_that_moved_the_watermark()
+    {
+        let events = [(2, 1), (1, 2), (2, 3), (2, 7), (1, 8), (1, 12)];
+        let spec = |arrival, no_data_batches| SparkSpec {
+            trigger: super::super::Trigger::Events(3),
+            arrival,
+            no_data_batches,
+            ..SparkSpec::default()
+        };
+        let commits = |got: &[String]| got.iter().filter(|r| *r == "|").count();
+        let available = requests_of(&spec(BatchArrival::AvailableNow, true), &events);
+        let arriving = requests_of(&spec(BatchArrival::ProcessingTime, true), &events);
+        // all there: two batches of data and one without; arriving: each batch of data moved
+        // the watermark (3 s, then 12 s), so each is followed by one without data
+        assert_eq!((commits(&available), commits(&arriving)), (3, 4));
+        // the batch without data after the first (watermark 3 s) writes nothing
+        let first_commit = arriving.iter().position(|r| r == "|").unwrap();
+        let between = &arriving[first_commit + 1..];
+        let second_commit = between.iter().position(|r| r == "|").unwrap();
+        assert!(
+            between[..second_commit]
+                .iter()
+                .all(|r| !r.starts_with("put")),
+            "a batch without data writes nothing: {arriving:?}"
+        );
+        // the same windows are evicted, in the batches without data
+        let deletes = |got: &[String]| got.iter().filter(|r| r.starts_with("delete")).count();
+        assert_eq!(deletes(&available), deletes(&arriving));
+        // turned off, no batch runs without data, in either arrival
+        let off_available = requests_of(&spec(BatchArrival::AvailableNow, false), &events);
+        let off_arriving = requests_of(&spec(BatchArrival::ProcessingTime, false), &events);
+        assert_eq!(commits(&off_available), 2);
+        assert_eq!(off_available, off_arriving);
     }
 }

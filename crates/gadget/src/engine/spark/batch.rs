@@ -8,9 +8,11 @@
 //! `trigger_ms` (aligned to its multiples) that holds its first event and ends before the
 //! first event, in input order, at or past the interval's end. The watermark a batch runs with (its watermark for eviction)
 //! is the largest event time before it less the delay, 0 for the first batch and never lower
-//! than the last; its watermark for late events is the previous batch's. After the last
-//! batch, if the watermark would move, a batch without data runs once more
-//! (`Trigger.AvailableNow`).
+//! than the last; its watermark for late events is the previous batch's. When the watermark
+//! would move, a batch without data runs (`spark.sql.streaming.noDataMicroBatches.enabled`,
+//! unless turned off): after the last batch if the input is all there from the start
+//! (`Trigger.AvailableNow`), after every batch of data if it arrives batch by batch
+//! ([`BatchArrival::ProcessingTime`]).
 
 use std::cmp::Ordering;
 
@@ -19,7 +21,7 @@ use crate::source::element::Event;
 
 use super::held::Held;
 use super::partition::key_partition;
-use super::{key_row, Trigger};
+use super::{key_row, BatchArrival, SparkSpec, Trigger};
 
 /// Where the micro-batches stand.
 #[derive(Debug, Clone)]
@@ -35,10 +37,15 @@ pub(crate) struct MicroBatches {
     late: i64,
     /// The largest event time seen per input with a watermark (ms).
     max_event_time: [i64; 2],
+    /// How the input arrives.
+    arrival: BatchArrival,
+    /// Whether batches without data run.
+    no_data_batches: bool,
 }
 
 impl MicroBatches {
-    /// Batches cut by `trigger`, a watermark `delay` ms behind the events.
+    /// Batches cut by `trigger`, a watermark `delay` ms behind the events, the input all
+    /// there from the start, batches without data on.
     pub(crate) fn new(trigger: Trigger, delay: i64) -> MicroBatches {
         MicroBatches {
             trigger,
@@ -48,6 +55,17 @@ impl MicroBatches {
             watermark: 0,
             late: 0,
             max_event_time: [i64::MIN; 2],
+            arrival: BatchArrival::AvailableNow,
+            no_data_batches: true,
+        }
+    }
+
+    /// The batches of `spec`'s query.
+    pub(crate) fn of(spec: &SparkSpec) -> MicroBatches {
+        MicroBatches {
+            arrival: spec.arrival,
+            no_data_batches: spec.no_data_batches,
+            ..MicroBatches::new(spec.trigger, spec.delay)
         }
     }
 
@@ -96,6 +114,16 @@ impl MicroBatches {
     /// the last batch of data, whether a batch without data is due.
     pub(crate) fn watermark_moved(&self) -> bool {
         self.watermark > self.late
+    }
+
+    /// Whether a batch without data runs now, the batch before it just ended: the watermark
+    /// moved, batches without data are on, and either the input is at its end (`at_end`) or it
+    /// arrives batch by batch.
+    pub(crate) fn no_data_batch_due(&self, at_end: bool) -> bool {
+        self.no_data_batches
+            && self.watermark_moved()
+            && !self.has_events()
+            && (at_end || self.arrival == BatchArrival::ProcessingTime)
     }
 
     /// The commit of a partition's state store at the end of a batch: `flush`, `checkpoint`.
@@ -234,10 +262,19 @@ pub(crate) trait MicroBatched {
     /// full (a trigger by events).
     fn take_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
         if self.batches().starts_batch(event.timestamp) {
-            self.run_batch(out);
+            self.run_data_batch(out);
         }
         let input = self.buffer(event);
         if self.batches_mut().add_event(event.timestamp, input) {
+            self.run_data_batch(out);
+        }
+    }
+
+    /// Runs the current batch of data, then a batch without data if one is due before more
+    /// input arrives ([`MicroBatches::no_data_batch_due`]).
+    fn run_data_batch(&mut self, out: &mut dyn AccessSink) {
+        self.run_batch(out);
+        if self.batches().no_data_batch_due(false) {
             self.run_batch(out);
         }
     }
@@ -246,12 +283,12 @@ pub(crate) trait MicroBatched {
     fn run_batch(&mut self, out: &mut dyn AccessSink);
 
     /// At the end of the input: the last batch of data, then, if the watermark moved, a
-    /// batch without data (`Trigger.AvailableNow`).
+    /// batch without data.
     fn finish(&mut self, out: &mut dyn AccessSink) {
         if self.batches().has_events() {
-            self.run_batch(out);
+            self.run_data_batch(out);
         }
-        if self.batches().watermark_moved() {
+        if self.batches().no_data_batch_due(true) {
             self.run_batch(out);
         }
     }

@@ -41,7 +41,7 @@ impl DropDuplicatesWithinWatermark {
     pub fn new(spec: &SparkSpec) -> DropDuplicatesWithinWatermark {
         DropDuplicatesWithinWatermark {
             delay: spec.delay,
-            batches: MicroBatches::new(spec.trigger, spec.delay),
+            batches: MicroBatches::of(spec),
             partitions: spec.per_partition(),
             key: Vec::with_capacity(32),
         }

@@ -45,7 +45,7 @@ impl FlatMapGroupsWithState {
     pub fn new(spec: &SparkSpec) -> FlatMapGroupsWithState {
         FlatMapGroupsWithState {
             gap: spec.size,
-            batches: MicroBatches::new(spec.trigger, spec.delay),
+            batches: MicroBatches::of(spec),
             partitions: spec.per_partition(),
             key: Vec::with_capacity(32),
         }

@@ -85,7 +85,7 @@ impl StreamJoin {
     pub fn new(spec: &SparkSpec) -> StreamJoin {
         StreamJoin {
             window: spec.size,
-            batches: MicroBatches::new(spec.trigger, spec.delay),
+            batches: MicroBatches::of(spec),
             partitions: spec.per_partition(),
             key: Vec::with_capacity(32),
             index_key: Vec::with_capacity(40),

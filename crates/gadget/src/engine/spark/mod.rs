@@ -15,6 +15,9 @@
 //! - **A commit per micro-batch**: the instance is flushed (`flush`: its memtables, the WAL
 //!   being off), then checkpointed (`checkpoint`: `Checkpoint.createCheckpoint`, which Spark
 //!   uploads).
+//! - **Batches without data** when the watermark moved (`noDataMicroBatches`): after the last
+//!   batch under `Trigger.AvailableNow`, after every batch of data when the input arrives
+//!   batch by batch ([`BatchArrival`]).
 //! - Keys and values are `UnsafeRow`s after a version byte (0): a null bitset word, one word
 //!   per field (a long in place; a struct or string as offset and size into the variable part
 //!   that follows, padded to words).
@@ -136,6 +139,25 @@ pub struct SparkSpec {
     pub partitions: u32,
     /// A stream–stream join's type.
     pub join_type: JoinType,
+    /// How the input reaches the query, which decides when batches without data run.
+    pub arrival: BatchArrival,
+    /// `spark.sql.streaming.noDataMicroBatches.enabled`: whether Spark runs a batch without
+    /// data when the watermark moved (true, Spark's default).
+    pub no_data_batches: bool,
+}
+
+/// How the input reaches the query (`trigger` in a config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BatchArrival {
+    /// All of it is there when the query starts, read under `Trigger.AvailableNow`: batch
+    /// after batch of data, and one batch without data after the last (`available-now`).
+    #[default]
+    AvailableNow,
+    /// Each batch's input arrives after the previous batch is done (a query under its default,
+    /// processing-time trigger whose input comes slower than it is processed): every batch of
+    /// data that moved the watermark is followed by a batch without data, which evicts with the
+    /// new watermark before the next batch's data arrives (`processing-time`).
+    ProcessingTime,
 }
 
 /// How the input is cut into micro-batches.
@@ -159,6 +181,8 @@ impl Default for SparkSpec {
             trigger: Trigger::Events(1000),
             partitions: 1,
             join_type: JoinType::Inner,
+            arrival: BatchArrival::AvailableNow,
+            no_data_batches: true,
         }
     }
 }

@@ -250,7 +250,7 @@ impl SessionCount {
     pub fn new(spec: &SparkSpec) -> SessionCount {
         SessionCount {
             gap: spec.size,
-            batches: MicroBatches::new(spec.trigger, spec.delay),
+            batches: MicroBatches::of(spec),
             partitions: spec.per_partition(),
             key: Vec::with_capacity(32),
             prefix: Vec::with_capacity(40),

@@ -28,7 +28,9 @@ import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.streaming.GroupStateTimeout;
+import org.apache.spark.sql.streaming.DataStreamWriter;
 import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.streaming.StreamingQuery;
 import org.apache.spark.sql.streaming.StreamingQueryException;
 import org.apache.spark.sql.streaming.Trigger;
 
@@ -94,6 +96,8 @@ public final class ReferenceQueries {
         long gap = 30_000;
         String joinType = "inner";
         String mode = "append";
+        String trigger = "available-now";
+        boolean noDataBatches = true;
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -117,10 +121,13 @@ public final class ReferenceQueries {
                     case "--gap": s.gap = Long.parseLong(v); break;
                     case "--join-type": s.joinType = v; break;
                     case "--mode": s.mode = v; break;
+                    case "--trigger": s.trigger = v; break;
+                    case "--no-data-batches": s.noDataBatches = Boolean.parseBoolean(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --work --order --limit --trigger-events --trigger-ms "
-                                + "--partitions --window --delay --gap --join-type --mode");
+                                + "--partitions --window --delay --gap --join-type --mode --trigger "
+                                + "--no-data-batches");
                 }
             }
             if (s.input == null) {
@@ -128,6 +135,10 @@ public final class ReferenceQueries {
             }
             if (!s.order.equals("by-time") && !s.order.equals("file")) {
                 throw new IllegalArgumentException("--order is by-time or file, not " + s.order);
+            }
+            if (!s.trigger.equals("available-now") && !s.trigger.equals("processing-time")) {
+                throw new IllegalArgumentException(
+                        "--trigger is available-now or processing-time, not " + s.trigger);
             }
             if (!s.mode.equals("append") && !s.mode.equals("update")) {
                 throw new IllegalArgumentException("--mode is append or update, not " + s.mode);
@@ -163,7 +174,13 @@ public final class ReferenceQueries {
                 ? byEventTime(events, s.triggerMs)
                 : byCount(events, s.triggerEvents);
         boolean join = s.operator.equals("stream-join");
-        int files = writeBatches(batches, inputDir, join);
+        boolean arriving = s.trigger.equals("processing-time");
+        Files.createDirectories(inputDir);
+        if (!arriving) {
+            for (int i = 0; i < batches.size(); i++) {
+                writeBatch(batches.get(i), i, inputDir, join);
+            }
+        }
         SparkSession spark = SparkSession.builder()
                 .master("local[1]")
                 .appName("gadget-reference-" + s.operator)
@@ -173,6 +190,7 @@ public final class ReferenceQueries {
                 .config("spark.sql.shuffle.partitions", String.valueOf(s.partitions))
                 .config("spark.sql.streaming.stateStore.providerClass",
                         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+                .config("spark.sql.streaming.noDataMicroBatches.enabled", String.valueOf(s.noDataBatches))
                 .getOrCreate();
         spark.sparkContext().setLogLevel("ERROR");
         Dataset<Row> input = source(spark, inputDir, join);
@@ -216,18 +234,39 @@ public final class ReferenceQueries {
                         + "stream-join, session-count and flat-map-groups-with-state");
         }
         long started = System.nanoTime();
-        result.writeStream()
+        DataStreamWriter<Row> writer = result.writeStream()
                 .format("noop")
                 .outputMode(s.mode)
-                .option("checkpointLocation", s.work.resolve("checkpoint").toString())
-                .trigger(Trigger.AvailableNow())
-                .start()
-                .awaitTermination();
+                .option("checkpointLocation", s.work.resolve("checkpoint").toString());
+        if (arriving) {
+            // the default trigger; each batch's file arrives once the query has processed
+            // everything before it, batches without data included
+            StreamingQuery query = writer.trigger(Trigger.ProcessingTime(0)).start();
+            for (int i = 0; i < batches.size(); i++) {
+                writeBatch(batches.get(i), i, inputDir, join);
+                awaitIdle(query);
+            }
+            query.stop();
+        } else {
+            writer.trigger(Trigger.AvailableNow()).start().awaitTermination();
+        }
         long ms = Math.max(1, (System.nanoTime() - started) / 1_000_000);
         spark.stop();
         // on stderr: stdout belongs to whoever runs the job (gadget record --json)
-        System.err.printf("%s: %d events in %d micro-batches of data in %d ms%n",
-                s.operator, events.size(), files, ms);
+        System.err.printf("%s: %d events in %d micro-batches of data (%s) in %d ms%n",
+                s.operator, events.size(), batches.size(), s.trigger, ms);
+    }
+
+    /**
+     * Returns once {@code query} has processed all the input there is and has no batch left to
+     * run, batches without data included. {@code processAllAvailable} returns when a trigger
+     * finds nothing to do; a trigger that began before the latest file was written can find
+     * nothing and return it early, so it is called twice: the second waits for a trigger that
+     * began after the first returned, which sees the file.
+     */
+    static void awaitIdle(StreamingQuery query) {
+        query.processAllAvailable();
+        query.processAllAvailable();
     }
 
     /**
@@ -308,22 +347,21 @@ public final class ReferenceQueries {
         return batches;
     }
 
-    /** Writes each batch as a CSV file, their modification times in order. */
-    static int writeBatches(List<List<Event>> batches, Path dir, boolean withType) throws IOException {
-        Files.createDirectories(dir);
-        int files = 0;
-        for (List<Event> batch : batches) {
-            Path file = dir.resolve(String.format("batch-%08d.csv", files));
-            try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-                for (Event e : batch) {
-                    w.write(e.key() + "," + e.time() + (withType ? "," + e.type() : "") + "\n");
-                }
+    /**
+     * Writes batch {@code index} as a CSV file, its modification time after those of the
+     * batches before it (the file source takes the oldest file first). The file appears whole:
+     * it is written under a hidden name, which the file source skips, then renamed.
+     */
+    static void writeBatch(List<Event> batch, int index, Path dir, boolean withType) throws IOException {
+        String name = String.format("batch-%08d.csv", index);
+        Path hidden = dir.resolve("." + name);
+        try (Writer w = Files.newBufferedWriter(hidden, StandardCharsets.UTF_8)) {
+            for (Event e : batch) {
+                w.write(e.key() + "," + e.time() + (withType ? "," + e.type() : "") + "\n");
             }
-            // the file source takes the oldest file first
-            Files.setLastModifiedTime(file, FileTime.fromMillis(1_000_000_000_000L + files * 1000L));
-            files++;
         }
-        return files;
+        Files.setLastModifiedTime(hidden, FileTime.fromMillis(1_000_000_000_000L + index * 1000L));
+        Files.move(hidden, dir.resolve(name), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     /** Reads the CSV (gzip when it starts with gzip's magic bytes). */
