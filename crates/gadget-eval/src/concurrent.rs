@@ -9,7 +9,7 @@ use gadget::access::{Op, StateId};
 use crate::placed::parts;
 use crate::run::{calibrate_clock, Driver, Measured, Progress, RunError, RunOptions};
 use crate::start::StartLine;
-use crate::store::{open_shared_store, open_store, Store, StoreError, StoreKind, StoreSettings};
+use crate::store::{open_shared_store, Store, StoreError, StoreKind, StoreSettings};
 use crate::workload::{RequestStream, WorkloadError, WorkloadSource};
 use gadget_results::RunReport;
 
@@ -109,7 +109,7 @@ pub fn run_instances(
             instance: i,
             ..settings.clone()
         };
-        open_store(kind, &sub, states, &placed)
+        crate::store::routed::open(kind, &sub, states, &placed)
     };
     let stores = match sharing {
         Sharing::Shared => "one shared store",

@@ -8,8 +8,7 @@
 use gadget::config::run::RunSettings;
 use gadget::config::store_settings::GivenSetting;
 
-use super::routed::Route;
-use super::{StoreKind, StoreSettings};
+use super::{Route, StoreKind, StoreSettings};
 use crate::remote::RemoteSpec;
 
 /// The store a run drives, its settings, and what the user should hear about them.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::remote::{NodeLinks, RemoteError, RemoteRedis};
 
-use super::routed::Route;
+use super::Route;
 use super::StoreError;
 
 /// Why a store could not be put at a distance.

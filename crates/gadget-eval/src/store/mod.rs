@@ -40,7 +40,7 @@ pub mod rocksdb_lib;
 pub mod routed;
 mod settings;
 pub mod spec;
-pub use settings::StoreSettings;
+pub use settings::{Route, StoreSettings};
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -329,18 +329,14 @@ impl StoreKind {
     }
 }
 
-/// Opens `kind` with one keyspace per entry of `states`, its files under `dir`.
+/// Opens `kind` with one keyspace per entry of `states`, its files under `dir` (all in the one
+/// store: [`routed::open`] places states in stores of their own where the settings say).
 pub fn open_store(
     kind: StoreKind,
     dir: &Path,
     states: &[String],
     settings: &StoreSettings,
 ) -> Result<Box<dyn Store>, StoreError> {
-    if !settings.routes.is_empty() {
-        return Ok(Box::new(routed::RoutedStore::open(
-            kind, dir, states, settings,
-        )?));
-    }
     match kind.spec().open {
         spec::Opener::PerInstance(open) => open(dir, states, settings),
         spec::Opener::Shared(open) => open(dir, &[states.to_vec()], settings)?.attach(0),

@@ -9,20 +9,19 @@ use gadget::access::{Op, StateId};
 
 use super::{open_store, Store, StoreError, StoreKind, StoreSettings};
 
-/// Some states placed in a store of their own.
-#[derive(Debug, Clone)]
-pub struct Route {
-    /// The store's name in the config (`[run.stores.NAME]`).
-    pub name: String,
-    /// Its kind.
-    pub kind: StoreKind,
-    /// Its settings.
-    pub settings: StoreSettings,
-    /// The states it holds, by name.
-    pub states: Vec<String>,
-    /// Started by the run in a network namespace of its own behind this link (a Redis
-    /// server; [`crate::remote`]); `None` for a store at its configured URL.
-    pub remote: Option<crate::remote::RemoteSpec>,
+/// Opens `kind` with one keyspace per entry of `states` under `dir`, its states placed in
+/// stores of their own where `settings.routes` says ([`RoutedStore`]), else the one store.
+pub fn open(
+    kind: StoreKind,
+    dir: &Path,
+    states: &[String],
+    settings: &StoreSettings,
+) -> Result<Box<dyn Store>, StoreError> {
+    if settings.routes.is_empty() {
+        open_store(kind, dir, states, settings)
+    } else {
+        Ok(Box::new(RoutedStore::open(kind, dir, states, settings)?))
+    }
 }
 
 /// Several stores behind one: state by state, each request to its state's store.
@@ -253,6 +252,7 @@ impl Store for RoutedStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Route;
 
     fn route(name: &str, states: &[&str]) -> Route {
         Route {

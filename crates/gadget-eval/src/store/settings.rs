@@ -6,7 +6,7 @@ use gadget::config::store_settings::{GivenSetting, Value};
 
 use super::placement::Placement;
 use super::rocksdb_lib::RocksDbLib;
-use super::routed::Route;
+use super::StoreKind;
 
 /// Settings of the stores; each store reads the ones that concern it.
 #[derive(Debug, Clone)]
@@ -123,6 +123,22 @@ impl StoreSettings {
         }
         Ok(())
     }
+}
+
+/// Some states placed in a store of their own.
+#[derive(Debug, Clone)]
+pub struct Route {
+    /// The store's name in the config (`[run.stores.NAME]`).
+    pub name: String,
+    /// Its kind.
+    pub kind: StoreKind,
+    /// Its settings.
+    pub settings: StoreSettings,
+    /// The states it holds, by name.
+    pub states: Vec<String>,
+    /// Started by the run in a network namespace of its own behind this link (a Redis
+    /// server; [`crate::remote`]); `None` for a store at its configured URL.
+    pub remote: Option<crate::remote::RemoteSpec>,
 }
 
 #[cfg(test)]
