@@ -49,14 +49,7 @@ pub(crate) const BTREE_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     applied: |s, applied| super::spec::set(applied, "cache_bytes", s.bdb_cache),
     library: |_| library(),
     open: super::spec::Opener::Shared(|dir, instances, settings| {
-        let counts = super::spec::state_counts(instances);
-        let cache = settings.bdb_cache as u64;
-        Ok(Arc::new(SharedBerkeleyDb::open(
-            dir,
-            &counts,
-            AccessMethod::BTree,
-            cache,
-        )?))
+        open_shared(dir, instances, settings, AccessMethod::BTree)
     }),
 };
 
@@ -65,17 +58,25 @@ pub(crate) const HASH_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     name: "berkeleydb-hash",
     about: "BerkeleyDB hash tables",
     open: super::spec::Opener::Shared(|dir, instances, settings| {
-        let counts = super::spec::state_counts(instances);
-        let cache = settings.bdb_cache as u64;
-        Ok(Arc::new(SharedBerkeleyDb::open(
-            dir,
-            &counts,
-            AccessMethod::Hash,
-            cache,
-        )?))
+        open_shared(dir, instances, settings, AccessMethod::Hash)
     }),
     ..BTREE_SPEC
 };
+
+/// One environment under `dir` for `instances` (each instance's states), its databases of
+/// `method`, with the settings' cache.
+fn open_shared(
+    dir: &Path,
+    instances: &[Vec<String>],
+    settings: &super::StoreSettings,
+    method: AccessMethod,
+) -> Result<Arc<dyn super::SharedStore>, StoreError> {
+    let counts = super::spec::state_counts(instances);
+    let cache = settings.bdb_cache as u64;
+    Ok(Arc::new(SharedBerkeleyDb::open(
+        dir, &counts, method, cache,
+    )?))
+}
 
 /// The BerkeleyDB cache of the paper's setup.
 pub const CACHE_BYTES: u64 = 256 << 20;
