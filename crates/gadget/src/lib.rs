@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod baseline;
 pub mod compare;
 pub mod config;
+pub mod document;
 pub mod engine;
 pub mod generate;
 pub mod key;

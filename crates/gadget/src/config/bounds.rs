@@ -29,9 +29,9 @@ impl Bounds {
         } else {
             Err(format!(
                 "{name} {} is out of range; allowed: [{}, {}]",
-                super::reader::number(value),
-                super::reader::number(self.min),
-                super::reader::number(self.max)
+                crate::document::number(value),
+                crate::document::number(self.min),
+                crate::document::number(self.max)
             ))
         }
     }

@@ -1,372 +1,41 @@
-//! `engine = "..."`: which engine's operators the `[operator]` section names, and the
-//! operators of engines other than Flink ([`crate::engine`]).
+//! The `[operator]` section, parsed by the parser of the config's engine
+//! ([`crate::engine::flink::config`], [`crate::engine::kafka_streams::config`],
+//! [`crate::engine::spark::config`]).
 
-use super::reader::Section;
-use super::{ConfigError, OperatorConfig};
-use crate::engine::kafka_streams::{
-    AggregateBytes, JoinWindows, KafkaStreamsSpec, Runner, SessionWindows, TimeWindows,
-};
-use crate::engine::spark::{BatchArrival, JoinType, OutputMode, SparkQuery, SparkSpec, Trigger};
+use super::OperatorConfig;
+use crate::document::{ConfigError, Section};
 use crate::engine::Engine;
+use crate::timer::TimerService;
 
-/// The `engine` of a config's top level (Flink without one).
-pub(super) fn parse_engine(top: &Section<'_>) -> Result<Engine, ConfigError> {
-    Ok(top
-        .choice("engine", Engine::NAMES)?
-        .and_then(Engine::from_name)
-        .unwrap_or_default())
-}
-
-/// Refuses an `[operator] type` that `engine` lacks, naming the engine's closest operator.
-pub(super) fn check_operator(s: &Section<'_>, engine: Engine) -> Result<(), ConfigError> {
-    let Some(kind) = s.string("type")? else {
-        return Ok(());
-    };
-    if engine.operators().contains(&kind.as_str()) {
-        return Ok(());
-    }
-    let others = Engine::NAMES
-        .iter()
-        .filter_map(|n| Engine::from_name(n))
-        .find(|e| *e != engine && e.operators().contains(&kind.as_str()));
-    let Some(other) = others else {
-        // not any engine's: the usual error lists this engine's operators
-        return Ok(());
-    };
-    let closest = match engine.closest(&kind) {
-        Some(c) => format!("; its closest is `{c}`"),
-        None => String::new(),
-    };
-    Err(s.error(
-        "type",
-        format!(
-            "`{kind}` is a {other} operator, and this config's engine is {engine} (`engine = \"{}\"`){closest}; the operators of {engine}: {}",
-            engine.name(),
-            engine.operators().join(", ")
-        ),
-    ))
-}
-
-/// The longest window, gap or grace, in ms: a day keeps segment ids and window ends far from
-/// i64's bounds.
-const DAY_MS: i64 = 86_400_000;
-
-/// A Kafka Streams `[operator]` section.
-pub(super) fn parse_kafka_streams(
+/// The operator of `engine` an `[operator]` section configures, its short name for reports,
+/// and its timer service (Flink's `timers`; the other engines keep timers in RocksDB).
+pub(super) fn parse_operator(
     s: &Section<'_>,
-) -> Result<(OperatorConfig, String), ConfigError> {
-    let kind = s.require_choice("type", crate::engine::kafka_streams::OPERATORS)?;
-    let d = KafkaStreamsSpec::default();
-    let windows = parse_windows(s, kind)?;
-    let sessions = parse_sessions(s, kind)?;
-    let join = parse_join(s, kind)?;
-    // the reference job's default names, so that a config without `store` matches it
-    let default_store = match (windows, sessions, join) {
-        (Some(_), _, _) => "window-counts".to_string(),
-        (None, Some(_), _) => "session-counts".to_string(),
-        (None, None, Some(_)) => "joined".to_string(),
-        (None, None, None) if kind == "aggregate" => "aggregates".to_string(),
-        (None, None, None) => d.store,
-    };
-    if join.is_none() && s.string("right_topic")?.is_some() {
-        return Err(s.error(
-            "right_topic",
-            "names a join's second input; only `stream-join` has one",
-        ));
-    }
-    let runner = match s.choice("runner", &["test-driver", "application"])? {
-        Some("application") => Runner::Application,
-        _ => Runner::TestDriver,
-    };
-    let spec = KafkaStreamsSpec {
-        application_id: kafka_name(s, "application_id")?.unwrap_or(d.application_id),
-        store: kafka_name(s, "store")?.unwrap_or(default_store),
-        topic: kafka_name(s, "topic")?.unwrap_or(d.topic),
-        cache_bytes: s
-            .int("cache_bytes", 0, i64::MAX)?
-            .map_or(d.cache_bytes, |b| b as u64),
-        commit_every: s
-            .int("commit_every", 1, i64::MAX)?
-            .map_or(default_commit_every(runner), |n| n as u64),
-        runner,
-        suppress: parse_suppress(s, windows.is_some() || sessions.is_some())?,
-        aggregate: parse_aggregate(s, kind)?,
-        windows,
-        sessions,
-        join,
-        right_topic: kafka_name(s, "right_topic")?.unwrap_or(d.right_topic),
-    };
-    Ok((
-        OperatorConfig::KafkaStreams(Box::new(spec)),
-        kind.to_string(),
-    ))
-}
-
-/// The longest name Kafka takes for a topic or a store (`Topic.validate`, `Named.validate`).
-const KAFKA_NAME_MAX: usize = 249;
-
-/// A name of Kafka's (`application_id`, `store`, `topic`, `right_topic`): ASCII letters,
-/// digits, `.`, `_` and `-`, at most [`KAFKA_NAME_MAX`] of them, neither `.` nor `..`, as Kafka
-/// requires of topic and store names (the application id prefixes the changelog topics'). The
-/// names become paths in the trace's state names
-/// (`<application_id>/0_0/<store>/<store>.<segment start>/<column family>`), which these
-/// rules keep free of `/`, tabs and line breaks and within a trace's 1 KiB.
-fn kafka_name(s: &Section<'_>, key: &'static str) -> Result<Option<String>, ConfigError> {
-    let Some(name) = s.string(key)? else {
-        return Ok(None);
-    };
-    let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-    let why = if name.is_empty() || name == "." || name == ".." {
-        format!("{name:?} is not a name")
-    } else if let Some(c) = name.chars().find(|&c| !legal(c)) {
-        format!("{c:?} cannot be in a name")
-    } else if name.len() > KAFKA_NAME_MAX {
-        format!("the name is {} characters long", name.len())
-    } else {
-        return Ok(Some(name));
-    };
-    Err(s.error(
-        key,
-        format!(
-            "{why}: Kafka's names (topics, stores, the application id its topics start with) are \
-             1 to {KAFKA_NAME_MAX} ASCII letters, digits, `.`, `_` or `-`, and not `.` or `..`"
-        ),
-    ))
-}
-
-/// Records between commits unless `commit_every` says: 1 under the test driver (a commit per
-/// record), none but the closing one for an application (its commits come every
-/// `commit.interval.ms` of wall-clock time, 30 s, after a short run's records).
-fn default_commit_every(runner: Runner) -> u64 {
-    match runner {
-        Runner::TestDriver => 1,
-        Runner::Application => u64::MAX,
-    }
-}
-
-/// The aggregate's size of an `aggregate` (`initial_bytes`, `bytes_per_record`); `None` for
-/// other operators.
-fn parse_aggregate(s: &Section<'_>, kind: &str) -> Result<Option<AggregateBytes>, ConfigError> {
-    if kind != "aggregate" {
-        return Ok(None);
-    }
-    let initial = s.int("initial_bytes", 0, 1 << 20)?.unwrap_or(0) as u32;
-    let per_record = s.int("bytes_per_record", 0, 1 << 16)?.unwrap_or(8) as u32;
-    Ok(Some(AggregateBytes {
-        initial,
-        per_record,
-    }))
-}
-
-/// The windows of a `tumbling-count` (`size`, `grace`) or `hopping-count` (and `advance`),
-/// in ms; `None` for a plain count.
-/// `suppress`: `"none"` or, for a windowed count, `"until-window-closes"`.
-fn parse_suppress(s: &Section<'_>, windowed: bool) -> Result<bool, ConfigError> {
-    match s.choice("suppress", &["none", "until-window-closes"])? {
-        None | Some("none") => Ok(false),
-        Some(_) if windowed => Ok(true),
-        Some(_) => Err(s.error(
-            "suppress",
-            "applies to windowed counts (`tumbling-count`, `hopping-count`, \
-             `session-count`); a plain count has no window to close",
-        )),
-    }
-}
-
-/// The most records a micro-batch may hold: a batch keeps its distinct groups (keys and
-/// windows) in memory until it ends, and an endless synthetic source would fill memory before
-/// a batch of `i64::MAX` records ended.
-const MAX_TRIGGER_EVENTS: i64 = 10_000_000;
-
-/// A Spark `[operator]` section.
-pub(super) fn parse_spark(s: &Section<'_>) -> Result<(OperatorConfig, String), ConfigError> {
-    let kind = s.require_choice("type", crate::engine::spark::OPERATORS)?;
-    let d = SparkSpec::default();
-    let (query, size) = match kind {
-        "tumbling-count" => {
-            let size = s.require_int("size", 1, DAY_MS, "the window length in ms")?;
-            (SparkQuery::TumblingCount, size)
+    engine: Engine,
+) -> Result<(OperatorConfig, String, TimerService), ConfigError> {
+    crate::engine::check_operator(s, engine)?;
+    Ok(match engine {
+        Engine::Flink => {
+            let (op, name, timers) = crate::engine::flink::config::parse(s)?;
+            (OperatorConfig::Flink(op), name, timers)
         }
-        "stream-join" => {
-            let window = s.require_int(
-                "window",
-                0,
-                DAY_MS,
-                "the most ms a left and a right record may be apart",
-            )?;
-            (SparkQuery::StreamJoin, window)
+        Engine::KafkaStreams => {
+            let (spec, name) = crate::engine::kafka_streams::config::parse(s)?;
+            (
+                OperatorConfig::KafkaStreams(Box::new(spec)),
+                name,
+                TimerService::RocksDb,
+            )
         }
-        "flat-map-groups-with-state" | "session-count" => {
-            let gap = s.require_int(
-                "gap",
-                1,
-                DAY_MS,
-                "the ms of event time without a record after which a key's session times out",
-            )?;
-            let query = if kind == "session-count" {
-                SparkQuery::SessionCount
-            } else {
-                SparkQuery::FlatMapGroupsWithState
-            };
-            (query, gap)
+        Engine::Spark => {
+            let (spec, name) = crate::engine::spark::config::parse(s)?;
+            (
+                OperatorConfig::Spark(Box::new(spec)),
+                name,
+                TimerService::RocksDb,
+            )
         }
-        // the deduplication has no window: `size` stays an unknown key
-        _ => (SparkQuery::DropDuplicatesWithinWatermark, d.size),
-    };
-    let delay = s.int("delay", 0, DAY_MS)?.unwrap_or(d.delay);
-    // a stream-stream inner join runs in append mode only: `mode` stays an unknown key
-    let mode = if query == SparkQuery::StreamJoin {
-        None
-    } else {
-        s.choice("mode", &["append", "update"])?
-    };
-    let mode = match mode {
-        Some("update") if query == SparkQuery::SessionCount => {
-            return Err(s.error(
-                "mode",
-                "Spark refuses update mode for session window aggregations \
-                 (STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION): use \"append\"",
-            ))
-        }
-        Some("update") => OutputMode::Update,
-        _ => OutputMode::Append,
-    };
-    let trigger = match (
-        s.int("trigger_events", 1, MAX_TRIGGER_EVENTS)?,
-        s.int("trigger_ms", 1, DAY_MS)?,
-    ) {
-        (Some(_), Some(_)) => {
-            return Err(s.error(
-                "trigger_ms",
-                "a micro-batch is cut by `trigger_events` or by `trigger_ms`, not both: \
-                 remove one",
-            ))
-        }
-        (Some(n), None) => Trigger::Events(n as u64),
-        (None, Some(ms)) => Trigger::EventTime(ms),
-        (None, None) => d.trigger,
-    };
-    let partitions = parse_partitions(s, query)?.unwrap_or(d.partitions);
-    // only a join has a type: `join_type` stays an unknown key elsewhere
-    let join_type = if query == SparkQuery::StreamJoin {
-        match s.choice(
-            "join_type",
-            &["inner", "left-outer", "right-outer", "full-outer"],
-        )? {
-            Some("left-outer") => JoinType::LeftOuter,
-            Some("right-outer") => JoinType::RightOuter,
-            Some("full-outer") => JoinType::FullOuter,
-            _ => JoinType::Inner,
-        }
-    } else {
-        d.join_type
-    };
-    let arrival = match s.choice("trigger", &["available-now", "processing-time"])? {
-        Some("processing-time") => BatchArrival::ProcessingTime,
-        _ => BatchArrival::AvailableNow,
-    };
-    let no_data_batches = s.bool("no_data_batches")?.unwrap_or(d.no_data_batches);
-    let spec = SparkSpec {
-        query,
-        size,
-        delay,
-        mode,
-        trigger,
-        partitions,
-        join_type,
-        arrival,
-        no_data_batches,
-    };
-    Ok((OperatorConfig::Spark(Box::new(spec)), kind.to_string()))
-}
-
-/// `partitions`: at most [`MAX_STATE_STORES`](crate::engine::spark::MAX_STATE_STORES) state
-/// stores in all, each partition having `query`'s stores.
-fn parse_partitions(s: &Section<'_>, query: SparkQuery) -> Result<Option<u32>, ConfigError> {
-    use crate::engine::spark::MAX_STATE_STORES;
-    let stores = query.stores_per_partition();
-    let max = MAX_STATE_STORES / stores;
-    let Some(n) = s.int("partitions", 1, i64::MAX)? else {
-        return Ok(None);
-    };
-    if n > i64::from(max) {
-        let each = match stores {
-            1 => "a state store each".to_string(),
-            k => format!("{k} state stores each (a join's)"),
-        };
-        return Err(s.error(
-            "partitions",
-            format!(
-                "{n} is out of range; allowed: [1, {max}]: partitions have {each}, and a query \
-                 has at most {MAX_STATE_STORES} state stores, as opening each in RocksDB (a \
-                 column family) costs time that grows with the number open (docs/config.md)"
-            ),
-        ));
-    }
-    Ok(Some(n as u32))
-}
-
-/// The sessions of a `session-count` (`gap`, `grace`), in ms; `None` for other operators.
-fn parse_sessions(s: &Section<'_>, kind: &str) -> Result<Option<SessionWindows>, ConfigError> {
-    if kind != "session-count" {
-        return Ok(None);
-    }
-    let gap = s.require_int(
-        "gap",
-        1,
-        DAY_MS,
-        "the inactivity gap in ms that closes a session",
-    )?;
-    let grace = s.int("grace", 0, DAY_MS)?.unwrap_or(0);
-    Ok(Some(SessionWindows { gap, grace }))
-}
-
-/// The window of a `stream-join` (`window`: the time difference, `grace`), in ms; `None`
-/// for other operators.
-fn parse_join(s: &Section<'_>, kind: &str) -> Result<Option<JoinWindows>, ConfigError> {
-    if kind != "stream-join" {
-        return Ok(None);
-    }
-    let difference = s.require_int(
-        "window",
-        0,
-        DAY_MS,
-        "the time difference in ms within which records of the two sides join",
-    )?;
-    let grace = s.int("grace", 0, DAY_MS)?.unwrap_or(0);
-    Ok(Some(JoinWindows::of_time_difference(difference, grace)))
-}
-
-fn parse_windows(s: &Section<'_>, kind: &str) -> Result<Option<TimeWindows>, ConfigError> {
-    let (tumbling, hopping) = (kind == "tumbling-count", kind == "hopping-count");
-    if !tumbling && !hopping {
-        return Ok(None);
-    }
-    let size = s.require_int("size", 1, DAY_MS, "the window length in ms")?;
-    let advance = if hopping {
-        let advance = s.require_int(
-            "advance",
-            1,
-            size,
-            "the distance between window starts in ms (at most `size`)",
-        )?;
-        if advance == size {
-            return Err(s.error(
-                "advance",
-                "equals `size`: that is a tumbling window; use `type = \"tumbling-count\"`",
-            ));
-        }
-        super::check_windows_per_event(s, "advance", size, advance)?;
-        advance
-    } else {
-        size
-    };
-    let grace = s.int("grace", 0, DAY_MS)?.unwrap_or(0);
-    Ok(Some(TimeWindows {
-        size,
-        advance,
-        grace,
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -5,10 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use super::bounds::parse_duration;
-use super::reader::{file_path, Document, Section};
 use super::run::{ARRIVAL_NAMES, INSTANCES, RATE, VALUE_COMPRESSION_RATIO};
 pub use super::store_settings::{ConfigPlace, SettingValue, StoreSetting, STORE_SETTINGS};
-use super::{read_text, ConfigError};
+use super::ConfigError;
+use crate::document::read_text;
+use crate::document::{file_path, Document, Section};
 
 /// Settings of the whole run that a `[[store]]` may give too, for its runs (as `[run]` and
 /// `gadget run`'s flags name them).
@@ -136,7 +137,7 @@ impl ExperimentArrival {
     /// Its name in cell names: `closed`, `poisson-20000`.
     pub fn name(&self) -> String {
         match self.rate {
-            Some(r) => format!("{}-{}", self.process, super::reader::number(r)),
+            Some(r) => format!("{}-{}", self.process, crate::document::number(r)),
             None => self.process.clone(),
         }
     }
@@ -496,7 +497,7 @@ fn rate_range(t: Section<'_>) -> Result<Vec<f64>, ConfigError> {
     if to <= from {
         return Err(t.error(
             "to",
-            format!("must be above `from` ({})", super::reader::number(from)),
+            format!("must be above `from` ({})", crate::document::number(from)),
         ));
     }
     t.finish()?;

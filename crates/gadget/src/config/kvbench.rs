@@ -4,11 +4,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::reader::Section;
 use super::{run, Config, ConfigError, OperatorConfig, SourceConfig};
 use crate::baseline::kvbench::{KvbenchSpec, Preload, Preset, PRESET_OPERATIONS};
 use crate::baseline::kvbench_generators::{IndexDistribution, KeyArena};
 use crate::baseline::ycsb::Phase;
+use crate::document::Section;
 
 /// Top-level keys of a streaming workload that a KVBench workload has no use for.
 const STREAMING_ONLY: &[&str] = &[

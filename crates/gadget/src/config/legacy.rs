@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Config, ConfigError, OperatorConfig, SourceConfig, MAX_WINDOWS_PER_EVENT, MS_MAX};
+use crate::engine::flink::FlinkOperator;
 use crate::operator::{WindowAssigner, WindowFunction};
 use crate::source::distribution::{GapDistributionSpec, KeyDistributionSpec};
 use crate::source::element::WatermarkPolicy;
@@ -489,8 +490,8 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
     } else {
         WindowFunction::Incremental
     };
-    let operator = match kind.as_str() {
-        k if k.starts_with("tumbling.") => OperatorConfig::Window {
+    let operator = OperatorConfig::Flink(match kind.as_str() {
+        k if k.starts_with("tumbling.") => FlinkOperator::Window {
             assigner: WindowAssigner::Tumbling {
                 size: size(&mut e)?,
                 offset: 0,
@@ -503,7 +504,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
             let size = size(&mut e)?;
             let slide = slide(&mut e)?;
             check_slide(&e, size, slide)?;
-            OperatorConfig::Window {
+            FlinkOperator::Window {
                 assigner: WindowAssigner::Sliding {
                     size,
                     slide,
@@ -514,7 +515,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
                 keyed: k.contains(".keyed."),
             }
         }
-        k if k.starts_with("session.") => OperatorConfig::Session {
+        k if k.starts_with("session.") => FlinkOperator::Session {
             gap: size(&mut e)?,
             function,
             allowed_lateness: lateness,
@@ -532,7 +533,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
             } else {
                 WindowAssigner::Tumbling { size, offset: 0 }
             };
-            OperatorConfig::WindowJoin {
+            FlinkOperator::WindowJoin {
                 assigner,
                 element_size,
                 allowed_lateness: lateness,
@@ -555,21 +556,21 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
             if lower > upper {
                 return Err(e.error("lower.bound", "must not be above upper.bound"));
             }
-            OperatorConfig::IntervalJoin {
+            FlinkOperator::IntervalJoin {
                 lower,
                 upper,
                 element_size,
                 interleaving: Interleaving::RoundRobin,
             }
         }
-        "continuous.join" => OperatorConfig::ContinuousJoin {
+        "continuous.join" => FlinkOperator::ContinuousJoin {
             element_size,
             interleaving: Interleaving::RoundRobin,
         },
-        _ => OperatorConfig::Aggregation {
+        _ => FlinkOperator::Aggregation {
             state_name: "running-sum".into(),
         },
-    };
+    });
     let left = parse_generator(&mut e, "first.event.generator.", &dir)?;
     let source = if operator.two_inputs() {
         let right = parse_generator(&mut e, "second.event.generator.", &dir)?;

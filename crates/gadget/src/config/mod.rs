@@ -6,26 +6,26 @@ mod engine;
 pub mod experiment;
 mod kvbench;
 mod legacy;
-mod operator;
 mod parallel;
 pub mod properties;
-mod reader;
 pub mod run;
 mod source;
 pub mod store_settings;
 mod ycsb;
 
-use operator::{check_windows_per_event, parse_operator, MAX_WINDOWS_PER_EVENT};
+use crate::document::MS_MAX;
+use crate::engine::flink::FlinkOperator;
+use crate::engine::MAX_WINDOWS_PER_EVENT;
 use source::{check_ysb_pairing, parse_source, refuse_flink_watermarks};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::document::{read_text, Document};
 pub use parallel::Parallelism;
-use reader::Document;
 
-use crate::operator::{LookupJoinSpec, WindowAssigner, WindowFunction};
+pub use crate::document::{ConfigError, MAX_CONFIG_BYTES};
+
 use crate::source::file::FileSpec;
-use crate::source::interleave::Interleaving;
 use crate::source::synthetic::SyntheticSpec;
 use crate::source::ysb::YsbSpec;
 
@@ -38,84 +38,6 @@ use crate::baseline::kvbench::KvbenchSpec;
 use crate::baseline::ycsb::YcsbSpec;
 use crate::timer::TimerService;
 use properties::Properties;
-
-/// Why a config cannot be used.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("cannot read config {path}: {source}")]
-    Io {
-        /// The config file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The file is not valid TOML.
-    #[error("{path}:{line}: not valid TOML: {message}")]
-    Syntax {
-        /// The config file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// The parser's message.
-        message: String,
-    },
-    /// A key is unknown, missing or out of range.
-    #[error("{path}:{line}: `{key}`: {message}")]
-    Invalid {
-        /// The config file.
-        path: PathBuf,
-        /// 1-based line of the key (or of its section when the key is missing).
-        line: usize,
-        /// The full key, like `operator.size`.
-        key: String,
-        /// What is wrong and what is allowed.
-        message: String,
-    },
-    /// The file is not UTF-8 text.
-    #[error("{path}:{line}: byte {offset} is not UTF-8; configs are UTF-8 text (re-save the file as UTF-8)")]
-    NotUtf8 {
-        /// The config file.
-        path: PathBuf,
-        /// 1-based line of the first invalid byte.
-        line: usize,
-        /// Offset of the first invalid byte from the start of the file.
-        offset: usize,
-    },
-    /// The file is larger than a config can be (`/dev/zero`, a trace named as a config).
-    #[error("{path} is over {MAX_CONFIG_BYTES} bytes, more than any config; is it the right file (a trace goes to `gadget replay`)?")]
-    TooLarge {
-        /// The file.
-        path: PathBuf,
-    },
-    /// A required key or section is absent (it has no line to point at).
-    #[error("{path}: `{key}`: {message}")]
-    Missing {
-        /// The config file.
-        path: PathBuf,
-        /// The full key or section, like `operator.size` or `source`.
-        key: String,
-        /// What to add.
-        message: String,
-    },
-    /// A command-line option that changes the config (such as `--input-passes`) does not apply.
-    #[error("{flag}: {message}")]
-    Option {
-        /// The option.
-        flag: String,
-        /// What is wrong and what is allowed.
-        message: String,
-    },
-    /// A `-p key=value` command-line override is malformed or invalid.
-    #[error("-p {key}: {message}")]
-    Override {
-        /// The property.
-        key: String,
-        /// What is wrong and what is allowed.
-        message: String,
-    },
-}
 
 /// Where events come from.
 #[derive(Debug, Clone)]
@@ -160,64 +82,11 @@ impl SourceConfig {
     }
 }
 
-/// The operator to simulate.
+/// The operator to simulate: an engine's, or a baseline client's.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OperatorConfig {
-    /// Tumbling or sliding windows (`keyed = false`: `windowAll`).
-    Window {
-        /// Window assignment.
-        assigner: WindowAssigner,
-        /// Incremental or holistic.
-        function: WindowFunction,
-        /// Allowed lateness, ms.
-        allowed_lateness: i64,
-        /// Keyed (`keyBy().window()`) or not (`windowAll`).
-        keyed: bool,
-    },
-    /// Event-time session windows.
-    Session {
-        /// Session gap, ms.
-        gap: i64,
-        /// Incremental or holistic.
-        function: WindowFunction,
-        /// Allowed lateness, ms.
-        allowed_lateness: i64,
-    },
-    /// A running aggregate per key in a `ValueState`.
-    Aggregation {
-        /// The state's name.
-        state_name: String,
-    },
-    /// A window join (`join().where().equalTo().window()`): Flink runs it as a coGroup, a
-    /// holistic window over the tagged union of both inputs.
-    WindowJoin {
-        /// Tumbling or sliding windows.
-        assigner: WindowAssigner,
-        /// Serialized size of one element (the union adds a one-byte tag).
-        element_size: u32,
-        /// Allowed lateness, ms.
-        allowed_lateness: i64,
-        /// How the two inputs are interleaved.
-        interleaving: Interleaving,
-    },
-    /// The paper's continuous join (see `operator::ContinuousJoin`).
-    ContinuousJoin {
-        /// Serialized size of one element.
-        element_size: u32,
-        /// How the two inputs are interleaved.
-        interleaving: Interleaving,
-    },
-    /// `intervalJoin(...).between(lower, upper)`.
-    IntervalJoin {
-        /// Lower bound, ms.
-        lower: i64,
-        /// Upper bound, ms.
-        upper: i64,
-        /// Serialized size of one buffered element.
-        element_size: u32,
-        /// How the two inputs are interleaved.
-        interleaving: Interleaving,
-    },
+    /// A Flink operator (the default engine; [`crate::engine::flink`]).
+    Flink(FlinkOperator),
     /// A YCSB client issuing the core workload's operations to one state.
     Ycsb(Box<YcsbSpec>),
     /// A KVBench generator issuing its operations to one state.
@@ -226,9 +95,6 @@ pub enum OperatorConfig {
     KafkaStreams(Box<crate::engine::kafka_streams::KafkaStreamsSpec>),
     /// A Spark query (`engine = "spark"`; [`crate::engine::spark`]).
     Spark(Box<crate::engine::spark::SparkSpec>),
-    /// YSB's lookup-join: a table lookup per event, a tumbling count window per campaign, a
-    /// sink write per window (see [`LookupJoin`](crate::operator::LookupJoin)).
-    LookupJoin(LookupJoinSpec),
 }
 
 /// The inputs an operator reads, which decide how a source routes its rows to them.
@@ -249,8 +115,10 @@ impl OperatorConfig {
     /// The inputs this operator reads.
     pub fn inputs(&self) -> Inputs {
         match self {
-            OperatorConfig::ContinuousJoin { .. } => Inputs::TwoClosing,
-            OperatorConfig::IntervalJoin { .. } | OperatorConfig::WindowJoin { .. } => Inputs::Two,
+            OperatorConfig::Flink(FlinkOperator::ContinuousJoin { .. }) => Inputs::TwoClosing,
+            OperatorConfig::Flink(
+                FlinkOperator::IntervalJoin { .. } | FlinkOperator::WindowJoin { .. },
+            ) => Inputs::Two,
             OperatorConfig::KafkaStreams(spec) if spec.join.is_some() => Inputs::Two,
             OperatorConfig::Spark(spec)
                 if spec.query == crate::engine::spark::SparkQuery::StreamJoin =>
@@ -295,7 +163,6 @@ pub struct Config {
     pub json: serde_json::Value,
 }
 
-const MS_MAX: i64 = i64::MAX / 4;
 /// Most times a file source can be played (`repeat`).
 pub const MAX_REPEAT: i64 = 100_000;
 
@@ -388,21 +255,10 @@ impl Config {
                 "missing; add an [operator] section, or a [ycsb] or [kvbench] section for a baseline workload (see docs/config.md)",
             )
         })?;
-        let engine = engine::parse_engine(&top)?;
+        let engine = crate::engine::parse_engine(&top)?;
         top.finish()?;
 
-        engine::check_operator(&operator_section, engine)?;
-        let (operator, operator_name, timers) = match engine {
-            crate::engine::Engine::Flink => parse_operator(&operator_section)?,
-            crate::engine::Engine::KafkaStreams => {
-                let (op, name) = engine::parse_kafka_streams(&operator_section)?;
-                (op, name, TimerService::RocksDb)
-            }
-            crate::engine::Engine::Spark => {
-                let (op, name) = engine::parse_spark(&operator_section)?;
-                (op, name, TimerService::RocksDb)
-            }
-        };
+        let (operator, operator_name, timers) = engine::parse_operator(&operator_section, engine)?;
         operator_section.finish()?;
         if let Some(problem) = parallel::refusal(&operator, parallelism, max_parallelism) {
             return Err(doc.error(parallelism_at, "parallelism", problem));
@@ -455,7 +311,9 @@ impl Config {
         let mut run = run::RunSettings::default();
         if let Some(r) = run_section {
             run = run::parse_run(&r)?;
-            if let (OperatorConfig::LookupJoin(_), Some(n)) = (&operator, run.instances) {
+            if let (OperatorConfig::Flink(FlinkOperator::LookupJoin(_)), Some(n)) =
+                (&operator, run.instances)
+            {
                 if n > max_parallelism as usize {
                     return Err(r.error(
                         "instances",
@@ -630,38 +488,4 @@ fn toml_to_json(table: &toml_edit::Table) -> serde_json::Value {
             .map(|(k, v)| (k.to_string(), item(v)))
             .collect(),
     )
-}
-
-/// The largest config or experiment file read: configs are hand-written text, and a bound
-/// keeps `/dev/zero` or a trace given by mistake from filling memory.
-pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
-
-/// A config file's text, or why it cannot be read (missing, not UTF-8: with line and byte,
-/// over [`MAX_CONFIG_BYTES`]).
-pub(crate) fn read_text(path: &Path) -> Result<String, ConfigError> {
-    use std::io::Read;
-    let io = |source| ConfigError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_CONFIG_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(ConfigError::TooLarge {
-            path: path.to_path_buf(),
-        });
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let offset = e.utf8_error().valid_up_to();
-        let before = &e.as_bytes()[..offset];
-        ConfigError::NotUtf8 {
-            path: path.to_path_buf(),
-            line: before.iter().filter(|b| **b == b'\n').count() + 1,
-            offset,
-        }
-    })
 }

@@ -2,6 +2,7 @@
 //! config generates (docs/scale-out.md#parallelism).
 
 use super::{Config, ConfigError, OperatorConfig};
+use crate::engine::flink::FlinkOperator;
 use crate::key::{default_max_parallelism, KeyGroupRange, UPPER_BOUND_MAX_PARALLELISM};
 use crate::source::subtask::{SubtaskFilter, SubtaskRouter};
 use crate::source::ElementStream;
@@ -45,7 +46,7 @@ pub(super) fn refusal(
              parallelism is for Flink's keyed operators"
                 .to_string()
         }
-        OperatorConfig::LookupJoin(_) => {
+        OperatorConfig::Flink(FlinkOperator::LookupJoin(_)) => {
             "the lookup-join splits its campaigns among the instances of `[run] instances` \
              (docs/external-state.md); parallelism is for the other keyed operators"
                 .to_string()
@@ -61,7 +62,7 @@ pub(super) fn refusal(
              not simulate yet; run it as one task (parallelism = 1)"
                 .to_string()
         }
-        OperatorConfig::Window { keyed: false, .. } => {
+        OperatorConfig::Flink(FlinkOperator::Window { keyed: false, .. }) => {
             "a windowAll operator (keyed = false) runs as one subtask in Flink whatever the job's \
              parallelism; set keyed = true, or parallelism = 1"
                 .to_string()

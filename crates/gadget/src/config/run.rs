@@ -2,9 +2,9 @@
 //! optional; `gadget run` flags override them.
 
 use super::bounds::{parse_duration, Bounds};
-use super::reader::Section;
 use super::store_settings::{read_run_settings, store_setting, GivenSetting};
 use super::ConfigError;
+use crate::document::Section;
 
 /// Requests per second of an open-loop arrival (one per 11.6 days up to 10^12).
 pub const RATE: Bounds = Bounds {

@@ -1,8 +1,9 @@
 //! `[source]` (or `[left]` and `[right]`): file, synthetic and YSB streams, their keys, gaps,
 //! lateness and watermarks, validated (docs/config.md).
 
-use super::reader::Section;
 use super::{ConfigError, Inputs, OperatorConfig, SourceConfig, MAX_REPEAT, MS_MAX};
+use crate::document::Section;
+use crate::engine::flink::FlinkOperator;
 use crate::source::distribution::{GapDistributionSpec, KeyDistributionSpec};
 use crate::source::element::WatermarkPolicy;
 use crate::source::file::{FileOrder, FileSpec, KeyType, TimeUnit, TypeRouting};
@@ -302,12 +303,12 @@ pub(super) fn check_ysb_pairing(
     operator: &OperatorConfig,
 ) -> Result<(), ConfigError> {
     match (source, operator) {
-        (SourceConfig::Ysb(_), OperatorConfig::LookupJoin(_)) => Ok(()),
+        (SourceConfig::Ysb(_), OperatorConfig::Flink(FlinkOperator::LookupJoin(_))) => Ok(()),
         (SourceConfig::Ysb(_), _) => Err(s.error(
             "type",
             "a ysb source feeds the lookup-join; set [operator] type = \"lookup-join\", or use a synthetic source",
         )),
-        (_, OperatorConfig::LookupJoin(_)) => Err(s.error(
+        (_, OperatorConfig::Flink(FlinkOperator::LookupJoin(_))) => Err(s.error(
             "type",
             "the lookup-join reads YSB's ad events; set type = \"ysb\" (see docs/config.md)",
         )),

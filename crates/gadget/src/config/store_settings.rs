@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use super::bounds::{duration_text, parse_duration, Bounds};
-use super::reader::{file_path, number, Section};
 use super::ConfigError;
+use crate::document::{file_path, number, Section};
 
 /// Where a Redis Cluster keeps an instance's keys (`[run.redis] placement`,
 /// `--redis-placement`); the evaluator's `Placement` reads these names.

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use super::properties::{Origin, Properties, Property};
-use super::reader::{Document, Section};
 use super::{run, Config, ConfigError, OperatorConfig, SourceConfig};
 use crate::baseline::ycsb::{LengthDistribution, Phase, RequestDistribution, YcsbSpec};
+use crate::document::{Document, Section};
 use crate::trace::MAX_VALUE_LEN;
 
 /// Top-level keys of a streaming workload that a YCSB workload has no use for.
@@ -30,7 +30,7 @@ fn apply_overrides(props: &mut Properties, overrides: &[String]) -> Result<(), C
 
 /// Reads a YCSB `.properties` file.
 fn read_properties(path: &Path) -> Result<Properties, ConfigError> {
-    let text = super::read_text(path)?;
+    let text = crate::document::read_text(path)?;
     Ok(Properties::parse_file(&text, path))
 }
 

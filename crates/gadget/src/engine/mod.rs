@@ -1,12 +1,17 @@
-//! Streaming engines beside Flink: each engine's operators, key layout, value sizes and
-//! timing rules in a module of its own, over the same sources, sinks, traces and stores.
-//! Flink's operators are [`crate::operator`]; `engine = "kafka-streams"` in a config selects
-//! [`kafka_streams`], `engine = "spark"` [`spark`].
+//! The streaming engines Gadget simulates, one room each: its operator list, the parsing of
+//! its `[operator]` section and the building of its operators, over the same sources, sinks,
+//! traces and stores. [`flink`] is the default (its operators themselves are
+//! [`crate::operator`]); `engine = "kafka-streams"` in a config selects [`kafka_streams`],
+//! `engine = "spark"` [`spark`], whose operators, key layouts, value sizes and timing rules
+//! live in their rooms.
 
+pub mod flink;
 pub mod kafka_streams;
 pub mod spark;
 
 use std::fmt;
+
+use crate::document::{ConfigError, Section};
 
 /// The engine a config simulates (`engine`, Flink by default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,17 +52,7 @@ impl Engine {
     /// The operator types the engine has.
     pub fn operators(self) -> &'static [&'static str] {
         match self {
-            Engine::Flink => &[
-                "tumbling",
-                "sliding",
-                "session",
-                "aggregation",
-                "interval-join",
-                "tumbling-join",
-                "sliding-join",
-                "continuous-join",
-                "lookup-join",
-            ],
+            Engine::Flink => flink::OPERATORS,
             Engine::KafkaStreams => kafka_streams::OPERATORS,
             Engine::Spark => spark::OPERATORS,
         }
@@ -103,6 +98,73 @@ impl fmt::Display for Engine {
             Engine::Spark => "Spark",
         })
     }
+}
+
+/// The `engine` of a config's top level (Flink without one).
+pub(crate) fn parse_engine(top: &Section<'_>) -> Result<Engine, ConfigError> {
+    Ok(top
+        .choice("engine", Engine::NAMES)?
+        .and_then(Engine::from_name)
+        .unwrap_or_default())
+}
+
+/// Refuses an `[operator] type` that `engine` lacks, naming the engine's closest operator.
+pub(crate) fn check_operator(s: &Section<'_>, engine: Engine) -> Result<(), ConfigError> {
+    let Some(kind) = s.string("type")? else {
+        return Ok(());
+    };
+    if engine.operators().contains(&kind.as_str()) {
+        return Ok(());
+    }
+    let others = Engine::NAMES
+        .iter()
+        .filter_map(|n| Engine::from_name(n))
+        .find(|e| *e != engine && e.operators().contains(&kind.as_str()));
+    let Some(other) = others else {
+        // not any engine's: the usual error lists this engine's operators
+        return Ok(());
+    };
+    let closest = match engine.closest(&kind) {
+        Some(c) => format!("; its closest is `{c}`"),
+        None => String::new(),
+    };
+    Err(s.error(
+        "type",
+        format!(
+            "`{kind}` is a {other} operator, and this config's engine is {engine} (`engine = \"{}\"`){closest}; the operators of {engine}: {}",
+            engine.name(),
+            engine.operators().join(", ")
+        ),
+    ))
+}
+
+/// The longest window, gap or grace, in ms: a day keeps segment ids and window ends far from
+/// i64's bounds.
+pub(crate) const DAY_MS: i64 = 86_400_000;
+
+/// Most windows one event may fall into (`size / slide` of Flink's sliding windows, `size /
+/// advance` of Kafka Streams' hopping ones): Flink keeps them all in a list, and each costs
+/// requests of its own.
+pub(crate) const MAX_WINDOWS_PER_EVENT: i64 = 100_000;
+
+/// Refuses windows of `size` ms starting every `step` ms (set by `key`: `slide`, `advance`)
+/// that would put an event into more than [`MAX_WINDOWS_PER_EVENT`] windows.
+pub(crate) fn check_windows_per_event(
+    s: &Section<'_>,
+    key: &str,
+    size: i64,
+    step: i64,
+) -> Result<(), ConfigError> {
+    if size / step > MAX_WINDOWS_PER_EVENT {
+        return Err(s.error(
+            key,
+            format!(
+                "size {size} / {key} {step} puts every event into {} windows; at most {MAX_WINDOWS_PER_EVENT} are allowed, use a larger {key}",
+                size / step
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

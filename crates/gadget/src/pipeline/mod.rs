@@ -5,10 +5,8 @@
 use crate::baseline::kvbench::KvbenchClient;
 use crate::baseline::ycsb::YcsbClient;
 use crate::config::{right_seed, Config, OperatorConfig, SourceConfig};
-use crate::operator::{
-    ContinuousAggregation, ContinuousJoin, IntervalJoin, LookupJoin, Operator,
-    SessionWindowOperator, WindowFunction, WindowOperator,
-};
+use crate::engine::flink::FlinkOperator;
+use crate::operator::Operator;
 use crate::parallel::JobInputs;
 use crate::source::file::FileSource;
 use crate::source::random::Rng;
@@ -70,7 +68,7 @@ impl Config {
     /// Opens the job's inputs as its source task(s) emit them, before the keyed exchange
     /// splits them among subtasks and before a two-input operator interleaves them.
     pub fn open_job_inputs(&self) -> Result<JobInputs, SourceError> {
-        if let (SourceConfig::Ysb(spec), OperatorConfig::LookupJoin(join)) =
+        if let (SourceConfig::Ysb(spec), OperatorConfig::Flink(FlinkOperator::LookupJoin(join))) =
             (&self.source, &self.operator)
         {
             let (instance, instances) = self.instance();
@@ -88,9 +86,7 @@ impl Config {
             });
         }
         let interleaving = match &self.operator {
-            OperatorConfig::IntervalJoin { interleaving, .. }
-            | OperatorConfig::WindowJoin { interleaving, .. }
-            | OperatorConfig::ContinuousJoin { interleaving, .. } => Some(*interleaving),
+            OperatorConfig::Flink(operator) => operator.interleaving(),
             _ => None,
         };
         Ok(match (&self.source, interleaving) {
@@ -108,90 +104,20 @@ impl Config {
 
     /// Builds the operator.
     pub fn build_operator(&self) -> Box<dyn Operator> {
-        let p = self.max_parallelism;
-        // the key groups of the chosen subtask (all of them at parallelism 1)
-        let groups = self.key_groups();
         match &self.operator {
-            OperatorConfig::Window {
-                assigner,
-                function,
-                allowed_lateness,
-                keyed,
-            } => Box::new(
-                WindowOperator::new(
-                    *assigner,
-                    *function,
-                    *allowed_lateness,
-                    *keyed,
-                    self.timers,
-                    p,
-                )
-                .with_key_groups(groups),
-            ),
-            OperatorConfig::Session {
-                gap,
-                function,
-                allowed_lateness,
-            } => Box::new(
-                SessionWindowOperator::new(*gap, *function, *allowed_lateness, self.timers, p)
-                    .with_key_groups(groups),
-            ),
-            OperatorConfig::WindowJoin {
-                assigner,
-                element_size,
-                allowed_lateness,
-                ..
-            } => Box::new(
-                WindowOperator::new(
-                    *assigner,
-                    WindowFunction::Holistic {
-                        element_size: element_size + 1,
-                    },
-                    *allowed_lateness,
-                    true,
-                    self.timers,
-                    p,
-                )
-                .with_key_groups(groups),
-            ),
-            OperatorConfig::ContinuousJoin { element_size, .. } => {
-                Box::new(ContinuousJoin::new(*element_size, p))
+            OperatorConfig::Flink(operator) => {
+                // the key groups of the chosen subtask (all of them at parallelism 1)
+                operator.build(self.timers, self.max_parallelism, self.key_groups(), || {
+                    let SourceConfig::Ysb(ysb) = &self.source else {
+                        unreachable!("validated: the lookup-join reads a ysb source")
+                    };
+                    YsbIds::new(self.configured_seed(), ysb.campaigns, ysb.ads_per_campaign)
+                })
             }
-            OperatorConfig::Aggregation { state_name } => {
-                Box::new(ContinuousAggregation::new(state_name.clone(), p))
-            }
-            OperatorConfig::IntervalJoin {
-                lower,
-                upper,
-                element_size,
-                ..
-            } => Box::new(
-                IntervalJoin::new(*lower, *upper, *element_size, self.timers, p)
-                    .with_key_groups(groups),
-            ),
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
             OperatorConfig::Spark(spec) => spec.operator(),
-            OperatorConfig::KafkaStreams(spec) => {
-                use crate::engine::kafka_streams::{
-                    Count, SessionCount, StreamJoin, WindowedCount,
-                };
-                match (spec.windows, spec.sessions, spec.join) {
-                    (Some(windows), _, _) => Box::new(WindowedCount::new(spec, windows)),
-                    (None, Some(sessions), _) => Box::new(SessionCount::new(spec, sessions)),
-                    (None, None, Some(join)) => {
-                        Box::new(StreamJoin::new(spec, join, &spec.right_topic))
-                    }
-                    (None, None, None) => Box::new(Count::new(spec)),
-                }
-            }
-            OperatorConfig::LookupJoin(join) => {
-                let SourceConfig::Ysb(ysb) = &self.source else {
-                    unreachable!("validated: the lookup-join reads a ysb source")
-                };
-                let ids = YsbIds::new(self.configured_seed(), ysb.campaigns, ysb.ads_per_campaign);
-                Box::new(LookupJoin::new(join, ids, self.timers, p))
-            }
+            OperatorConfig::KafkaStreams(spec) => spec.operator(),
         }
     }
 }

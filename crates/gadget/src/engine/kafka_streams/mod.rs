@@ -22,6 +22,7 @@
 //!   no key group; a timestamped value is the 8-byte timestamp and the value's bytes.
 
 pub mod cache;
+pub(crate) mod config;
 pub mod count;
 mod found;
 mod held;
@@ -111,6 +112,19 @@ impl Default for KafkaStreamsSpec {
             join: None,
             right_topic: "finishes".into(),
             suppress: false,
+        }
+    }
+}
+
+impl KafkaStreamsSpec {
+    /// The topology's stateful operator: a windowed, session-windowed or plain count (or
+    /// aggregate), or a join, as the spec's windows say.
+    pub fn operator(&self) -> Box<dyn crate::operator::Operator> {
+        match (self.windows, self.sessions, self.join) {
+            (Some(windows), _, _) => Box::new(WindowedCount::new(self, windows)),
+            (None, Some(sessions), _) => Box::new(SessionCount::new(self, sessions)),
+            (None, None, Some(join)) => Box::new(StreamJoin::new(self, join, &self.right_topic)),
+            (None, None, None) => Box::new(Count::new(self)),
         }
     }
 }

@@ -26,6 +26,7 @@ use std::cmp::Ordering;
 
 pub mod aggregate;
 mod batch;
+pub(crate) mod config;
 pub mod dedup;
 pub mod group_state;
 mod held;

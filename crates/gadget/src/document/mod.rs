@@ -1,12 +1,16 @@
-//! A span-aware reader over a TOML table that remembers which keys were read, so every error
-//! names the file, the line, the key and what is allowed, and unknown keys are rejected.
+//! The TOML document of a config or experiment file: a span-aware reader over its tables that
+//! remembers which keys were read, so every error names the file, the line, the key and what
+//! is allowed, and unknown keys are rejected. The lowest room of config reading: `config`,
+//! each engine's `[operator]` parser and experiments read through it.
+
+mod error;
+
+pub use error::ConfigError;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use toml_edit::{Item, Table, Value};
-
-use super::ConfigError;
 
 /// The whole file: its path and text, for line numbers.
 #[derive(Debug)]
@@ -573,6 +577,44 @@ pub(crate) fn number(x: f64) -> String {
     } else {
         format!("{x:e}")
     }
+}
+
+/// The largest time in ms (and the largest magnitude of an offset or bound) a config takes:
+/// a quarter of `i64`'s range, so sums of a few times stay in range.
+pub(crate) const MS_MAX: i64 = i64::MAX / 4;
+
+/// The largest config or experiment file read: configs are hand-written text, and a bound
+/// keeps `/dev/zero` or a trace given by mistake from filling memory.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// A config file's text, or why it cannot be read (missing, not UTF-8: with line and byte,
+/// over [`MAX_CONFIG_BYTES`]).
+pub(crate) fn read_text(path: &Path) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let io = |source| ConfigError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..offset];
+        ConfigError::NotUtf8 {
+            path: path.to_path_buf(),
+            line: before.iter().filter(|b| **b == b'\n').count() + 1,
+            offset,
+        }
+    })
 }
 
 #[cfg(test)]

@@ -1,16 +1,14 @@
 //! `[operator]` of a Flink config: each operator type's keys, validated (docs/config.md).
 
-use super::reader::Section;
-use super::{ConfigError, OperatorConfig, MS_MAX};
+use super::{FlinkOperator, OPERATORS};
+use crate::document::{ConfigError, Section, MS_MAX};
+use crate::engine::check_windows_per_event;
 use crate::operator::{LookupJoinSpec, WindowAssigner, WindowFunction};
 use crate::source::interleave::Interleaving;
 use crate::source::ysb::AdEventType;
 use crate::timer::TimerService;
 
-pub(super) fn parse_interleaving(
-    s: &Section<'_>,
-    default: &'static str,
-) -> Result<Interleaving, ConfigError> {
+fn parse_interleaving(s: &Section<'_>, default: &'static str) -> Result<Interleaving, ConfigError> {
     let choice = s
         .choice("interleave", &["round-robin", "source-order", "by-time"])?
         .unwrap_or(default);
@@ -21,34 +19,9 @@ pub(super) fn parse_interleaving(
     })
 }
 
-/// Most windows one event may fall into (`size / slide` of Flink's sliding windows, `size /
-/// advance` of Kafka Streams' hopping ones): Flink keeps them all in a list, and each costs
-/// requests of its own.
-pub(crate) const MAX_WINDOWS_PER_EVENT: i64 = 100_000;
-
-/// Refuses windows of `size` ms starting every `step` ms (set by `key`: `slide`, `advance`)
-/// that would put an event into more than [`MAX_WINDOWS_PER_EVENT`] windows.
-pub(super) fn check_windows_per_event(
-    s: &Section<'_>,
-    key: &str,
-    size: i64,
-    step: i64,
-) -> Result<(), ConfigError> {
-    if size / step > MAX_WINDOWS_PER_EVENT {
-        return Err(s.error(
-            key,
-            format!(
-                "size {size} / {key} {step} puts every event into {} windows; at most {MAX_WINDOWS_PER_EVENT} are allowed, use a larger {key}",
-                size / step
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// The `slide` of a sliding window of `size` ms: at most the size, at most
-/// [`MAX_WINDOWS_PER_EVENT`] windows per event.
-pub(super) fn parse_slide(s: &Section<'_>, size: i64) -> Result<i64, ConfigError> {
+/// [`MAX_WINDOWS_PER_EVENT`](crate::engine::MAX_WINDOWS_PER_EVENT) windows per event.
+fn parse_slide(s: &Section<'_>, size: i64) -> Result<i64, ConfigError> {
     let slide = s.require_int(
         "slide",
         1,
@@ -66,9 +39,9 @@ pub(super) fn parse_slide(s: &Section<'_>, size: i64) -> Result<i64, ConfigError
 }
 
 /// The largest `element_size`: the longest value a trace holds ([`crate::trace::MAX_VALUE_LEN`]).
-pub(super) const MAX_ELEMENT_SIZE: i64 = crate::trace::MAX_VALUE_LEN as i64;
+const MAX_ELEMENT_SIZE: i64 = crate::trace::MAX_VALUE_LEN as i64;
 
-pub(super) fn parse_function(s: &Section<'_>) -> Result<WindowFunction, ConfigError> {
+fn parse_function(s: &Section<'_>) -> Result<WindowFunction, ConfigError> {
     let f = s
         .choice("function", &["incremental", "holistic"])?
         .unwrap_or("incremental");
@@ -81,14 +54,14 @@ pub(super) fn parse_function(s: &Section<'_>) -> Result<WindowFunction, ConfigEr
 
 /// States of the lookup-join's window (with either timer service): its table and sink must
 /// be named otherwise.
-pub(super) const LOOKUP_JOIN_WINDOW_STATES: [&str; 3] = [
+const LOOKUP_JOIN_WINDOW_STATES: [&str; 3] = [
     "window-contents",
     "_timer_state/event_window-timers",
     "default",
 ];
 
 /// `[operator] type = "lookup-join"` (see docs/config.md).
-pub(super) fn parse_lookup_join(s: &Section<'_>) -> Result<LookupJoinSpec, ConfigError> {
+fn parse_lookup_join(s: &Section<'_>) -> Result<LookupJoinSpec, ConfigError> {
     let names: Vec<&str> = AdEventType::ALL.iter().map(|t| t.name()).collect();
     let event_types = match s.strings("event_types")? {
         None => vec![AdEventType::View],
@@ -149,10 +122,10 @@ pub(super) fn parse_lookup_join(s: &Section<'_>) -> Result<LookupJoinSpec, Confi
     })
 }
 
-pub(super) fn parse_operator(
-    s: &Section<'_>,
-) -> Result<(OperatorConfig, String, TimerService), ConfigError> {
-    let kind = s.require_choice("type", crate::engine::Engine::Flink.operators())?;
+/// A Flink `[operator]` section: the operator, its short name for reports, and the timer
+/// service (`timers`).
+pub(crate) fn parse(s: &Section<'_>) -> Result<(FlinkOperator, String, TimerService), ConfigError> {
+    let kind = s.require_choice("type", OPERATORS)?;
     let timers = match s
         .choice("timers", &["rocksdb", "heap"])?
         .unwrap_or("rocksdb")
@@ -170,7 +143,7 @@ pub(super) fn parse_operator(
         "tumbling" => {
             let size = s.require_int("size", 1, MS_MAX, "the window length in ms, e.g. 5000")?;
             let offset = offset(s)?;
-            OperatorConfig::Window {
+            FlinkOperator::Window {
                 assigner: WindowAssigner::Tumbling { size, offset },
                 function: parse_function(s)?,
                 allowed_lateness: lateness(s)?,
@@ -181,7 +154,7 @@ pub(super) fn parse_operator(
             let size = s.require_int("size", 1, MS_MAX, "the window length in ms, e.g. 5000")?;
             let slide = parse_slide(s, size)?;
             let offset = offset(s)?;
-            OperatorConfig::Window {
+            FlinkOperator::Window {
                 assigner: WindowAssigner::Sliding {
                     size,
                     slide,
@@ -192,7 +165,7 @@ pub(super) fn parse_operator(
                 keyed: s.bool("keyed")?.unwrap_or(true),
             }
         }
-        "session" => OperatorConfig::Session {
+        "session" => FlinkOperator::Session {
             gap: s.require_int("gap", 1, MS_MAX, "the session gap in ms, e.g. 120000")?,
             function: parse_function(s)?,
             allowed_lateness: lateness(s)?,
@@ -212,19 +185,19 @@ pub(super) fn parse_operator(
                     offset: offset(s)?,
                 }
             };
-            OperatorConfig::WindowJoin {
+            FlinkOperator::WindowJoin {
                 assigner,
                 element_size: s.int("element_size", 0, MAX_ELEMENT_SIZE)?.unwrap_or(24) as u32,
                 allowed_lateness: lateness(s)?,
                 interleaving: parse_interleaving(s, "source-order")?,
             }
         }
-        "continuous-join" => OperatorConfig::ContinuousJoin {
+        "continuous-join" => FlinkOperator::ContinuousJoin {
             element_size: s.int("element_size", 0, MAX_ELEMENT_SIZE)?.unwrap_or(24) as u32,
             interleaving: parse_interleaving(s, "round-robin")?,
         },
-        "lookup-join" => OperatorConfig::LookupJoin(parse_lookup_join(s)?),
-        "aggregation" => OperatorConfig::Aggregation {
+        "lookup-join" => FlinkOperator::LookupJoin(parse_lookup_join(s)?),
+        "aggregation" => FlinkOperator::Aggregation {
             state_name: s
                 .state_name("state_name")?
                 .unwrap_or_else(|| "running-sum".to_string()),
@@ -248,14 +221,14 @@ pub(super) fn parse_operator(
                     format!("{lower} is above upper_bound {upper}"),
                 ));
             }
-            OperatorConfig::IntervalJoin {
+            FlinkOperator::IntervalJoin {
                 lower,
                 upper,
                 element_size: s.int("element_size", 0, MAX_ELEMENT_SIZE)?.unwrap_or(24) as u32,
                 interleaving: parse_interleaving(s, "round-robin")?,
             }
         }
-        // a name listed in Engine::operators without an arm here: found by the test that
+        // a name listed in OPERATORS without an arm here: found by the test that
         // parses every listed operator
         other => {
             return Err(s.error(
@@ -267,7 +240,7 @@ pub(super) fn parse_operator(
         }
     };
     let name = match &op {
-        OperatorConfig::Window { function, .. } | OperatorConfig::Session { function, .. } => {
+        FlinkOperator::Window { function, .. } | FlinkOperator::Session { function, .. } => {
             format!(
                 "{kind}-{}",
                 if matches!(function, WindowFunction::Holistic { .. }) {
