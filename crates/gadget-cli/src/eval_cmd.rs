@@ -17,7 +17,7 @@ use gadget_eval::concurrent::{run_instances, InstancesOutcome, Sharing};
 use gadget_eval::export::{self, Csv, HdrIntervals, HdrLog, Json, Text};
 use gadget_eval::job::JobSubtasks;
 use gadget_eval::run::{Measured, RunError, RunOptions, Warmup};
-use gadget_eval::store::choice::{StoreChoice, StoreFlags};
+use gadget_eval::store::choice::{CommandLine, StoreChoice};
 use gadget_eval::store::far::FarStores;
 use gadget_eval::store::{StoreError, StoreKind, StoreSettings};
 use gadget_eval::value::DEFAULT_COMPRESSION_RATIO;
@@ -209,7 +209,7 @@ struct Plan {
 impl Plan {
     /// `seed` is the workload's (a config's), the default of `--seed`.
     fn resolve(a: &EvalArgs, r: &RunSettings, seed: u64) -> anyhow::Result<Plan> {
-        let flags = StoreFlags {
+        let flags = CommandLine {
             store: a.store.as_deref(),
             settings: &a.store_settings.given,
             from_env: &a.store_settings.from_env,

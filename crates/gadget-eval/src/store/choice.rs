@@ -31,7 +31,7 @@ pub struct StoreChoiceError(String);
 
 /// The store settings given on the command line.
 #[derive(Debug, Clone, Copy)]
-pub struct StoreFlags<'a> {
+pub struct CommandLine<'a> {
     /// `--store`, if given.
     pub store: Option<&'a str>,
     /// The store settings' flags given, in the list's order, each naming its flag.
@@ -44,7 +44,7 @@ pub struct StoreFlags<'a> {
 impl StoreChoice {
     /// The store and settings of a run: `flags` over `file` (a config's `[run]` section) over
     /// the defaults (RocksDB, [`StoreSettings::default`]).
-    pub fn resolve(flags: StoreFlags<'_>, file: &RunSettings) -> Result<Self, StoreChoiceError> {
+    pub fn resolve(flags: CommandLine<'_>, file: &RunSettings) -> Result<Self, StoreChoiceError> {
         let (name, given_at) = match (flags.store, &file.store) {
             (Some(flag), _) => (flag, "--store".to_string()),
             (None, Some(key)) => (

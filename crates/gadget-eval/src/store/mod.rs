@@ -330,13 +330,18 @@ impl StoreKind {
 }
 
 /// Opens `kind` with one keyspace per entry of `states`, its files under `dir` (all in the one
-/// store: [`routed::open`] places states in stores of their own where the settings say).
+/// store: [`routed::open`] places states in stores of their own where the settings say, and
+/// is the way in for settings with routes).
 pub fn open_store(
     kind: StoreKind,
     dir: &Path,
     states: &[String],
     settings: &StoreSettings,
 ) -> Result<Box<dyn Store>, StoreError> {
+    debug_assert!(
+        settings.routes.is_empty(),
+        "open_store opens one store and would drop the routes: open through routed::open"
+    );
     match kind.spec().open {
         spec::Opener::PerInstance(open) => open(dir, states, settings),
         spec::Opener::Shared(open) => open(dir, &[states.to_vec()], settings)?.attach(0),
