@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use gadget::config::experiment::{Experiment, Overrides};
 use gadget_eval::experiment::check;
 use gadget_eval::experiment::compare::{BenchFolder, Comparison};
+use gadget_eval::experiment::file::{Experiment, Overrides};
 use gadget_eval::experiment::inputs::{Hashes, RunInputs};
 use gadget_eval::experiment::plan::{Plan, PlannedRun};
 use gadget_eval::experiment::summary::{ExperimentSummary, FailedRun};

@@ -376,12 +376,12 @@ fn every_bundled_experiment_is_valid_and_names_files_that_exist() {
             if path.extension().is_none_or(|e| e != "toml") {
                 continue;
             }
-            let e = gadget::config::experiment::Experiment::load(&path)
+            let e = gadget_eval::experiment::file::Experiment::load(&path)
                 .unwrap_or_else(|e| panic!("{e}"));
             for w in &e.workloads {
                 let files = match &w.file {
-                    gadget::config::experiment::WorkloadFile::Config(c) => c.clone(),
-                    gadget::config::experiment::WorkloadFile::Trace(t) => vec![t.clone()],
+                    gadget_eval::experiment::file::WorkloadFile::Config(c) => c.clone(),
+                    gadget_eval::experiment::file::WorkloadFile::Trace(t) => vec![t.clone()],
                 };
                 for f in files {
                     let in_shared = f.to_string_lossy().contains("/shared/");

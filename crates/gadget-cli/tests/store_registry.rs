@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use assert_cmd::Command;
-use gadget::config::experiment::{experiment_store_settings, SettingValue};
+use gadget_eval::experiment::file::{experiment_store_settings, SettingValue};
 use gadget_eval::store::StoreKind;
 
 fn project_root() -> PathBuf {

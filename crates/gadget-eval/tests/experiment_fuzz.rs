@@ -9,7 +9,9 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use gadget::config::experiment::{experiment_store_settings, Experiment, SettingValue, MAX_RUNS};
+use gadget_eval::experiment::file::{
+    experiment_store_settings, Experiment, SettingValue, MAX_RUNS,
+};
 use gadget_eval::experiment::plan::Plan;
 use proptest::prelude::*;
 
@@ -161,7 +163,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 /// The switches a run may be given without a value.
 fn switches() -> HashSet<String> {
     experiment_store_settings()
-        .filter(|s| matches!(s.value, gadget::config::experiment::SettingValue::Switch))
+        .filter(|s| matches!(s.value, gadget_eval::experiment::file::SettingValue::Switch))
         .map(|s| format!("--{}", s.key.replace('_', "-")))
         .collect()
 }

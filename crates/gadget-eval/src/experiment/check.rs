@@ -3,7 +3,7 @@
 //! ([`StoreKind::reads`]), every workload config loaded and validated (with its properties),
 //! every trace's header read. A mistake found after an hour of runs costs the hour.
 
-use gadget::config::experiment::{Experiment, WorkloadFile};
+use crate::experiment::file::{Experiment, WorkloadFile};
 use gadget::config::Config;
 
 use crate::store::StoreKind;

@@ -9,7 +9,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use gadget::config::experiment::{Experiment, WorkloadFile};
+use crate::experiment::file::{Experiment, WorkloadFile};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 

@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use gadget::config::experiment::{Experiment, RunOrder, WorkloadFile};
+use crate::experiment::file::{Experiment, RunOrder, WorkloadFile};
 
 use super::random::SplitMix;
 

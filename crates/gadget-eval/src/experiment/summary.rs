@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::plan::{Plan, PlannedRun};
 use super::stats::Stats;
 use super::verdict::{holm, Measure, Ratio, Verdict, RESAMPLES};
-use gadget::config::experiment::{Dimension, Experiment};
+use crate::experiment::file::{Dimension, Experiment};
 use gadget_results::RunReport;
 
 /// The latency percentiles summarized, by name, from the "all requests" row of each run.
@@ -107,7 +107,7 @@ pub struct ExperimentSummary {
 }
 
 fn default_noise_threshold() -> f64 {
-    gadget::config::experiment::DEFAULT_NOISE_THRESHOLD
+    crate::experiment::file::DEFAULT_NOISE_THRESHOLD
 }
 
 /// What an experiment's runs ran on: the machine, Gadget's commit, each store's libraries.
@@ -509,7 +509,7 @@ fn warnings(
             done.len()
         ));
     }
-    if e.baseline.is_some() && e.order != gadget::config::experiment::RunOrder::Blocks {
+    if e.baseline.is_some() && e.order != crate::experiment::file::RunOrder::Blocks {
         out.push("the runs did not go in blocks (`order`): a verdict pairs runs by repetition, which drift separates; use the default `order = \"blocks\"`".to_string());
     }
     out

@@ -3,7 +3,6 @@
 
 pub mod bounds;
 mod engine;
-pub mod experiment;
 mod kvbench;
 mod legacy;
 mod parallel;

@@ -14,13 +14,16 @@ use toml_edit::{Item, Table, Value};
 
 /// The whole file: its path and text, for line numbers.
 #[derive(Debug)]
-pub(crate) struct Document<'a> {
-    pub(crate) path: &'a Path,
-    pub(crate) text: &'a str,
+pub struct Document<'a> {
+    /// The file, as errors name it (relative paths in it are relative to its folder).
+    pub path: &'a Path,
+    /// Its whole text.
+    pub text: &'a str,
 }
 
 impl Document<'_> {
-    pub(crate) fn line_of(&self, offset: Option<usize>) -> usize {
+    /// The 1-based line of byte `offset` (0 without one).
+    pub fn line_of(&self, offset: Option<usize>) -> usize {
         offset.map_or(0, |o| {
             self.text[..o.min(self.text.len())]
                 .bytes()
@@ -31,7 +34,7 @@ impl Document<'_> {
     }
 
     /// The file's top level as a section, or where its TOML is broken.
-    pub(crate) fn top(&self) -> Result<Section<'_>, ConfigError> {
+    pub fn top(&self) -> Result<Section<'_>, ConfigError> {
         let parsed = toml_edit::ImDocument::parse(self.text.to_string()).map_err(|e| {
             ConfigError::Syntax {
                 path: self.path.to_path_buf(),
@@ -44,7 +47,7 @@ impl Document<'_> {
 
     /// An error about `key` at the line of `offset`, or without a line when there is none
     /// (a key or section that is missing).
-    pub(crate) fn error(
+    pub fn error(
         &self,
         offset: Option<usize>,
         key: &str,
@@ -64,7 +67,7 @@ impl Document<'_> {
 }
 
 /// One table of the config (`[source]`, `[operator]`, ...).
-pub(crate) struct Section<'a> {
+pub struct Section<'a> {
     doc: &'a Document<'a>,
     table: Table,
     name: String,
@@ -74,7 +77,8 @@ pub(crate) struct Section<'a> {
 }
 
 impl<'a> Section<'a> {
-    pub(crate) fn new(doc: &'a Document<'a>, table: Table, name: &str) -> Self {
+    /// The section `name` (`run`, `run.rocksdb`, ...) of `doc`, its table `table`.
+    pub fn new(doc: &'a Document<'a>, table: Table, name: &str) -> Self {
         let offset = table.span().map(|s| s.start);
         Section {
             doc,
@@ -113,19 +117,19 @@ impl<'a> Section<'a> {
     }
 
     /// An error about `key` at its line (or the section's line when the key is missing).
-    pub(crate) fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
+    pub fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
         self.doc
             .error(self.item_offset(key), &self.full(key), message)
     }
 
     /// Where `key` is set in the file (the section's start when it is not): for an error
     /// about it found after the section was finished ([`Document::error`]).
-    pub(crate) fn offset_of(&self, key: &str) -> Option<usize> {
+    pub fn offset_of(&self, key: &str) -> Option<usize> {
         self.item_offset(key)
     }
 
     /// Where `key` is set, as errors name it: `job.toml:7: `source.path``.
-    pub(crate) fn origin(&self, key: &str) -> String {
+    pub fn origin(&self, key: &str) -> String {
         format!(
             "{}:{}: `{}`",
             self.doc.path.display(),
@@ -135,13 +139,13 @@ impl<'a> Section<'a> {
     }
 
     /// An error about the section as a whole, at its header line.
-    pub(crate) fn section_error(&self, message: impl Into<String>) -> ConfigError {
+    pub fn section_error(&self, message: impl Into<String>) -> ConfigError {
         self.doc.error(self.offset, &self.name, message)
     }
 
     /// An error for a key that is missing, unless a key of the section nobody asked for is
     /// a misspelling of it (`sise` for `size`): then that key, at its line.
-    pub(crate) fn missing(&self, key: &str, what: &str) -> ConfigError {
+    pub fn missing(&self, key: &str, what: &str) -> ConfigError {
         let misspelled = self.table.iter().map(|(k, _)| k).find(|k| {
             !self.read.borrow().iter().any(|r| r == k) && *k != key && edit_distance(k, key) <= 2
         });
@@ -165,12 +169,12 @@ impl<'a> Section<'a> {
     }
 
     /// The section's TOML table.
-    pub(crate) fn as_table(&self) -> &Table {
+    pub fn as_table(&self) -> &Table {
         &self.table
     }
 
     /// True if `key` holds a table (`[a.key]` or an inline `{ ... }`), without reading it.
-    pub(crate) fn is_table(&self, key: &str) -> bool {
+    pub fn is_table(&self, key: &str) -> bool {
         matches!(
             self.table.get(key),
             Some(Item::Table(_)) | Some(Item::Value(Value::InlineTable(_)))
@@ -178,12 +182,12 @@ impl<'a> Section<'a> {
     }
 
     /// True if the section sets `key` (without counting it as read).
-    pub(crate) fn has(&self, key: &str) -> bool {
+    pub fn has(&self, key: &str) -> bool {
         self.table.contains_key(key)
     }
 
     /// A sub-table (`[source.watermarks]` or an inline table).
-    pub(crate) fn table(&self, key: &'static str) -> Result<Option<Section<'a>>, ConfigError> {
+    pub fn table(&self, key: &'static str) -> Result<Option<Section<'a>>, ConfigError> {
         match self.item(key) {
             None => Ok(None),
             Some(Item::Table(t)) => Ok(Some(Section::new(self.doc, t.clone(), &self.full(key)))),
@@ -198,7 +202,7 @@ impl<'a> Section<'a> {
 
     /// Every sub-table of the section by its key (`[run.stores.table]` gives `table`), for
     /// sections whose keys are names the user chooses; a key that is not a table is an error.
-    pub(crate) fn named_tables(&self) -> Result<Vec<(String, Section<'a>)>, ConfigError> {
+    pub fn named_tables(&self) -> Result<Vec<(String, Section<'a>)>, ConfigError> {
         let mut out = Vec::new();
         for (key, item) in self.table.iter() {
             self.read.borrow_mut().push(key.to_string());
@@ -217,7 +221,7 @@ impl<'a> Section<'a> {
     }
 
     /// An array of tables (`[[workload]]`), each a section named `workload[1]`, `workload[2]`...
-    pub(crate) fn tables(&self, key: &'static str) -> Result<Vec<Section<'a>>, ConfigError> {
+    pub fn tables(&self, key: &'static str) -> Result<Vec<Section<'a>>, ConfigError> {
         match self.item(key) {
             None => Ok(Vec::new()),
             Some(Item::ArrayOfTables(a)) => Ok(a
@@ -236,7 +240,7 @@ impl<'a> Section<'a> {
     }
 
     /// A list of numbers within `[min, max]`.
-    pub(crate) fn floats(
+    pub fn floats(
         &self,
         key: &'static str,
         min: f64,
@@ -263,7 +267,7 @@ impl<'a> Section<'a> {
     }
 
     /// A string that must be one of `allowed`.
-    pub(crate) fn choice(
+    pub fn choice(
         &self,
         key: &'static str,
         allowed: &[&'static str],
@@ -291,7 +295,7 @@ impl<'a> Section<'a> {
     }
 
     /// A required choice.
-    pub(crate) fn require_choice(
+    pub fn require_choice(
         &self,
         key: &'static str,
         allowed: &[&'static str],
@@ -301,12 +305,7 @@ impl<'a> Section<'a> {
     }
 
     /// An integer in `[min, max]`.
-    pub(crate) fn int(
-        &self,
-        key: &'static str,
-        min: i64,
-        max: i64,
-    ) -> Result<Option<i64>, ConfigError> {
+    pub fn int(&self, key: &'static str, min: i64, max: i64) -> Result<Option<i64>, ConfigError> {
         let Some(v) = self.value(key) else {
             return Ok(None);
         };
@@ -320,7 +319,7 @@ impl<'a> Section<'a> {
     }
 
     /// A required integer in `[min, max]`.
-    pub(crate) fn require_int(
+    pub fn require_int(
         &self,
         key: &'static str,
         min: i64,
@@ -332,12 +331,7 @@ impl<'a> Section<'a> {
     }
 
     /// A number (integer or float) in `[min, max]`.
-    pub(crate) fn float(
-        &self,
-        key: &'static str,
-        min: f64,
-        max: f64,
-    ) -> Result<Option<f64>, ConfigError> {
+    pub fn float(&self, key: &'static str, min: f64, max: f64) -> Result<Option<f64>, ConfigError> {
         let Some(v) = self.value(key) else {
             return Ok(None);
         };
@@ -365,7 +359,7 @@ impl<'a> Section<'a> {
     }
 
     /// A required number in `[min, max]`.
-    pub(crate) fn require_float(
+    pub fn require_float(
         &self,
         key: &'static str,
         min: f64,
@@ -377,7 +371,7 @@ impl<'a> Section<'a> {
     }
 
     /// A boolean.
-    pub(crate) fn bool(&self, key: &'static str) -> Result<Option<bool>, ConfigError> {
+    pub fn bool(&self, key: &'static str) -> Result<Option<bool>, ConfigError> {
         let Some(v) = self.value(key) else {
             return Ok(None);
         };
@@ -387,7 +381,7 @@ impl<'a> Section<'a> {
     }
 
     /// A free string.
-    pub(crate) fn string(&self, key: &'static str) -> Result<Option<String>, ConfigError> {
+    pub fn string(&self, key: &'static str) -> Result<Option<String>, ConfigError> {
         let Some(v) = self.value(key) else {
             return Ok(None);
         };
@@ -399,7 +393,7 @@ impl<'a> Section<'a> {
     /// A string that names a state in traces (`state_name`, `table_state`): non-empty and as
     /// every trace reader takes it ([`crate::trace::check_state_name`]: no tab or line break,
     /// at most [`MAX_STATE_NAME_LEN`](crate::trace::MAX_STATE_NAME_LEN) bytes).
-    pub(crate) fn state_name(&self, key: &'static str) -> Result<Option<String>, ConfigError> {
+    pub fn state_name(&self, key: &'static str) -> Result<Option<String>, ConfigError> {
         let Some(name) = self.string(key)? else {
             return Ok(None);
         };
@@ -421,7 +415,7 @@ impl<'a> Section<'a> {
     }
 
     /// An integer (`Ok`) or a string (`Err`), for keys that take a count or a time.
-    pub(crate) fn string_or_int(
+    pub fn string_or_int(
         &self,
         key: &'static str,
     ) -> Result<Option<Result<i64, String>>, ConfigError> {
@@ -437,7 +431,7 @@ impl<'a> Section<'a> {
     }
 
     /// A list of strings.
-    pub(crate) fn strings(&self, key: &'static str) -> Result<Option<Vec<String>>, ConfigError> {
+    pub fn strings(&self, key: &'static str) -> Result<Option<Vec<String>>, ConfigError> {
         let Some(v) = self.value(key) else {
             return Ok(None);
         };
@@ -455,12 +449,12 @@ impl<'a> Section<'a> {
     }
 
     /// The folder of the file this section is in, which relative paths start from.
-    pub(crate) fn folder(&self) -> &Path {
+    pub fn folder(&self) -> &Path {
         self.doc.path.parent().unwrap_or(Path::new("."))
     }
 
     /// A path, relative to the config file's folder.
-    pub(crate) fn path(&self, key: &'static str) -> Result<Option<PathBuf>, ConfigError> {
+    pub fn path(&self, key: &'static str) -> Result<Option<PathBuf>, ConfigError> {
         Ok(self.string(key)?.map(|p| {
             let p = PathBuf::from(p);
             if p.is_absolute() {
@@ -474,10 +468,7 @@ impl<'a> Section<'a> {
     /// Every remaining value of the section as `(key, value as text, line)`, sub-tables
     /// flattened to dotted keys (`exponential.percentile`), keys in `skip` left out; all of
     /// them count as read. For sections that pass their keys on, like `[ycsb]`.
-    pub(crate) fn text_entries(
-        &self,
-        skip: &[&str],
-    ) -> Result<Vec<(String, String, usize)>, ConfigError> {
+    pub fn text_entries(&self, skip: &[&str]) -> Result<Vec<(String, String, usize)>, ConfigError> {
         let mut out = Vec::new();
         for (key, item) in self.table.iter() {
             if skip.contains(&key) {
@@ -512,7 +503,7 @@ impl<'a> Section<'a> {
     }
 
     /// Fails on any key that no getter asked for.
-    pub(crate) fn finish(self) -> Result<(), ConfigError> {
+    pub fn finish(self) -> Result<(), ConfigError> {
         let read = self.read.borrow();
         let allowed = self.allowed.borrow();
         for (key, _) in self.table.iter() {
@@ -534,7 +525,7 @@ impl<'a> Section<'a> {
 /// config's), and one that would start with `-` gets `./` before it, so that passed on it is
 /// never read as a flag. An empty name, or one holding a control character (a NUL, a tab, a
 /// line break), is refused with a message that says so.
-pub(crate) fn file_path(folder: &Path, text: &str) -> Result<PathBuf, String> {
+pub fn file_path(folder: &Path, text: &str) -> Result<PathBuf, String> {
     if text.is_empty() || text.chars().any(char::is_control) {
         return Err(format!(
             "`{}` is not a file name: it is empty or holds a control character (a NUL, a tab, a line break)",
@@ -571,7 +562,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// A number as a message shows it: plainly in the usual range, in scientific notation when
 /// huge or tiny (`1e-300`, not 300 digits).
-pub(crate) fn number(x: f64) -> String {
+pub fn number(x: f64) -> String {
     if x == 0.0 || (1e-4..1e15).contains(&x.abs()) || !x.is_finite() {
         format!("{x}")
     } else {
@@ -581,7 +572,7 @@ pub(crate) fn number(x: f64) -> String {
 
 /// The largest time in ms (and the largest magnitude of an offset or bound) a config takes:
 /// a quarter of `i64`'s range, so sums of a few times stay in range.
-pub(crate) const MS_MAX: i64 = i64::MAX / 4;
+pub const MS_MAX: i64 = i64::MAX / 4;
 
 /// The largest config or experiment file read: configs are hand-written text, and a bound
 /// keeps `/dev/zero` or a trace given by mistake from filling memory.
@@ -589,7 +580,7 @@ pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
 
 /// A config file's text, or why it cannot be read (missing, not UTF-8: with line and byte,
 /// over [`MAX_CONFIG_BYTES`]).
-pub(crate) fn read_text(path: &Path) -> Result<String, ConfigError> {
+pub fn read_text(path: &Path) -> Result<String, ConfigError> {
     use std::io::Read;
     let io = |source| ConfigError::Io {
         path: path.to_path_buf(),

@@ -4,56 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::bounds::parse_duration;
-use super::run::{ARRIVAL_NAMES, INSTANCES, RATE, VALUE_COMPRESSION_RATIO};
-pub use super::store_settings::{ConfigPlace, SettingValue, StoreSetting, STORE_SETTINGS};
-use super::ConfigError;
-use crate::document::read_text;
-use crate::document::{file_path, Document, Section};
-
-/// Settings of the whole run that a `[[store]]` may give too, for its runs (as `[run]` and
-/// `gadget run`'s flags name them).
-pub const RUN_SETTINGS: &[StoreSetting] = &[
-    StoreSetting {
-        key: "instances",
-        config: ConfigPlace {
-            table: None,
-            key: "instances",
-        },
-        value: SettingValue::Int(INSTANCES),
-        env: None,
-        value_name: "N",
-        doc: "Concurrent instances of every workload.",
-    },
-    StoreSetting {
-        key: "shared_store",
-        config: ConfigPlace {
-            table: None,
-            key: "shared_store",
-        },
-        value: SettingValue::Switch,
-        env: None,
-        value_name: "",
-        doc: "Whether the instances share one store.",
-    },
-    StoreSetting {
-        key: "value_compression_ratio",
-        config: ConfigPlace {
-            table: None,
-            key: "value_compression_ratio",
-        },
-        value: SettingValue::Float(VALUE_COMPRESSION_RATIO),
-        env: None,
-        value_name: "RATIO",
-        doc: "What written values compress to, as a fraction of their size.",
-    },
-];
-
-/// Every setting a `[[store]]` may give: the store settings ([`STORE_SETTINGS`]), then
-/// [`RUN_SETTINGS`].
-pub fn experiment_store_settings() -> impl Iterator<Item = &'static StoreSetting> {
-    STORE_SETTINGS.iter().chain(RUN_SETTINGS)
-}
+use gadget::config::bounds::parse_duration;
+use gadget::config::run::{ARRIVAL_NAMES, RATE};
+pub use gadget::config::store_settings::{
+    experiment_store_settings, ConfigPlace, SettingValue, StoreSetting, RUN_SETTINGS,
+    STORE_SETTINGS,
+};
+use gadget::document::{file_path, read_text, ConfigError, Document, Section};
 
 /// The most runs an experiment may plan (cells × repetitions): each is a process that opens
 /// a fresh store, so even 100,000 runs of a second each take more than a day.
@@ -137,7 +94,7 @@ impl ExperimentArrival {
     /// Its name in cell names: `closed`, `poisson-20000`.
     pub fn name(&self) -> String {
         match self.rate {
-            Some(r) => format!("{}-{}", self.process, crate::document::number(r)),
+            Some(r) => format!("{}-{}", self.process, gadget::document::number(r)),
             None => self.process.clone(),
         }
     }
@@ -497,7 +454,7 @@ fn rate_range(t: Section<'_>) -> Result<Vec<f64>, ConfigError> {
     if to <= from {
         return Err(t.error(
             "to",
-            format!("must be above `from` ({})", crate::document::number(from)),
+            format!("must be above `from` ({})", gadget::document::number(from)),
         ));
     }
     t.finish()?;
