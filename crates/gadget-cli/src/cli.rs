@@ -235,9 +235,9 @@ pub struct RecordFlinkArgs {
     /// recorder/agent/target/gadget-recorder-flink.jar, the default when it exists).
     #[arg(long, env = "GADGET_RECORDER_JAR")]
     pub agent: Option<PathBuf>,
-    /// Format of the traces the agent writes: Gadget's binary format (the default) or its
-    /// text format. `gadget record spark` writes text only (a commit's `flush` and
-    /// `checkpoint` have no code in the agent's binary format).
+    /// Format of the traces: Gadget's binary format (the default; `gadget record spark`:
+    /// text) or its text format. The agent writes text, which Gadget converts to binary
+    /// after the job ends.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
     /// Record buffers (64 KiB each) in flight to the agent's writer thread; when all are in

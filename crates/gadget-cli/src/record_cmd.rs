@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context};
-use gadget::trace::open_trace;
+use gadget::trace::{convert, open_trace, TraceFormat};
 
 use crate::cli::{Format, RecordFlinkArgs, RecordKafkaStreamsArgs, RecordSparkArgs, Threads};
 use crate::stdout::outln;
@@ -18,14 +18,18 @@ use crate::stdout::outln;
 /// Where `make recorder` puts the agent, relative to the project root.
 const DEFAULT_AGENT: &str = "recorder/agent/target/gadget-recorder-flink.jar";
 
-/// The agent writes one `<task>.<subtask>.gtrace` (binary) or `<task>.<subtask>.trace.txt`
-/// (text) per task thread.
+/// The agent writes one `<task>.<subtask>.trace.txt` per task thread, in Gadget's text
+/// format; with `--format bin` Gadget converts each to `<task>.<subtask>.gtrace`.
 fn trace_suffix(format: Format) -> &'static str {
     match format {
         Format::Bin => ".gtrace",
-        Format::Text => ".trace.txt",
+        Format::Text => AGENT_SUFFIX,
     }
 }
+
+/// The extension of the agent's traces: it writes Gadget's text format only, so that the
+/// binary format is spelled once, by Gadget.
+const AGENT_SUFFIX: &str = ".trace.txt";
 
 /// `gadget record flink`. Each command tells the agent its engine (`engine=`), so that it
 /// weaves only that engine's handlers: matching every class a JVM loads against the others'
@@ -52,21 +56,14 @@ pub fn kafka_streams(args: RecordKafkaStreamsArgs) -> anyhow::Result<i32> {
 }
 
 /// `gadget record spark`: the agent names each state store's RocksDB instance by its path
-/// below the work directory (which holds `spark.local.dir`), writes text (a Spark commit's
-/// `flush` and `checkpoint` have no code in the agent's binary format) and one trace of every
-/// thread (`local[1]` runs each task on whichever executor thread is free).
+/// below the work directory (which holds `spark.local.dir`) and writes one trace of every
+/// thread (`local[1]` runs each task on whichever executor thread is free), in text unless
+/// `--format bin` asks otherwise.
 pub fn spark(mut args: RecordSparkArgs) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&args.work)
         .with_context(|| format!("cannot create the work directory {}", args.work.display()))?;
-    if args.record.format == Some(Format::Bin) {
-        bail!(
-            "Spark's traces are text: a commit's flush and checkpoint have no code in the \
-             agent's binary format; leave out --format bin (convert the trace afterwards with \
-             `gadget trace convert --format bin`)"
-        );
-    }
     let root = args.work.canonicalize()?;
-    args.record.format = Some(Format::Text);
+    args.record.format.get_or_insert(Format::Text);
     record(args.record, Some(&root), ",threads=one,engine=spark")
 }
 
@@ -101,14 +98,10 @@ fn record(args: RecordFlinkArgs, root: Option<&Path>, more: &str) -> anyhow::Res
         }
     }
     let mut option = format!(
-        "-javaagent:{}=out={},buffers={},format={}",
+        "-javaagent:{}=out={},buffers={},format=text",
         agent.display(),
         out.display(),
         args.buffers,
-        match format {
-            Format::Bin => "binary",
-            Format::Text => "text",
-        }
     );
     if let Some(root) = root {
         option.push_str(&format!(",root={}", root.display()));
@@ -122,12 +115,16 @@ fn record(args: RecordFlinkArgs, root: Option<&Path>, more: &str) -> anyhow::Res
         .command
         .split_first()
         .context("give the command that runs the job after --")?;
+    let before = agent_traces(&out)?;
     let status = Command::new(program)
         .args(rest)
         .env("JAVA_TOOL_OPTIONS", tool_options)
         .status()
         .with_context(|| format!("cannot start {program}"))?;
 
+    if format == Format::Bin {
+        to_binary(&out, &before)?;
+    }
     let traces = finish_traces(&out, format)?;
     if args.json {
         let list: Vec<serde_json::Value> = traces
@@ -183,6 +180,48 @@ fn record(args: RecordFlinkArgs, root: Option<&Path>, more: &str) -> anyhow::Res
         return Ok(status.code().unwrap_or(1).max(1));
     }
     Ok(0)
+}
+
+/// The agent's traces in `out` with their modification times: those there before the job ran
+/// are not this command's to convert or remove.
+fn agent_traces(out: &Path) -> anyhow::Result<Vec<(PathBuf, std::time::SystemTime)>> {
+    let mut traces = Vec::new();
+    for entry in std::fs::read_dir(out)
+        .with_context(|| format!("cannot list the output folder {}", out.display()))?
+    {
+        let path = entry?.path();
+        if path.to_string_lossy().ends_with(AGENT_SUFFIX) {
+            let modified = std::fs::metadata(&path)?.modified()?;
+            traces.push((path, modified));
+        }
+    }
+    Ok(traces)
+}
+
+/// Converts each text trace the agent wrote during this run (absent from `before`, or
+/// rewritten since) into Gadget's binary format beside it (`<name>.gtrace`, written atomically)
+/// and removes the text, which only this command made.
+fn to_binary(out: &Path, before: &[(PathBuf, std::time::SystemTime)]) -> anyhow::Result<()> {
+    for (text, modified) in agent_traces(out)? {
+        if before.contains(&(text.clone(), modified)) {
+            continue;
+        }
+        let name = text.to_string_lossy();
+        let binary = PathBuf::from(format!(
+            "{}.gtrace",
+            name.strip_suffix(AGENT_SUFFIX).unwrap_or(&name)
+        ));
+        convert(&text, &binary, TraceFormat::Binary).with_context(|| {
+            format!(
+                "cannot convert the agent's {} into {}",
+                text.display(),
+                binary.display()
+            )
+        })?;
+        std::fs::remove_file(&text)
+            .with_context(|| format!("cannot remove the converted {}", text.display()))?;
+    }
+    Ok(())
 }
 
 /// One recorded trace, as listed at the end.
@@ -338,5 +377,30 @@ mod tests {
             assert_eq!(t.subtask.as_ref(), Some(&expected));
             assert_eq!(t.requests, i + 1);
         }
+    }
+
+    #[test]
+    fn format_bin_converts_the_traces_of_this_run_and_leaves_earlier_ones_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        agent_trace(dir.path(), "earlier.trace.txt", "earlier", None, 2);
+        let before = agent_traces(dir.path()).unwrap();
+        let thread = "op -> Sink: discard (1/1)#0";
+        agent_trace(dir.path(), "op.0.trace.txt", thread, Some((0, 1)), 3);
+        to_binary(dir.path(), &before).unwrap();
+        assert!(
+            dir.path().join("earlier.trace.txt").is_file(),
+            "a trace this run did not write is not converted or removed"
+        );
+        assert!(
+            !dir.path().join("op.0.trace.txt").exists(),
+            "the converted text is gone"
+        );
+        let listed = finish_traces(dir.path(), Format::Bin).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].file, dir.path().join("op.0.gtrace"));
+        assert_eq!((listed[0].requests, listed[0].events), (3, 1));
+        assert_eq!(listed[0].subtask.as_ref().map(|s| s.index), Some(0));
+        let reader = open_trace(&listed[0].file).unwrap();
+        assert_eq!(reader.format(), TraceFormat::Binary);
     }
 }

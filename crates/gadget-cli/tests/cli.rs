@@ -880,22 +880,32 @@ fn sigterm_stops_gen_as_ctrl_c_does() {
 }
 
 #[test]
-fn record_spark_refuses_binary_traces_and_kafka_streams_passes_one_trace_of_all_threads() {
+fn the_agent_writes_text_for_every_format_and_kafka_streams_passes_one_trace_of_all_threads() {
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("agent.jar");
     std::fs::write(&agent, b"not run").unwrap();
+    // `--format bin` is Gadget's conversion after the job: the agent is asked for text
     let out = gadget()
         .args(["record", "spark", "--format", "bin", "--agent"])
         .arg(&agent)
         .arg("--work")
         .arg(dir.path().join("work"))
-        .args(["--", "true"])
+        .arg("--out")
+        .arg(dir.path().join("spark-traces"))
+        .args(["--", "env"])
         .output()
         .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && said.contains("--format bin") && said.contains("text"),
-        "{said}"
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        printed
+            .lines()
+            .any(|l| l.starts_with("JAVA_TOOL_OPTIONS=") && l.contains(",format=text,")),
+        "{printed}"
     );
     // the agent's options reach the command: `env` prints them
     let out = gadget()

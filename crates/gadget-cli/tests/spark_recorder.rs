@@ -24,6 +24,8 @@ mod first_events;
 mod late_input;
 #[path = "support/recording.rs"]
 mod recording;
+#[path = "support/settings_share.rs"]
+mod settings_share;
 #[path = "support/two_at_a_time.rs"]
 mod two_at_a_time;
 
@@ -375,9 +377,8 @@ fn check(setting: &Setting, work: &Path, inputs: &Inputs<'_>) -> Option<String> 
         Input::Late => (inputs.late, &["--order", "file"]),
         Input::VeryLate => (inputs.very_late, &["--order", "file"]),
     };
-    // `gadget record spark` writes text (the agent's binary format has no flush or
-    // checkpoint) and one trace of every thread (the partitions' tasks run one at a time on
-    // whichever executor thread is free)
+    // `gadget record spark` keeps the agent's text and writes one trace of every thread (the
+    // partitions' tasks run one at a time on whichever executor thread is free)
     let run = Command::cargo_bin("gadget")
         .unwrap()
         .args(["record", "spark", "--json", "--agent"])
@@ -453,7 +454,8 @@ fn recording_spark_reproduces_gadget_request_for_request() {
         late: &late,
         very_late: &very_late,
     };
-    let failed = two_at_a_time::two_at_a_time(SETTINGS, |i, setting| {
+    let settings = settings_share::this_runs_share(SETTINGS, "Spark recorder");
+    let failed = two_at_a_time::two_at_a_time(&settings, |i, setting| {
         check(setting, &dir.path().join(i.to_string()), &inputs)
     });
     assert!(

@@ -34,7 +34,8 @@ import net.bytebuddy.matcher.ElementMatcher;
  * per task thread, as a Gadget trace under {@code DIR}.
  *
  * <p>Arguments, comma-separated: {@code out=DIR} (default {@code gadget-traces}),
- * {@code format=binary|text} (Gadget's binary trace format, the default, or its text format),
+ * {@code format=text} (Gadget's text trace format, the only one it writes: {@code gadget record
+ * --format bin} converts it to the binary format, which only Gadget spells),
  * {@code buffers=N} (64 KiB record buffers in flight to the writer thread, default 256:
  * when all are in flight, records are dropped and counted instead of blocking Flink),
  * {@code root=DIR} (name the states of RocksDB instances opened under {@code DIR} by their
@@ -53,7 +54,6 @@ public final class Agent {
     public static void premain(String args, Instrumentation inst) {
         Path out = Paths.get("gadget-traces");
         int buffers = 256;
-        boolean binary = true;
         boolean oneTrace = false;
         String engine = "all";
         if (args != null && !args.isEmpty()) {
@@ -72,11 +72,11 @@ public final class Agent {
                         buffers = Integer.parseInt(value);
                         break;
                     case "format":
-                        if (!value.equals("binary") && !value.equals("text")) {
-                            throw new IllegalArgumentException(
-                                    "gadget recorder: format is binary or text, not '" + value + "'");
+                        if (!value.equals("text")) {
+                            throw new IllegalArgumentException("gadget recorder: the agent writes "
+                                    + "Gadget's text format (format=text), not '" + value
+                                    + "'; `gadget record --format bin` converts it to the binary format");
                         }
-                        binary = value.equals("binary");
                         break;
                     case "engine":
                         if (!ENGINES.contains(value)) {
@@ -95,11 +95,11 @@ public final class Agent {
                     default:
                         throw new IllegalArgumentException(
                                 "gadget recorder: unknown agent argument '" + key
-                                        + "'; the arguments are out=DIR, format=binary|text, buffers=N, root=DIR, threads=each|one and engine=flink|spark|kafka-streams");
+                                        + "'; the arguments are out=DIR, format=text, buffers=N, root=DIR, threads=each|one and engine=flink|spark|kafka-streams");
                 }
             }
         }
-        Recorder.start(out, buffers, binary, oneTrace);
+        Recorder.start(out, buffers, oneTrace);
         install(inst, engine);
     }
 

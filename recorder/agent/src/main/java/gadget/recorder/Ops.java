@@ -2,7 +2,7 @@ package gadget.recorder;
 
 import java.nio.charset.StandardCharsets;
 
-/** Gadget's ops: their codes (the binary trace format's) and names (the text format's). */
+/** Gadget's ops: their codes (as Gadget's binary trace format numbers them) and names (the text format's). */
 public final class Ops {
     private Ops() {}
 

@@ -30,9 +30,9 @@ public final class Recorder {
         }
     });
 
-    static void start(Path out, int buffers, boolean binary, boolean oneTraceOfAll) {
+    static void start(Path out, int buffers, boolean oneTraceOfAll) {
         oneTrace = oneTraceOfAll;
-        TraceWriter w = new TraceWriter(out, buffers, binary);
+        TraceWriter w = new TraceWriter(out, buffers);
         writer = w;
         w.start();
         Runtime.getRuntime().addShutdownHook(new Thread(Recorder::finish, "gadget-recorder-flush"));

@@ -17,9 +17,6 @@ final class ThreadTrace {
     private static final byte[] EVENT = "#ev\t\t\t".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] WATERMARK = "#wm\t\t\t".getBytes(StandardCharsets.US_ASCII);
     private static final String DEFAULT_STATE = "default";
-    /** Whether the warning that binary traces leave out an op was printed. */
-    private static final java.util.concurrent.atomic.AtomicBoolean EXTENDED_WARNED =
-            new java.util.concurrent.atomic.AtomicBoolean();
 
     /** The thread's name: Flink's task name with the subtask index. */
     final String thread;
@@ -38,13 +35,6 @@ final class ThreadTrace {
 
     private Chunk chunk;
     private int elementDepth;
-    /** Binary records (Gadget's binary trace format, one data block per chunk), else text. */
-    private final boolean binary;
-    /** Binary: the previous key of each state in the current block (prefix compression). */
-    private final List<byte[]> prevKeys = new ArrayList<>();
-    private int[] prevLens = new int[4];
-    /** Binary: a range op's `begin ‖ end`. */
-    private byte[] rangeKey = new byte[64];
 
     /** Records dropped because every buffer was in flight. */
     long dropped;
@@ -58,7 +48,6 @@ final class ThreadTrace {
         this.thread = thread;
         this.index = index;
         this.writer = writer;
-        this.binary = writer.binary();
     }
 
     private int state(String name) {
@@ -68,10 +57,6 @@ final class ThreadTrace {
             states.add(name);
             stateBytes.add(name.getBytes(StandardCharsets.UTF_8));
             stateIds.put(name, id);
-            prevKeys.add(new byte[16]);
-            if (prevLens.length <= id) {
-                prevLens = java.util.Arrays.copyOf(prevLens, 2 * id + 2);
-            }
         }
         return id;
     }
@@ -141,76 +126,7 @@ final class ThreadTrace {
         return at;
     }
 
-    private static int putVarint(byte[] to, int at, long v) {
-        while ((v & ~0x7fL) != 0) {
-            to[at++] = (byte) ((v & 0x7f) | 0x80);
-            v >>>= 7;
-        }
-        to[at++] = (byte) v;
-        return at;
-    }
-
-    /**
-     * A binary record: op, state, the key prefix-compressed against the state's last key.
-     * Called by {@link #line}, which holds the lock.
-     */
-    private void record(int op, int state, byte[] key, int keyLen, long value) {
-        Chunk c = room(keyLen + 32);
-        if (c.length == 0) {
-            // every block starts with empty previous keys, so blocks decode alone
-            java.util.Arrays.fill(prevLens, 0);
-        }
-        byte[] prev = prevKeys.get(state);
-        int prevLen = prevLens[state];
-        int shared = 0;
-        int max = Math.min(prevLen, keyLen);
-        while (shared < max && prev[shared] == key[shared]) {
-            shared++;
-        }
-        byte[] b = c.bytes;
-        int at = c.length;
-        b[at++] = (byte) op;
-        at = putVarint(b, at, state);
-        at = putVarint(b, at, shared);
-        at = putVarint(b, at, keyLen - shared);
-        System.arraycopy(key, shared, b, at, keyLen - shared);
-        at += keyLen - shared;
-        at = putVarint(b, at, value);
-        c.length = at;
-        c.records++;
-        c.byOp[op]++;
-        if (prev.length < keyLen) {
-            prev = java.util.Arrays.copyOf(prev, Math.max(keyLen, 2 * prev.length));
-            prevKeys.set(state, prev);
-        }
-        System.arraycopy(key, shared, prev, shared, keyLen - shared);
-        prevLens[state] = keyLen;
-    }
-
     private synchronized void line(int op, int state, byte[] key, byte[] end, long value) {
-        if (binary && op > Ops.RANGE_QUERY) {
-            // the binary format written (version 2) has no code for it: say so once, loudly
-            if (!EXTENDED_WARNED.getAndSet(true)) {
-                System.err.println("gadget recorder: this program issues `" + Ops.NAMES[op]
-                        + "`, which the binary trace format (version 2) cannot carry; those "
-                        + "requests are left out: record with format=text");
-            }
-            return;
-        }
-        if (binary) {
-            if (end == null) {
-                record(op, state, key, key.length, value);
-            } else {
-                int n = key.length + end.length;
-                if (rangeKey.length < n) {
-                    rangeKey = new byte[Math.max(n, 2 * rangeKey.length)];
-                }
-                System.arraycopy(key, 0, rangeKey, 0, key.length);
-                System.arraycopy(end, 0, rangeKey, key.length, end.length);
-                record(op, state, rangeKey, n, key.length);
-            }
-            return;
-        }
         byte[] name = Ops.NAME_BYTES[op];
         byte[] stateName = stateBytes.get(state);
         int keyLen = 2 * key.length + (end == null ? 0 : 2 + 2 * end.length);
@@ -235,22 +151,6 @@ final class ThreadTrace {
     }
 
     private synchronized void marker(byte[] tag, long value, boolean event) {
-        if (binary) {
-            Chunk c = room(16);
-            int at = c.length;
-            if (event) {
-                c.bytes[at++] = 0x10;
-                c.bytes[at++] = (byte) value;
-                c.events++;
-            } else {
-                c.bytes[at++] = 0x11;
-                at = putVarint(c.bytes, at, (value << 1) ^ (value >> 63));
-                c.watermarks++;
-            }
-            c.length = at;
-            c.records++;
-            return;
-        }
         Chunk c = room(tag.length + 24);
         int at = putBytes(c.bytes, c.length, tag);
         at = putLong(c.bytes, at, value);

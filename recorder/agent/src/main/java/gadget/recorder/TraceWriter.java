@@ -13,13 +13,13 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.zip.CRC32;
 
 /**
  * The background thread that writes the recorded chunks: each thread's records go to a body
- * file as they arrive (in the binary format, each chunk is one data block); at shutdown each
- * body becomes a complete Gadget trace (header with the thread's state table, the records, a
- * footer with the counts), written to a temporary file and renamed into place.
+ * file as they arrive; at shutdown each body becomes a complete Gadget text trace (header with
+ * the thread's state table, the records, a footer with the counts), written to a temporary
+ * file and renamed into place. The agent writes Gadget's text format only: its binary format
+ * is spelled once, in Gadget, and {@code gadget record --format bin} converts the text to it.
  *
  * <p>Memory is bounded: at most {@code buffers} chunks are shared, plus the first chunk of
  * each recording thread (a task thread; their number is fixed by the job). A thread whose chunk is full
@@ -31,7 +31,6 @@ final class TraceWriter extends Thread {
     private static final Chunk END = new Chunk(0);
 
     private final Path out;
-    private final boolean binary;
     private final int maxChunks;
     private final AtomicInteger chunks = new AtomicInteger();
     private final ArrayBlockingQueue<Chunk> full;
@@ -39,19 +38,13 @@ final class TraceWriter extends Thread {
     private final Map<ThreadTrace, OutputStream> bodies = new HashMap<>();
     private volatile IOException failure;
 
-    TraceWriter(Path out, int buffers, boolean binary) {
+    TraceWriter(Path out, int buffers) {
         super("gadget-recorder-writer");
         setDaemon(true);
         this.out = out;
-        this.binary = binary;
         this.maxChunks = Math.max(2, buffers);
         this.full = new ArrayBlockingQueue<>(maxChunks + 1);
         this.free = new ArrayBlockingQueue<>(maxChunks);
-    }
-
-    /** Whether traces are binary (else text). */
-    boolean binary() {
-        return binary;
     }
 
     /** A free chunk, or a new one while fewer than the limit exist, else {@code null}. */
@@ -115,11 +108,7 @@ final class TraceWriter extends Thread {
                 body = Files.newOutputStream(bodyPath(t));
                 bodies.put(t, body);
             }
-            if (binary) {
-                writeBlock(body, (byte) 'D', c.bytes, c.length, c.records);
-            } else {
-                body.write(c.bytes, 0, c.length);
-            }
+            body.write(c.bytes, 0, c.length);
             t.events += c.events;
             t.watermarks += c.watermarks;
             for (int op = 0; op < c.byOp.length; op++) {
@@ -165,7 +154,7 @@ final class TraceWriter extends Thread {
                     name = name + "-" + t.index;
                     names.add(name);
                 }
-                assemble(t, out.resolve(name + (binary ? ".gtrace" : ".trace.txt")));
+                assemble(t, out.resolve(name + ".trace.txt"));
             } catch (IOException e) {
                 failure = e;
             }
@@ -186,52 +175,16 @@ final class TraceWriter extends Thread {
         try (OutputStream o = Files.newOutputStream(tmp)) {
             byte[] header = header(t).getBytes(StandardCharsets.UTF_8);
             byte[] footer = footer(t).getBytes(StandardCharsets.UTF_8);
-            if (binary) {
-                o.write("GADGTRC1".getBytes(StandardCharsets.US_ASCII));
-                o.write(new byte[] {BINARY_VERSION, 0});
-                writeBlock(o, (byte) 'H', header, header.length, 0);
-                Files.copy(bodyPath(t), o);
-                writeBlock(o, (byte) 'E', footer, footer.length, 0);
-            } else {
-                o.write("#gadget-trace\ttext\t3\n#header\t".getBytes(StandardCharsets.UTF_8));
-                o.write(header);
-                o.write('\n');
-                Files.copy(bodyPath(t), o);
-                o.write("#footer\t".getBytes(StandardCharsets.UTF_8));
-                o.write(footer);
-                o.write('\n');
-            }
+            o.write("#gadget-trace\ttext\t3\n#header\t".getBytes(StandardCharsets.UTF_8));
+            o.write(header);
+            o.write('\n');
+            Files.copy(bodyPath(t), o);
+            o.write("#footer\t".getBytes(StandardCharsets.UTF_8));
+            o.write(footer);
+            o.write('\n');
         }
         Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         Files.delete(bodyPath(t));
-    }
-
-    /** The binary format version written (docs/trace-format.md). */
-    private static final byte BINARY_VERSION = 2;
-
-    /**
-     * A block of the binary format: kind, payload length and record count (u32 LE), CRC-32 of
-     * those and the payload, then the payload.
-     */
-    private static void writeBlock(OutputStream o, byte kind, byte[] payload, int length,
-            long records) throws IOException {
-        byte[] head = new byte[13];
-        head[0] = kind;
-        putInt(head, 1, length);
-        putInt(head, 5, (int) records);
-        CRC32 crc = new CRC32();
-        crc.update(head, 0, 9);
-        crc.update(payload, 0, length);
-        putInt(head, 9, (int) crc.getValue());
-        o.write(head);
-        o.write(payload, 0, length);
-    }
-
-    private static void putInt(byte[] b, int at, int v) {
-        b[at] = (byte) v;
-        b[at + 1] = (byte) (v >>> 8);
-        b[at + 2] = (byte) (v >>> 16);
-        b[at + 3] = (byte) (v >>> 24);
     }
 
     private static String header(ThreadTrace t) {
