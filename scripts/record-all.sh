@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Every recorder test over the whole Borg trace. CI plays the first 8,000 of its 26,250 events
-# where an engine's cost grows with the input (Spark: about a second per micro-batch); this
-# plays all of them, about 2.5 times as long for Spark (docs/fidelity.md).
+# Every recorder test over the whole Borg trace and with every setting. CI plays the first
+# 8,000 of its 26,250 events where an engine's cost grows with the input (Spark: about a second
+# per micro-batch), and records one half of each test's settings, alternating halves by day;
+# this plays all events and records every setting, about 2.5 times as long for Spark and twice
+# as many recordings (docs/fidelity.md).
 #   scripts/record-all.sh              every engine's recorder tests
 #   scripts/record-all.sh spark_recorder   one test file
 set -euo pipefail
@@ -14,4 +16,4 @@ args=()
 for t in "${tests[@]}"; do
   args+=(--test "$t")
 done
-GADGET_RECORDER_EVENTS=all exec cargo test --locked -p gadget-cli "${args[@]}"
+GADGET_RECORDER_EVENTS=all GADGET_RECORDER_SETTINGS=all exec cargo test --locked -p gadget-cli "${args[@]}"

@@ -13,6 +13,8 @@ mod common;
 mod config_edit;
 #[path = "support/recording.rs"]
 mod recording;
+#[path = "support/settings_share.rs"]
+mod settings_share;
 
 use recording::{generate, have, trace_diff};
 
@@ -526,13 +528,16 @@ fn recordings_of_non_default_settings_match_gadget_request_for_request() {
     // 20 real session merges with a 30 s gap (measured with Gadget's session operator)
     disordered_copy(&borg, &late, 7, 60_000);
     let results = std::sync::Mutex::new(Vec::new());
+    let settings = settings_share::this_runs_share(SETTINGS, test);
+    let lane = settings.len().div_ceil(2).max(1);
     std::thread::scope(|scope| {
-        for half in SETTINGS.chunks(SETTINGS.len().div_ceil(2)) {
+        for (l, half) in settings.chunks(lane).enumerate() {
             let (agent, job, dir, results) = (&agent, &job, dir.path(), &results);
             let (borg, late) = (&borg, &late);
             scope.spawn(move || {
                 for (i, s) in half.iter().enumerate() {
-                    let work = dir.join(format!("{}-{i}", s.base));
+                    // a folder per setting: its index among those recorded
+                    let work = dir.join(format!("{}-{}", s.base, l * lane + i));
                     std::fs::create_dir_all(&work).unwrap();
                     let input = if s.disordered { late } else { borg };
                     let mut flags = vec!["--input", input.to_str().unwrap()];

@@ -22,6 +22,8 @@ mod kafka_streams_job;
 mod late_input;
 #[path = "support/recording.rs"]
 mod recording;
+#[path = "support/settings_share.rs"]
+mod settings_share;
 #[path = "support/two_at_a_time.rs"]
 mod two_at_a_time;
 
@@ -494,7 +496,8 @@ fn recording_kafka_streams_reproduces_gadget_request_for_request() {
         borg: &borg,
         late: &late,
     };
-    let failed = two_at_a_time::two_at_a_time(SETTINGS, |i, setting| {
+    let settings = settings_share::this_runs_share(SETTINGS, "Kafka Streams recorder");
+    let failed = two_at_a_time::two_at_a_time(&settings, |i, setting| {
         check(setting, &dir.path().join(i.to_string()), &inputs)
     });
     assert!(
