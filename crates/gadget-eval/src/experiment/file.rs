@@ -5,11 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use gadget::config::bounds::parse_duration;
+pub use gadget::config::run::{experiment_store_settings, RUN_SETTINGS};
 use gadget::config::run::{ARRIVAL_NAMES, RATE};
-pub use gadget::config::store_settings::{
-    experiment_store_settings, ConfigPlace, SettingValue, StoreSetting, RUN_SETTINGS,
-    STORE_SETTINGS,
-};
+pub use gadget::config::store_settings::{ConfigPlace, SettingValue, StoreSetting, STORE_SETTINGS};
 use gadget::document::{file_path, read_text, ConfigError, Document, Section};
 
 /// The most runs an experiment may plan (cells × repetitions): each is a process that opens

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use gadget::config::store_settings::RUN_SETTINGS;
+use gadget::config::run::RUN_SETTINGS;
 
 use super::{StoreKind, StoreSettings};
 

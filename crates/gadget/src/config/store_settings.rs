@@ -454,50 +454,6 @@ fn url(text: &str) -> Result<String, String> {
     }
 }
 
-/// Settings of the whole run that a `[[store]]` may give too, for its runs (as `[run]` and
-/// `gadget run`'s flags name them).
-pub const RUN_SETTINGS: &[StoreSetting] = &[
-    StoreSetting {
-        key: "instances",
-        config: ConfigPlace {
-            table: None,
-            key: "instances",
-        },
-        value: SettingValue::Int(super::run::INSTANCES),
-        env: None,
-        value_name: "N",
-        doc: "Concurrent instances of every workload.",
-    },
-    StoreSetting {
-        key: "shared_store",
-        config: ConfigPlace {
-            table: None,
-            key: "shared_store",
-        },
-        value: SettingValue::Switch,
-        env: None,
-        value_name: "",
-        doc: "Whether the instances share one store.",
-    },
-    StoreSetting {
-        key: "value_compression_ratio",
-        config: ConfigPlace {
-            table: None,
-            key: "value_compression_ratio",
-        },
-        value: SettingValue::Float(super::run::VALUE_COMPRESSION_RATIO),
-        env: None,
-        value_name: "RATIO",
-        doc: "What written values compress to, as a fraction of their size.",
-    },
-];
-
-/// Every setting a `[[store]]` may give: the store settings ([`STORE_SETTINGS`]), then
-/// [`RUN_SETTINGS`].
-pub fn experiment_store_settings() -> impl Iterator<Item = &'static StoreSetting> {
-    STORE_SETTINGS.iter().chain(RUN_SETTINGS)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
