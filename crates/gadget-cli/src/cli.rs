@@ -607,7 +607,9 @@ pub struct DiffArgs {
     /// Second trace (for example Gadget's).
     pub b: PathBuf,
     /// Succeed when the match is at least this (default: identical sequences only); with
-    /// --per-key, when at least this share of the state keys is identical.
+    /// --per-key, when at least this share of the state keys is identical. The diff then
+    /// stops as soon as the match falls below it (`--min-match 1` stops at the first
+    /// difference), so it reports a bound, not the exact figure, for traces that fail.
     #[arg(long)]
     pub min_match: Option<f64>,
     /// Give up the exact diff past this many differing requests (the match is then a bound).

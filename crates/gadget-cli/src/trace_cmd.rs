@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use gadget::access::{Op, TraceRecord};
-use gadget::compare::{compare, Normalizer};
+use gadget::compare::{allowed_distance, compare, Normalizer};
 use gadget::trace::{open_trace, TraceError, TraceFormat};
 
 use crate::cli::{ConvertArgs, DiffArgs, Format};
@@ -171,10 +171,15 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     }
     let a = normalize(&args.a, &args.skip_ops)?;
     let b = normalize(&args.b, &args.skip_ops)?;
+    // with --min-match the search stops once the match cannot reach it: a recording that
+    // differs fails in one pass instead of a minimal diff of its every difference
+    let bound = args.min_match.map_or(args.max_distance, |min| {
+        allowed_distance(a.tokens.len(), b.tokens.len(), min).min(args.max_distance)
+    });
     let bar = progress::spinner("comparing");
-    let c = compare(&a.tokens, &b.tokens, args.max_distance);
+    let c = compare(&a.tokens, &b.tokens, bound);
     bar.finish_and_clear();
-    let ratio = c.match_ratio(args.max_distance);
+    let ratio = c.match_ratio(bound);
     let ok = match args.min_match {
         Some(min) => ratio >= min,
         None => c.identical(),
@@ -209,9 +214,15 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
         outln!("B: {} ({} requests)", args.b.display(), c.len_b);
         match c.distance {
             Some(d) => outln!("match: {:.6} ({d} requests only on one side)", ratio),
+            None if bound < args.max_distance => outln!(
+                "match: <= {:.6} (more than {bound} requests differ, below --min-match; \
+                 without it the exact figure is computed)",
+                ratio
+            ),
             None => outln!(
-                "match: <= {:.6} (more than {} requests differ; raise --max-distance for the exact figure)",
-                ratio, args.max_distance
+                "match: <= {:.6} (more than {bound} requests differ; raise --max-distance for \
+                 the exact figure)",
+                ratio
             ),
         }
         match &first {

@@ -377,6 +377,16 @@ fn diff_fails_on_different_traces_and_names_the_first_difference() {
         ])
         .assert()
         .success();
+    // an exact match required: the diff stops at the first difference and says it is a bound
+    gadget()
+        .args(["trace", "diff", a.to_str().unwrap(), b.to_str().unwrap()])
+        .args(["--min-match", "1"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "more than 0 requests differ, below --min-match",
+        ))
+        .stdout(predicate::str::contains("first difference at request 0"));
 }
 
 #[test]

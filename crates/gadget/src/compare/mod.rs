@@ -117,13 +117,14 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// `1 − distance ÷ (len_a + len_b)`; with an unknown distance, the upper bound of the match.
+    /// `1 − distance ÷ (len_a + len_b)`; with an unknown distance (more than `bound`, the
+    /// search's), the upper bound of the match.
     pub fn match_ratio(&self, bound: usize) -> f64 {
         let total = self.len_a + self.len_b;
         if total == 0 {
             return 1.0;
         }
-        let d = self.distance.unwrap_or(bound);
+        let d = self.distance.unwrap_or(bound + 1).min(total);
         1.0 - d as f64 / total as f64
     }
 
@@ -131,6 +132,24 @@ impl Comparison {
     pub fn identical(&self) -> bool {
         self.distance == Some(0)
     }
+}
+
+/// The most requests that may be on one side only for two sequences of `len_a` and `len_b`
+/// requests to match at least `min_match`: a search for a minimal diff can give up past it,
+/// since a larger distance fails anyway. Below an exact match it is one more than the exact
+/// figure, against rounding; an exact match allows none.
+///
+/// ```
+/// use gadget::compare::allowed_distance;
+/// assert_eq!(allowed_distance(500, 500, 0.99), 11);
+/// assert_eq!(allowed_distance(500, 500, 1.0), 0);
+/// ```
+pub fn allowed_distance(len_a: usize, len_b: usize, min_match: f64) -> usize {
+    if min_match >= 1.0 {
+        return 0;
+    }
+    let total = (len_a + len_b) as f64;
+    ((1.0 - min_match.max(0.0)) * total).floor() as usize + 1
 }
 
 /// Compares two token sequences with Myers' O((N+M)·D) algorithm, giving up past `max_distance`.
@@ -185,6 +204,22 @@ mod tests {
         let c = compare(&[1, 2, 3], &[1, 4, 3], 10);
         assert_eq!(c.common_prefix, 1);
         assert!((c.match_ratio(0) - (1.0 - 2.0 / 6.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_search_bounded_by_the_required_match_gives_up_early_but_never_wrongly() {
+        let a: Vec<u64> = (0..1000).collect();
+        let mut b = a.clone();
+        b[10] = 5000;
+        b[900] = 6000;
+        // four requests on one side only: 0.998 of 2,000
+        let exact = compare(&a, &b, 100);
+        assert_eq!(exact.distance, Some(4));
+        let enough = allowed_distance(a.len(), b.len(), 0.998);
+        assert_eq!(compare(&a, &b, enough).distance, Some(4));
+        let identical_only = allowed_distance(a.len(), b.len(), 1.0);
+        assert_eq!(compare(&a, &b, identical_only).distance, None);
+        assert!(compare(&a, &b, identical_only).match_ratio(identical_only) < 1.0);
     }
 
     #[test]
