@@ -11,7 +11,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -40,9 +40,6 @@ struct Recorded {
     /// The runs, in order.
     order: Vec<String>,
 }
-
-/// How often a wait for a run looks at Ctrl-C.
-const POLL: Duration = Duration::from_millis(50);
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<i32> {
     let mut e = Experiment::load(&args.experiment)?;
@@ -124,7 +121,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<i32> {
         };
         let arguments = Plan::arguments(&e, &plan.cells[run.cell], &id, &output);
         let status = match start(&gadget, &arguments, &log, &lock) {
-            Ok(child) => wait(child, &stop)?,
+            Ok(child) => crate::interrupt::wait_forwarding(child, &stop)?,
             Err(why) => {
                 fail(why);
                 bar.inc(1);
@@ -392,23 +389,6 @@ fn set_aside(output: &Path, why: &str) {
     if output.exists() {
         let aside: PathBuf = output.with_extension(format!("{why}.json"));
         let _ = std::fs::rename(output, aside);
-    }
-}
-
-/// Waits for a run, forwarding a stop to it as SIGINT (so it stops cleanly and its store
-/// directory is removed); its exit status.
-fn wait(mut child: Child, stop: &AtomicBool) -> anyhow::Result<ExitStatus> {
-    let mut forwarded = false;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(status);
-        }
-        if stop.load(Ordering::Relaxed) && !forwarded {
-            // SAFETY: kill(2) on our own child's pid has no memory effects.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-            forwarded = true;
-        }
-        std::thread::sleep(POLL);
     }
 }
 

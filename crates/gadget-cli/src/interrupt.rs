@@ -3,6 +3,7 @@
 //! `timeout`, `kill` and job schedulers stop a run as cleanly.
 
 use std::ops::ControlFlow;
+use std::process::{Child, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -40,5 +41,27 @@ pub fn go_on(stop: &AtomicBool) -> ControlFlow<()> {
         ControlFlow::Break(())
     } else {
         ControlFlow::Continue(())
+    }
+}
+
+/// How often a wait for a child looks at the flag of [`stop_flag`].
+const POLL: Duration = Duration::from_millis(50);
+
+/// Waits for a child this command started, forwarding a stop to it as one SIGINT (so that it
+/// stops cleanly: a run removes its store directory, a JVM runs its shutdown hooks); its exit
+/// status.
+pub fn wait_forwarding(mut child: Child, stop: &AtomicBool) -> std::io::Result<ExitStatus> {
+    let mut forwarded = false;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if stop.load(Ordering::Relaxed) && !forwarded {
+            // SAFETY: kill(2) on our own child's pid, not yet reaped (try_wait above saw it
+            // running), has no memory effects.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+            forwarded = true;
+        }
+        std::thread::sleep(POLL);
     }
 }

@@ -10,9 +10,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context};
-use gadget::trace::{convert, open_trace, TraceFormat};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use gadget::trace::{convert_with_progress, open_trace, TraceError, TraceFormat};
 
 use crate::cli::{Format, RecordFlinkArgs, RecordKafkaStreamsArgs, RecordSparkArgs, Threads};
+use crate::interrupt::INTERRUPTED;
+use crate::progress;
 use crate::stdout::outln;
 
 /// Where `make recorder` puts the agent, relative to the project root.
@@ -116,14 +120,32 @@ fn record(args: RecordFlinkArgs, root: Option<&Path>, more: &str) -> anyhow::Res
         .split_first()
         .context("give the command that runs the job after --")?;
     let before = agent_traces(&out)?;
-    let status = Command::new(program)
+    let stop = crate::interrupt::stop_flag();
+    let child = Command::new(program)
         .args(rest)
         .env("JAVA_TOOL_OPTIONS", tool_options)
-        .status()
+        .spawn()
         .with_context(|| format!("cannot start {program}"))?;
-
-    if format == Format::Bin {
-        to_binary(&out, &before)?;
+    let status = crate::interrupt::wait_forwarding(child, &stop)
+        .with_context(|| format!("cannot wait for {program}"))?;
+    if format == Format::Bin && !stop.load(Ordering::Relaxed) {
+        to_binary(&out, &before, &stop)?;
+    }
+    if stop.load(Ordering::Relaxed) {
+        let left: Vec<String> = agent_traces(&out)?
+            .into_iter()
+            .filter(|t| !before.contains(t))
+            .map(|(path, _)| path.display().to_string())
+            .collect();
+        eprintln!(
+            "interrupted ({status}): the job was stopped, so its traces are partial; {} left \
+             in text, which Gadget reads (`gadget trace convert --format bin` makes one \
+             binary){}{}",
+            left.len(),
+            if left.is_empty() { "" } else { ":\n  " },
+            left.join("\n  ")
+        );
+        return Ok(INTERRUPTED);
     }
     let traces = finish_traces(&out, format)?;
     if args.json {
@@ -200,27 +222,53 @@ fn agent_traces(out: &Path) -> anyhow::Result<Vec<(PathBuf, std::time::SystemTim
 
 /// Converts each text trace the agent wrote during this run (absent from `before`, or
 /// rewritten since) into Gadget's binary format beside it (`<name>.gtrace`, written atomically)
-/// and removes the text, which only this command made.
-fn to_binary(out: &Path, before: &[(PathBuf, std::time::SystemTime)]) -> anyhow::Result<()> {
-    for (text, modified) in agent_traces(out)? {
-        if before.contains(&(text.clone(), modified)) {
-            continue;
+/// and removes the text, which only this command made. A stop (Ctrl-C) ends the conversion
+/// with the trace at hand left in text, its binary not begun.
+fn to_binary(
+    out: &Path,
+    before: &[(PathBuf, std::time::SystemTime)],
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    let todo: Vec<PathBuf> = agent_traces(out)?
+        .into_iter()
+        .filter(|t| !before.contains(t))
+        .map(|(path, _)| path)
+        .collect();
+    let bar = progress::spinner("converting");
+    for (n, text) in todo.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            break;
         }
         let name = text.to_string_lossy();
         let binary = PathBuf::from(format!(
             "{}.gtrace",
             name.strip_suffix(AGENT_SUFFIX).unwrap_or(&name)
         ));
-        convert(&text, &binary, TraceFormat::Binary).with_context(|| {
-            format!(
-                "cannot convert the agent's {} into {}",
-                text.display(),
-                binary.display()
-            )
-        })?;
-        std::fs::remove_file(&text)
+        let converted = convert_with_progress(text, &binary, TraceFormat::Binary, &mut |records| {
+            bar.set_message(format!(
+                "trace {} of {}: {records} records",
+                n + 1,
+                todo.len()
+            ));
+            crate::interrupt::go_on(stop)
+        });
+        match converted {
+            Ok(_) => {}
+            Err(TraceError::Stopped { .. }) => break,
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "cannot convert the agent's {} into {}",
+                        text.display(),
+                        binary.display()
+                    )
+                })
+            }
+        }
+        std::fs::remove_file(text)
             .with_context(|| format!("cannot remove the converted {}", text.display()))?;
     }
+    bar.finish_and_clear();
     Ok(())
 }
 
@@ -386,7 +434,7 @@ mod tests {
         let before = agent_traces(dir.path()).unwrap();
         let thread = "op -> Sink: discard (1/1)#0";
         agent_trace(dir.path(), "op.0.trace.txt", thread, Some((0, 1)), 3);
-        to_binary(dir.path(), &before).unwrap();
+        to_binary(dir.path(), &before, &AtomicBool::new(false)).unwrap();
         assert!(
             dir.path().join("earlier.trace.txt").is_file(),
             "a trace this run did not write is not converted or removed"
@@ -402,5 +450,16 @@ mod tests {
         assert_eq!(listed[0].subtask.as_ref().map(|s| s.index), Some(0));
         let reader = open_trace(&listed[0].file).unwrap();
         assert_eq!(reader.format(), TraceFormat::Binary);
+    }
+
+    #[test]
+    fn a_stopped_conversion_leaves_the_text_traces_whole_and_makes_no_binary() {
+        let dir = tempfile::tempdir().unwrap();
+        let thread = "op -> Sink: discard (1/1)#0";
+        agent_trace(dir.path(), "op.0.trace.txt", thread, Some((0, 1)), 3);
+        to_binary(dir.path(), &[], &AtomicBool::new(true)).unwrap();
+        assert!(dir.path().join("op.0.trace.txt").is_file());
+        assert!(!dir.path().join("op.0.gtrace").exists());
+        assert_eq!(finish_traces(dir.path(), Format::Text).unwrap().len(), 1);
     }
 }

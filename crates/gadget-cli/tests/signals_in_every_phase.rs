@@ -235,3 +235,45 @@ fn signal_twice_and_wait(child: std::process::Child) -> std::process::Output {
     }
     wait_bounded(child, Duration::from_secs(30), "a run signalled twice")
 }
+
+#[test]
+fn ctrl_c_while_a_recorded_job_runs_stops_the_job_and_keeps_its_traces_in_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent.jar");
+    std::fs::write(&agent, b"not run: the job below is a shell").unwrap();
+    let out = dir.path().join("traces");
+    std::fs::create_dir(&out).unwrap();
+    let earlier = out.join("earlier.trace.txt");
+    std::fs::write(&earlier, b"an earlier run's").unwrap();
+    // a job that writes its trace and then runs until it is stopped
+    let job = format!(
+        "echo partial > {}/op.0.trace.txt; exec sleep 60",
+        out.display()
+    );
+    let child = spawn_gadget([
+        "record",
+        "flink",
+        "--format",
+        "bin",
+        "--agent",
+        agent.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &job,
+    ]);
+    let done = interrupt_and_wait(child, Duration::from_millis(1500), "record");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(stderr.contains("1 left in text"), "{stderr}");
+    assert!(stderr.contains("op.0.trace.txt"), "{stderr}");
+    assert!(
+        out.join("op.0.trace.txt").is_file(),
+        "the stopped job's trace is kept"
+    );
+    assert!(!out.join("op.0.gtrace").exists(), "nothing was converted");
+    assert_eq!(std::fs::read(&earlier).unwrap(), b"an earlier run's");
+}
