@@ -629,6 +629,11 @@ pub struct DiffArgs {
     /// recording has neither).
     #[arg(long, value_delimiter = ',', value_parser = parse_op)]
     pub skip_ops: Vec<gadget::access::Op>,
+    /// Compare from each trace's first request, the job's start-up before its first input
+    /// event included (Flink's RocksDB timer service loads every key group then); by default
+    /// a trace with event markers is compared from its first event.
+    #[arg(long, conflicts_with = "per_key")]
+    pub from_start: bool,
 }
 
 /// An op by its trace name, or an error listing them.

@@ -50,10 +50,14 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn normalize(path: &std::path::Path, skipped: &[Op]) -> anyhow::Result<Normalizer> {
+fn normalize(path: &std::path::Path, args: &DiffArgs) -> anyhow::Result<Normalizer> {
     let bar = progress::spinner(&format!("reading {}", path.display()));
     let mut reader = open_trace(path)?;
-    let mut n = Normalizer::skipping(skipped);
+    let mut n = if args.from_start {
+        Normalizer::from_start(&args.skip_ops)
+    } else {
+        Normalizer::skipping(&args.skip_ops)
+    };
     let mut records = 0u64;
     while let Some(rec) = reader
         .next_record()
@@ -169,8 +173,8 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     if args.per_key {
         return diff_per_key(&args);
     }
-    let a = normalize(&args.a, &args.skip_ops)?;
-    let b = normalize(&args.b, &args.skip_ops)?;
+    let a = normalize(&args.a, &args)?;
+    let b = normalize(&args.b, &args)?;
     // with --min-match the search stops once the match cannot reach it: a recording that
     // differs fails in one pass instead of a minimal diff of its every difference
     let bound = args.min_match.map_or(args.max_distance, |min| {

@@ -201,9 +201,10 @@ fn repeat_plays_the_event_file_again_later_and_the_header_says_so() {
     assert_eq!(once["events"].as_u64().unwrap(), 300);
     assert_eq!(thrice["events"].as_u64().unwrap(), 900);
     // about three times the requests: the copies share only the windows across their seams
+    // (and the RocksDB timers' start-up, 512 requests, comes once)
     let (one, three) = (
-        once["requests"].as_u64().unwrap() as f64,
-        thrice["requests"].as_u64().unwrap() as f64,
+        once["requests"].as_u64().unwrap() as f64 - 512.0,
+        thrice["requests"].as_u64().unwrap() as f64 - 512.0,
     );
     assert!((three / one - 3.0).abs() < 0.03, "{one} -> {three}");
     assert_ne!(three, 3.0 * one, "copies 2 and 3 are later in event time");
@@ -286,7 +287,8 @@ fn text_traces_have_one_request_per_line() {
         .assert()
         .success();
     let text = std::fs::read_to_string(&out).unwrap();
-    let first = text.lines().find(|l| !l.starts_with('#')).unwrap();
+    // the first request after the timers' start-up
+    let first = text.lines().find(|l| l.starts_with("get\t")).unwrap();
     let fields: Vec<&str> = first.split('\t').collect();
     assert_eq!(fields.len(), 4);
     assert_eq!(fields[0], "get");
@@ -610,11 +612,12 @@ fn an_empty_or_header_only_event_file_warns_that_no_events_were_read() {
             .stdout(predicate::str::contains("events                   0"))
             .stderr(predicate::str::contains("warning: no events read from "))
             .stderr(predicate::str::contains("`source.path`"));
+        // only the RocksDB timer service's start-up, as Flink's job without input issues it
         gadget()
             .args(["run", cfg.to_str().unwrap(), "--store", "memory"])
             .assert()
             .success()
-            .stdout(predicate::str::contains("the workload issued no requests"));
+            .stdout(predicate::str::contains("closed loop: 512 requests"));
     }
 }
 

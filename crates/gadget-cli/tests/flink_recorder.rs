@@ -189,13 +189,14 @@ fn record_subtasks(
         .collect()
 }
 
-/// `gadget trace diff EXPECTED RECORDED --min-match M` (1, identical, when none is given):
-/// whether it passed, and its report. The diff stops once the match falls below M, so a
-/// recording that lost the join's race costs one pass, not a minimal diff of it (27 s and more
-/// in the debug build).
+/// `gadget trace diff EXPECTED RECORDED --from-start --min-match M` (1, identical, when none
+/// is given): whether it passed, and its report. From the start: the RocksDB timer service's
+/// start-up before the first event is compared too. The diff stops once the match falls below
+/// M, so a recording that lost the join's race costs one pass, not a minimal diff of it (27 s
+/// and more in the debug build).
 fn diff(expected: &Path, recorded: &Path, min_match: Option<f64>) -> (bool, String) {
     let min = min_match.unwrap_or(1.0).to_string();
-    trace_diff(expected, recorded, &["--min-match", &min])
+    trace_diff(expected, recorded, &["--from-start", "--min-match", &min])
 }
 
 /// The match line of a `gadget trace diff` report (`match: 1.000000 (0 requests only on one

@@ -19,8 +19,8 @@ pub struct Generated {
     /// Distinct event keys.
     pub event_keys: EventKeyCounter,
     /// Requests the operator issued before the first event ([`Operator::on_start`]: the
-    /// lookup-join's table preload), the first ones of the trace; an evaluator leaves them
-    /// out of the measurement as a warm-up.
+    /// lookup-join's table preload, the RocksDB timer service's start-up), the first ones of
+    /// the trace.
     pub preload_requests: u64,
 }
 

@@ -19,6 +19,8 @@ pub struct Normalizer {
     keys: HashMap<(u16, Vec<u8>), u32>,
     next_key: HashMap<u16, u32>,
     started: bool,
+    /// Whether requests before the first event marker count too (a job's start-up).
+    from_start: bool,
     /// Ops left out of the comparison.
     skipped: Vec<Op>,
     /// `open` and `drop` requests seen, skipped or not.
@@ -42,6 +44,16 @@ impl Normalizer {
         }
     }
 
+    /// A normalizer that keeps what comes before the first event marker: the requests a job
+    /// issues at start-up (Flink's RocksDB timer service loading every key group) compared
+    /// too.
+    pub fn from_start(ops: &[Op]) -> Self {
+        Normalizer {
+            from_start: true,
+            ..Self::skipping(ops)
+        }
+    }
+
     /// True once an event marker was fed: the tokens then start at the first one.
     pub fn saw_events(&self) -> bool {
         self.started
@@ -59,6 +71,9 @@ impl Normalizer {
             }
         }
         match record {
+            TraceRecord::Event { .. } if !self.started && self.from_start => {
+                self.started = true;
+            }
             TraceRecord::Event { .. } if !self.started => {
                 self.started = true;
                 self.states.clear();
@@ -275,12 +290,20 @@ mod tests {
         assert_eq!((a.tokens.len(), a.saw_events()), (2, false));
         assert!(!compare(&a.tokens, &b.tokens, 10).identical());
         // a start-up before the first event is still left out
-        let c = normalized(&[
+        let with_start_up = [
             acc(Op::Put, b"boot"),
             TraceRecord::Event { input: 0 },
             acc(Op::Get, b"y"),
             acc(Op::Put, b"y"),
-        ]);
+        ];
+        let c = normalized(&with_start_up);
         assert_eq!(c.tokens, a.tokens);
+        // unless it is asked for
+        let mut whole = Normalizer::from_start(&[]);
+        for r in &with_start_up {
+            whole.push(r, &names);
+        }
+        let put = (Op::Put as u64) << 56;
+        assert_eq!(whole.tokens, vec![put | 1, 2, put | 2]);
     }
 }

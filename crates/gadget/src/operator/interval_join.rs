@@ -172,6 +172,10 @@ impl Operator for IntervalJoin {
         states
     }
 
+    fn on_start(&mut self, out: &mut dyn AccessSink) {
+        self.timers.start_up(out);
+    }
+
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
         let ts = event.timestamp;
         if ts < self.watermark {

@@ -122,6 +122,8 @@ impl Operator for LookupJoin {
     }
 
     fn on_start(&mut self, out: &mut dyn AccessSink) {
+        // the window's timer service starts up, then the table is loaded
+        self.window.on_start(out);
         let value_len = ID_BYTES as u32 + self.value_bytes;
         for ad in 0..self.ids.ads() {
             // up to 100,000,000 ads: a limit reached or a stop ends the preload here
@@ -246,6 +248,7 @@ mod tests {
                 "window-contents",
                 "_timer_state/event_window-timers",
                 "default",
+                "_timer_state/processing_window-timers",
                 "ad-campaigns",
                 "campaign-windows"
             ]
@@ -410,14 +413,15 @@ mod tests {
                 .filter(|r| matches!(r, TraceRecord::Access { op: o, state: s, .. } if *o == op && *s == state))
                 .count()
         };
-        assert_eq!(count(Op::Put, 3), 70, "the preload");
-        assert_eq!(count(Op::Get, 3), 3_000, "one lookup per event");
+        let (table, sink) = (join.table, join.sink);
+        assert_eq!(count(Op::Put, table), 70, "the preload");
+        assert_eq!(count(Op::Get, table), 3_000, "one lookup per event");
         assert_eq!(
-            count(Op::Put, 4),
+            count(Op::Put, sink),
             count(Op::Delete, 0),
             "one result per firing"
         );
-        assert!(count(Op::Put, 4) > 7 * 3);
+        assert!(count(Op::Put, sink) > 7 * 3);
     }
 
     #[test]

@@ -270,6 +270,10 @@ impl Operator for SessionWindowOperator {
         states
     }
 
+    fn on_start(&mut self, out: &mut dyn AccessSink) {
+        self.timers.start_up(out);
+    }
+
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
         let key = event.key.clone();
         let mut mapping = self.load(&key, out);

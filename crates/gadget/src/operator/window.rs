@@ -238,6 +238,10 @@ impl Operator for WindowOperator {
         states
     }
 
+    fn on_start(&mut self, out: &mut dyn AccessSink) {
+        self.timers.start_up(out);
+    }
+
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
         let key = if self.keyed {
             event.key.clone()

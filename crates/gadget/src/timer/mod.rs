@@ -19,6 +19,16 @@ pub enum TimerService {
     Heap,
 }
 
+/// Requests the timer service of a subtask holding `key_groups` issues at start-up (see
+/// [`RocksDbTimerQueue::start_up`]): for RocksDB timers a batch commit and a seek per key
+/// group in each of its two queues, when there are two key groups or more; none on the heap.
+pub fn start_up_requests(service: TimerService, key_groups: KeyGroupRange) -> u64 {
+    match service {
+        TimerService::RocksDb if key_groups.len() >= 2 => 4 * u64::from(key_groups.len()),
+        _ => 0,
+    }
+}
+
 /// An event-time timer: Flink's `TimerHeapInternalTimer` (equality on all three fields, priority on the timestamp).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Timer<N> {
@@ -47,11 +57,13 @@ impl<N: TimerNamespace> TimerQueue<N> {
             TimerService::RocksDb => vec![
                 format!("_timer_state/event_{service_name}"),
                 "default".to_string(),
+                format!("_timer_state/processing_{service_name}"),
             ],
         }
     }
 
-    /// A queue; RocksDB timer requests use states `first_state` and `first_state + 1`.
+    /// A queue; RocksDB timer requests use states `first_state` to `first_state + 2`, in the
+    /// order of [`TimerQueue::states`].
     pub fn new(service: TimerService, max_parallelism: u32, first_state: StateId) -> Self {
         match service {
             TimerService::Heap => TimerQueue::Heap(HeapTimerQueue::new()),
@@ -59,7 +71,16 @@ impl<N: TimerNamespace> TimerQueue<N> {
                 max_parallelism,
                 first_state,
                 first_state + 1,
+                first_state + 2,
             )),
+        }
+    }
+
+    /// Before the first input: what the service issues when it is made (the RocksDB
+    /// service's [`RocksDbTimerQueue::start_up`]; nothing on the heap).
+    pub fn start_up(&mut self, out: &mut dyn AccessSink) {
+        if let TimerQueue::RocksDb(q) = self {
+            q.start_up(out);
         }
     }
 
@@ -190,7 +211,8 @@ impl TimerNamespace for u8 {
 
 #[cfg(test)]
 mod tests {
-    use super::TimerNamespace;
+    use super::*;
+    use crate::access::{Access, Op};
     use crate::operator::Side;
 
     /// Each namespace reads back from the end of a timer key, whatever key bytes precede it.
@@ -215,5 +237,43 @@ mod tests {
         reads_back(Side::Right);
         assert_eq!(<(i64, i64)>::deserialize_suffix(&[0; 15]), None);
         assert_eq!(Side::deserialize_suffix(b"\x0dCLEANUP_LEF"), None);
+    }
+
+    /// Counts requests by op.
+    #[derive(Default)]
+    struct Counted(Vec<(Op, StateId)>);
+
+    impl AccessSink for Counted {
+        fn access(&mut self, a: Access<'_>) {
+            self.0.push((a.op, a.state));
+        }
+    }
+
+    #[test]
+    fn the_start_up_is_a_commit_and_a_seek_per_key_group_in_each_queue_as_counted() {
+        for (parallelism, subtask) in [(1, 0), (4, 3), (64, 5), (128, 7), (3, 1)] {
+            let range = KeyGroupRange::of_subtask(128, parallelism, subtask);
+            for service in [TimerService::RocksDb, TimerService::Heap] {
+                let mut q = TimerQueue::<(i64, i64)>::new(service, 128, 1);
+                q.restrict_to(range);
+                let mut out = Counted::default();
+                q.start_up(&mut out);
+                assert_eq!(
+                    out.0.len() as u64,
+                    start_up_requests(service, range),
+                    "{service:?}, {} key groups",
+                    range.len()
+                );
+                if service == TimerService::RocksDb && range.len() >= 2 {
+                    let n = range.len() as usize;
+                    // the processing-time queue (state 3) first, then the event-time one (1)
+                    assert_eq!(out.0[..2], [(Op::BatchCommit, 2), (Op::Seek, 3)]);
+                    assert_eq!(
+                        out.0[2 * n..2 * n + 2],
+                        [(Op::BatchCommit, 2), (Op::Seek, 1)]
+                    );
+                }
+            }
+        }
     }
 }

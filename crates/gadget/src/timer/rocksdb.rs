@@ -806,7 +806,9 @@ struct KeyGroupQueue {
     cache_removals: u64,
     /// Timer keys only RocksDB has, as in `cache`.
     overflow: Overflow,
-    /// Where a reload seeks: the full key bytes, as requested.
+    /// Where a reload seeks, as requested: the full bytes of the hint (the key group's prefix,
+    /// or the last timer key that left an emptied cache) and a zero byte after them, as Flink's
+    /// `RocksBytesIterator` seeks to `Arrays.copyOf(seekHint, seekHint.length + 1)`.
     seek_hint: Vec<u8>,
     /// `seek_hint` without the key-group prefix.
     seek_from: TimerKey,
@@ -820,6 +822,9 @@ const _: () = assert!(std::mem::offset_of!(KeyGroupQueue, cache_removals) + 8 <=
 pub struct RocksDbTimerQueue<N: TimerNamespace> {
     timer_state: StateId,
     batch_state: StateId,
+    /// The processing-time queue's column family: Flink makes and loads it at start-up
+    /// whatever the operator's timers, and it stays empty.
+    processing_state: StateId,
     layout: KeyLayout,
     groups: Vec<KeyGroupQueue>,
     /// The timers are read back from their keys on poll (no copy of them is kept).
@@ -862,8 +867,14 @@ enum Placement {
 }
 
 impl<N: TimerNamespace> RocksDbTimerQueue<N> {
-    /// A queue writing timer requests to `timer_state` and batch commits to `batch_state`.
-    pub fn new(max_parallelism: u32, timer_state: StateId, batch_state: StateId) -> Self {
+    /// A queue writing timer requests to `timer_state` and batch commits to `batch_state`;
+    /// `processing_state` is the processing-time queue beside it (see [`Self::start_up`]).
+    pub fn new(
+        max_parallelism: u32,
+        timer_state: StateId,
+        batch_state: StateId,
+        processing_state: StateId,
+    ) -> Self {
         let layout = KeyLayout::new(max_parallelism);
         let groups = (0..max_parallelism as usize)
             .map(|g| KeyGroupQueue {
@@ -873,6 +884,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
                 seek_hint: {
                     let mut prefix = Vec::new();
                     layout.push_key_group(g as u32, &mut prefix);
+                    prefix.push(0);
                     prefix
                 },
                 seek_from: TimerKey::default(),
@@ -885,6 +897,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         RocksDbTimerQueue {
             timer_state,
             batch_state,
+            processing_state,
             layout,
             groups,
             outer,
@@ -917,6 +930,36 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         for g in range.groups() {
             self.groups[g as usize].outer_index = self.outer.len();
             self.outer.push(g as usize);
+        }
+    }
+
+    /// What Flink's timer service issues when it is made, before the first input: it builds
+    /// the processing-time queue and then the event-time one (`InternalTimerServiceImpl`),
+    /// each a `KeyGroupPartitionedPriorityQueue` that adds its key groups' sets to its heap
+    /// one by one. Adding a set compares its head with its parent's, and the first look at a
+    /// set's head (`RocksDBCachingPriorityQueueSet.peek`, its cache not yet known complete)
+    /// commits the write batch, empty, and seeks to the key group's prefix, finding nothing.
+    /// So the second key group is loaded first, then the first, then the others in order;
+    /// a subtask of one key group compares nothing and loads nothing.
+    pub fn start_up(&mut self, out: &mut dyn AccessSink) {
+        let heap = &self.outer[1..];
+        if heap.len() < 2 {
+            return;
+        }
+        let order: Vec<usize> = [heap[1], heap[0]]
+            .into_iter()
+            .chain(heap[2..].iter().copied())
+            .collect();
+        for state in [self.processing_state, self.timer_state] {
+            for &g in &order {
+                self.flush(out);
+                out.access(Access {
+                    op: Op::Seek,
+                    state,
+                    key: &self.groups[g].seek_hint,
+                    value_len: 0,
+                });
+            }
         }
     }
 
@@ -1299,6 +1342,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
         let changed = if group.cache.is_empty() {
             group.seek_hint.clear();
             group.seek_hint.extend_from_slice(&self.key);
+            group.seek_hint.push(0);
             group.seek_from = key;
             true
         } else {
@@ -1331,6 +1375,7 @@ impl<N: TimerNamespace> RocksDbTimerQueue<N> {
             if group.cache.is_empty() {
                 group.seek_hint.clear();
                 group.seek_hint.extend_from_slice(&self.key);
+                group.seek_hint.push(0);
                 group.seek_from = key;
             }
             timer
@@ -1390,7 +1435,10 @@ mod tests {
         fn check_refill(&mut self, batch: &mut FlinkBatch) {
             if self.not_all_in_cache && self.cache.is_empty() {
                 batch.flush();
-                batch.requests.push((Op::Seek, self.seek_hint.clone()));
+                // `RocksBytesIterator` seeks past the hint: a zero byte appended
+                let mut target = self.seek_hint.clone();
+                target.push(0);
+                batch.requests.push((Op::Seek, target));
                 let from: Vec<Vec<u8>> = self
                     .store
                     .range(self.seek_hint.clone()..)
@@ -1605,7 +1653,7 @@ mod tests {
         steps: &[(i64, i64, u8)],
     ) -> (Requests, Requests) {
         let layout = KeyLayout::new(key_groups);
-        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(key_groups, 1, 2);
+        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(key_groups, 1, 2, 3);
         let mut out = VecSink::default();
         let mut flink = FlinkTimerQueue::new(&layout, key_groups as usize);
         let mut watermark = 0;
@@ -1858,7 +1906,7 @@ mod tests {
         fn adding_a_timer_again_issues_what_a_second_full_add_issues(
             steps in proptest::collection::vec((0i64..400, 0i64..200, 0u8..8), 600..1_500)
         ) {
-            let mut full = RocksDbTimerQueue::<(i64, i64)>::new(2, 1, 2);
+            let mut full = RocksDbTimerQueue::<(i64, i64)>::new(2, 1, 2, 3);
             let mut again = full.clone();
             let mut twice = full.clone();
             let (mut out_full, mut out_again) = (VecSink::default(), VecSink::default());
@@ -2037,7 +2085,7 @@ mod tests {
     /// shared string (no allocation per timer).
     #[test]
     fn polled_timers_equal_the_added_ones_and_share_their_string_keys() {
-        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
+        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2, 3);
         let mut out = VecSink::default();
         let mut added = Vec::new();
         for i in 0..3 * CACHE_CAPACITY as i64 {
@@ -2109,7 +2157,7 @@ mod tests {
     /// it has left the cache (polled, or removed), registering it again puts it again.
     #[test]
     fn a_cached_timer_is_known_until_it_leaves_the_cache() {
-        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
+        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2, 3);
         let mut out = VecSink::default();
         let timer = |key: i64| Timer {
             timestamp: 4_999,
@@ -2161,7 +2209,7 @@ mod tests {
 
     #[test]
     fn a_timer_added_again_as_the_full_caches_last_is_put_again_and_fires_once() {
-        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2);
+        let mut q = RocksDbTimerQueue::<(i64, i64)>::new(1, 1, 2, 3);
         let mut out = VecSink::default();
         let timer = |t: i64| Timer {
             timestamp: t,
