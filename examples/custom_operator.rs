@@ -93,6 +93,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         time_column: 1,
         time_unit: TimeUnit::Microseconds,
         type_column: None,
+        payload_column: None,
         routing: TypeRouting::All,
         order: FileOrder::SortByTime,
         watermarks: WatermarkPolicy::Punctuated {
@@ -140,6 +141,7 @@ mod tests {
             timestamp: t,
             input: 0,
             closes: false,
+            payload: 0,
         })
     }
 

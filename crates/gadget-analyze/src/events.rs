@@ -189,6 +189,7 @@ mod tests {
                     timestamp: t,
                     input: 0,
                     closes: false,
+                    payload: 0,
                 }))
             })
             .chain(std::iter::once(Ok(StreamElement::Watermark(i64::MAX))))

@@ -305,6 +305,7 @@ mod tests {
                 timestamp: t,
                 input: 0,
                 closes: false,
+                payload: 0,
             }))
         });
         let mut operator = WindowOperator::new(

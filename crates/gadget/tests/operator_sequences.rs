@@ -77,6 +77,7 @@ fn ev(k: i64, t: i64) -> StreamElement {
         timestamp: t,
         input: 0,
         closes: false,
+        payload: 0,
     })
 }
 
@@ -86,6 +87,7 @@ fn ev_on(input: u8, k: i64, t: i64) -> StreamElement {
         timestamp: t,
         input,
         closes: false,
+        payload: 0,
     })
 }
 
@@ -554,6 +556,7 @@ fn closing(k: i64, t: i64) -> StreamElement {
         timestamp: t,
         input: 1,
         closes: true,
+        payload: 0,
     })
 }
 

@@ -15,6 +15,7 @@ fn input() -> Vec<StreamElement> {
             timestamp: t * 3,
             input: 0,
             closes: false,
+            payload: 0,
         }));
         if t % 5 == 4 {
             elements.push(StreamElement::Watermark(t * 3 - 1));

@@ -555,6 +555,7 @@ impl Iterator for OperationClock {
             timestamp: time,
             input: 0,
             closes: false,
+            payload: 0,
         };
         self.next += 1;
         self.since_watermark += 1;

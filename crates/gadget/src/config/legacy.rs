@@ -239,6 +239,7 @@ fn parse_generator(e: &mut Entries<'_>, p: &str, dir: &Path) -> Result<SourceCon
             time_column,
             time_unit: TimeUnit::Microseconds,
             type_column,
+            payload_column: None,
             routing: TypeRouting::All,
             order: FileOrder::AsIs,
             watermarks,

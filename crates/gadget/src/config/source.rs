@@ -410,6 +410,7 @@ pub(super) fn parse_source(
         )? as usize,
         time_unit,
         type_column,
+        payload_column: s.int("payload_column", 0, 10_000)?.map(|c| c as usize),
         routing,
         order,
         watermarks: parse_watermarks(s.table("watermarks")?)?,

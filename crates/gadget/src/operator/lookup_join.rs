@@ -161,6 +161,7 @@ impl Operator for LookupJoin {
             timestamp: event.timestamp,
             input: 0,
             closes: false,
+            payload: 0,
         };
         self.window.on_event(&keyed, out);
     }
@@ -213,6 +214,7 @@ mod tests {
             timestamp,
             input: 0,
             closes: false,
+            payload: 0,
         })
     }
 

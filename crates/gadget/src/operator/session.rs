@@ -30,7 +30,7 @@ pub struct SessionWindowOperator {
     watermark: i64,
     /// The persisted mapping (window → state window) per key, in its serialized list order.
     persisted: HashMap<Key, Vec<(Window, Window)>>,
-    /// Elements in each state window (holistic value sizes).
+    /// The bytes of the elements in each state window (holistic value sizes).
     elements: HashMap<(Key, Window), u32>,
 }
 
@@ -136,16 +136,15 @@ impl SessionWindowOperator {
             return;
         }
         match self.function {
-            WindowFunction::Holistic { element_size } => {
+            WindowFunction::Holistic { .. } => {
                 for &s in sources {
-                    let n = self.elements.remove(&(key.clone(), s)).unwrap_or(0);
+                    let bytes = self.elements.remove(&(key.clone(), s)).unwrap_or(0);
                     self.contents(&[(Op::Get, 0), (Op::Delete, 0)], key, s, out);
                     // a value too long for a trace saturates, and is refused where it is
                     // written or issued (crate::trace::MAX_VALUE_LEN)
-                    let merged = n.saturating_mul(element_size);
-                    self.contents(&[(Op::Merge, merged)], key, target, out);
-                    let count = self.elements.entry((key.clone(), target)).or_insert(0);
-                    *count = count.saturating_add(n);
+                    self.contents(&[(Op::Merge, bytes)], key, target, out);
+                    let held = self.elements.entry((key.clone(), target)).or_insert(0);
+                    *held = held.saturating_add(bytes);
                 }
             }
             WindowFunction::Incremental => {
@@ -286,19 +285,23 @@ impl Operator for SessionWindowOperator {
             mapping.remove(&actual);
         } else {
             let state_window = *mapping.get(&actual).expect("window in flight");
+            // the bytes the element adds to the window's list (none for an accumulator)
+            let mut element = 0;
             match self.function {
                 WindowFunction::Incremental => {
                     let read_modify_write = [(Op::Get, 0), (Op::Put, ACCUMULATOR_BYTES)];
                     self.contents(&read_modify_write, &key, state_window, out);
                 }
                 WindowFunction::Holistic { element_size } => {
-                    self.contents(&[(Op::Merge, element_size)], &key, state_window, out);
+                    element = element_size.saturating_add(u32::from(event.payload));
+                    self.contents(&[(Op::Merge, element)], &key, state_window, out);
                 }
             }
-            *self
+            let held = self
                 .elements
                 .entry((key.clone(), state_window))
-                .or_insert(0) += 1;
+                .or_insert(0);
+            *held = held.saturating_add(element);
             let max_ts = max_timestamp(actual.1);
             let trigger = if max_ts <= self.watermark {
                 self.contents(&[(Op::Get, 0)], &key, state_window, out);

@@ -86,6 +86,9 @@ pub struct WindowOperator {
     timers: TimerQueue<(i64, i64)>,
     timer_service: TimerService,
     watermark: i64,
+    /// The payload bytes of the event being processed ([`Event::payload`]), which a holistic
+    /// window's element carries beyond `element_size`.
+    payload: u32,
 }
 
 impl WindowOperator {
@@ -107,6 +110,7 @@ impl WindowOperator {
             timers: TimerQueue::new(timer_service, max_parallelism, 1),
             timer_service,
             watermark: i64::MIN,
+            payload: 0,
         }
     }
 
@@ -146,7 +150,8 @@ impl WindowOperator {
                 );
             }
             WindowFunction::Holistic { element_size } => {
-                self.emit(&[(Op::Merge, element_size)], key, window, out);
+                let element = element_size.saturating_add(self.payload);
+                self.emit(&[(Op::Merge, element)], key, window, out);
             }
         }
     }
@@ -248,6 +253,7 @@ impl Operator for WindowOperator {
         } else {
             Key::NullByte
         };
+        self.payload = u32::from(event.payload);
         let assigner = self.assigner;
         assigner.for_each_window(event.timestamp, |window| {
             self.on_window(&key, window, out);

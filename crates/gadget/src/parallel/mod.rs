@@ -508,6 +508,7 @@ mod tests {
                 timestamp: t,
                 input: if two { 1 + (t % 3 == 0) as u8 } else { 0 },
                 closes: false,
+                payload: 0,
             }));
             if t % 50 == 49 {
                 v.push(StreamElement::Watermark(t - 100));

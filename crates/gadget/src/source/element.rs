@@ -13,6 +13,40 @@ pub struct Event {
     pub input: u8,
     /// The event ends its key's validity: a continuous join's closing event (a job's FINISH).
     pub closes: bool,
+    /// Bytes the event's payload column takes serialized as a Java `String` (see
+    /// [`java_string_bytes`]), which a holistic window keeps with the element; 0 without
+    /// one (`[source] payload_column`).
+    pub payload: u16,
+}
+
+/// Bytes Flink's `StringSerializer` writes for `s` (`StringValue.writeString`): one more than
+/// its length as a variable-length integer (7 bits a byte), then each UTF-16 unit in 1 byte
+/// below 0x80, 2 below 0x4000 and 3 above; saturating at `u16::MAX`.
+///
+/// ```
+/// use gadget::source::element::java_string_bytes;
+/// assert_eq!(java_string_bytes("SCHEDULE"), 9);
+/// assert_eq!(java_string_bytes(""), 1);
+/// assert_eq!(java_string_bytes("é"), 3);
+/// ```
+pub fn java_string_bytes(s: &str) -> u16 {
+    let mut units = 0u64;
+    let mut chars = 0u64;
+    for unit in s.encode_utf16() {
+        units += 1;
+        chars += match unit {
+            0..=0x7f => 1,
+            0x80..=0x3fff => 2,
+            _ => 3,
+        };
+    }
+    let mut length = units + 1;
+    let mut prefix = 1;
+    while length >= 0x80 {
+        length >>= 7;
+        prefix += 1;
+    }
+    u16::try_from(prefix + chars).unwrap_or(u16::MAX)
 }
 
 /// One element of an event stream, in arrival order.

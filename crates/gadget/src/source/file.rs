@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use flate2::read::MultiGzDecoder;
 
-use super::element::{Event, StreamElement, WatermarkGenerator, WatermarkPolicy};
+use super::element::{
+    java_string_bytes, Event, StreamElement, WatermarkGenerator, WatermarkPolicy,
+};
 use super::SourceError;
 use crate::key::Key;
 
@@ -91,6 +93,9 @@ pub struct FileSpec {
     pub time_unit: TimeUnit,
     /// Zero-based column of the event type, if routing needs it.
     pub type_column: Option<usize>,
+    /// Zero-based column each event carries as a Java `String` (its serialized bytes are the
+    /// event's [`Event::payload`]), if any.
+    pub payload_column: Option<usize>,
     /// Which rows become events on which input.
     pub routing: TypeRouting,
     /// Row order.
@@ -104,8 +109,8 @@ pub struct FileSpec {
     pub repeat: u32,
 }
 
-/// One parsed row: key, event time (ms), input (255 = filtered out), closes.
-type Row = (Key, i64, u8, bool);
+/// One parsed row: key, event time (ms), input (255 = filtered out), closes, payload bytes.
+type Row = (Key, i64, u8, bool, u16);
 const FILTERED: u8 = 255;
 
 /// Streams the events of a file with watermarks, ending with the final watermark.
@@ -257,7 +262,14 @@ impl RowParser {
                 }
             }
         };
-        Ok((key, ts, input, closes))
+        let payload =
+            match self.spec.payload_column {
+                None => 0,
+                Some(c) => java_string_bytes(col(c).ok_or_else(|| {
+                    self.bad(format!("no payload column {c}; check payload_column"))
+                })?),
+            };
+        Ok((key, ts, input, closes, payload))
     }
 }
 
@@ -307,7 +319,9 @@ fn repeated(rows: Vec<Row>, times: u32) -> impl Iterator<Item = Row> {
         let shift = copy.saturating_mul(span);
         rows.clone()
             .into_iter()
-            .map(move |(key, time, input, closes)| (key, time.saturating_add(shift), input, closes))
+            .map(move |(key, time, input, closes, payload)| {
+                (key, time.saturating_add(shift), input, closes, payload)
+            })
     })
 }
 
@@ -331,7 +345,7 @@ impl Iterator for FileSource {
                     self.done = true;
                     return Some(Err(e));
                 }
-                Some(Ok((key, timestamp, input, closes))) => {
+                Some(Ok((key, timestamp, input, closes, payload))) => {
                     let wm = self.watermarks.on_event(timestamp);
                     if input == FILTERED {
                         if let Some(w) = wm {
@@ -345,6 +359,7 @@ impl Iterator for FileSource {
                         timestamp,
                         input,
                         closes,
+                        payload,
                     })));
                 }
             }
@@ -367,6 +382,7 @@ mod tests {
             time_column: 1,
             time_unit: TimeUnit::Milliseconds,
             type_column: None,
+            payload_column: None,
             routing: TypeRouting::All,
             order,
             watermarks: WatermarkPolicy::Punctuated {

@@ -274,6 +274,7 @@ mod tests {
             timestamp: t,
             input,
             closes: false,
+            payload: 0,
         })
     }
 

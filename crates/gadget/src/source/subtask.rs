@@ -124,6 +124,7 @@ mod tests {
                 timestamp: t,
                 input: 0,
                 closes: false,
+                payload: 0,
             }));
             if t % 10 == 9 {
                 v.push(StreamElement::Watermark(t));

@@ -304,6 +304,7 @@ impl SyntheticSource {
             timestamp,
             input,
             closes: false,
+            payload: 0,
         };
         let seq = self.generated;
         self.generated += 1;

@@ -216,6 +216,7 @@ mod tests {
                 timestamp: t as i64,
                 input: 0,
                 closes: false,
+                payload: 0,
             };
             count.on_event(&event, &mut sink);
         }
@@ -379,6 +380,7 @@ mod tests {
                 timestamp: 0,
                 input: 0,
                 closes: false,
+                payload: 0,
             };
             count.on_event(&event, &mut sink);
         }

@@ -415,6 +415,7 @@ mod tests {
                 timestamp: seconds * 1000,
                 input: 0,
                 closes: false,
+                payload: 0,
             };
             count.on_event(&event, &mut sink);
         }

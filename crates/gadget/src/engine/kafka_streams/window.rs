@@ -217,6 +217,7 @@ mod tests {
                 timestamp,
                 input: 0,
                 closes: false,
+                payload: 0,
             };
             count.on_event(&event, &mut sink);
         }
@@ -410,6 +411,7 @@ mod tests {
             timestamp: 100_000_000,
             input: 0,
             closes: false,
+            payload: 0,
         };
         count.on_event(&event, &mut sink);
         // at most one window's requests (a get, a put, a segment's opening) past the look

@@ -358,6 +358,7 @@ mod tests {
                 timestamp: seconds * 1000,
                 input,
                 closes: false,
+                payload: 0,
             };
             join.on_event(&event, &mut sink);
         }

@@ -349,6 +349,7 @@ pub(crate) fn requests_of(
             timestamp: seconds * 1000,
             input: 0,
             closes: false,
+            payload: 0,
         };
         operator.on_event(&event, &mut sink);
     }
