@@ -1,6 +1,7 @@
 //! Every store replays the same traces and answers every read as the in-memory store does:
-//! the same value length for each get, seek and next (so merges agree too), on every Flink
-//! reference recording; the same number of entries for each range query of a KVBench
+//! the same value length for each get, seek and next (so merges agree too), on Gadget's trace
+//! of every Flink reference workload, whose every `get` finds what Flink's RocksDB found in
+//! the recording (the same length, or nothing); the same number of entries for each range query of a KVBench
 //! workload with range deletes and range queries; and the same answers on a trace of window
 //! segments opened and dropped, as Kafka Streams opens and drops its segment stores.
 
@@ -12,11 +13,10 @@ use std::path::Path;
 
 use gadget::access::{Access, Op, StateId};
 use gadget::config::Config;
-use gadget::trace::{open_trace, RecordRef};
 use gadget_eval::run::issue;
 use gadget_eval::store::{open_store, Store, StoreKind, StoreSettings};
 use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
-use gadget_eval::workload::{trace_state_names, RequestBlock, RequestStream, WorkloadSource};
+use gadget_eval::workload::{RequestBlock, RequestStream, WorkloadSource};
 
 /// KVBench with every operation kind, range deletes and range queries among them.
 const KVBENCH_WITH_RANGES: &str = r#"
@@ -288,14 +288,35 @@ fn every_store_answers_every_read_of_every_reference_trace_as_the_memory_store_d
     });
 }
 
-/// The requests of each reference trace replayed: every op kind of every trace appears within
-/// its first 1,200 requests (the RocksDB-timer trace's `#ev` after 772 start-up requests is the
-/// latest), so 40,000 cover each op many times over and dozens of watermarks' deletes;
-/// 120,000 of each (in 12 stores) took CI three minutes here.
+/// The requests of each reference workload replayed: every op kind of every trace appears
+/// within its first 1,200 requests (the RocksDB-timer trace's first event comes after its
+/// 512 start-up requests), so 40,000 cover each op many times over and dozens of watermarks'
+/// deletes; 120,000 of each (in 12 stores) took CI three minutes here.
 const REQUESTS_PER_TRACE: u64 = 40_000;
 
-/// Replays one reference trace into every store (its first [`REQUESTS_PER_TRACE`] requests),
-/// comparing each read with the memory store's.
+/// The length each `get` of a Flink recording found, in order (`None`: a miss, recorded as
+/// -1).
+fn recorded_gets(path: &Path) -> Vec<Option<usize>> {
+    use std::io::BufRead;
+    let gz = flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap());
+    std::io::BufReader::new(gz)
+        .lines()
+        .map(Result::unwrap)
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            if fields.next() != Some("get") {
+                return None;
+            }
+            let vlen: i64 = fields.nth(2)?.parse().unwrap();
+            Some(usize::try_from(vlen).ok())
+        })
+        .collect()
+}
+
+/// Replays Gadget's trace of one reference workload (`examples/flink-reference/NAME.toml`,
+/// its first [`REQUESTS_PER_TRACE`] requests) into every store, comparing each read with the
+/// memory store's, and each `get` with what Flink's RocksDB found for it in the recording:
+/// the reproduced trace's every read finds a value of the recorded length, or none.
 fn replay_everywhere(
     name: &str,
     shared: &Path,
@@ -303,43 +324,58 @@ fn replay_everywhere(
     kinds: &[StoreKind],
     cluster_url: Option<&str>,
 ) {
-    let path = shared.join(format!("reference-traces/flink-1.20/{name}.tsv.gz"));
-    let states = trace_state_names(&path).unwrap();
-    let mut reader = open_trace(&path).unwrap();
+    let recording = shared.join(format!("reference-traces/flink-1.20/{name}.tsv.gz"));
+    let recorded = recorded_gets(&recording);
+    let example = common::project_root().join(format!("examples/flink-reference/{name}.toml"));
+    let config = Config::load(&example).unwrap();
+    let mut stream = RequestStream::start(WorkloadSource::Generate {
+        config: Box::new(config),
+        limit: Some(REQUESTS_PER_TRACE),
+    })
+    .unwrap();
+    let states = stream.state_names.clone();
     let (_dirs, mut stores) = open_every(kinds, &states, settings, cluster_url);
     assert_eq!(stores[0].name(), "memory");
     let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
-    let mut block = RequestBlock::default();
-    let (mut reads, mut found) = (0u64, 0u64);
-    let mut index = 0u64;
-    while let Some(r) = reader.next_record().unwrap() {
-        let RecordRef::Access(a) = r else { continue };
-        if index == REQUESTS_PER_TRACE {
-            break;
+    let (mut index, mut gets, mut found) = (0u64, 0usize, 0u64);
+    while let Some(block) = stream.next_block() {
+        for req in &block.requests {
+            let expected = issue(stores[0].as_mut(), &block, req, &mut value).unwrap();
+            for s in stores.iter_mut().skip(1) {
+                let got = issue(s.as_mut(), &block, req, &mut value).unwrap();
+                assert_eq!(
+                    got,
+                    expected,
+                    "{name}: request #{index} ({} on state {}): {} answered {got:?}, memory \
+                     {expected:?}",
+                    req.op,
+                    states[req.state as usize],
+                    s.name()
+                );
+            }
+            if req.op == Op::Get {
+                let read = expected.expect("a get reads");
+                assert_eq!(
+                    Some(&read),
+                    recorded.get(gets),
+                    "{name}: get #{gets} (request #{index}, state {}) found {read:?}; Flink \
+                     found {:?}",
+                    states[req.state as usize],
+                    recorded.get(gets)
+                );
+                gets += 1;
+                found += read.is_some() as u64;
+            }
+            index += 1;
         }
-        block.requests.clear();
-        block.keys.clear();
-        block.push(&a);
-        let req = block.requests[0];
-        let expected = issue(stores[0].as_mut(), &block, &req, &mut value).unwrap();
-        for s in stores.iter_mut().skip(1) {
-            let got = issue(s.as_mut(), &block, &req, &mut value).unwrap();
-            assert_eq!(
-                got, expected,
-                "{name}: request #{index} ({} on state {}): {} answered {got:?}, memory {expected:?}",
-                a.op, states[a.state as usize], s.name()
-            );
-        }
-        if let Some(len) = expected {
-            reads += 1;
-            found += len.is_some() as u64;
-        }
-        index += 1;
+        stream.recycle(block);
     }
+    stream.finish().unwrap();
     let names: Vec<&str> = stores.iter().map(|s| s.name()).collect();
     eprintln!(
-        "{name}: {index} requests, {reads} reads ({found} found) agree across {}",
+        "{name}: {index} requests, {gets} gets ({found} found) as Flink's, agreeing across {}",
         names.join(", ")
     );
     assert!(index > 10_000, "{name}: only {index} requests");
+    assert!(gets > 1_000, "{name}: only {gets} gets");
 }

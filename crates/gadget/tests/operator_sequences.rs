@@ -393,7 +393,7 @@ fn a_late_element_for_a_session_costs_one_read_of_the_window_set() {
 
 #[test]
 fn aggregation_reads_and_writes_the_value_state() {
-    let mut op = ContinuousAggregation::new("running-sum", 128);
+    let mut op = ContinuousAggregation::new("running-sum", TimerService::Heap, 128);
     let got = run(&mut op, &[ev(3, 1), ev(3, 2), wm(END)]);
     assert_eq!(
         got,
@@ -476,6 +476,27 @@ fn rocksdb_timers_start_up_by_loading_every_key_group_of_both_queues_second_one_
         "seek _timer_state/event_window-timers 7f00"
     );
     assert_eq!(got[START_UP], "EV0");
+}
+
+#[test]
+fn a_keyed_process_function_starts_up_its_unused_user_timers_in_rocksdb() {
+    let mut op = ContinuousAggregation::new("running-sum", TimerService::RocksDb, 128);
+    assert_eq!(
+        op.states(),
+        vec![
+            "running-sum",
+            "_timer_state/event_user-timers",
+            "default",
+            "_timer_state/processing_user-timers"
+        ]
+    );
+    let got = run(&mut op, &[ev(1, 1)]);
+    assert_eq!(got.len(), START_UP + 3);
+    assert_eq!(got[1], "seek _timer_state/processing_user-timers 0100");
+    assert_eq!(
+        got[START_UP..],
+        ["EV0", "get running-sum 1", "put running-sum 1 =8"]
+    );
 }
 
 #[test]
@@ -562,7 +583,7 @@ fn closing(k: i64, t: i64) -> StreamElement {
 
 #[test]
 fn continuous_join_buffers_right_elements_until_their_left_one_and_clears_on_close() {
-    let mut op = gadget::operator::ContinuousJoin::new(10, 128);
+    let mut op = gadget::operator::ContinuousJoin::new(10, TimerService::Heap, 128);
     let got = run(
         &mut op,
         &[

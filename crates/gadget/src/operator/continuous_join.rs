@@ -12,13 +12,15 @@
 //! - right element: `left-state.value()` (get); without an open left element it waits:
 //!   `right-buffer.add()` (merge).
 //!
-//! No timers: state lives until the closing element.
+//! No timers: state lives until the closing element (the `user-timers` service that
+//! `KeyedCoProcessOperator` makes when it opens only starts up).
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::access::{AccessSink, Op};
-use crate::key::{Key, KeyLayout, Namespace};
+use crate::key::{Key, KeyGroupRange, KeyLayout, Namespace};
 use crate::source::element::Event;
+use crate::timer::{self, TimerQueue, TimerService};
 
 use super::Operator;
 
@@ -32,17 +34,29 @@ pub struct ContinuousJoin {
     layout: KeyLayout,
     open: FxHashSet<Key>,
     waiting: FxHashMap<Key, u32>,
+    /// The timer service the operator makes (`user-timers`), which no timer ever enters.
+    timers: TimerService,
+    /// The subtask's key groups, which the timer service's start-up loads.
+    groups: KeyGroupRange,
 }
 
 impl ContinuousJoin {
     /// A continuous join whose elements serialize to `element_size` bytes.
-    pub fn new(element_size: u32, max_parallelism: u32) -> Self {
+    pub fn new(element_size: u32, timers: TimerService, max_parallelism: u32) -> Self {
         ContinuousJoin {
             element_size,
             layout: KeyLayout::new(max_parallelism),
             open: FxHashSet::default(),
             waiting: FxHashMap::default(),
+            timers,
+            groups: KeyGroupRange::all(max_parallelism),
         }
+    }
+
+    /// The operator of the subtask that owns `range` (its timer service's key groups).
+    pub fn with_key_groups(mut self, range: KeyGroupRange) -> Self {
+        self.groups = range;
+        self
     }
 
     /// Issues `requests` (op and value length) on `state` of `key`, in order, all with one
@@ -55,7 +69,14 @@ impl ContinuousJoin {
 
 impl Operator for ContinuousJoin {
     fn states(&self) -> Vec<String> {
-        vec!["left-state".to_string(), "right-buffer".to_string()]
+        let mut states = vec!["left-state".to_string(), "right-buffer".to_string()];
+        states.extend(TimerQueue::<u8>::states(self.timers, "user-timers"));
+        states
+    }
+
+    fn on_start(&mut self, out: &mut dyn AccessSink) {
+        // `KeyedCoProcessOperator.open` makes its `user-timers` service, unused here
+        timer::unused_service_start_up(self.timers, self.groups, 2, out);
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {

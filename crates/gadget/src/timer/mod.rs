@@ -29,6 +29,21 @@ pub fn start_up_requests(service: TimerService, key_groups: KeyGroupRange) -> u6
     }
 }
 
+/// The start-up of a timer service that an operator makes but never registers a timer in
+/// (Flink's `KeyedProcessOperator` and `KeyedCoProcessOperator` make `user-timers` when they
+/// open): its states are [`TimerQueue::states`] from `first_state` on, and it issues what
+/// [`RocksDbTimerQueue::start_up`] does for the key groups `range`.
+pub fn unused_service_start_up(
+    service: TimerService,
+    range: KeyGroupRange,
+    first_state: StateId,
+    out: &mut dyn AccessSink,
+) {
+    let mut queue = TimerQueue::<u8>::new(service, range.max_parallelism, first_state);
+    queue.restrict_to(range);
+    queue.start_up(out);
+}
+
 /// An event-time timer: Flink's `TimerHeapInternalTimer` (equality on all three fields, priority on the timestamp).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Timer<N> {

@@ -148,11 +148,11 @@ impl FlinkOperator {
                 .with_key_groups(groups),
             ),
             FlinkOperator::ContinuousJoin { element_size, .. } => {
-                Box::new(ContinuousJoin::new(*element_size, p))
+                Box::new(ContinuousJoin::new(*element_size, timers, p).with_key_groups(groups))
             }
-            FlinkOperator::Aggregation { state_name } => {
-                Box::new(ContinuousAggregation::new(state_name.clone(), p))
-            }
+            FlinkOperator::Aggregation { state_name } => Box::new(
+                ContinuousAggregation::new(state_name.clone(), timers, p).with_key_groups(groups),
+            ),
             FlinkOperator::IntervalJoin {
                 lower,
                 upper,
