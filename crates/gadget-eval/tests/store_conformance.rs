@@ -62,6 +62,32 @@ fn open_every(
     (dirs, stores)
 }
 
+/// Issues `req` to the memory store (`stores[0]`) and then to every other store, requiring
+/// each to answer as the memory store did (`what` names the request); the memory store's
+/// answer.
+fn issue_everywhere(
+    stores: &mut [Box<dyn Store>],
+    block: &RequestBlock,
+    req: &gadget_eval::workload::Request,
+    value: &mut ValueBytes,
+    what: &dyn Fn() -> String,
+) -> Option<Option<usize>> {
+    let expected = issue(stores[0].as_mut(), block, req, value)
+        .unwrap_or_else(|e| panic!("{}: memory: {e}", what()));
+    for s in stores.iter_mut().skip(1) {
+        let got = issue(s.as_mut(), block, req, value)
+            .unwrap_or_else(|e| panic!("{}: {}: {e}", what(), s.name()));
+        assert_eq!(
+            got,
+            expected,
+            "{}: {} answered {got:?}, memory {expected:?}",
+            what(),
+            s.name()
+        );
+    }
+    expected
+}
+
 #[test]
 fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_store_does() {
     let redis = support::RedisServer::start("store conformance with range ops");
@@ -90,17 +116,9 @@ fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_sto
     let (mut range_queries, mut range_deletes, mut entries) = (0, 0, 0);
     while let Some(block) = stream.next_block() {
         for req in &block.requests {
-            let expected = issue(stores[0].as_mut(), &block, req, &mut value).unwrap();
-            for s in stores.iter_mut().skip(1) {
-                let got = issue(s.as_mut(), &block, req, &mut value).unwrap();
-                assert_eq!(
-                    got,
-                    expected,
-                    "{} answered a {} differently",
-                    s.name(),
-                    req.op
-                );
-            }
+            let expected = issue_everywhere(&mut stores, &block, req, &mut value, &|| {
+                format!("a {}", req.op)
+            });
             match req.op {
                 Op::RangeQuery => {
                     range_queries += 1;
@@ -231,19 +249,9 @@ fn every_store_answers_a_trace_of_segments_opened_and_dropped_as_the_memory_stor
     let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
     let (mut drops, mut opens, mut found) = (0, 0, 0);
     for (index, req) in block.requests.iter().enumerate() {
-        let expected = issue(stores[0].as_mut(), &block, req, &mut value).unwrap();
-        for s in stores.iter_mut().skip(1) {
-            let got = issue(s.as_mut(), &block, req, &mut value)
-                .unwrap_or_else(|e| panic!("request #{index} ({}): {e}", req.op));
-            assert_eq!(
-                got,
-                expected,
-                "request #{index} ({} on state {}): {} answered {got:?}, memory {expected:?}",
-                req.op,
-                req.state,
-                s.name()
-            );
-        }
+        let expected = issue_everywhere(&mut stores, &block, req, &mut value, &|| {
+            format!("request #{index} ({} on state {})", req.op, req.state)
+        });
         match req.op {
             Op::Drop => drops += 1,
             Op::Open => opens += 1,
@@ -340,19 +348,12 @@ fn replay_everywhere(
     let (mut index, mut gets, mut found) = (0u64, 0usize, 0u64);
     while let Some(block) = stream.next_block() {
         for req in &block.requests {
-            let expected = issue(stores[0].as_mut(), &block, req, &mut value).unwrap();
-            for s in stores.iter_mut().skip(1) {
-                let got = issue(s.as_mut(), &block, req, &mut value).unwrap();
-                assert_eq!(
-                    got,
-                    expected,
-                    "{name}: request #{index} ({} on state {}): {} answered {got:?}, memory \
-                     {expected:?}",
-                    req.op,
-                    states[req.state as usize],
-                    s.name()
-                );
-            }
+            let expected = issue_everywhere(&mut stores, &block, req, &mut value, &|| {
+                format!(
+                    "{name}: request #{index} ({} on state {})",
+                    req.op, states[req.state as usize]
+                )
+            });
             if req.op == Op::Get {
                 let read = expected.expect("a get reads");
                 assert_eq!(
