@@ -975,6 +975,72 @@ fn recording_flink_2_at_parallelism_2_matches_gadget_subtask_for_subtask() {
     );
 }
 
+/// Two sessions of one key with two elements each, then a fifth element that bridges them:
+/// times in µs, as the Borg input.
+const BRIDGED_SESSIONS: &str = "1,0,SUBMIT,a\n1,2000000,SCHEDULE,a\n1,50000000,SUBMIT,a\n\
+                                1,52000000,SCHEDULE,a\n1,25000000,FINISH,a\n";
+
+/// Gadget's config of [`BRIDGED_SESSIONS`] as the bundled job runs it: holistic sessions with
+/// a 30 s gap over the file as it is, heap timers, 24-byte elements.
+const BRIDGED_SESSIONS_CONFIG: &str = r#"seed = 1
+max_parallelism = 128
+
+[source]
+type = "file"
+path = "sessions.csv"
+key_column = 0
+time_column = 1
+time_unit = "us"
+order = "file"
+
+[source.watermarks]
+type = "punctuated"
+every = 100
+out_of_orderness = 0
+
+[operator]
+type = "session"
+function = "holistic"
+gap = 30000
+element_size = 24
+timers = "heap"
+"#;
+
+#[test]
+fn a_bridged_session_merges_the_stored_list_with_its_delimiters() {
+    let test = "flink recorder, bridged sessions";
+    if !have("java", test) || !have("mvn", test) {
+        return;
+    }
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (agent, job) = build_recorder();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("sessions.csv");
+    std::fs::write(&input, BRIDGED_SESSIONS).unwrap();
+    let generated = generate(BRIDGED_SESSIONS_CONFIG, dir.path(), test);
+    let args = [
+        "--input",
+        input.to_str().unwrap(),
+        "--order",
+        "file",
+        "--gap",
+        "30000",
+    ];
+    let recorded = record(
+        &agent,
+        &job,
+        &dir.path().join("flink"),
+        "session-hol",
+        &args,
+    );
+    let (same, report) = diff(&generated, &recorded, None);
+    assert!(same, "{report}");
+    // with value sizes: the source session's list is merged whole, 24 + 1 + 24 = 49 bytes
+    // (the merge operator's delimiter between its two elements), as Gadget issues it
+    let (same, report) = trace_diff(&generated, &recorded, &["--per-key"]);
+    assert!(same, "{report}");
+}
+
 #[test]
 fn a_flink_1_18_list_update_becomes_the_put_of_later_versions() {
     let recorded = "get\tmws\t00\t0\n\

@@ -385,6 +385,33 @@ fn an_out_of_order_element_bridging_two_sessions_merges_their_state() {
 }
 
 #[test]
+fn a_merged_session_list_carries_its_delimiters_as_flinks_stored_value_does() {
+    let mut op = session(
+        10,
+        WindowFunction::Holistic { element_size: 24 },
+        TimerService::Heap,
+    );
+    // [0,12) and [20,32) hold two elements each (24 + the merge operator's delimiter + 24 =
+    // 49 bytes stored); [11,21) bridges them
+    let got = run(
+        &mut op,
+        &[ev(1, 0), ev(1, 2), ev(1, 20), ev(1, 22), ev(1, 11)],
+    );
+    // `mergeNamespaces`: the source read, deleted and merged whole, then the element itself
+    let at = got
+        .windows(4)
+        .position(|w| {
+            w[0].starts_with("get window-contents")
+                && w[1].starts_with("delete window-contents")
+                && w[2].starts_with("merge window-contents")
+                && w[3].starts_with("merge window-contents")
+        })
+        .unwrap_or_else(|| panic!("no merge of namespaces in {got:#?}"));
+    assert!(got[at + 2].ends_with("=49"), "{got:#?}");
+    assert!(got[at + 3].ends_with("=24"), "{got:#?}");
+}
+
+#[test]
 fn a_late_element_for_a_session_costs_one_read_of_the_window_set() {
     let mut op = session(10, WindowFunction::Incremental, TimerService::Heap);
     let got = run(&mut op, &[wm(100), ev(1, 5)]);

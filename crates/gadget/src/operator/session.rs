@@ -30,7 +30,8 @@ pub struct SessionWindowOperator {
     watermark: i64,
     /// The persisted mapping (window → state window) per key, in its serialized list order.
     persisted: HashMap<Key, Vec<(Window, Window)>>,
-    /// The bytes of the elements in each state window (holistic value sizes).
+    /// The length of each state window's stored list (holistic value sizes): its elements
+    /// and the merge operator's one-byte delimiter between each two.
     elements: HashMap<(Key, Window), u32>,
 }
 
@@ -138,13 +139,17 @@ impl SessionWindowOperator {
         match self.function {
             WindowFunction::Holistic { .. } => {
                 for &s in sources {
-                    let bytes = self.elements.remove(&(key.clone(), s)).unwrap_or(0);
+                    // `RocksDBListState.mergeNamespaces`: the source's stored list, read and
+                    // deleted, is merged whole into the target (when there was one)
+                    let list = self.elements.remove(&(key.clone(), s)).unwrap_or(0);
                     self.contents(&[(Op::Get, 0), (Op::Delete, 0)], key, s, out);
-                    // a value too long for a trace saturates, and is refused where it is
-                    // written or issued (crate::trace::MAX_VALUE_LEN)
-                    self.contents(&[(Op::Merge, bytes)], key, target, out);
-                    let held = self.elements.entry((key.clone(), target)).or_insert(0);
-                    *held = held.saturating_add(bytes);
+                    if list > 0 {
+                        // a value too long for a trace saturates, and is refused where it is
+                        // written or issued (crate::trace::MAX_VALUE_LEN)
+                        self.contents(&[(Op::Merge, list)], key, target, out);
+                        let held = self.elements.entry((key.clone(), target)).or_insert(0);
+                        *held = appended(*held, list);
+                    }
                 }
             }
             WindowFunction::Incremental => {
@@ -256,6 +261,17 @@ impl SessionWindowOperator {
     }
 }
 
+/// The length of a stored list of `held` bytes after a merge of `operand` bytes: the merge
+/// operator (Flink's `StringAppendTESTOperator`) puts a one-byte delimiter between a value
+/// and what is appended to it. Nothing appended leaves it as it is.
+fn appended(held: u32, operand: u32) -> u32 {
+    match (held, operand) {
+        (_, 0) => held,
+        (0, _) => operand,
+        _ => held.saturating_add(1).saturating_add(operand),
+    }
+}
+
 impl Operator for SessionWindowOperator {
     fn states(&self) -> Vec<String> {
         let mut states = vec![
@@ -301,7 +317,7 @@ impl Operator for SessionWindowOperator {
                 .elements
                 .entry((key.clone(), state_window))
                 .or_insert(0);
-            *held = held.saturating_add(element);
+            *held = appended(*held, element);
             let max_ts = max_timestamp(actual.1);
             let trigger = if max_ts <= self.watermark {
                 self.contents(&[(Op::Get, 0)], &key, state_window, out);
