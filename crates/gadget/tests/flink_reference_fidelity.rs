@@ -162,20 +162,18 @@ fn every_flink_reference_trace_is_reproduced_request_for_request() {
         let rocksdb_timers = name.ends_with(".rocksdb-timers");
         // both queues: a commit and a seek per key group, or nothing on the heap
         assert_eq!(gen_start_up.len(), if rocksdb_timers { 512 } else { 0 });
-        // what each write stores, in order (the interval join's order may differ: its bar)
-        if *name != "interval-join" {
-            let first = gen_written
-                .iter()
-                .zip(&flink_written)
-                .position(|(g, f)| g != f);
-            assert!(
-                first.is_none() && gen_written.len() == flink_written.len(),
-                "{name}: value lengths of the writes differ at write {first:?}: gadget {:?}, \
-                 flink {:?}",
-                first.map(|i| gen_written[i]),
-                first.map(|i| flink_written[i]),
-            );
-        }
+        // what each write stores, in order
+        let first = gen_written
+            .iter()
+            .zip(&flink_written)
+            .position(|(g, f)| g != f);
+        assert!(
+            first.is_none() && gen_written.len() == flink_written.len(),
+            "{name}: value lengths of the writes differ at write {first:?}: gadget {:?}, flink \
+             {:?}",
+            first.map(|i| gen_written[i]),
+            first.map(|i| flink_written[i]),
+        );
         let c = compare(&flink.tokens, &gen.tokens, 100_000);
         let ratio = c.match_ratio(100_000);
         report.push(format!(
