@@ -15,7 +15,7 @@ mod ycsb;
 use crate::document::MS_MAX;
 use crate::engine::flink::FlinkOperator;
 use crate::engine::MAX_WINDOWS_PER_EVENT;
-use source::{check_ysb_pairing, parse_source, refuse_flink_watermarks};
+use source::{check_payload, check_ysb_pairing, parse_source, refuse_flink_watermarks};
 
 use std::path::Path;
 
@@ -273,15 +273,18 @@ impl Config {
                 (Some(s), None, None) => {
                     let source = parse_source(&s, operator.inputs(), seed)?;
                     check_ysb_pairing(&s, &source, &operator)?;
+                    check_payload(&s, &source, &operator)?;
                     s.finish()?;
                     source
                 }
                 (None, Some(l), Some(r)) if operator.two_inputs() => {
                     let left = parse_source(&l, Inputs::One, seed)?;
                     check_ysb_pairing(&l, &left, &operator)?;
+                    check_payload(&l, &left, &operator)?;
                     l.finish()?;
                     let right = parse_source(&r, Inputs::One, right_seed(seed))?;
                     check_ysb_pairing(&r, &right, &operator)?;
+                    check_payload(&r, &right, &operator)?;
                     r.finish()?;
                     SourceConfig::Separate {
                         left: Box::new(left),

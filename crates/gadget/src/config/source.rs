@@ -4,6 +4,7 @@
 use super::{ConfigError, Inputs, OperatorConfig, SourceConfig, MAX_REPEAT, MS_MAX};
 use crate::document::Section;
 use crate::engine::flink::FlinkOperator;
+use crate::operator::WindowFunction;
 use crate::source::distribution::{GapDistributionSpec, KeyDistributionSpec};
 use crate::source::element::WatermarkPolicy;
 use crate::source::file::{FileOrder, FileSpec, KeyType, TimeUnit, TypeRouting};
@@ -316,6 +317,36 @@ pub(super) fn check_ysb_pairing(
     }
 }
 
+/// Refuses a `payload_column` the operator would not read: only holistic windows (and the
+/// window joins, holistic windows over both inputs) keep an element's payload.
+pub(super) fn check_payload(
+    s: &Section<'_>,
+    source: &SourceConfig,
+    operator: &OperatorConfig,
+) -> Result<(), ConfigError> {
+    let SourceConfig::File(file) = source else {
+        return Ok(());
+    };
+    if file.payload_column.is_none() {
+        return Ok(());
+    }
+    let holistic = |f: &WindowFunction| matches!(f, WindowFunction::Holistic { .. });
+    match operator {
+        OperatorConfig::Flink(FlinkOperator::Window { function, .. })
+        | OperatorConfig::Flink(FlinkOperator::Session { function, .. })
+            if holistic(function) =>
+        {
+            Ok(())
+        }
+        OperatorConfig::Flink(FlinkOperator::WindowJoin { .. }) => Ok(()),
+        _ => Err(s.error(
+            "payload_column",
+            "only holistic windows (function = \"holistic\") and the window joins keep an \
+             element's payload; remove payload_column, or make the window holistic",
+        )),
+    }
+}
+
 pub(super) fn parse_source(
     s: &Section<'_>,
     inputs: Inputs,
@@ -417,4 +448,37 @@ pub(super) fn parse_source(
         repeat: s.int("repeat", 1, MAX_REPEAT)?.unwrap_or(1) as u32,
     };
     Ok(SourceConfig::File(spec))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::Config;
+
+    /// A config over `events.csv` in `dir`, with `payload_column = 2` and `operator`.
+    fn with_payload(dir: &Path, operator: &str) -> Result<Config, String> {
+        std::fs::write(dir.join("events.csv"), "1,10,SUBMIT\n").unwrap();
+        let text = format!(
+            "[source]\ntype = \"file\"\npath = \"events.csv\"\nkey_column = 0\n\
+             time_column = 1\npayload_column = 2\n[operator]\n{operator}\n"
+        );
+        Config::parse(&text, &dir.join("p.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_payload_column_is_refused_where_no_holistic_window_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let holistic = "type = \"tumbling\"\nsize = 1000\nfunction = \"holistic\"";
+        with_payload(dir.path(), holistic).unwrap();
+        let session = "type = \"session\"\ngap = 1000\nfunction = \"holistic\"";
+        with_payload(dir.path(), session).unwrap();
+        for operator in ["type = \"tumbling\"\nsize = 1000", "type = \"aggregation\""] {
+            let e = with_payload(dir.path(), operator).unwrap_err();
+            assert!(
+                e.contains("p.toml:6: `source.payload_column`") && e.contains("holistic"),
+                "{e}"
+            );
+        }
+    }
 }
