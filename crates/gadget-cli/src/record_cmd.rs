@@ -132,10 +132,9 @@ fn record(args: RecordFlinkArgs, root: Option<&Path>, more: &str) -> anyhow::Res
         to_binary(&out, &before, &stop)?;
     }
     if stop.load(Ordering::Relaxed) {
-        let left: Vec<String> = agent_traces(&out)?
-            .into_iter()
-            .filter(|t| !before.contains(t))
-            .map(|(path, _)| path.display().to_string())
+        let left: Vec<String> = written_since(&out, &before)?
+            .iter()
+            .map(|path| path.display().to_string())
             .collect();
         eprintln!(
             "interrupted ({status}): the job was stopped, so its traces are partial; {} left \
@@ -220,6 +219,18 @@ fn agent_traces(out: &Path) -> anyhow::Result<Vec<(PathBuf, std::time::SystemTim
     Ok(traces)
 }
 
+/// The agent's traces in `out` that this run wrote: absent from `before`, or rewritten since.
+fn written_since(
+    out: &Path,
+    before: &[(PathBuf, std::time::SystemTime)],
+) -> anyhow::Result<Vec<PathBuf>> {
+    Ok(agent_traces(out)?
+        .into_iter()
+        .filter(|t| !before.contains(t))
+        .map(|(path, _)| path)
+        .collect())
+}
+
 /// Converts each text trace the agent wrote during this run (absent from `before`, or
 /// rewritten since) into Gadget's binary format beside it (`<name>.gtrace`, written atomically)
 /// and removes the text, which only this command made. A stop (Ctrl-C) ends the conversion
@@ -229,11 +240,7 @@ fn to_binary(
     before: &[(PathBuf, std::time::SystemTime)],
     stop: &AtomicBool,
 ) -> anyhow::Result<()> {
-    let todo: Vec<PathBuf> = agent_traces(out)?
-        .into_iter()
-        .filter(|t| !before.contains(t))
-        .map(|(path, _)| path)
-        .collect();
+    let todo = written_since(out, before)?;
     let bar = progress::spinner("converting");
     for (n, text) in todo.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {

@@ -668,6 +668,15 @@ mod tests {
         Experiment::parse(text, Path::new("dir/exp.toml"))
     }
 
+    /// A store's flags as `(flag, value)` pairs of strings.
+    fn flags_of(store: &ExperimentStore) -> Vec<(&str, Option<&str>)> {
+        store
+            .flags
+            .iter()
+            .map(|(f, v)| (f.as_str(), v.as_deref()))
+            .collect()
+    }
+
     #[test]
     fn an_experiment_crosses_workloads_stores_and_rates() {
         let e = parse(
@@ -714,11 +723,7 @@ rates = [1000, 2500.5]
             e.workloads[1].file,
             WorkloadFile::Trace("/t/tumbling.gtrace".into())
         );
-        let flags: Vec<_> = e.stores[0]
-            .flags
-            .iter()
-            .map(|(f, v)| (f.as_str(), v.as_deref()))
-            .collect();
+        let flags = flags_of(&e.stores[0]);
         assert_eq!(
             flags,
             [
@@ -786,11 +791,7 @@ rates = [1000, 2500.5]
             WorkloadFile::Trace("./-x.gtrace".into())
         );
         assert_eq!(e.workloads[0].name, "x");
-        let flags: Vec<_> = e.stores[0]
-            .flags
-            .iter()
-            .map(|(f, v)| (f.as_str(), v.as_deref()))
-            .collect();
+        let flags = flags_of(&e.stores[0]);
         assert_eq!(
             flags,
             [
