@@ -1,27 +1,18 @@
 //! Everything an experiment's runs need, checked before the first run starts, with the
 //! experiment file's line: every store setting against what its store reads
-//! ([`StoreKind::reads`]), every workload config loaded and validated (with its properties),
-//! every trace's header read. A mistake found after an hour of runs costs the hour.
+//! ([`crate::store::StoreKind::reads`]; the store's kind itself is checked as the file
+//! parses), every workload config loaded and validated (with its properties), every trace's
+//! header read. A mistake found after an hour of runs costs the hour.
 
 use crate::experiment::file::{Experiment, WorkloadFile};
 use gadget::config::Config;
 
-use crate::store::StoreKind;
-
 /// The first mistake found, naming where the experiment file makes it.
 pub fn before_any_run(e: &Experiment) -> Result<(), String> {
     for s in &e.stores {
-        let kind = StoreKind::from_name(&s.kind).ok_or_else(|| {
-            format!(
-                "{}: the {} store is not in this build of gadget; it has {}",
-                s.kind_origin,
-                s.kind,
-                StoreKind::names()
-            )
-        })?;
         for (key, origin) in &s.given {
-            if !kind.reads_setting(key) {
-                return Err(format!("{origin}: {}", kind.ignores(key)));
+            if !s.kind.reads_setting(key) {
+                return Err(format!("{origin}: {}", s.kind.ignores(key)));
             }
         }
     }
@@ -81,19 +72,6 @@ mod tests {
             ycsb,
         )
         .unwrap();
-    }
-
-    #[test]
-    fn a_store_kind_is_checked_against_the_stores_of_the_build_at_its_line() {
-        let ycsb = "config = \"../ycsb/workloada.toml\"";
-        let e = check("kind = \"rocks\"", ycsb).unwrap_err();
-        assert!(
-            e.contains("e.toml:5: `store[1].kind`") && e.contains(&StoreKind::names()),
-            "{e}"
-        );
-        for kind in StoreKind::all() {
-            check(&format!("kind = \"{}\"", kind.name()), ycsb).unwrap();
-        }
     }
 
     #[test]

@@ -10,6 +10,8 @@ use gadget::config::run::{ARRIVAL_NAMES, RATE};
 pub use gadget::config::store_settings::{ConfigPlace, SettingValue, StoreSetting, STORE_SETTINGS};
 use gadget::document::{file_path, read_text, ConfigError, Document, Section};
 
+use crate::store::StoreKind;
+
 /// The most runs an experiment may plan (cells × repetitions): each is a process that opens
 /// a fresh store, so even 100,000 runs of a second each take more than a day.
 pub const MAX_RUNS: u64 = 100_000;
@@ -67,16 +69,14 @@ pub struct ExperimentWorkload {
 pub struct ExperimentStore {
     /// Its name in cell names and tables (default: the kind).
     pub name: String,
-    /// The store kind (`--store`).
-    pub kind: String,
+    /// The store kind (`--store`), one of this build's stores.
+    pub kind: StoreKind,
     /// Settings as `(flag, value)`: `("--write-buffer-mb", "64")`; a `true` switch has no
     /// value.
     pub flags: Vec<(String, Option<String>)>,
     /// Every setting given (switches set to false too), with where: `(key, "exp.toml:7:
     /// `store.wal`")`, for the evaluator to check against what the store reads.
     pub given: Vec<(String, String)>,
-    /// Where `kind` is given.
-    pub kind_origin: String,
 }
 
 /// One arrival process at one rate.
@@ -571,14 +571,22 @@ fn stem(p: &Path) -> String {
 }
 
 fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
-    // checked by the evaluator against the stores of its build, at this line
     let kind = s.string("kind")?.ok_or_else(|| {
         s.missing(
             "kind",
             "the store, such as rocksdb, lmdb or redis-cluster (`gadget run --help` lists them)",
         )
     })?;
-    let name = s.string("name")?.unwrap_or_else(|| kind.clone());
+    let kind = StoreKind::from_name(&kind).ok_or_else(|| {
+        s.error(
+            "kind",
+            format!(
+                "the {kind:?} store is not in this build of gadget; it has {}",
+                StoreKind::names()
+            ),
+        )
+    })?;
+    let name = s.string("name")?.unwrap_or_else(|| kind.name().to_string());
     check_name(s, "name", &name)?;
     let mut flags = Vec::new();
     let mut given = Vec::new();
@@ -606,7 +614,6 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
         kind,
         flags,
         given,
-        kind_origin: s.origin("kind"),
     })
 }
 
@@ -769,6 +776,16 @@ rates = [1000, 2500.5]
                 "[[store]]\nkind = \"memory\"\n".to_string(),
                 "workload",
                 "at least one [[workload]]",
+            ),
+            (
+                format!("{base}[[store]]\nkind = \"rocks\"\n"),
+                ":4: `store[1].kind`",
+                "the \"rocks\" store is not in this build of gadget; it has memory",
+            ),
+            (
+                format!("{base}[[store]]\nname = \"m\"\nkind = \"x\\u0000y\"\n"),
+                ":5: `store[1].kind`",
+                "the \"x\\0y\" store is not in this build",
             ),
         ];
         for (text, at, says) in cases {

@@ -111,7 +111,7 @@ impl Plan {
             }
         }
         let store = &e.stores[cell.store];
-        a.push(format!("--store={}", store.kind).into());
+        a.push(format!("--store={}", store.kind.name()).into());
         for (flag, value) in &store.flags {
             a.push(match value {
                 Some(v) => format!("{flag}={v}").into(),
