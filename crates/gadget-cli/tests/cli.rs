@@ -294,7 +294,8 @@ fn text_traces_have_one_request_per_line() {
     assert_eq!(fields[0], "get");
     assert_eq!(fields[1], "window-contents");
     assert_eq!(fields[2].len(), 2 * 25); // key group, long key, window
-    assert_eq!(fields[3], "0");
+                                         // what it found is not known without `--reads`
+    assert_eq!(fields[3], "?");
 }
 
 #[test]

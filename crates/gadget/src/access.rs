@@ -144,8 +144,71 @@ pub struct Access<'a> {
     /// The key bytes, laid out as Flink lays them out.
     pub key: &'a [u8],
     /// Bytes written (put, merge, batch put), entries committed (batch commit), the length of
-    /// the start bound (range ops), else 0.
+    /// the start bound (range ops), what a get found when the trace was made
+    /// ([`ReadLen::value_len`]; 0: not known), else 0.
     pub value_len: u32,
+}
+
+/// What a `get` found when its trace was made, as the get's `value_len` carries it: a
+/// recording of the engine knows it (the engine's store answered), a generated trace when it
+/// was made with `gadget gen --reads`. A replay with `--check-reads` requires the store it
+/// drives to find the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadLen {
+    /// The trace does not say (`value_len` 0): every trace made without read lengths.
+    Unknown,
+    /// The get found nothing (`value_len` 1; Flink's recordings write -1).
+    Missing,
+    /// The get found a value of this many bytes (`value_len` bytes + 2).
+    Found(u32),
+}
+
+impl ReadLen {
+    /// What a get's `value_len` says.
+    #[inline]
+    pub const fn from_value_len(value_len: u32) -> ReadLen {
+        match value_len {
+            0 => ReadLen::Unknown,
+            1 => ReadLen::Missing,
+            n => ReadLen::Found(n - 2),
+        }
+    }
+
+    /// The `value_len` a get carries to say this (a value longer than 4 GiB - 3 bytes, which
+    /// no store takes, is said to be that long).
+    #[inline]
+    pub const fn value_len(self) -> u32 {
+        match self {
+            ReadLen::Unknown => 0,
+            ReadLen::Missing => 1,
+            ReadLen::Found(n) => n.saturating_add(2),
+        }
+    }
+
+    /// What a store's `get` answered: the length of the value found, or `None`.
+    #[inline]
+    pub fn of(found: Option<usize>) -> ReadLen {
+        match found {
+            None => ReadLen::Missing,
+            Some(n) => ReadLen::Found(u32::try_from(n).unwrap_or(u32::MAX)),
+        }
+    }
+
+    /// True when a store's answer `found` is what this says (always, when it is not known).
+    #[inline]
+    pub fn agrees_with(self, found: Option<usize>) -> bool {
+        self == ReadLen::Unknown || self == ReadLen::of(found)
+    }
+}
+
+impl fmt::Display for ReadLen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadLen::Unknown => f.write_str("not known"),
+            ReadLen::Missing => f.write_str("nothing"),
+            ReadLen::Found(n) => write!(f, "{n} bytes"),
+        }
+    }
 }
 
 impl<'a> Access<'a> {
@@ -328,6 +391,28 @@ mod tests {
         }
         assert_eq!(Op::from_name("scan"), None);
         assert_eq!(Op::from_code(Op::COUNT as u8), None);
+    }
+
+    #[test]
+    fn a_gets_read_length_travels_in_its_value_len_with_zero_for_not_known() {
+        for read in [
+            ReadLen::Unknown,
+            ReadLen::Missing,
+            ReadLen::Found(0),
+            ReadLen::Found(1),
+            ReadLen::Found(65),
+        ] {
+            assert_eq!(ReadLen::from_value_len(read.value_len()), read);
+        }
+        assert_eq!(ReadLen::from_value_len(0), ReadLen::Unknown);
+        assert_eq!(ReadLen::of(None), ReadLen::Missing);
+        assert_eq!(ReadLen::of(Some(0)), ReadLen::Found(0));
+        assert!(ReadLen::Found(3).agrees_with(Some(3)));
+        assert!(!ReadLen::Found(3).agrees_with(Some(4)));
+        assert!(!ReadLen::Found(0).agrees_with(None));
+        assert!(!ReadLen::Missing.agrees_with(Some(0)));
+        assert!(ReadLen::Unknown.agrees_with(None) && ReadLen::Unknown.agrees_with(Some(7)));
+        assert_eq!(ReadLen::Found(24).to_string(), "24 bytes");
     }
 
     #[test]

@@ -67,10 +67,9 @@ impl ByKey {
                     }
                     _ => key.clone(),
                 };
-                self.keys
-                    .entry((name, key))
-                    .or_default()
-                    .push((*op, *value_len));
+                // what a get found is the store's answer, not part of the request
+                let asked = if *op == Op::Get { 0 } else { *value_len };
+                self.keys.entry((name, key)).or_default().push((*op, asked));
                 self.requests += 1;
             }
             _ => {}

@@ -1925,7 +1925,7 @@ mod tests {
                 let keep = keep.min(before.len());
                 let tail = tail.min(before.len() - keep);
                 let key = [&before[..keep], &middle, &before[before.len() - tail..]].concat();
-                let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else if op.is_persistence() { 0 } else if op.writes_value() { value_len.min(MAX_VALUE_LEN) } else { value_len };
+                let value_len = crate::trace::valid_value_len(op, key.len(), value_len);
                 before.clone_from(&key);
                 records.push(TraceRecord::Access { op, state, key, value_len });
             }

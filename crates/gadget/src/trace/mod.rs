@@ -660,12 +660,15 @@ pub(crate) fn rename_state(names: &mut [String], state: StateId, key: &[u8]) -> 
     Ok(())
 }
 
-/// Refuses a value longer than [`MAX_VALUE_LEN`] written by `op` (other ops' `value_len` is
-/// no value: entries, a bound's length, an extended op's code).
+/// Refuses a value longer than [`MAX_VALUE_LEN`] written by `op`, or found by a get (other
+/// ops' `value_len` is no value: entries, a bound's length, an extended op's code).
 #[inline]
 pub fn check_value_len(op: Op, value_len: u32) -> Result<(), String> {
     if value_len > MAX_VALUE_LEN && op.writes_value() {
         return Err(value_too_long(op, value_len));
+    }
+    if op == Op::Get && value_len > crate::access::ReadLen::Found(MAX_VALUE_LEN).value_len() {
+        return Err(value_too_long(op, value_len - 2));
     }
     Ok(())
 }
@@ -680,6 +683,23 @@ pub fn check_state_name(name: &str) -> Result<(), String> {
         return Err(format!("state name {name:?} contains a tab or line break"));
     }
     Ok(())
+}
+
+/// `value_len` made one that `op` may carry with a key of `key_len` bytes, for tests that
+/// draw records at random.
+#[cfg(test)]
+pub(crate) fn valid_value_len(op: Op, key_len: usize, value_len: u32) -> u32 {
+    if op.is_range() {
+        value_len % (key_len as u32 + 1)
+    } else if op.is_persistence() {
+        0
+    } else if op.writes_value() {
+        value_len.min(MAX_VALUE_LEN)
+    } else if op == Op::Get {
+        value_len.min(crate::access::ReadLen::Found(MAX_VALUE_LEN).value_len())
+    } else {
+        value_len
+    }
 }
 
 #[cold]

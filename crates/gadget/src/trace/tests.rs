@@ -4,7 +4,7 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use super::*;
-use crate::access::{AccessCounts, VecSink};
+use crate::access::{AccessCounts, ReadLen, VecSink};
 
 fn header(states: &[&str]) -> TraceHeader {
     TraceHeader::new(
@@ -115,8 +115,8 @@ fn text_round_trip() {
     let bytes = write_text(&h, &records, TraceFooter::new(false));
     assert_eq!(TraceFormat::detect(&bytes), Some(TraceFormat::Text));
     let text = String::from_utf8(bytes.clone()).unwrap();
-    assert!(text.starts_with("#gadget-trace\ttext\t3\n#header\t{"));
-    assert!(text.contains("\nget\twindow-contents\t00016b65792d61\t0\n"));
+    assert!(text.starts_with("#gadget-trace\ttext\t4\n#header\t{"));
+    assert!(text.contains("\nget\twindow-contents\t00016b65792d61\t?\n"));
     assert!(text.contains("\n#ev\t\t\t2\n"));
     assert!(text.contains("\n#wm\t\t\t-9223372036854775808\n"));
     assert!(text.contains("\nnext\tdefault\t\t0\n"));
@@ -559,6 +559,44 @@ wb_write\tdefault\t\t500
 ";
 
 #[test]
+fn a_gets_read_length_is_written_as_found_and_read_back_and_older_texts_say_not_known() {
+    let h = header(STATES);
+    let records = vec![
+        access(Op::Get, 0, b"a", ReadLen::Unknown.value_len()),
+        access(Op::Get, 0, b"b", ReadLen::Missing.value_len()),
+        access(Op::Get, 0, b"c", ReadLen::Found(0).value_len()),
+        access(Op::Get, 0, b"d", ReadLen::Found(24).value_len()),
+    ];
+    let bytes = write_text(&h, &records, TraceFooter::new(false));
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    for line in [
+        "get\twindow-contents\t61\t?\n",
+        "62\t-1\n",
+        "63\t0\n",
+        "64\t24\n",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    assert_eq!(read_all(&bytes).unwrap().1, records);
+    let bin = write_binary(&h, &records, TraceFooter::new(false));
+    assert_eq!(read_all(&bin).unwrap().1, records);
+
+    // version 3 wrote 0 for every get, which says nothing about what it found
+    let old = text
+        .replacen("\ttext\t4\n", "\ttext\t3\n", 1)
+        .replace("\t?\n", "\t0\n");
+    let old = old.replace("\t-1\n", "\t0\n").replace("\t24\n", "\t0\n");
+    let back = read_all(old.as_bytes()).unwrap().1;
+    assert!(back
+        .iter()
+        .all(|r| matches!(r, TraceRecord::Access { value_len: 0, .. })));
+
+    let bad = text.replace("\t24\n", "\t-2\n");
+    let e = read_all(bad.as_bytes()).unwrap_err().to_string();
+    assert!(e.contains("line 6") && e.contains("-1 for nothing"), "{e}");
+}
+
+#[test]
 fn flink_recording_mapping() {
     let mut r = TextTraceReader::new(FLINK_SAMPLE.as_bytes()).unwrap();
     assert_eq!(r.dialect(), TextDialect::Flink);
@@ -568,7 +606,7 @@ fn flink_recording_mapping() {
         records,
         vec![
             TraceRecord::Event { input: 1 },
-            access(Op::Get, 0, b"\x0c\x00", 0),
+            access(Op::Get, 0, b"\x0c\x00", ReadLen::Missing.value_len()),
             access(Op::Put, 0, b"\x0c\x00", 29),
             access(Op::Seek, 1, b"\x0c\x00", 0),
             access(Op::Next, 1, b"\x0e", 0),
@@ -733,7 +771,7 @@ fn record_strategy(states: u16) -> impl Strategy<Value = TraceRecord> {
             // an open renames its state, so its key must be a fresh name: see the open tests
             let op = Op::from_code(op).filter(|o| !o.is_state_lifecycle()).unwrap_or(Op::Get);
             // a range op's start bound lies within its key
-            let value_len = if op.is_range() { value_len % (key.len() as u32 + 1) } else if op.is_persistence() { 0 } else if op.writes_value() { value_len.min(MAX_VALUE_LEN) } else { value_len };
+            let value_len = super::valid_value_len(op, key.len(), value_len);
             TraceRecord::Access { op, state, key, value_len }
         }),
         1 => any::<u8>().prop_map(|input| TraceRecord::Event { input }),

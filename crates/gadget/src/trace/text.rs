@@ -1,11 +1,12 @@
 //! The text trace format: one tab-separated line per record.
 //!
 //! ```text
-//! #gadget-trace<TAB>text<TAB>1
+//! #gadget-trace<TAB>text<TAB>4
 //! #header<TAB>{"gadget_version":"0.1.0","state_names":["window-contents"],...}
 //! #ev<TAB><TAB><TAB>0
-//! get<TAB>window-contents<TAB>000000000175c0508d<TAB>0
+//! get<TAB>window-contents<TAB>000000000175c0508d<TAB>?
 //! put<TAB>window-contents<TAB>000000000175c0508d<TAB>8
+//! get<TAB>window-contents<TAB>000000000175c0508d<TAB>8
 //! range_delete<TAB>window-contents<TAB>0000..0001<TAB>0
 //! #wm<TAB><TAB><TAB>151132735
 //! #footer<TAB>{"events":1,"watermarks":1,"requests":2,"truncated":false,...}
@@ -15,13 +16,17 @@
 //! `#op<TAB>cf<TAB>keyhex<TAB>vlen`), mapping their requests onto [`Op`]s; see
 //! [`TextDialect::Flink`] and `docs/trace-format.md`.
 //!
+//! A `get`'s last column says what it found when the trace was made ([`ReadLen`]): the
+//! length, `-1` for nothing, `?` when not known (version 3 and older wrote 0 for every get,
+//! read as not known).
+//!
 //! One concept, the text format, read and written here together (every record kind's line in
 //! both directions), which is why the file is long.
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufWriter, Read, Write};
 
-use crate::access::{Access, AccessSink, Op, StateId};
+use crate::access::{Access, AccessSink, Op, ReadLen, StateId};
 
 use super::{
     check_state_name_len, check_state_names, Counter, RecordRef, RecordSource, Records, TraceError,
@@ -29,7 +34,10 @@ use super::{
 };
 
 /// The text format version this build writes and reads.
-pub const TEXT_VERSION: u32 = 3;
+pub const TEXT_VERSION: u32 = 4;
+
+/// The first text format version whose gets say what they found.
+const READS_SINCE: u32 = 4;
 
 /// How a Gadget text trace starts.
 pub(crate) const GADGET_FIRST_LINE_PREFIX: &[u8] = b"#gadget-trace\t";
@@ -172,10 +180,33 @@ impl<W: Write> TextTraceWriter<W> {
             None => {
                 write_hex(out, a.key)?;
                 out.write_all(b"\t")?;
-                write_u64(out, u64::from(a.value_len))?;
+                match (a.op, ReadLen::from_value_len(a.value_len)) {
+                    (Op::Get, ReadLen::Unknown) => out.write_all(b"?")?,
+                    (Op::Get, ReadLen::Missing) => out.write_all(b"-1")?,
+                    (Op::Get, ReadLen::Found(n)) => write_u64(out, u64::from(n))?,
+                    _ => write_u64(out, u64::from(a.value_len))?,
+                }
                 out.write_all(b"\n")
             }
         }
+    }
+}
+
+/// What a get found, recorded as a length or -1 for nothing.
+fn found(len: i64) -> Result<ReadLen, String> {
+    match len {
+        -1 => Ok(ReadLen::Missing),
+        n => u32::try_from(n)
+            .ok()
+            .filter(|&n| n <= super::MAX_VALUE_LEN)
+            .map(ReadLen::Found)
+            .ok_or_else(|| {
+                format!(
+                    "a get found {n} bytes: a length up to {} (64 MiB), -1 for nothing, or ? if \
+                     not known",
+                    super::MAX_VALUE_LEN
+                )
+            }),
     }
 }
 
@@ -323,6 +354,8 @@ pub struct TextTraceReader<R: BufRead> {
     line: Vec<u8>,
     line_no: u64,
     dialect: TextDialect,
+    /// The Gadget text format's version (0 for a Flink recording).
+    version: u32,
     header: Option<TraceHeader>,
     footer: Option<TraceFooter>,
     names: Vec<String>,
@@ -442,6 +475,7 @@ impl<R: BufRead> TextTraceReader<R> {
             line: Vec::new(),
             line_no: 0,
             dialect: TextDialect::Gadget,
+            version: 0,
             header: None,
             footer: None,
             names: Vec::new(),
@@ -468,8 +502,8 @@ impl<R: BufRead> TextTraceReader<R> {
                         preview(&r.line)
                     ),
                 })?;
-            // version 2 brought the ops `open` and `drop`, version 3 `flush` and `checkpoint`;
-            // older versions are read as well
+            // version 2 brought the ops `open` and `drop`, version 3 `flush` and `checkpoint`,
+            // version 4 what a get found; older versions are read as well
             if version == 0 || version > TEXT_VERSION {
                 return Err(TraceError::UnsupportedVersion {
                     offset: 0,
@@ -477,6 +511,7 @@ impl<R: BufRead> TextTraceReader<R> {
                     supported: TEXT_VERSION,
                 });
             }
+            r.version = version;
             if !r.read_line(MAX_HEADER_LINE, false)? {
                 return Err(TraceError::TruncatedText {
                     line: 2,
@@ -659,6 +694,9 @@ impl<R: BufRead> TextTraceReader<R> {
                         ));
                     }
                     decode_range(key, &mut self.key)?
+                } else if op == Op::Get {
+                    decode_hex(key, &mut self.key)?;
+                    self.read_len(value)?.value_len()
                 } else {
                     decode_hex(key, &mut self.key)?;
                     parse_num(value, "value length")?
@@ -673,6 +711,21 @@ impl<R: BufRead> TextTraceReader<R> {
                 })
             }
         }
+    }
+
+    /// What a get's last column says it found: before version 4 nothing (every get wrote 0).
+    fn read_len(&self, value: &[u8]) -> Result<ReadLen, String> {
+        if self.version < READS_SINCE {
+            parse_num::<u64>(value, "value length")?;
+            return Ok(ReadLen::Unknown);
+        }
+        if value == b"?" {
+            return Ok(ReadLen::Unknown);
+        }
+        found(parse_num(
+            value,
+            "the length a get found (or -1 for nothing, ? if not known)",
+        )?)
     }
 
     fn parse_flink(&mut self) -> Result<Parsed, String> {
@@ -718,6 +771,7 @@ impl<R: BufRead> TextTraceReader<R> {
             Op::Put | Op::Merge | Op::BatchPut | Op::BatchCommit => {
                 u32::try_from(vlen).map_err(|_| format!("vlen {vlen} of a {op} is not a length"))?
             }
+            Op::Get => found(vlen)?.value_len(),
             _ => 0,
         };
         Ok(Parsed::Access {
