@@ -369,6 +369,17 @@ pub struct ReplayArgs {
     /// requests count in it, watermarks and event markers do not.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
+    /// Check, instead of measuring, that the store finds for every get what the trace says
+    /// the engine's store found (a length, or nothing): recordings carry it, and traces of
+    /// `gadget gen --reads`. The trace is replayed without timing; the first difference is an
+    /// error naming the request, state and key. Takes --store, its settings, --dir and
+    /// --limit.
+    #[arg(long, conflicts_with_all = [
+        "arrival", "rate", "bias", "period", "modulation", "alpha", "speed", "instances",
+        "shared_store", "duration", "shard", "start_at", "warmup", "interval", "output", "csv",
+        "hdr_log", "label",
+    ])]
+    pub check_reads: bool,
     #[command(flatten)]
     pub eval: EvalArgs,
 }
@@ -566,6 +577,12 @@ pub struct GenArgs {
     /// Needed when the parallelism is above 1.
     #[arg(long, value_name = "I|all", value_parser = crate::subtask::parse)]
     pub subtask: Option<crate::subtask::SubtaskChoice>,
+    /// Write into each get what it finds: the length of the value, or nothing, as the engine's
+    /// store answers it, learned by replaying the requests into a memory store as they are
+    /// written (memory for every live key). `gadget replay --check-reads` then holds a store
+    /// to these answers (docs/trace-format.md).
+    #[arg(long)]
+    pub reads: bool,
 }
 
 #[derive(Debug, Args)]

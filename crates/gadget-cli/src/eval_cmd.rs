@@ -133,6 +133,9 @@ fn run_job(config: &Config, subtasks: Range<u32>, args: &RunArgs) -> anyhow::Res
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<i32> {
     let plan = Plan::resolve(&args.eval, &RunSettings::default(), 0)?;
+    if args.check_reads {
+        return crate::reads_cmd::check(&args, plan.kind, plan.settings);
+    }
     let from_stdin = args.trace.iter().filter(|p| p.as_os_str() == "-").count();
     if from_stdin > 1 || (from_stdin == 1 && plan.instances > 1) {
         bail!("standard input (`-`) can be replayed once: give `-` once, and without --instances");
@@ -350,16 +353,45 @@ fn check(bounds: Bounds, flag: &str, value: f64) -> anyhow::Result<f64> {
 }
 
 /// The store's directory: the user's, or a fresh temporary one (removed unless `--keep`).
-enum StoreDir {
+pub(crate) enum StoreDir {
     User(PathBuf),
     Temporary(tempfile::TempDir),
 }
 
 impl StoreDir {
-    fn path(&self) -> &Path {
+    /// `--dir` (created if missing), or a fresh temporary folder.
+    pub(crate) fn of(a: &EvalArgs) -> anyhow::Result<StoreDir> {
+        Ok(match &a.dir {
+            Some(d) => {
+                std::fs::create_dir_all(d).with_context(|| {
+                    format!("cannot create the store directory {}", d.display())
+                })?;
+                StoreDir::User(d.clone())
+            }
+            None => StoreDir::Temporary(
+                tempfile::Builder::new()
+                    .prefix("gadget-store-")
+                    .tempdir()
+                    .context(
+                        "cannot create a temporary store directory (set TMPDIR or use --dir)",
+                    )?,
+            ),
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
         match self {
             StoreDir::User(p) => p,
             StoreDir::Temporary(t) => t.path(),
+        }
+    }
+
+    /// Keeps a temporary folder when `--keep` asks for it, saying where.
+    pub(crate) fn keep_if(self, keep: bool) {
+        if let StoreDir::Temporary(t) = self {
+            if keep {
+                eprintln!("store data kept in {}", t.keep().display());
+            }
         }
     }
 }
@@ -377,19 +409,7 @@ fn evaluate(
         gadget_results::host::CpuTimes::now(),
     );
     let outputs = RunOutputs::prepare(a, inputs)?;
-    let dir = match &a.dir {
-        Some(d) => {
-            std::fs::create_dir_all(d)
-                .with_context(|| format!("cannot create the store directory {}", d.display()))?;
-            StoreDir::User(d.clone())
-        }
-        None => StoreDir::Temporary(
-            tempfile::Builder::new()
-                .prefix("gadget-store-")
-                .tempdir()
-                .context("cannot create a temporary store directory (set TMPDIR or use --dir)")?,
-        ),
-    };
+    let dir = StoreDir::of(a)?;
 
     let stop = crate::interrupt::stop_flag();
     // remote stores are started before the run, so that their start is not measured; they
@@ -465,12 +485,7 @@ fn evaluate(
     ));
     let failures = outputs.write(&report, &measured);
     print_results(&report, a)?;
-    match dir {
-        StoreDir::Temporary(t) if a.keep => {
-            eprintln!("store data kept in {}", t.keep().display());
-        }
-        _ => {}
-    }
+    dir.keep_if(a.keep);
     if !failures.is_empty() {
         let said: Vec<String> = failures.iter().map(ToString::to_string).collect();
         bail!("{}", said.join("\n"));

@@ -9,6 +9,7 @@ use gadget::generate::Generated;
 use gadget::parallel::AllSubtasks;
 use gadget::summary::{KeyStats, Summary};
 use gadget::trace::{TraceFileWriter, TraceFooter, TraceFormat};
+use gadget_eval::reads::ReadLengths;
 
 use crate::cli::{Format, GenArgs};
 use crate::interrupt::INTERRUPTED;
@@ -51,6 +52,17 @@ pub fn run(args: GenArgs) -> anyhow::Result<i32> {
     }
 }
 
+/// Fails when the memory store that learns what the gets find refused a request (which a
+/// generated trace never makes it do).
+fn reads_learned(reads: ReadLengths<'_, TraceFileWriter>) -> anyhow::Result<()> {
+    match reads.finish() {
+        None => Ok(()),
+        Some(e) => anyhow::bail!(
+            "--reads: the memory store that learns what each get finds refused a request: {e}"
+        ),
+    }
+}
+
 /// Writes the trace of the config's subtask (of the only one at parallelism 1).
 fn one(
     args: &GenArgs,
@@ -69,7 +81,8 @@ fn one(
     let bar = progress::spinner("generating");
     let started = std::time::Instant::now();
     let (generated, keys) = {
-        let mut sink = KeyStats::new(&mut writer);
+        let mut reads = ReadLengths::new(&mut writer, states.len(), args.reads);
+        let mut sink = KeyStats::new(&mut reads);
         let generated = gadget::generate::generate_until(
             source,
             operator.as_mut(),
@@ -84,7 +97,9 @@ fn one(
             },
             &stop,
         )?;
-        (generated, sink.keys)
+        let keys = sink.keys;
+        reads_learned(reads)?;
+        (generated, keys)
     };
     bar.finish_and_clear();
     writer
@@ -209,8 +224,12 @@ fn all_subtasks(
     let bar = progress::spinner("generating");
     let started = std::time::Instant::now();
     let (generated, keys) = {
-        let mut sinks: Vec<KeyStats<'_, TraceFileWriter>> =
-            writers.iter_mut().map(KeyStats::new).collect();
+        let mut reads: Vec<ReadLengths<'_, TraceFileWriter>> = writers
+            .iter_mut()
+            .map(|w| ReadLengths::new(w, states.len(), args.reads))
+            .collect();
+        let mut sinks: Vec<KeyStats<'_, ReadLengths<'_, TraceFileWriter>>> =
+            reads.iter_mut().map(KeyStats::new).collect();
         let generated = all.generate(
             inputs,
             &mut sinks,
@@ -218,6 +237,9 @@ fn all_subtasks(
             &stop,
         )?;
         let keys: Vec<_> = sinks.into_iter().map(|s| s.keys).collect();
+        for r in reads {
+            reads_learned(r)?;
+        }
         (generated, keys)
     };
     bar.finish_and_clear();

@@ -9,6 +9,7 @@ mod gen;
 mod interrupt;
 mod merge_cmd;
 mod progress;
+mod reads_cmd;
 mod record_cmd;
 mod run_context;
 mod stdout;

@@ -28,6 +28,7 @@ pub mod job;
 pub mod measure;
 pub mod merge;
 pub mod placed;
+pub mod reads;
 pub mod remote;
 pub mod run;
 pub mod shard;

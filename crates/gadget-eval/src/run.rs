@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gadget::access::{range_bounds, Op, StateId};
+use gadget::access::{range_bounds, Access, Op, StateId};
 use gadget::PROGRESS_EVERY;
 
 use crate::arrival::ArrivalProcess;
@@ -380,22 +380,45 @@ pub fn issue(
     r: &Request,
     values: &mut ValueBytes,
 ) -> Result<Option<Option<usize>>, StoreError> {
-    let key = block.key(r);
-    let state = r.state;
-    Ok(match r.op {
+    issue_access(
+        store,
+        Access {
+            op: r.op,
+            state: r.state,
+            key: block.key(r),
+            value_len: r.value_len,
+        },
+        values,
+    )
+}
+
+/// Issues one access to `store`, as [`issue`] does a request of a block.
+#[inline(always)]
+pub fn issue_access(
+    store: &mut dyn Store,
+    a: Access<'_>,
+    values: &mut ValueBytes,
+) -> Result<Option<Option<usize>>, StoreError> {
+    let Access {
+        op,
+        state,
+        key,
+        value_len,
+    } = a;
+    Ok(match op {
         Op::Get => Some(store.get(state, key)?),
         Op::Seek => Some(store.seek(state, key)?),
         Op::Next => Some(store.next(state)?),
         Op::Put => {
-            store.put(state, key, values.next(r.value_len as usize))?;
+            store.put(state, key, values.next(value_len as usize))?;
             None
         }
         Op::Merge => {
-            store.merge(state, key, values.next(r.value_len as usize))?;
+            store.merge(state, key, values.next(value_len as usize))?;
             None
         }
         Op::BatchPut => {
-            store.batch_put(state, key, values.next(r.value_len as usize))?;
+            store.batch_put(state, key, values.next(value_len as usize))?;
             None
         }
         Op::Delete => {
@@ -411,18 +434,18 @@ pub fn issue(
             None
         }
         Op::RangeQuery | Op::RangeDelete => {
-            let Some((start, end)) = range_bounds(r.op, key, r.value_len) else {
+            let Some((start, end)) = range_bounds(op, key, value_len) else {
                 return Err(StoreError::Request {
                     store: store.name(),
-                    op: r.op,
+                    op,
                     message: format!(
                         "the request's start bound ({} bytes) is longer than its key ({} bytes)",
-                        r.value_len,
+                        value_len,
                         key.len()
                     ),
                 });
             };
-            if r.op == Op::RangeQuery {
+            if op == Op::RangeQuery {
                 Some(Some(store.range_query(state, start, end)?))
             } else {
                 store.range_delete(state, start, end)?;
@@ -432,7 +455,7 @@ pub fn issue(
         Op::Open => {
             let name = std::str::from_utf8(key).map_err(|_| StoreError::Request {
                 store: store.name(),
-                op: r.op,
+                op,
                 message: "the name of the state it opens is not UTF-8".into(),
             })?;
             store.open_state(state, name)?;
