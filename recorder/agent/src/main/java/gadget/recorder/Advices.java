@@ -13,19 +13,24 @@ import net.bytebuddy.asm.Advice;
 public final class Advices {
     private Advices() {}
 
-    /** {@code byte[] RocksDB.get(ColumnFamilyHandle, byte[])}. */
+    /**
+     * {@code byte[] RocksDB.get(ColumnFamilyHandle, byte[])}, recorded once it returns, with the
+     * length of what it found ({@code -1}: nothing).
+     */
     public static final class GetCfKey {
-        @Advice.OnMethodEnter
-        static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(1) byte[] key) {
-            Recorder.access(Ops.GET, cf, key, 0);
+        @Advice.OnMethodExit
+        static void exit(@Advice.Argument(0) Object cf, @Advice.Argument(1) byte[] key,
+                @Advice.Return byte[] found) {
+            Recorder.access(Ops.GET, cf, key, found == null ? -1 : found.length);
         }
     }
 
-    /** {@code byte[] RocksDB.get(ColumnFamilyHandle, ReadOptions, byte[])}. */
+    /** {@code byte[] RocksDB.get(ColumnFamilyHandle, ReadOptions, byte[])}, as {@link GetCfKey}. */
     public static final class GetCfOptionsKey {
-        @Advice.OnMethodEnter
-        static void enter(@Advice.Argument(0) Object cf, @Advice.Argument(2) byte[] key) {
-            Recorder.access(Ops.GET, cf, key, 0);
+        @Advice.OnMethodExit
+        static void exit(@Advice.Argument(0) Object cf, @Advice.Argument(2) byte[] key,
+                @Advice.Return byte[] found) {
+            Recorder.access(Ops.GET, cf, key, found == null ? -1 : found.length);
         }
     }
 
@@ -34,17 +39,19 @@ public final class Advices {
      * {@code get} per key (ForSt's asynchronous backend reads in such batches).
      */
     public static final class MultiGet {
-        @Advice.OnMethodEnter
-        static void enter(@Advice.Argument(0) Object cfs, @Advice.Argument(1) Object keys) {
-            Recorder.multiGet(cfs, keys);
+        @Advice.OnMethodExit
+        static void exit(@Advice.Argument(0) Object cfs, @Advice.Argument(1) Object keys,
+                @Advice.Return Object found) {
+            Recorder.multiGet(cfs, keys, found);
         }
     }
 
     /** {@code List<byte[]> RocksDB.multiGetAsList(ReadOptions, List<ColumnFamilyHandle>, List<byte[]>)}. */
     public static final class MultiGetOptions {
-        @Advice.OnMethodEnter
-        static void enter(@Advice.Argument(1) Object cfs, @Advice.Argument(2) Object keys) {
-            Recorder.multiGet(cfs, keys);
+        @Advice.OnMethodExit
+        static void exit(@Advice.Argument(1) Object cfs, @Advice.Argument(2) Object keys,
+                @Advice.Return Object found) {
+            Recorder.multiGet(cfs, keys, found);
         }
     }
 
@@ -116,19 +123,21 @@ public final class Advices {
         }
     }
 
-    /** {@code byte[] RocksDB.get(byte[])}: the default column family. */
+    /** {@code byte[] RocksDB.get(byte[])}: the default column family, as {@link GetCfKey}. */
     public static final class GetDbKey {
-        @Advice.OnMethodEnter
-        static void enter(@Advice.This Object db, @Advice.Argument(0) byte[] key) {
-            Recorder.dbAccess(Ops.GET, db, key, 0);
+        @Advice.OnMethodExit
+        static void exit(@Advice.This Object db, @Advice.Argument(0) byte[] key,
+                @Advice.Return byte[] found) {
+            Recorder.dbAccess(Ops.GET, db, key, found == null ? -1 : found.length);
         }
     }
 
-    /** {@code byte[] RocksDB.get(ReadOptions, byte[])}: the default column family. */
+    /** {@code byte[] RocksDB.get(ReadOptions, byte[])}: the default column family, as {@link GetCfKey}. */
     public static final class GetDbOptionsKey {
-        @Advice.OnMethodEnter
-        static void enter(@Advice.This Object db, @Advice.Argument(1) byte[] key) {
-            Recorder.dbAccess(Ops.GET, db, key, 0);
+        @Advice.OnMethodExit
+        static void exit(@Advice.This Object db, @Advice.Argument(1) byte[] key,
+                @Advice.Return byte[] found) {
+            Recorder.dbAccess(Ops.GET, db, key, found == null ? -1 : found.length);
         }
     }
 

@@ -88,16 +88,20 @@ public final class Recorder {
 
     /**
      * A multi-get: one {@code get} per key, on the column family at the same index ({@code cfs}
-     * and {@code keys} are {@code List}s of equal length).
+     * and {@code keys} are {@code List}s of equal length), each with the length of what it found
+     * ({@code found}, the {@code List<byte[]>} it returned; -1 for nothing).
      */
-    public static void multiGet(Object cfs, Object keys) {
+    public static void multiGet(Object cfs, Object keys, Object found) {
         if (writer != null) {
             List<?> families = (List<?>) cfs;
             List<?> keyList = (List<?>) keys;
+            List<?> values = (List<?>) found;
             ThreadTrace t = CURRENT.get();
             int n = Math.min(families.size(), keyList.size());
             for (int i = 0; i < n; i++) {
-                t.access(Ops.GET, families.get(i), (byte[]) keyList.get(i), 0);
+                byte[] value = i < values.size() ? (byte[]) values.get(i) : null;
+                t.access(Ops.GET, families.get(i), (byte[]) keyList.get(i),
+                        value == null ? -1 : value.length);
             }
         }
     }

@@ -175,7 +175,7 @@ final class TraceWriter extends Thread {
         try (OutputStream o = Files.newOutputStream(tmp)) {
             byte[] header = header(t).getBytes(StandardCharsets.UTF_8);
             byte[] footer = footer(t).getBytes(StandardCharsets.UTF_8);
-            o.write("#gadget-trace\ttext\t3\n#header\t".getBytes(StandardCharsets.UTF_8));
+            o.write("#gadget-trace\ttext\t4\n#header\t".getBytes(StandardCharsets.UTF_8));
             o.write(header);
             o.write('\n');
             Files.copy(bodyPath(t), o);
