@@ -221,7 +221,8 @@ fn as_recorded(_: &Path, recorded: PathBuf) -> PathBuf {
 }
 
 /// Records the reference job (as [`record`]) and compares the recording, after `adjust`, with
-/// `expected` through `gadget trace diff`; whether it matched, and the diff's report.
+/// `expected` through `gadget trace diff`, then what each get found
+/// ([`recording::reads_agree`]); whether it matched, and the diff's report.
 fn record_and_compare(
     agent: &Path,
     job: &Job,
@@ -243,6 +244,11 @@ fn record_and_compare(
         let same;
         (same, report) = diff(expected, &recorded, None);
         if same {
+            let gets = recording::reads_agree(expected, &recorded)
+                .unwrap_or_else(|e| panic!("{operator} {args:?}: the same requests, but {e}"));
+            report.push_str(&format!(
+                "{gets} gets found what the expected trace's found\n"
+            ));
             if attempt > 1 {
                 report.push_str(&format!(
                     "(recorded {attempt} times: the join's inputs raced)\n"
@@ -631,6 +637,11 @@ fn record_subtasks_and_compare(
                 continue;
             }
             let (passed, report) = diff(expected, recorded, min_match);
+            if passed && min_match.is_none() {
+                recording::reads_agree(expected, recorded).unwrap_or_else(|e| {
+                    panic!("{setting}, subtask {i}: the same requests, but {e}")
+                });
+            }
             best[i] = Some(SubtaskResult {
                 setting: setting.clone(),
                 subtask: i,
@@ -718,13 +729,14 @@ fn record_in_parallel(
         let edits = [("timers", timers_value.as_str())];
         let config = work.join("config.toml");
         std::fs::write(&config, edited_config(operator, borg, false, &edits)).unwrap();
-        // every subtask in one pass: gadget.0.gtrace … gadget.{P-1}.gtrace
+        // every subtask in one pass: gadget.0.gtrace … gadget.{P-1}.gtrace, each get saying
+        // what it found
         let gen = Command::cargo_bin("gadget")
             .unwrap()
             .arg("gen")
             .arg(&config)
             .args(["--parallelism", &parallelism.to_string()])
-            .args(["--subtask", "all", "--json", "-o"])
+            .args(["--subtask", "all", "--reads", "--json", "-o"])
             .arg(work.join("gadget.gtrace"))
             .output()
             .unwrap();
@@ -809,6 +821,10 @@ fn recording_window_all_the_window_joins_and_the_continuous_join_matches_gadget(
         eprintln!("{operator}: {}", report.lines().nth(2).unwrap_or_default());
         if !same {
             failed.push(format!("{operator}:\n{report}"));
+        } else if matches!(how, Match::Exact) {
+            if let Err(e) = recording::reads_agree(&generated, &recorded) {
+                failed.push(format!("{operator}: the same requests, but {e}"));
+            }
         }
     }
     assert!(
@@ -981,7 +997,8 @@ const BRIDGED_SESSIONS: &str = "1,0,SUBMIT,a\n1,2000000,SCHEDULE,a\n1,50000000,S
                                 1,52000000,SCHEDULE,a\n1,25000000,FINISH,a\n";
 
 /// Gadget's config of [`BRIDGED_SESSIONS`] as the bundled job runs it: holistic sessions with
-/// a 30 s gap over the file as it is, heap timers, 24-byte elements.
+/// a 30 s gap over the file as it is, heap timers, elements of two longs and the event type's
+/// name.
 const BRIDGED_SESSIONS_CONFIG: &str = r#"seed = 1
 max_parallelism = 128
 
@@ -992,6 +1009,7 @@ key_column = 0
 time_column = 1
 time_unit = "us"
 order = "file"
+payload_column = 2
 
 [source.watermarks]
 type = "punctuated"
@@ -1002,7 +1020,7 @@ out_of_orderness = 0
 type = "session"
 function = "holistic"
 gap = 30000
-element_size = 24
+element_size = 16
 timers = "heap"
 "#;
 
@@ -1035,8 +1053,10 @@ fn a_bridged_session_merges_the_stored_list_with_its_delimiters() {
     );
     let (same, report) = diff(&generated, &recorded, None);
     assert!(same, "{report}");
-    // with value sizes: the source session's list is merged whole, 24 + 1 + 24 = 49 bytes
-    // (the merge operator's delimiter between its two elements), as Gadget issues it
+    // and every get finds the merged list's length, as Flink's did
+    recording::reads_agree(&generated, &recorded).unwrap();
+    // with value sizes: the source session's list is merged whole, 23 + 1 + 25 = 49 bytes
+    // (a SUBMIT, the merge operator's delimiter, a SCHEDULE), as Gadget issues it
     let (same, report) = trace_diff(&generated, &recorded, &["--per-key"]);
     assert!(same, "{report}");
 }

@@ -472,8 +472,12 @@ fn check(setting: &Setting, work: &std::path::Path, inputs: &Inputs<'_>) -> Opti
     };
     let (_, report) = trace_diff(&generated, &recorded, diff);
     eprintln!("{}: {}", setting.name, report.lines().nth(2).unwrap_or(""));
-    (!report.contains("identical request sequences"))
-        .then(|| format!("{}:\n{report}", setting.name))
+    if !report.contains("identical request sequences") {
+        return Some(format!("{}:\n{report}", setting.name));
+    }
+    recording::reads_agree(&generated, &recorded)
+        .err()
+        .map(|e| format!("{}: the same requests, but {e}", setting.name))
 }
 
 #[test]

@@ -23,6 +23,7 @@ import org.apache.flink.api.common.eventtime.WatermarkOutput;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.functions.JoinFunction;
+import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
@@ -37,7 +38,6 @@ import org.apache.flink.contrib.streaming.state.RocksDBOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
-import org.apache.flink.streaming.api.datastream.WindowedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
@@ -97,15 +97,52 @@ public final class ReferenceJob {
         }
     }
 
-    /** The event type codes of Borg's job events. */
+    /**
+     * A holistic window's element as the job of the reference recordings kept it: key, event time
+     * (ms) and the event type's name. Serialized as 16 bytes and the name as Flink's
+     * StringSerializer writes it (its length + 1 as a varint, then the characters).
+     */
+    public static final class Typed extends Tuple3<Long, Long, String> {
+        private static final long serialVersionUID = 1L;
+
+        /** For Flink's serializer. */
+        public Typed() {}
+
+        Typed(long key, long time, String type) {
+            super(key, time, type);
+        }
+    }
+
+    /** An event with its type's name in place of its code. */
+    static final class WithTypeName implements MapFunction<Event, Typed> {
+        private static final long serialVersionUID = 1L;
+        /** The names by code, carried with the function to the task that runs it. */
+        private final String[] names = NAMES.toArray(new String[0]);
+
+        @Override
+        public Typed map(Event e) {
+            return new Typed(e.f0, e.f1, names[(int) (long) e.f2]);
+        }
+    }
+
+    /** The event type codes of Borg's job events, and of any other type name read. */
     static final Map<String, Long> TYPES = new HashMap<>();
+    /** The type names by code. */
+    static final List<String> NAMES = new ArrayList<>();
 
     static {
-        String[] names = {"SUBMIT", "QUEUE", "ENABLE", "SCHEDULE", "EVICT", "FAIL", "FINISH",
-            "KILL", "LOST", "UPDATE_PENDING", "UPDATE_RUNNING"};
-        for (int i = 0; i < names.length; i++) {
-            TYPES.put(names[i], (long) i);
+        for (String name : new String[] {"SUBMIT", "QUEUE", "ENABLE", "SCHEDULE", "EVICT", "FAIL",
+                "FINISH", "KILL", "LOST", "UPDATE_PENDING", "UPDATE_RUNNING"}) {
+            code(name);
         }
+    }
+
+    /** The code of type {@code name}, a new one for a name not seen before. */
+    static long code(String name) {
+        return TYPES.computeIfAbsent(name, n -> {
+            NAMES.add(n);
+            return (long) NAMES.size() - 1;
+        });
     }
 
     private static final long SUBMIT = 0;
@@ -268,9 +305,10 @@ public final class ReferenceJob {
                     .addSink(new DiscardingSink<>()).name("discard")
                     .setParallelism(s.parallelism);
         } else {
-            KeyedStream<Event, Long> keyed = source(env, events, s).keyBy(byKey);
+            DataStream<Event> input = source(env, events, s);
             SingleOutputStreamOperator<Long> counted;
             if (s.operator.equals("aggregation")) {
+                KeyedStream<Event, Long> keyed = input.keyBy(byKey);
                 counted = keyed.process(new RunningSum());
             } else {
                 WindowAssigner<Object, TimeWindow> assigner;
@@ -293,11 +331,20 @@ public final class ReferenceJob {
                                 + "tumbling-join sliding-join continuous-join tumbling-all-incr "
                                 + "tumbling-all-hol sliding-all-incr sliding-all-hol");
                 }
-                WindowedStream<Event, Long, TimeWindow> windowed = keyed.window(assigner)
-                        .allowedLateness(Time.milliseconds(s.lateness));
-                counted = s.operator.endsWith("-incr")
-                        ? windowed.aggregate(new Count())
-                        : windowed.process(new CountAll());
+                if (s.operator.endsWith("-incr")) {
+                    counted = input.keyBy(byKey).window(assigner)
+                            .allowedLateness(Time.milliseconds(s.lateness))
+                            .aggregate(new Count());
+                } else {
+                    // a holistic window keeps its elements as the reference recordings' job
+                    // did: with the event type's name, a String (21-25 bytes each for Borg's
+                    // types); the map is chained to the source and touches no state
+                    KeySelector<Typed, Long> typedKey = t -> t.f0;
+                    var typed = input.map(new WithTypeName()).name("type names").keyBy(typedKey);
+                    counted = typed.window(assigner)
+                            .allowedLateness(Time.milliseconds(s.lateness))
+                            .process(new CountAll());
+                }
             }
             counted.name(s.operator)
                     .setParallelism(s.parallelism)
@@ -342,7 +389,7 @@ public final class ReferenceJob {
                     continue;
                 }
                 events.add(new Event(Long.parseLong(f[0]), Long.parseLong(f[1]) / 1000,
-                        TYPES.getOrDefault(f[2], -1L)));
+                        code(f[2])));
                 n++;
             }
         }
@@ -423,13 +470,13 @@ public final class ReferenceJob {
     }
 
     /** Holistic count: every element is kept until the window fires. */
-    static final class CountAll extends ProcessWindowFunction<Event, Long, Long, TimeWindow> {
+    static final class CountAll extends ProcessWindowFunction<Typed, Long, Long, TimeWindow> {
         private static final long serialVersionUID = 1L;
 
         @Override
-        public void process(Long key, Context ctx, Iterable<Event> elements, Collector<Long> out) {
+        public void process(Long key, Context ctx, Iterable<Typed> elements, Collector<Long> out) {
             long n = 0;
-            for (Event ignored : elements) {
+            for (Typed ignored : elements) {
                 n++;
             }
             out.collect(n);
