@@ -5,8 +5,8 @@
 //! RocksDB state store provider, `local[1]`, one micro-batch per file of events) runs over the
 //! Borg trace under the agent for several settings (output modes, join types, window sizes and
 //! gaps, trigger sizes, watermark delays, shuffle partitions, late and very late records, input
-//! all there under `Trigger.AvailableNow` or arriving batch by batch under the processing-time
-//! trigger, batches without data on and off), and
+//! all there under `Trigger.AvailableNow` or under the processing-time trigger, or arriving
+//! batch by batch under the processing-time trigger, batches without data on and off), and
 //! each recording must be what `gadget gen` generates for the matching config of
 //! `examples/spark-reference/`, request for request, flushes and checkpoints included. Each
 //! plays the first [`SPARK_EVENTS`] events of the trace (all with `GADGET_RECORDER_EVENTS=all`).
@@ -186,6 +186,21 @@ const SETTINGS: &[Setting] = &[
                processing-time trigger (a batch without data after each batch of data)",
         flags: &["--trigger", "processing-time", "--delay", "3000"],
         edits: &[("trigger", "\"processing-time\""), ("delay", "3000")],
+        input: Input::Borg,
+    },
+    Setting {
+        operator: COUNT,
+        name: "5 s windows, a watermark 3 s behind, the processing-time trigger over input all \
+               there at the start (each trigger finds its batch: Gadget's available-now model)",
+        flags: &[
+            "--trigger",
+            "processing-time",
+            "--input-at-start",
+            "true",
+            "--delay",
+            "3000",
+        ],
+        edits: &[("delay", "3000")],
         input: Input::Borg,
     },
     Setting {

@@ -51,8 +51,10 @@ import scala.Tuple2;
  * microseconds, divided by 1000 into milliseconds. Events are sorted stably by time unless
  * {@code --order file}, then cut into files of {@code --trigger-events} events under
  * {@code WORK_DIR/input}, which a file source reads one per micro-batch
- * ({@code maxFilesPerTrigger = 1}, {@code Trigger.AvailableNow}). The checkpoint is
- * {@code WORK_DIR/checkpoint}.
+ * ({@code maxFilesPerTrigger = 1}, {@code Trigger.AvailableNow}). With {@code --trigger
+ * processing-time} the query runs under the default trigger and each file arrives once it is
+ * idle, or, with {@code --input-at-start true}, all files are there before it starts. The
+ * checkpoint is {@code WORK_DIR/checkpoint}.
  *
  * <p>{@code --operator tumbling-count}: {@code withWatermark("time", --delay ms)
  * .groupBy(window("time", --window ms), "key").count()} in output mode {@code --mode}
@@ -98,6 +100,7 @@ public final class ReferenceQueries {
         String mode = "append";
         String trigger = "available-now";
         boolean noDataBatches = true;
+        boolean inputAtStart = false;
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -123,11 +126,12 @@ public final class ReferenceQueries {
                     case "--mode": s.mode = v; break;
                     case "--trigger": s.trigger = v; break;
                     case "--no-data-batches": s.noDataBatches = Boolean.parseBoolean(v); break;
+                    case "--input-at-start": s.inputAtStart = Boolean.parseBoolean(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --work --order --limit --trigger-events --trigger-ms "
                                 + "--partitions --window --delay --gap --join-type --mode --trigger "
-                                + "--no-data-batches");
+                                + "--no-data-batches --input-at-start");
                 }
             }
             if (s.input == null) {
@@ -139,6 +143,10 @@ public final class ReferenceQueries {
             if (!s.trigger.equals("available-now") && !s.trigger.equals("processing-time")) {
                 throw new IllegalArgumentException(
                         "--trigger is available-now or processing-time, not " + s.trigger);
+            }
+            if (s.inputAtStart && !s.trigger.equals("processing-time")) {
+                throw new IllegalArgumentException("--input-at-start true is for --trigger "
+                        + "processing-time (under available-now the input is always all there)");
             }
             if (!s.mode.equals("append") && !s.mode.equals("update")) {
                 throw new IllegalArgumentException("--mode is append or update, not " + s.mode);
@@ -174,7 +182,9 @@ public final class ReferenceQueries {
                 ? byEventTime(events, s.triggerMs)
                 : byCount(events, s.triggerEvents);
         boolean join = s.operator.equals("stream-join");
-        boolean arriving = s.trigger.equals("processing-time");
+        // under the processing-time trigger the files arrive one by one, each once the query
+        // is idle, unless --input-at-start puts them all there before it starts
+        boolean arriving = s.trigger.equals("processing-time") && !s.inputAtStart;
         Files.createDirectories(inputDir);
         if (!arriving) {
             for (int i = 0; i < batches.size(); i++) {
@@ -246,6 +256,11 @@ public final class ReferenceQueries {
                 writeBatch(batches.get(i), i, inputDir, join);
                 awaitIdle(query);
             }
+            query.stop();
+        } else if (s.trigger.equals("processing-time")) {
+            // the default trigger over a backlog: every trigger finds the next file there
+            StreamingQuery query = writer.trigger(Trigger.ProcessingTime(0)).start();
+            awaitIdle(query);
             query.stop();
         } else {
             writer.trigger(Trigger.AvailableNow()).start().awaitTermination();
