@@ -11,7 +11,7 @@ mod support;
 
 use std::path::Path;
 
-use gadget::access::{Access, Op, StateId};
+use gadget::access::{Access, Op, ReadLen, StateId};
 use gadget::config::Config;
 use gadget_eval::run::issue;
 use gadget_eval::store::{open_store, Store, StoreKind, StoreSettings};
@@ -302,23 +302,22 @@ fn every_store_answers_every_read_of_every_reference_trace_as_the_memory_store_d
 /// deletes; 120,000 of each (in 12 stores) took CI three minutes here.
 const REQUESTS_PER_TRACE: u64 = 40_000;
 
-/// The length each `get` of a Flink recording found, in order (`None`: a miss, recorded as
-/// -1).
-fn recorded_gets(path: &Path) -> Vec<Option<usize>> {
-    use std::io::BufRead;
-    let gz = flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap());
-    std::io::BufReader::new(gz)
-        .lines()
-        .map(Result::unwrap)
-        .filter_map(|line| {
-            let mut fields = line.split('\t');
-            if fields.next() != Some("get") {
-                return None;
+/// What each `get` of a Flink recording found, in order, as the trace reader reads it.
+fn recorded_gets(path: &Path) -> Vec<ReadLen> {
+    let mut reader = gadget::trace::open_trace(path).unwrap();
+    let mut found = Vec::new();
+    while let Some(record) = reader.next_record().unwrap() {
+        if let gadget::trace::RecordRef::Access(a) = record {
+            if a.op == Op::Get {
+                found.push(ReadLen::from_value_len(a.value_len));
             }
-            let vlen: i64 = fields.nth(2)?.parse().unwrap();
-            Some(usize::try_from(vlen).ok())
-        })
-        .collect()
+        }
+    }
+    assert!(
+        !found.contains(&ReadLen::Unknown),
+        "a Flink recording says what every get found"
+    );
+    found
 }
 
 /// Replays Gadget's trace of one reference workload (`examples/flink-reference/NAME.toml`,
@@ -355,7 +354,7 @@ fn replay_everywhere(
                 )
             });
             if req.op == Op::Get {
-                let read = expected.expect("a get reads");
+                let read = ReadLen::of(expected.expect("a get reads"));
                 assert_eq!(
                     Some(&read),
                     recorded.get(gets),
@@ -365,7 +364,7 @@ fn replay_everywhere(
                     recorded.get(gets)
                 );
                 gets += 1;
-                found += read.is_some() as u64;
+                found += u64::from(matches!(read, ReadLen::Found(_)));
             }
             index += 1;
         }
