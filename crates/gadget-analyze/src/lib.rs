@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use gadget::access::Op;
+use gadget::access::{Op, ReadLen};
 use gadget::source::random::Rng;
 use gadget::trace::{RecordRef, TraceError, TraceReader};
 use rustc_hash::FxHashSet;
@@ -102,6 +102,11 @@ pub struct KeyTrace {
     pub key_sizes: BTreeMap<u32, u64>,
     /// Written value sizes (put, merge, batch put): size → requests.
     pub value_sizes: BTreeMap<u32, u64>,
+    /// Sizes of the values gets found, of gets that say (recordings, `gadget gen --reads`):
+    /// size → gets.
+    pub found_sizes: BTreeMap<u32, u64>,
+    /// Gets that say they found nothing.
+    pub found_nothing: u64,
     /// First and last access of every key.
     pub lifetimes: Lifetimes,
     /// Distinct input-event keys, and where the number comes from.
@@ -156,8 +161,16 @@ pub fn scan(
                 }
                 out.by_op[a.op as usize] += 1;
                 out.by_state[state][a.op as usize] += 1;
-                if matches!(a.op, Op::Put | Op::Merge | Op::BatchPut) {
-                    *out.value_sizes.entry(a.value_len).or_default() += 1;
+                match a.op {
+                    Op::Put | Op::Merge | Op::BatchPut => {
+                        *out.value_sizes.entry(a.value_len).or_default() += 1
+                    }
+                    Op::Get => match ReadLen::from_value_len(a.value_len) {
+                        ReadLen::Found(n) => *out.found_sizes.entry(n).or_default() += 1,
+                        ReadLen::Missing => out.found_nothing += 1,
+                        ReadLen::Unknown => {}
+                    },
+                    _ => {}
                 }
                 // a range op is an access to its start bound, as a seek is to its target
                 let key = a.range().map_or(a.key, |(start, _)| start);
@@ -227,6 +240,31 @@ pub fn scan(
     Ok(out)
 }
 
+/// What the gets of a trace found, from the gets that say (a recording's every get, a trace of
+/// `gadget gen --reads`): how many found nothing, which a store answers from its filters or by
+/// looking everywhere, and how large the values found were.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reads {
+    /// Gets that say what they found.
+    pub known: u64,
+    /// Of those, the gets that found nothing.
+    pub found_nothing: u64,
+    /// Sizes in bytes of the values found.
+    pub found_size: Percentiles,
+}
+
+impl Reads {
+    /// From the sizes found and the gets that found nothing; `None` when no get says.
+    fn of(found_sizes: &BTreeMap<u32, u64>, found_nothing: u64) -> Option<Reads> {
+        let found: u64 = found_sizes.values().sum();
+        (found + found_nothing > 0).then(|| Reads {
+            known: found + found_nothing,
+            found_nothing,
+            found_size: size_percentiles(found_sizes),
+        })
+    }
+}
+
 /// Requests by op name (ops that occur only).
 fn op_counts(counts: &[u64; Op::COUNT]) -> BTreeMap<String, u64> {
     Op::ALL
@@ -294,6 +332,8 @@ pub struct Analysis {
     pub key_size: Percentiles,
     /// Written value sizes in bytes (put, merge, batch put).
     pub value_size: Percentiles,
+    /// What the gets found, when the trace says (`None` when none of its gets does).
+    pub reads: Option<Reads>,
     /// Temporal locality of the trace.
     pub stack_distance: StackSummary,
     /// Temporal locality of the same requests shuffled.
@@ -413,6 +453,7 @@ impl KeyTrace {
                 .map(|n| distinct as f64 / n as f64),
             key_size: size_percentiles(&self.key_sizes),
             value_size: size_percentiles(&self.value_sizes),
+            reads: Reads::of(&self.found_sizes, self.found_nothing),
             stack_distance: stack.summary(),
             stack_distance_shuffled: stack_shuffled.summary(),
             shuffle_seed: options.shuffle_seed,
@@ -505,11 +546,13 @@ pub(crate) fn analysis_of(ops: &[gadget::access::Op]) -> Analysis {
     let header = TraceHeader::new("test", vec!["s".to_string()], None, serde_json::json!({}));
     let mut w = BinaryTraceWriter::new(Vec::new(), &header).unwrap();
     for (i, &op) in ops.iter().enumerate() {
+        // a get at an even index found nothing, one at an odd index 8 bytes
+        let found = [ReadLen::Missing, ReadLen::Found(8)][i % 2];
         w.access(Access {
             op,
             state: 0,
             key: &[(i % 3) as u8],
-            value_len: 8,
+            value_len: if op == Op::Get { found.value_len() } else { 8 },
         });
     }
     let bytes = w.finish(TraceFooter::new(false)).unwrap();

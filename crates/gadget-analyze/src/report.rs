@@ -100,6 +100,26 @@ impl Analysis {
             self.value_size.p99,
             self.value_size.max
         );
+        match &self.reads {
+            Some(r) => {
+                let _ = writeln!(
+                    s,
+                    "  reads       {} gets say what they found: {:.1}% found nothing; values \
+                     found p50 {} B, max {} B",
+                    thousands(r.known),
+                    100.0 * r.found_nothing as f64 / r.known.max(1) as f64,
+                    r.found_size.p50,
+                    r.found_size.max
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "  reads       not known: the trace's gets do not say what they found \
+                     (recordings do; gadget gen --reads)"
+                );
+            }
+        }
         if self.locality_computed {
             let (t, sh) = (&self.stack_distance, &self.stack_distance_shuffled);
             let _ = writeln!(
@@ -349,6 +369,24 @@ mod tests {
         assert_eq!(share("drop"), Some(vec!["25.0", "0.0"]), "{table}");
         assert_eq!(share("put"), Some(vec!["25.0", "50.0"]), "{table}");
         assert_eq!(share("merge"), None, "no trace has merges: {table}");
+    }
+
+    #[test]
+    fn the_summary_says_what_the_gets_found_or_that_it_is_not_known() {
+        let a = analysis(&[Op::Put, Op::Get, Op::Get, Op::Get]);
+        let reads = a.reads.as_ref().unwrap();
+        assert_eq!((reads.known, reads.found_nothing), (3, 1));
+        let text = a.to_text("t");
+        assert!(
+            text.contains(
+                "reads       3 gets say what they found: 33.3% found nothing; values found p50 \
+                 8 B, max 8 B"
+            ),
+            "{text}"
+        );
+        let none = analysis(&[Op::Put]);
+        assert!(none.reads.is_none());
+        assert!(none.to_text("t").contains("reads       not known"));
     }
 
     #[test]

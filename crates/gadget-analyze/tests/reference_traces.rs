@@ -1,5 +1,5 @@
 //! The analysis of every Flink reference recording agrees with the counts Flink's own run
-//! wrote beside it (`<name>.summary.json`).
+//! wrote beside it (`<name>.summary.json`), the gets that found nothing included.
 
 #[path = "../../gadget/tests/common.rs"]
 mod common;
@@ -60,5 +60,19 @@ fn counts_agree_with_flinks_summaries() {
             a.stack_distance_shuffled.accesses
         );
         assert_eq!(a.unique_sequences[0], a.distinct_state_keys);
+        // a recording says what every get found
+        let reads = a
+            .reads
+            .as_ref()
+            .expect("a recording says what its gets found");
+        assert_eq!(
+            Some(&reads.known),
+            a.requests_by_op.get("get"),
+            "{name}: gets"
+        );
+        assert_eq!(
+            reads.found_nothing, summary["get_miss"],
+            "{name}: gets that missed"
+        );
     }
 }
