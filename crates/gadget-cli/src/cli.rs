@@ -651,6 +651,12 @@ pub struct DiffArgs {
     /// a trace with event markers is compared from its first event.
     #[arg(long, conflicts_with = "per_key")]
     pub from_start: bool,
+    /// Also require every get to have found what the same get of the other trace found (a
+    /// length, or nothing): both must say (recordings do, and traces of `gadget gen --reads`).
+    /// Compared when the request sequences are identical; the first get that differs is
+    /// named.
+    #[arg(long, conflicts_with = "per_key")]
+    pub reads: bool,
 }
 
 /// An op by its trace name, or an error listing them.

@@ -10,6 +10,7 @@ use crate::interrupt::INTERRUPTED;
 use crate::progress;
 use crate::stdout::outln;
 use gadget::compare::per_key::{compare_by_key, ByKey};
+use gadget::compare::reads::{compare_reads, ReadsCompared};
 
 /// Runs `gadget trace convert`; its exit status: 0, or [`INTERRUPTED`] when Ctrl-C stopped it
 /// (the output is then left as it was).
@@ -188,6 +189,9 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
         Some(min) => ratio >= min,
         None => c.identical(),
     };
+    // what the gets found stands at the same places only in the same requests
+    let reads = (args.reads && c.identical()).then(|| compare_reads(&a, &b));
+    let ok = ok && reads.as_ref().is_none_or(ReadsCompared::agree);
     let first = (c.common_prefix < c.len_a.max(c.len_b)).then(|| {
         let at = |n: &Normalizer, i: usize| {
             n.tokens
@@ -211,6 +215,16 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
             "match_is_bound": c.distance.is_none(),
             "identical": c.identical(),
             "first_difference": first.as_ref().map(|(i, x, y)| serde_json::json!({"index": i, "a": x, "b": y})),
+            "reads": reads.as_ref().map(|r| serde_json::json!({
+                "agreeing": r.agreeing,
+                "not_known": r.not_known,
+                "first_difference": r.first_difference.map(|(i, x, y)| serde_json::json!({
+                    "index": i,
+                    "request": a.describe(a.tokens[i]),
+                    "a": x.to_string(),
+                    "b": y.to_string(),
+                })),
+            })),
         });
         outln!("{}", serde_json::to_string_pretty(&json)?);
     } else {
@@ -234,6 +248,23 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
             Some((i, x, y)) => {
                 outln!("first difference at request {i}: A has `{x}`, B has `{y}`")
             }
+        }
+        match &reads {
+            _ if !args.reads => {}
+            None => outln!("reads: not compared (the requests differ)"),
+            Some(r) => match r.first_difference {
+                Some((i, x, y)) => outln!(
+                    "reads differ at request {i} (`{}`): A's get found {x}, B's found {y}",
+                    a.describe(a.tokens[i])
+                ),
+                None if r.not_known > 0 => outln!(
+                    "reads: {} gets do not say what they found (in A, B or both: recordings \
+                     do, and traces of gadget gen --reads); {} agree",
+                    r.not_known,
+                    r.agreeing
+                ),
+                None => outln!("reads: all {} gets found the same", r.agreeing),
+            },
         }
         markers_hint(a.saw_events(), b.saw_events());
         if (a.lifecycle_requests == 0) != (b.lifecycle_requests == 0) {

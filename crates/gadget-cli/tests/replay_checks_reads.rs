@@ -1,6 +1,7 @@
 //! `gadget gen --reads` writes into each get what it finds, and `gadget replay --check-reads`
 //! holds a store to it: it passes when the store finds the same, fails at the first get that
 //! does not (naming the request, state and key), and refuses a trace whose gets say nothing.
+//! `gadget trace diff --reads` holds two traces of the same requests to the same answers.
 
 use std::path::{Path, PathBuf};
 
@@ -146,4 +147,67 @@ fn every_get_of_a_flink_reference_recording_finds_what_flink_found_in_rocksdb() 
             "153318 requests, 56152 gets; 56152 found what the trace says (41997 a value, \
              14155 nothing)",
         ));
+}
+
+/// The synthetic session workload's first 60,000 requests (the first sessions fire, reading
+/// their elements, after about 49,000) with `element_size` bytes per element, its gets saying
+/// what they found.
+fn sessions_of(dir: &Path, element_size: u32) -> PathBuf {
+    let text = std::fs::read_to_string(
+        common::project_root().join("examples/synthetic/session-out-of-order.toml"),
+    )
+    .unwrap()
+    .replace(
+        "[operator]\n",
+        &format!("[operator]\nelement_size = {element_size}\n"),
+    );
+    let config = dir.join(format!("sessions-{element_size}.toml"));
+    std::fs::write(&config, text).unwrap();
+    let out = dir.join(format!("sessions-{element_size}.gtrace"));
+    gadget()
+        .arg("gen")
+        .arg(&config)
+        .args(["--reads", "--limit", "60000", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+#[test]
+fn trace_diff_with_reads_names_the_first_get_that_found_otherwise_in_the_same_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (sessions_of(dir.path(), 24), sessions_of(dir.path(), 40));
+    // the same requests, and the same answers to them
+    gadget()
+        .args(["trace", "diff", "--reads"])
+        .arg(&a)
+        .arg(&a)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("identical request sequences"))
+        .stdout(predicate::str::contains("gets found the same"));
+    // without --reads, what the gets found is not compared
+    gadget()
+        .args(["trace", "diff"])
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    let out = gadget()
+        .args(["trace", "diff", "--reads", "--json"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["identical"], true);
+    let first = &json["reads"]["first_difference"];
+    assert!(
+        first["request"].as_str().unwrap().starts_with("get "),
+        "{json}"
+    );
+    assert_eq!(first["a"], "24 bytes", "{json}");
+    assert_eq!(first["b"], "40 bytes", "{json}");
 }

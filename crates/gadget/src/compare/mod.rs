@@ -9,8 +9,9 @@
 use std::collections::HashMap;
 
 pub mod per_key;
+pub mod reads;
 
-use crate::access::{Op, TraceRecord};
+use crate::access::{Op, ReadLen, TraceRecord};
 
 /// Turns trace records into comparable tokens.
 #[derive(Debug, Default)]
@@ -27,6 +28,8 @@ pub struct Normalizer {
     pub lifecycle_requests: u64,
     /// The normalized sequence: `op << 56 | state << 40 | key number`.
     pub tokens: Vec<u64>,
+    /// What each get among the tokens found, with its token's index, in order.
+    pub reads: Vec<(usize, ReadLen)>,
 }
 
 impl Normalizer {
@@ -80,9 +83,19 @@ impl Normalizer {
                 self.keys.clear();
                 self.next_key.clear();
                 self.tokens.clear();
+                self.reads.clear();
             }
             TraceRecord::Event { .. } | TraceRecord::Watermark { .. } => {}
-            TraceRecord::Access { op, state, key, .. } if !self.skipped.contains(op) => {
+            TraceRecord::Access {
+                op,
+                state,
+                key,
+                value_len,
+            } if !self.skipped.contains(op) => {
+                if *op == Op::Get {
+                    self.reads
+                        .push((self.tokens.len(), ReadLen::from_value_len(*value_len)));
+                }
                 let name = state_names
                     .get(*state as usize)
                     .cloned()
