@@ -1,7 +1,5 @@
 //! What the recorder tests share: the tools they need, generating a config's trace, and
-//! comparing traces with `gadget trace diff` and by what their gets found. Not every recorder
-//! test uses every part.
-#![allow(dead_code)]
+//! comparing traces with `gadget trace diff`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,52 +64,4 @@ pub fn trace_diff(a: &Path, b: &Path, flags: &[&str]) -> (bool, String) {
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
     )
-}
-
-/// What each get of a trace found, in order (`value_len`, as [`gadget::access::ReadLen`] reads
-/// it).
-fn reads(path: &Path) -> Vec<gadget::access::ReadLen> {
-    use gadget::access::{Op, ReadLen};
-    use gadget::trace::RecordRef;
-    let mut reader = gadget::trace::open_trace(path).unwrap();
-    let mut found = Vec::new();
-    while let Some(record) = reader.next_record().unwrap() {
-        if let RecordRef::Access(a) = record {
-            if a.op == Op::Get {
-                found.push(ReadLen::from_value_len(a.value_len));
-            }
-        }
-    }
-    found
-}
-
-/// Checks that every get of `recorded` (a recording: each says what the engine's store found)
-/// found what the same get of `expected` found (a reference recording, or Gadget's trace of
-/// `gadget gen --reads`), the gets of both taken in order: for traces whose requests are the
-/// same. The number of gets compared, or what differs.
-pub fn reads_agree(expected: &Path, recorded: &Path) -> Result<usize, String> {
-    use gadget::access::ReadLen;
-    let (want, got) = (reads(expected), reads(recorded));
-    if want.len() != got.len() {
-        return Err(format!(
-            "{} gets in {}, {} in the recording",
-            want.len(),
-            expected.display(),
-            got.len()
-        ));
-    }
-    if let Some(i) = got.iter().position(|r| *r == ReadLen::Unknown) {
-        return Err(format!(
-            "get #{i} of the recording says nothing about what it found"
-        ));
-    }
-    match want.iter().zip(&got).position(|(w, g)| w != g) {
-        Some(i) => Err(format!(
-            "get #{i}: the engine found {}; {} says {}",
-            got[i],
-            expected.display(),
-            want[i]
-        )),
-        None => Ok(got.len()),
-    }
 }
