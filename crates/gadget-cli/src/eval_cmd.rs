@@ -30,6 +30,7 @@ use crate::interrupt::INTERRUPTED;
 use crate::progress;
 use crate::run_context;
 use crate::stdout::out;
+use crate::store_dir::StoreDir;
 use crate::subtask::RunPart;
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
@@ -350,50 +351,6 @@ fn arrival_process(
 /// `value` of `flag` when it is within `bounds` (those of its config key too).
 fn check(bounds: Bounds, flag: &str, value: f64) -> anyhow::Result<f64> {
     bounds.check(flag, value).map_err(anyhow::Error::msg)
-}
-
-/// The store's directory: the user's, or a fresh temporary one (removed unless `--keep`).
-pub(crate) enum StoreDir {
-    User(PathBuf),
-    Temporary(tempfile::TempDir),
-}
-
-impl StoreDir {
-    /// `--dir` (created if missing), or a fresh temporary folder.
-    pub(crate) fn of(a: &EvalArgs) -> anyhow::Result<StoreDir> {
-        Ok(match &a.dir {
-            Some(d) => {
-                std::fs::create_dir_all(d).with_context(|| {
-                    format!("cannot create the store directory {}", d.display())
-                })?;
-                StoreDir::User(d.clone())
-            }
-            None => StoreDir::Temporary(
-                tempfile::Builder::new()
-                    .prefix("gadget-store-")
-                    .tempdir()
-                    .context(
-                        "cannot create a temporary store directory (set TMPDIR or use --dir)",
-                    )?,
-            ),
-        })
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        match self {
-            StoreDir::User(p) => p,
-            StoreDir::Temporary(t) => t.path(),
-        }
-    }
-
-    /// Keeps a temporary folder when `--keep` asks for it, saying where.
-    pub(crate) fn keep_if(self, keep: bool) {
-        if let StoreDir::Temporary(t) = self {
-            if keep {
-                eprintln!("store data kept in {}", t.keep().display());
-            }
-        }
-    }
 }
 
 /// Runs `sources` (read from `inputs`) as `plan` says and reports; the exit status.

@@ -13,6 +13,7 @@ mod reads_cmd;
 mod record_cmd;
 mod run_context;
 mod stdout;
+mod store_dir;
 mod store_flags;
 mod subtask;
 mod trace_cmd;

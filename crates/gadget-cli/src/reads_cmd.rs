@@ -7,10 +7,10 @@ use gadget_eval::store::{StoreKind, StoreSettings};
 use gadget_eval::workload::{RequestStream, WorkloadSource};
 
 use crate::cli::ReplayArgs;
-use crate::eval_cmd::StoreDir;
 use crate::interrupt::INTERRUPTED;
 use crate::progress;
 use crate::stdout::outln;
+use crate::store_dir::StoreDir;
 
 /// Checks each trace of `args` in turn, each in a fresh `kind` store; the exit status.
 pub fn check(args: &ReplayArgs, kind: StoreKind, settings: StoreSettings) -> anyhow::Result<i32> {
