@@ -66,6 +66,22 @@ impl<S: AccessSink + ?Sized> AccessSink for ReadLengths<'_, S> {
         }
     }
 
+    /// Without `--reads`, the key's requests go on together, to the writer's path for them.
+    #[inline]
+    fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
+        if self.model.is_none() {
+            return self.inner.access_all(state, key, requests);
+        }
+        for &(op, value_len) in requests {
+            self.access(Access {
+                op,
+                state,
+                key,
+                value_len,
+            });
+        }
+    }
+
     fn event(&mut self, input: u8) {
         self.inner.event(input);
     }
