@@ -62,11 +62,15 @@ impl Exporter<RunReport> for Text {
             let issued = r.requests.saturating_add(r.warmup_requests).max(1) as f64;
             writeln!(out, "\nstore counters (whole run, warm-up included)")?;
             for (name, value) in &r.store_counters {
-                writeln!(
-                    out,
-                    "  {name:<40}{value:>14}  {:>10.2} per request",
-                    *value as f64 / issued
-                )?;
+                if name.contains(crate::store::HELD) {
+                    writeln!(out, "  {name:<40}{value:>14}  held at the end")?;
+                } else {
+                    writeln!(
+                        out,
+                        "  {name:<40}{value:>14}  {:>10.2} per request",
+                        *value as f64 / issued
+                    )?;
+                }
             }
         }
         Ok(())

@@ -194,11 +194,18 @@ pub trait Store {
 
     /// The store's own counters of the work behind the requests so far, by name, when it was
     /// opened with [`StoreSettings::counters`] and keeps any (RocksDB: the deleted and hidden
-    /// entries its iterators stepped over). Read on the thread that issued the requests.
+    /// entries its iterators stepped over), and what it holds now under names that have
+    /// [`HELD`] in them (RocksDB: its deletes not yet compacted away). Read on the thread that
+    /// issued the requests.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
 }
+
+/// What marks a store counter's name as what the store holds at the end of the run (bytes
+/// of live files, deletes not yet compacted away) rather than work counted over it
+/// (`rocksdb.held.tombstones_in_files`).
+pub const HELD: &str = ".held.";
 
 /// Which store to open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

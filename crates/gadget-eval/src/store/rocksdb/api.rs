@@ -1,6 +1,6 @@
 //! RocksDB's C API (`include/rocksdb/c.h`), the part Gadget calls, resolved by name from a
-//! library loaded at run time. Every function here has kept its C signature from RocksDB 6.20
-//! to 10.x, so one table serves every supported library; a library that lacks one is refused
+//! library loaded at run time. Every function here has kept its C signature from RocksDB 6.12
+//! (Lethe's) to 10.x, so one table serves every supported library; a library that lacks one is refused
 //! with the names of those it lacks. A few later functions are optional: `None` in a library
 //! without them (RocksDB 6.20's C API has no `rocksdb_create_column_families`).
 
@@ -234,6 +234,9 @@ c_api! {
     perfcontext_reset: fn(*mut PerfContext);
     perfcontext_metric: fn(*mut PerfContext, c_int) -> u64;
     perfcontext_destroy: fn(*mut PerfContext);
+    get_options_from_string: fn(*const Options, *const c_char, *mut Options, Err);
+    property_int_cf: fn(*mut Db, *mut Family, *const c_char, *mut u64) -> c_int;
+    property_value_cf: fn(*mut Db, *mut Family, *const c_char) -> *mut c_char;
     @optional
     create_column_families: fn(
         *mut Db, *const Options, c_int, *const *const c_char, *mut usize, Err
@@ -255,6 +258,36 @@ pub(super) const PERF_COUNTERS: [(&str, c_int); 3] = [
     ("rocksdb.block_read_count", 2),
 ];
 
+/// What a store's column families hold when [`super::RocksDbStore`] reports its counters: by
+/// name, and the integer property (`rocksdb.*`) summed over them.
+pub(super) const HELD: [(&str, &[&str]); 2] = [
+    (
+        "rocksdb.held.live_sst_bytes",
+        &["rocksdb.live-sst-files-size\0"],
+    ),
+    (
+        "rocksdb.held.tombstones_in_memtables",
+        &[
+            "rocksdb.num-deletes-active-mem-table\0",
+            "rocksdb.num-deletes-imm-mem-tables\0",
+        ],
+    ),
+];
+
+/// The deletes still held in a column family's files (tombstones not yet compacted away): the
+/// `# deletions` of its files' aggregated table properties, reported under this name.
+pub(super) const TOMBSTONES_IN_FILES: &str = "rocksdb.held.tombstones_in_files";
+
+/// The `# deletions` of `rocksdb.aggregated-table-properties` (`# entries=9; # deletions=3;
+/// ...`, the same in every version since 6.12); 0 without it.
+pub(super) fn deletions(properties: &str) -> u64 {
+    properties
+        .split(';')
+        .filter_map(|entry| entry.trim().strip_prefix("# deletions="))
+        .find_map(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 impl Api {
     /// Takes the message a failed call left in `err`, freeing it; `None` when it succeeded.
     pub(super) fn take_error(&self, err: *mut c_char) -> Option<String> {
@@ -268,5 +301,19 @@ impl Api {
         // SAFETY: allocated by the library, freed once through its own `rocksdb_free`.
         unsafe { (self.free)(err.cast()) };
         Some(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deletions;
+
+    #[test]
+    fn the_deletions_of_aggregated_table_properties_are_read_by_name() {
+        let text = "# data blocks=4; # entries=120; # deletions=37; # merge operands=0; \
+                    # range deletions=0; raw key size=2400";
+        assert_eq!(deletions(text), 37);
+        assert_eq!(deletions(""), 0);
+        assert_eq!(deletions("# entries=5"), 0);
     }
 }

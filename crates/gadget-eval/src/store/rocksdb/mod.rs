@@ -30,9 +30,11 @@ use gadget::access::{Op, StateId};
 
 use self::api::{
     Api, Cache, Db, Family, FlushOptions, Iterator, Options, PairWrite, PerfContext, ReadOptions,
-    TableOptions, WriteBatch, WriteOptions, PERF_COUNTERS, PERF_ENABLE_COUNT,
+    TableOptions, WriteBatch, WriteOptions, HELD, PERF_COUNTERS, PERF_ENABLE_COUNT,
+    TOMBSTONES_IN_FILES,
 };
 use self::library::Library;
+use super::rocksdb_lib::RocksDbLib;
 use super::{empty_range, Store, StoreError, StoreSettings};
 
 /// RocksDB set up as Flink sets it up: the library it loads (with its version and
@@ -48,22 +50,7 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
         "wal",
         "store_counters",
     ],
-    applied: |s, applied| {
-        use super::spec::set;
-        set(applied, "library", s.rocksdb_lib.name());
-        if let Some(library) = library::loaded(&s.rocksdb_lib) {
-            set(applied, "rocksdb_version", library.version());
-            set(applied, "compression", library.compression());
-        }
-        super::spec::buffers_and_cache(s, applied, true);
-        set(applied, "wal", s.wal);
-        set(
-            applied,
-            "merge_operator",
-            "string append with ',' (Flink's list state)",
-        );
-        set(applied, "counters", s.counters);
-    },
+    applied: |s, applied| applied_on(&s.rocksdb_lib, s, applied),
     library: |s| {
         library::loaded(&s.rocksdb_lib).map_or_else(
             || format!("{}: not loaded", s.rocksdb_lib.name()),
@@ -75,8 +62,34 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     }),
 };
 
+/// What a store on RocksDB's C API applied of the settings, as results show it: its library
+/// (with version and compression once loaded), buffers, cache, write-ahead log, merge operator
+/// and counters.
+pub(crate) fn applied_on(
+    choice: &RocksDbLib,
+    s: &StoreSettings,
+    applied: &mut std::collections::BTreeMap<String, String>,
+) {
+    use super::spec::set;
+    set(applied, "library", choice.name());
+    if let Some(library) = library::loaded(choice) {
+        set(applied, "rocksdb_version", library.version());
+        set(applied, "compression", library.compression());
+    }
+    super::spec::buffers_and_cache(s, applied, true);
+    set(applied, "wal", s.wal);
+    set(
+        applied,
+        "merge_operator",
+        "string append with ',' (Flink's list state)",
+    );
+    set(applied, "counters", s.counters);
+}
+
 /// An open database with its column families; closed when the last handle lets go of it.
 struct Database {
+    /// The store's name (`rocksdb`, `lethe`), as its errors name it.
+    store: &'static str,
     api: &'static Api,
     /// Null until opened.
     db: *mut Db,
@@ -179,12 +192,23 @@ pub struct RocksDbStore {
     path: PathBuf,
 }
 
-fn request_error(op: Op, message: String) -> StoreError {
-    StoreError::Request {
-        store: "rocksdb",
-        op,
-        message,
-    }
+fn request_error(store: &'static str, op: Op, message: String) -> StoreError {
+    StoreError::Request { store, op, message }
+}
+
+/// A store that runs on RocksDB's C API: its name, its library and what it sets beyond the
+/// options Flink sets (the rocksdb store itself, and Lethe's fork with its compaction).
+pub(crate) struct Flavour<'a> {
+    /// The store's name, as its errors and results name it.
+    pub(crate) store: &'static str,
+    /// The library it runs on.
+    pub(crate) library: &'a RocksDbLib,
+    /// RocksDB options in RocksDB's options-string form (`compaction_pri=kFADE`), set on every
+    /// column family before Flink's; empty for none.
+    pub(crate) options: &'a str,
+    /// Run once the library is loaded and before the database opens (Lethe's process-wide
+    /// tuning); an error message stops the opening.
+    pub(crate) prepare: fn(&'static Library, &StoreSettings) -> Result<(), String>,
 }
 
 impl SharedRocksDb {
@@ -196,13 +220,32 @@ impl SharedRocksDb {
         instances: &[Vec<String>],
         settings: &StoreSettings,
     ) -> Result<Self, StoreError> {
-        let open_error = |message: String| StoreError::Open {
+        let flavour = Flavour {
             store: "rocksdb",
+            library: &settings.rocksdb_lib,
+            options: "",
+            prepare: |_, _| Ok(()),
+        };
+        Self::open_as(dir, instances, settings, &flavour)
+    }
+
+    /// [`SharedRocksDb::open`] for a store built on RocksDB (`flavour`).
+    pub(crate) fn open_as(
+        dir: &Path,
+        instances: &[Vec<String>],
+        settings: &StoreSettings,
+        flavour: &Flavour<'_>,
+    ) -> Result<Self, StoreError> {
+        let store = flavour.store;
+        let open_error = |message: String| StoreError::Open {
+            store,
             path: dir.to_path_buf(),
             message,
         };
-        let library =
-            library::load(&settings.rocksdb_lib).map_err(|e| open_error(e.to_string()))?;
+        let library = library::load(flavour.library).map_err(|e| open_error(e.to_string()))?;
+        (flavour.prepare)(library, settings).map_err(open_error)?;
+        let extra = CString::new(flavour.options)
+            .map_err(|e| open_error(format!("the options hold a NUL byte: {e}")))?;
         if settings.counters && !library.keeps_counters() {
             let e = library::LibraryError::NoCounters {
                 library: library.describe(),
@@ -239,6 +282,7 @@ impl SharedRocksDb {
             let table = (api.block_based_options_create)();
             (api.block_based_options_set_block_cache)(table, cache);
             Database {
+                store,
                 api,
                 db: null_mut(),
                 families: Mutex::new(Families {
@@ -255,7 +299,21 @@ impl SharedRocksDb {
             // SAFETY: options made and configured here, owned by `database`; the merge
             // operator is owned by the options it is set on.
             unsafe {
-                let o = (api.options_create)();
+                let mut o = (api.options_create)();
+                if !flavour.options.is_empty() {
+                    let base = o;
+                    o = (api.options_create)();
+                    let mut err = null_mut();
+                    (api.get_options_from_string)(base, extra.as_ptr(), o, &mut err);
+                    (api.options_destroy)(base);
+                    if let Some(message) = api.take_error(err) {
+                        (api.options_destroy)(o);
+                        return Err(open_error(format!(
+                            "options {:?}: {message}",
+                            flavour.options
+                        )));
+                    }
+                }
                 (api.options_set_write_buffer_size)(o, settings.write_buffer_size);
                 (api.options_set_max_write_buffer_number)(o, settings.max_write_buffers);
                 (api.options_set_merge_operator)(o, merge::string_append(api));
@@ -309,7 +367,7 @@ impl SharedRocksDb {
                 &settings.stop,
             )
             .map_err(|unfinished| match unfinished {
-                families::Unfinished::Stopped => StoreError::Interrupted { store: "rocksdb" },
+                families::Unfinished::Stopped => StoreError::Interrupted { store },
                 families::Unfinished::Failed(message) => open_error(message),
             })?;
         }
@@ -331,7 +389,7 @@ impl SharedRocksDb {
 
     /// The store of instance `instance`: its own column families, iterators and write batch.
     pub fn attach(&self, instance: usize) -> Result<RocksDbStore, StoreError> {
-        let own = super::instance_part("rocksdb", &self.path, &self.instances, instance)?;
+        let own = super::instance_part(self.db.store, &self.path, &self.instances, instance)?;
         let api = &self.library.api;
         let families: Vec<*mut Family> = {
             let mut shared = self.db.families();
@@ -443,6 +501,7 @@ impl RocksDbStore {
                 })?;
         if family.is_null() {
             return Err(request_error(
+                self.db.store,
                 Op::Drop,
                 format!(
                     "state #{state} has no column family since RocksDB failed to create it again \
@@ -478,10 +537,11 @@ impl RocksDbStore {
         match found {
             Ok(Some(id)) => Ok(id),
             Ok(None) => Err(request_error(
+                self.db.store,
                 Op::Drop,
                 "a write batch holding one put reads back empty".into(),
             )),
-            Err(e) => Err(request_error(Op::Drop, e)),
+            Err(e) => Err(request_error(self.db.store, Op::Drop, e)),
         }
     }
 
@@ -502,6 +562,7 @@ impl RocksDbStore {
         };
         let moved = moved.map_err(|e| {
             request_error(
+                self.db.store,
                 Op::Drop,
                 format!(
                     "the pending write batch holds entries of the dropped state that cannot be \
@@ -519,9 +580,70 @@ impl RocksDbStore {
     }
 
     /// Fails with what a call left in `err`.
+    /// What this instance's column families hold now ([`api::HELD`]): bytes in live files and
+    /// tombstones in memtables and in files, summed over them. Deletes that are still held are
+    /// what Lethe's delete persistence bounds.
+    fn held(&self) -> Vec<(&'static str, u64)> {
+        let api = self.api;
+        let live: Vec<*mut Family> = self
+            .families
+            .iter()
+            .copied()
+            .filter(|f| !f.is_null())
+            .collect();
+        let mut held: Vec<(&'static str, u64)> = HELD
+            .iter()
+            .map(|&(name, properties)| {
+                let mut sum = 0u64;
+                for &family in &live {
+                    for property in properties {
+                        let mut value = 0u64;
+                        // SAFETY: a live handle of this database; the name is NUL-terminated.
+                        let ok = unsafe {
+                            (api.property_int_cf)(
+                                self.db.db,
+                                family,
+                                property.as_ptr().cast(),
+                                &mut value,
+                            )
+                        };
+                        if ok == 0 {
+                            sum += value;
+                        }
+                    }
+                }
+                (name, sum)
+            })
+            .collect();
+        let in_files = live
+            .iter()
+            .map(|&family| {
+                // SAFETY: as above; the returned string is the library's, freed through it.
+                let text = unsafe {
+                    (api.property_value_cf)(
+                        self.db.db,
+                        family,
+                        c"rocksdb.aggregated-table-properties".as_ptr(),
+                    )
+                };
+                if text.is_null() {
+                    return 0;
+                }
+                // SAFETY: a NUL-terminated string the library allocated.
+                let deletions =
+                    api::deletions(&unsafe { std::ffi::CStr::from_ptr(text) }.to_string_lossy());
+                // SAFETY: allocated by the library, freed once.
+                unsafe { (api.free)(text.cast()) };
+                deletions
+            })
+            .sum();
+        held.push((TOMBSTONES_IN_FILES, in_files));
+        held
+    }
+
     fn checked(&self, op: Op, err: *mut c_char) -> Result<(), StoreError> {
         match self.api.take_error(err) {
-            Some(message) => Err(request_error(op, message)),
+            Some(message) => Err(request_error(self.db.store, op, message)),
             None => Ok(()),
         }
     }
@@ -574,14 +696,14 @@ impl RocksDbStore {
 
 impl Store for RocksDbStore {
     fn name(&self) -> &'static str {
-        "rocksdb"
+        self.db.store
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         if self.perf.is_null() {
             return Vec::new();
         }
-        PERF_COUNTERS
+        let mut counters: Vec<(&'static str, u64)> = PERF_COUNTERS
             .iter()
             // SAFETY: the perf context is live; the metric numbers are c.h's enum values.
             .map(|&(name, metric)| {
@@ -589,7 +711,9 @@ impl Store for RocksDbStore {
                     (self.api.perfcontext_metric)(self.perf, metric)
                 })
             })
-            .collect()
+            .collect();
+        counters.extend(self.held());
+        counters
     }
 
     fn get(&mut self, state: StateId, key: &[u8]) -> Result<Option<usize>, StoreError> {
@@ -768,6 +892,7 @@ impl Store for RocksDbStore {
         let holders = shared.attached[self.instance];
         if holders > 1 {
             return Err(request_error(
+                self.db.store,
                 Op::Drop,
                 format!(
                     "{holders} stores hold operator instance {}'s column families, and a drop \
@@ -805,6 +930,7 @@ impl Store for RocksDbStore {
                 unsafe { (api.column_family_handle_destroy)(created) };
             }
             return Err(request_error(
+                self.db.store,
                 Op::Drop,
                 format!(
                     "the column family {} was dropped but not created again: {message}",
@@ -841,6 +967,7 @@ impl Store for RocksDbStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(request_error(
+                    self.db.store,
                     Op::Checkpoint,
                     format!("removing the previous checkpoint {}: {e}", dir.display()),
                 ))
@@ -848,6 +975,7 @@ impl Store for RocksDbStore {
         }
         let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| {
             request_error(
+                self.db.store,
                 Op::Checkpoint,
                 format!("the checkpoint path {} holds a NUL byte", dir.display()),
             )

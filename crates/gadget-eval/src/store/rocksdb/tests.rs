@@ -233,6 +233,17 @@ fn counters_count_the_deleted_entries_a_seek_steps_over() {
         counters["rocksdb.internal_delete_skipped_count"] >= 99,
         "{lib}: {counters:?}"
     );
+    // what it holds: the deletes in its memtable, then (flushed) in its files
+    assert_eq!(
+        counters["rocksdb.held.tombstones_in_memtables"], 99,
+        "{lib}: {counters:?}"
+    );
+    assert_eq!(counters["rocksdb.held.live_sst_bytes"], 0, "{lib}");
+    s.flush_state(0).unwrap();
+    let counters: std::collections::BTreeMap<_, _> = s.counters().into_iter().collect();
+    assert_eq!(counters["rocksdb.held.tombstones_in_files"], 99, "{lib}");
+    assert_eq!(counters["rocksdb.held.tombstones_in_memtables"], 0, "{lib}");
+    assert!(counters["rocksdb.held.live_sst_bytes"] > 0, "{lib}");
 }
 
 #[test]
