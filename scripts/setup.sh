@@ -48,6 +48,9 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 [ -e /usr/include/uuid/uuid.h ] || need_apt+=(uuid-dev)
 [ -e /usr/include/tbb/concurrent_queue.h ] || need_apt+=(libtbb-dev)
 [ -e /usr/src/googletest/CMakeLists.txt ] || need_apt+=(googletest)
+# Lethe for --store lethe (scripts/lethe/build.sh): RocksDB's CMake build with Ninja, and Snappy
+command -v ninja >/dev/null 2>&1 || need_apt+=(ninja-build)
+[ -e /usr/include/snappy.h ] || need_apt+=(libsnappy-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   echo "setup: installing ${need_apt[*]} with apt-get" >&2
@@ -267,10 +270,26 @@ if ! command -v toxiproxy-server >/dev/null 2>&1 && [ ! -x "$deps/bin/toxiproxy-
   rm -rf "$gobin"
 fi
 
+# Lethe for --store lethe (the paper's fourth store, RocksDB 6.12 with FADE): built from the
+# source archive kept beside the project (../shared/vendor, see its README) into a cache outside
+# the checkout, once per machine, by scripts/lethe/build.sh; here beside cargo's build, which
+# leaves a core idle at times. Without the archive --store lethe says how to build it, and CI
+# (CI=true) fails.
+lethe_pid=
+if [ -f "${GADGET_VENDOR_DIR:-$root/../shared/vendor}/lethe-codebase-7c60c4e.tar.gz" ] || [ "${CI:-}" = true ]; then
+  "$root/scripts/lethe/build.sh" >/dev/null &
+  lethe_pid=$!
+else
+  echo "setup: no Lethe source beside the project (../shared/vendor); --store lethe will not run" >&2
+fi
+
 if [ "$profile" = deps ]; then
   :
 elif [ "$profile" = release ]; then
   cargo build --release --locked -p gadget-cli
 else
   cargo build --locked --workspace --all-targets
+fi
+if [ -n "$lethe_pid" ]; then
+  wait "$lethe_pid" || { echo "setup: building Lethe failed (scripts/lethe/build.sh)" >&2; exit 1; }
 fi

@@ -274,6 +274,7 @@ fn the_results_of_every_store_name_its_library_and_version() {
             "fjall" => ("fjall ", "2."),
             "sqlite" => ("SQLite 3.", "rusqlite 0."),
             "faster" => ("FASTER", "faster-rs 0."),
+            "lethe" => ("RocksDB 6.12.0", "(Lethe 7c60c4e)"),
             other => panic!("{other}: say what it runs on here"),
         };
         assert!(

@@ -33,14 +33,66 @@ range_queries = 150
 range_query_selectivity = 0.02
 "#;
 
+/// Set in the process [`lethe_answers_as_the_memory_store_does_in_a_process_of_its_own`]
+/// starts: its tests compare Lethe alone with the memory store.
+const LETHE_ONLY: &str = "GADGET_CONFORMANCE_LETHE_ONLY";
+
 /// Every store of this build, the Redis ones only when their servers run; memory first.
+/// Lethe, a second RocksDB library that a process running one cannot load, runs in a process
+/// of its own, where it is the only store beside memory.
 fn kinds_here(redis: bool, cluster: bool) -> Vec<StoreKind> {
+    let lethe_only = std::env::var_os(LETHE_ONLY).is_some();
     StoreKind::all()
         .iter()
         .copied()
         .filter(|k| k.name() != "redis" || redis)
         .filter(|k| k.name() != "redis-cluster" || cluster)
+        .filter(|k| match k.name() {
+            "memory" => true,
+            "lethe" => lethe_only,
+            _ => !lethe_only,
+        })
         .collect()
+}
+
+/// A Redis server for the Redis stores' part of a test; none in Lethe's process.
+fn redis_server(test: &str) -> Option<support::RedisServer> {
+    if std::env::var_os(LETHE_ONLY).is_some() {
+        return None;
+    }
+    support::RedisServer::start(test)
+}
+
+/// Every test of this file again with Lethe beside the memory store, in a test process of
+/// its own. Without Lethe's library it fails under `CI=true` and elsewhere skips, saying how to
+/// build it.
+#[test]
+fn lethe_answers_as_the_memory_store_does_in_a_process_of_its_own() {
+    if std::env::var_os(LETHE_ONLY).is_some() || StoreKind::from_name("lethe").is_none() {
+        return;
+    }
+    let library = gadget_eval::store::rocksdb_lib::lethe_location();
+    if !library.exists() {
+        let why = format!(
+            "no Lethe library at {} (scripts/lethe/build.sh builds it)",
+            library.display()
+        );
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--test-threads=1", "--skip", "in_a_process_of_its_own"])
+        .env(LETHE_ONLY, "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("3 passed"), "{text}");
 }
 
 /// Opens each of `kinds` with `states` in a directory of its own (kept while the stores live).
@@ -90,7 +142,7 @@ fn issue_everywhere(
 
 #[test]
 fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_store_does() {
-    let redis = support::RedisServer::start("store conformance with range ops");
+    let redis = redis_server("store conformance with range ops");
     let cluster = redis
         .as_ref()
         .and_then(|_| support::RedisCluster::start("store conformance with range ops"));
@@ -224,7 +276,7 @@ fn segments_opened_and_dropped() -> RequestBlock {
 
 #[test]
 fn every_store_answers_a_trace_of_segments_opened_and_dropped_as_the_memory_store_does() {
-    let redis = support::RedisServer::start("store conformance with drops");
+    let redis = redis_server("store conformance with drops");
     let cluster = redis
         .as_ref()
         .and_then(|_| support::RedisCluster::start("store conformance with drops"));
@@ -270,7 +322,7 @@ fn every_store_answers_every_read_of_every_reference_trace_as_the_memory_store_d
     let Some(shared) = common::shared_dir("store conformance") else {
         return;
     };
-    let redis = support::RedisServer::start("store conformance");
+    let redis = redis_server("store conformance");
     let cluster = redis
         .as_ref()
         .and_then(|_| support::RedisCluster::start("store conformance"));

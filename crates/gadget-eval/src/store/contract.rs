@@ -319,6 +319,10 @@ pub(crate) fn a_flush_and_a_checkpoint_keep_every_entry_and_iterator(s: &mut dyn
 /// One check of a store.
 type Check = fn(&mut dyn Store);
 
+/// One check of a store that instances share.
+#[cfg(feature = "lethe")]
+type SharedCheck = fn(&dyn SharedStore);
+
 /// Every check every store must pass, by name. ([`next_after_a_write_sees_the_write`] is not
 /// among them: RocksDB's and LevelDB's iterators read a snapshot, as Flink's do; the stores
 /// whose iterators re-open after a write run it in their own tests.)
@@ -353,7 +357,9 @@ const CHECKS: &[(&str, Check)] = &[
 fn every_store_of_the_build_keeps_the_contract() {
     let states = vec!["window-contents".to_string(), "timers".to_string()];
     for &kind in StoreKind::all() {
-        if kind.name().starts_with("redis") {
+        // Lethe is a second RocksDB library, which a process that runs one cannot load: its
+        // checks run in a process of their own (lethe_keeps_the_contract_in_a_process_of_its_own)
+        if kind.name().starts_with("redis") || kind.name() == "lethe" {
             continue;
         }
         for (check_name, check) in CHECKS {
@@ -372,4 +378,79 @@ fn every_store_of_the_build_keeps_the_contract() {
             }
         }
     }
+}
+
+/// Lethe passes every check and the shared stores' checks too, in a test process of its own:
+/// the test runs this test binary again with only itself selected, since a process that runs
+/// one RocksDB library (the other checks' rocksdb store) cannot load a second. Without Lethe's
+/// library it fails under `CI=true` and elsewhere skips, saying how to build it.
+#[cfg(feature = "lethe")]
+#[test]
+fn lethe_keeps_the_contract_in_a_process_of_its_own() {
+    const CHILD: &str = "GADGET_LETHE_CONTRACT_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let states = vec!["window-contents".to_string(), "timers".to_string()];
+        for (check_name, check) in CHECKS {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store =
+                super::open_store(StoreKind::Lethe, dir.path(), &states, &shared_settings())
+                    .unwrap_or_else(|e| panic!("lethe: {e}"));
+            eprintln!("lethe: {check_name}");
+            check(store.as_mut());
+        }
+        let shared_checks: [(&str, SharedCheck); 2] = [
+            ("a_drop_leaves_the_other_instances_alone", |shared| {
+                a_drop_leaves_the_other_instances_alone(shared, "lethe")
+            }),
+            (
+                "shared_instances_are_separate",
+                shared_instances_are_separate,
+            ),
+        ];
+        for (check_name, check) in shared_checks {
+            let dir = tempfile::tempdir().unwrap();
+            let shared = open_shared_store(
+                StoreKind::Lethe,
+                dir.path(),
+                &vec![states.clone(); 3],
+                &shared_settings(),
+            )
+            .unwrap_or_else(|e| panic!("lethe: {e}"));
+            eprintln!("lethe: {check_name}");
+            check(shared.as_ref());
+        }
+        return;
+    }
+    let library = super::rocksdb_lib::lethe_location();
+    if !library.exists() {
+        let why = format!(
+            "no Lethe library at {} (scripts/lethe/build.sh builds it)",
+            library.display()
+        );
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "store::contract::lethe_keeps_the_contract_in_a_process_of_its_own",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{text}");
+    // the child ran the checks, not zero tests
+    assert!(text.contains("1 passed"), "{text}");
+    assert!(
+        text.contains("lethe: a_flush_and_a_checkpoint_keep_every_entry_and_iterator"),
+        "{text}"
+    );
 }

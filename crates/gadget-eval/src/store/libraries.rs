@@ -49,6 +49,7 @@ mod tests {
                 }
                 // loaded by the run, not by this test
                 "rocksdb" => assert!(named.contains("flink-1.20"), "{named}"),
+                "lethe" => assert!(named.starts_with("lethe"), "{named}"),
                 _ => assert!(
                     named.contains(|c: char| c.is_ascii_digit()) && !named.contains("unknown"),
                     "{kind:?}: {named}"

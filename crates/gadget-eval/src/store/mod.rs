@@ -23,6 +23,8 @@ pub mod far;
 pub mod faster;
 #[cfg(feature = "fjall")]
 pub mod fjall;
+#[cfg(feature = "lethe")]
+pub mod lethe;
 #[cfg(feature = "leveldb")]
 pub mod leveldb;
 mod libraries;
@@ -245,6 +247,9 @@ pub enum StoreKind {
     /// FASTER through faster-rs (see [`faster`]).
     #[cfg(feature = "faster")]
     Faster,
+    /// Lethe, RocksDB 6.12 with FADE (see [`lethe`]).
+    #[cfg(feature = "lethe")]
+    Lethe,
 }
 
 impl StoreKind {
@@ -274,6 +279,8 @@ impl StoreKind {
             StoreKind::Sqlite,
             #[cfg(feature = "faster")]
             StoreKind::Faster,
+            #[cfg(feature = "lethe")]
+            StoreKind::Lethe,
         ]
     }
 
@@ -303,6 +310,8 @@ impl StoreKind {
             StoreKind::Sqlite => &sqlite::SPEC,
             #[cfg(feature = "faster")]
             StoreKind::Faster => &faster::SPEC,
+            #[cfg(feature = "lethe")]
+            StoreKind::Lethe => &lethe::SPEC,
         }
     }
 

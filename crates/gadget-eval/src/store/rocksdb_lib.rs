@@ -24,6 +24,10 @@ pub enum RocksDbLib {
     Debian,
     /// A `librocksdb` shared library at this path.
     Path(PathBuf),
+    /// Lethe (RocksDB 6.12 with FADE), which `--store lethe` runs on: built by
+    /// `scripts/lethe/build.sh` into a cache outside the checkout, not chosen with
+    /// `--rocksdb-lib` (its tuning is the lethe store's).
+    Lethe,
 }
 
 /// Where a named build comes from and what it must report.
@@ -56,6 +60,16 @@ impl RocksDbLib {
             RocksDbLib::Current => "current".into(),
             RocksDbLib::Debian => "debian".into(),
             RocksDbLib::Path(p) => p.display().to_string(),
+            RocksDbLib::Lethe => "lethe".into(),
+        }
+    }
+
+    /// The RocksDB version a named build must report (a release's, or Lethe's 6.12.0); `None`
+    /// for a library whose version is whatever it says.
+    pub fn expected_version(&self) -> Option<&'static str> {
+        match self {
+            RocksDbLib::Lethe => Some(LETHE_VERSION),
+            _ => self.release().map(|r| r.rocksdb_version),
         }
     }
 
@@ -83,15 +97,17 @@ impl RocksDbLib {
                 file: jni,
                 rocksdb_version: "10.10.1",
             }),
-            RocksDbLib::Debian | RocksDbLib::Path(_) => None,
+            RocksDbLib::Debian | RocksDbLib::Path(_) | RocksDbLib::Lethe => None,
         }
     }
 
     /// Where the library file is: a named build under `deps` (`.deps/rocksdb`), Debian's in
-    /// the system's library directory (the first of `system` that exists), a path as given.
+    /// the system's library directory (the first of `system` that exists), Lethe's in its
+    /// cache ([`lethe_location`]), a path as given.
     pub fn location(&self, deps: &Path, system: &[&Path]) -> PathBuf {
         match (self, self.release()) {
             (RocksDbLib::Path(p), _) => p.clone(),
+            (RocksDbLib::Lethe, _) => lethe_location(),
             (_, Some(release)) => deps.join(self.name()).join(release.file),
             _ => system
                 .iter()
@@ -108,6 +124,24 @@ impl RocksDbLib {
          librocksdb), or the path of a librocksdb .so"
             .into()
     }
+}
+
+/// The RocksDB version Lethe's source is a fork of.
+pub const LETHE_VERSION: &str = "6.12.0";
+
+/// Where `scripts/lethe/build.sh` puts Lethe's library: `$GADGET_LETHE_LIB`, else
+/// `$XDG_CACHE_HOME/gadget/lethe-7c60c4e/liblethe.so` (`~/.cache` without it), a cache that
+/// outlives checkouts, since the build takes minutes.
+pub fn lethe_location() -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(path) = var("GADGET_LETHE_LIB") {
+        return PathBuf::from(path);
+    }
+    let cache = var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|home| Path::new(&home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("gadget/lethe-7c60c4e/liblethe.so")
 }
 
 impl fmt::Display for RocksDbLib {

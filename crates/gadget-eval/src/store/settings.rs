@@ -49,6 +49,10 @@ pub struct StoreSettings {
     /// FASTER's hash index in bytes (64-byte buckets, a power of two of them); 64 MB in the
     /// paper.
     pub faster_index_size: usize,
+    /// Lethe's compaction: FADE (true, the default) or RocksDB's own policy.
+    pub lethe_fade: bool,
+    /// Lethe's delete-persistence threshold D_th.
+    pub lethe_delete_persistence: std::time::Duration,
     /// Keep the store's own counters where it has them ([`Store::counters`]); they cost some
     /// throughput (RocksDB's perf context at its counting level).
     pub counters: bool,
@@ -77,6 +81,8 @@ impl Default for StoreSettings {
             lmdb_map_size: 16 << 30,
             faster_log_size: 256 << 20,
             faster_index_size: 64 << 20,
+            lethe_fade: true,
+            lethe_delete_persistence: std::time::Duration::from_secs(60),
             counters: false,
             stop: std::sync::Arc::default(),
         }
@@ -114,6 +120,10 @@ impl StoreSettings {
             }
             ("faster_log_mb", Value::Int(n)) => self.faster_log_size = mib(*n),
             ("faster_index_mb", Value::Int(n)) => self.faster_index_size = mib(*n),
+            ("lethe_compaction", Value::Text(t)) => self.lethe_fade = t == "fade",
+            ("lethe_delete_persistence", Value::Time(ns)) => {
+                self.lethe_delete_persistence = std::time::Duration::from_nanos(*ns)
+            }
             (key, value) => {
                 return Err(format!(
                     "{}: the store setting `{key}` = {value:?} has no field in this build's StoreSettings",
@@ -161,6 +171,7 @@ mod tests {
                     }
                 }
                 SettingValue::Float(_) => "0.5",
+                SettingValue::Time { min_ns, .. } if min_ns > 250_000_000 => "2h",
                 SettingValue::Time { .. } => "250ms",
                 SettingValue::Library => "current",
                 SettingValue::Url => "redis://10.0.0.9:7000",

@@ -44,6 +44,17 @@ pub fn is_library_path(text: &str) -> bool {
     text.contains('/') || text.ends_with(".so") || text.contains(".so.")
 }
 
+/// How `--store lethe` picks the files it compacts (`[run.lethe] compaction`,
+/// `--lethe-compaction`): Lethe's FADE, or the RocksDB policy its fork keeps.
+pub const LETHE_COMPACTIONS: &[&str] = &["fade", "rocksdb"];
+
+/// The shortest delete-persistence threshold accepted, ns (1 s: Lethe's timestamps are in
+/// milliseconds and its per-level shares of the threshold a fraction of it).
+pub const MIN_DELETE_PERSISTENCE_NS: u64 = 1_000_000_000;
+
+/// The longest delete-persistence threshold accepted, ns (30 days).
+pub const MAX_DELETE_PERSISTENCE_NS: u64 = 30 * 86_400 * 1_000_000_000;
+
 /// The shortest Redis timeout accepted, ns (1 ms).
 pub const MIN_REDIS_TIMEOUT_NS: u64 = 1_000_000;
 
@@ -198,7 +209,7 @@ pub const STORE_SETTINGS: &[StoreSetting] = &[
         value: SettingValue::Switch,
         env: None,
         value_name: "",
-        doc: "Report the store's own counters of the work behind the requests, where it keeps them: RocksDB's deleted and hidden entries that its iterators stepped over and the blocks it read (its perf context, which costs a little throughput). Shown in the summary and as `store_counters` in --json.",
+        doc: "Report the store's own counters of the work behind the requests, where it keeps them: RocksDB's (and Lethe's) deleted and hidden entries that its iterators stepped over and the blocks it read (its perf context, which costs a little throughput), and what it holds at the end: the bytes of its live files and its deletes not yet compacted away. Shown in the summary and as `store_counters` in --json.",
     },
     StoreSetting {
         key: "redis_url",
@@ -258,6 +269,25 @@ pub const STORE_SETTINGS: &[StoreSetting] = &[
         env: None,
         value_name: "MIB",
         doc: "FASTER's hash index in MiB (default 64, as in the paper): a power of two.",
+    },
+    StoreSetting {
+        key: "lethe_compaction",
+        config: at("lethe", "compaction"),
+        value: SettingValue::Choice(LETHE_COMPACTIONS),
+        env: None,
+        value_name: "POLICY",
+        doc: "Which files --store lethe compacts first: `fade` (Lethe's FADE: files whose deletes are older than their level's share of --lethe-delete-persistence, then those with the most deletes; the default) or `rocksdb` (RocksDB's own kMinOverlappingRatio, on the same build: the baseline FADE is measured against).",
+    },
+    StoreSetting {
+        key: "lethe_delete_persistence",
+        config: at("lethe", "delete_persistence"),
+        value: SettingValue::Time {
+            min_ns: MIN_DELETE_PERSISTENCE_NS,
+            max_ns: MAX_DELETE_PERSISTENCE_NS,
+        },
+        env: None,
+        value_name: "TIME",
+        doc: "Lethe's delete-persistence threshold D_th, from 1s to 30 days (default 60s): the time within which FADE compacts a delete down to the last level, split among the levels by the size ratio (10) as in Lethe's paper.",
     },
 ];
 

@@ -8,8 +8,8 @@
 //!
 //! Before a library is used for a store it opens a scratch database: the `OPTIONS` file that
 //! RocksDB writes there says its version and default compression. A named build must be the
-//! version it is named for, and no library may be older than RocksDB 6.20 (the oldest whose C
-//! API has everything Gadget calls).
+//! version it is named for, and no other library may be older than RocksDB 6.20 (the oldest
+//! release whose C API has everything Gadget calls; Lethe's fork of 6.12 has it too).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -49,6 +49,16 @@ pub enum LibraryError {
         /// Its file name.
         file: &'static str,
     },
+    /// Lethe is not where `scripts/lethe/build.sh` puts it.
+    #[error(
+        "Lethe is not built (no {path}): run scripts/lethe/build.sh (scripts/setup.sh runs it \
+         when ../shared/vendor holds Lethe's source; a few minutes, once per machine), or set \
+         GADGET_LETHE_LIB to the liblethe.so it built"
+    )]
+    LetheNotBuilt {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
     /// The dynamic loader refused the file.
     #[error("cannot load the RocksDB library {path}: {message}")]
     Load {
@@ -82,7 +92,7 @@ pub enum LibraryError {
     /// A named build is another version than its name says.
     #[error(
         "the RocksDB library {path} is RocksDB {found}, but {choice} is RocksDB {expected}: run \
-         scripts/setup.sh to fetch it again"
+         scripts/setup.sh to fetch or build it again"
     )]
     WrongVersion {
         /// The file.
@@ -137,7 +147,7 @@ pub struct Library {
     compression: String,
     counts: bool,
     /// Keeps the library mapped for as long as the process runs.
-    _library: libloading::Library,
+    library: libloading::Library,
 }
 
 impl Library {
@@ -160,6 +170,16 @@ impl Library {
     /// leaves as it is.
     pub fn compression(&self) -> &str {
         &self.compression
+    }
+
+    /// A C function the library exports beyond RocksDB's C API (Lethe's tuning hook), by its
+    /// NUL-terminated name; `None` when it has none of that name.
+    ///
+    /// # Safety
+    /// `F` must be the function's true signature.
+    pub(crate) unsafe fn function<F: Copy>(&self, name: &[u8]) -> Option<F> {
+        // SAFETY: the caller states the signature; the library stays loaded for the process.
+        unsafe { self.library.get::<F>(name) }.ok().map(|f| *f)
     }
 
     /// Whether its perf context counts (some release builds leave it out).
@@ -228,6 +248,9 @@ pub fn load(choice: &RocksDbLib) -> Result<&'static Library, LibraryError> {
 /// Loads `choice`'s library from `path` and checks it.
 fn open(choice: &RocksDbLib, path: PathBuf) -> Result<Library, LibraryError> {
     let release = choice.release();
+    if choice == &RocksDbLib::Lethe && !path.exists() {
+        return Err(LibraryError::LetheNotBuilt { path });
+    }
     if let Some(r) = release.filter(|_| !path.exists()) {
         return Err(LibraryError::NotInstalled {
             choice: choice.name(),
@@ -253,15 +276,17 @@ fn open(choice: &RocksDbLib, path: PathBuf) -> Result<Library, LibraryError> {
         missing,
     })?;
     let (version, compression, counts) = probe(&api, &path)?;
-    if let Some(r) = release.filter(|r| r.rocksdb_version != version) {
+    let expected = choice.expected_version();
+    if let Some(expected) = expected.filter(|&e| e != version) {
         return Err(LibraryError::WrongVersion {
             path,
             choice: choice.name(),
-            expected: r.rocksdb_version,
+            expected,
             found: version,
         });
     }
-    if major_minor(&version).is_none_or(|v| v < OLDEST) {
+    // a named build is the version it is named for (Lethe's fork of 6.12 among them)
+    if expected.is_none() && major_minor(&version).is_none_or(|v| v < OLDEST) {
         return Err(LibraryError::TooOld {
             path,
             found: version,
@@ -274,7 +299,7 @@ fn open(choice: &RocksDbLib, path: PathBuf) -> Result<Library, LibraryError> {
         version,
         compression,
         counts,
-        _library: library,
+        library,
     })
 }
 
