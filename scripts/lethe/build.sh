@@ -22,7 +22,7 @@ commit=7c60c4e
 sha=12977ddc50de6fedf2adaee89611076cc3c2f2a2268bd7015f3b585c4d45a30a
 vendor="${GADGET_VENDOR_DIR:-$root/../shared/vendor}"
 archive="$vendor/lethe-codebase-$commit.tar.gz"
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/gadget/lethe-$commit"
+cache="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/gadget/lethe-$commit"
 lib="${GADGET_LETHE_LIB:-$cache/liblethe.so}"
 engine="$cache/librocksdb.a"
 # how RocksDB is built, the engine's stamp: Snappy, RocksDB's and Flink's default compression

@@ -92,7 +92,7 @@ fn lethe_answers_as_the_memory_store_does_in_a_process_of_its_own() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(output.status.success(), "{text}");
-    assert!(text.contains("3 passed"), "{text}");
+    assert!(text.contains("4 passed"), "{text}");
 }
 
 /// Opens each of `kinds` with `states` in a directory of its own (kept while the stores live).
@@ -430,4 +430,89 @@ fn replay_everywhere(
     );
     assert!(index > 10_000, "{name}: only {index} requests");
     assert!(gets > 1_000, "{name}: only {gets} gets");
+}
+
+/// Requests of each Kafka Streams and Spark reference workload replayed: their ops (segment
+/// stores opened and dropped, Spark's versioned commits, scans) recur every few hundred.
+const REQUESTS_PER_ENGINE_WORKLOAD: u64 = 10_000;
+
+/// Every store answers every read of every Kafka Streams and Spark reference workload as the
+/// memory store does, whose answers `gadget gen --reads` writes into their traces and which
+/// the recorder tests hold to the engines' own (`trace diff --reads` against recordings): so
+/// every get finds, in every store, what Kafka Streams' or Spark's RocksDB found.
+#[test]
+fn every_store_answers_every_read_of_the_kafka_streams_and_spark_workloads_as_the_memory_store_does(
+) {
+    // their configs read the Borg job events beside the project
+    if common::shared_dir("store conformance, other engines").is_none() {
+        return;
+    }
+    let redis = redis_server("store conformance, other engines");
+    let mut settings = StoreSettings {
+        write_buffer_size: 256 << 10,
+        block_cache: 8 << 20,
+        ..StoreSettings::default()
+    };
+    if let Some(r) = &redis {
+        settings.redis_url = r.url.clone();
+    }
+    let kinds = kinds_here(redis.is_some(), false);
+    let root = common::project_root();
+    let mut workloads = Vec::new();
+    for engine in ["kafka-streams-reference", "spark-reference"] {
+        for entry in std::fs::read_dir(root.join("examples").join(engine)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                workloads.push(path);
+            }
+        }
+    }
+    workloads.sort();
+    assert!(workloads.len() >= 10, "{workloads:?}");
+    std::thread::scope(|scope| {
+        for path in &workloads {
+            let (settings, kinds) = (&settings, &kinds);
+            scope.spawn(move || {
+                let config = Config::load(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+                replay_engine_workload(path, config, settings, kinds)
+            });
+        }
+    });
+}
+
+/// Replays the first [`REQUESTS_PER_ENGINE_WORKLOAD`] requests of `config` into every store,
+/// comparing each read with the memory store's.
+fn replay_engine_workload(
+    path: &Path,
+    config: Config,
+    settings: &StoreSettings,
+    kinds: &[StoreKind],
+) {
+    let name = path.file_name().unwrap().to_string_lossy();
+    let mut stream = RequestStream::start(WorkloadSource::Generate {
+        config: Box::new(config),
+        limit: Some(REQUESTS_PER_ENGINE_WORKLOAD),
+    })
+    .unwrap();
+    let states = stream.state_names.clone();
+    let (_dirs, mut stores) = open_every(kinds, &states, settings, None);
+    let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
+    let (mut index, mut gets) = (0u64, 0u64);
+    while let Some(block) = stream.next_block() {
+        for req in &block.requests {
+            issue_everywhere(&mut stores, &block, req, &mut value, &|| {
+                format!(
+                    "{name}: request #{index} ({} on state {})",
+                    req.op, states[req.state as usize]
+                )
+            });
+            gets += u64::from(req.op == Op::Get);
+            index += 1;
+        }
+        stream.recycle(block);
+    }
+    stream.finish().unwrap();
+    eprintln!("{name}: {index} requests, {gets} gets, agreeing across every store");
+    assert!(index > 1_000, "{name}: only {index} requests");
+    assert!(gets > 0, "{name}: no gets");
 }

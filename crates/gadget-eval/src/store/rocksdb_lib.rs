@@ -130,8 +130,8 @@ impl RocksDbLib {
 pub const LETHE_VERSION: &str = "6.12.0";
 
 /// Where `scripts/lethe/build.sh` puts Lethe's library: `$GADGET_LETHE_LIB`, else
-/// `$XDG_CACHE_HOME/gadget/lethe-7c60c4e/liblethe.so` (`~/.cache` without it), a cache that
-/// outlives checkouts, since the build takes minutes.
+/// `$XDG_CACHE_HOME/gadget/lethe-7c60c4e/liblethe.so` (`~/.cache` without it, `/tmp/.cache`
+/// without a home), a cache that outlives checkouts, since the build takes minutes.
 pub fn lethe_location() -> PathBuf {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     if let Some(path) = var("GADGET_LETHE_LIB") {
@@ -140,7 +140,7 @@ pub fn lethe_location() -> PathBuf {
     let cache = var("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| var("HOME").map(|home| Path::new(&home).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
+        .unwrap_or_else(|| PathBuf::from("/tmp/.cache"));
     cache.join("gadget/lethe-7c60c4e/liblethe.so")
 }
 
