@@ -79,6 +79,7 @@ fn replay_on_every_store_prints_the_papers_table() {
         "fjall",
         "sqlite",
         "faster",
+        "lethe",
     ] {
         gadget()
             .args(["replay", t.to_str().unwrap(), "--store", store])
@@ -311,6 +312,7 @@ fn concurrent_instances_report_each_and_combined_on_a_shared_or_own_store() {
         (true, "faster"),
         (true, "berkeleydb"),
         (true, "berkeleydb-hash"),
+        (true, "lethe"),
     ];
     for (shared, store) in setups {
         let mut cmd = gadget();
@@ -497,6 +499,9 @@ fn store_counters_count_the_tombstones_rocksdb_iterators_step_over() {
         names,
         [
             "rocksdb.block_read_count",
+            "rocksdb.held.live_sst_bytes",
+            "rocksdb.held.tombstones_in_files",
+            "rocksdb.held.tombstones_in_memtables",
             "rocksdb.internal_delete_skipped_count",
             "rocksdb.internal_key_skipped_count"
         ]
