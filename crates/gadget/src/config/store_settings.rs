@@ -503,7 +503,10 @@ mod tests {
                 a.key
             );
         }
-        assert_eq!(config_tables(), ["rocksdb", "redis", "lmdb", "faster"]);
+        assert_eq!(
+            config_tables(),
+            ["rocksdb", "redis", "lmdb", "faster", "lethe"]
+        );
     }
 
     #[test]
