@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# What the harness costs per request, in instructions, which do not drift with the host's
+# speed (BENCHMARKS.md, "Harness overhead"): the harness_overhead_rounds bench's paths run once
+# each under valgrind's cachegrind (instruction counts only), over the same 2 M requests into
+# the memory store:
+#   none    the workload's generation, which every path shares
+#   tight   requests already in memory, no producer, no clock, no histograms (the floor)
+#   stream  from a binary trace through the producer thread, nothing measured
+#   driver  gadget replay's driver: closed loop, every request timed and recorded
+# Prints each path's instructions per request over `none`, and the driver's over the stream.
+#
+#   scripts/driver-instructions.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null 2>&1 || { echo "driver-instructions: valgrind is missing (apt-get install valgrind)" >&2; exit 1; }
+binary="$(cargo bench --no-run -p gadget-eval --no-default-features --bench harness_overhead_rounds \
+  --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and "harness_overhead_rounds" in m["target"]["name"]:
+        print(m["executable"])
+')"
+[ -x "$binary" ] || { echo "driver-instructions: the bench did not build" >&2; exit 1; }
+count() { # PATH: the instructions the path's run executed
+  GADGET_BENCH_PATH="$1" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+    "$binary" 2>&1 >/dev/null | sed -n 's/.*I *refs: *//p' | tr -d ','
+}
+requests=2000000
+none="$(count none)"
+tight="$(count tight)"
+stream="$(count stream)"
+driver="$(count driver)"
+python3 - "$requests" "$none" "$tight" "$stream" "$driver" <<'PY'
+import sys
+n, none, tight, stream, driver = (int(x) for x in sys.argv[1:])
+per = lambda x: (x - none) / n
+print(f"instructions over {n:,} requests (generation, {none / 1e6:,.0f} M, taken off):")
+print(f"  tight loop {per(tight):8.1f} per request")
+print(f"  stream     {per(stream):8.1f} per request")
+print(f"  driver     {per(driver):8.1f} per request")
+print(f"the driver over the stream: {(driver - stream) / n:.1f} per request")
+PY
