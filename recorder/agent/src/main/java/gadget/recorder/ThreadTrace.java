@@ -11,6 +11,10 @@ import java.util.WeakHashMap;
 /**
  * The records of one thread (a Flink task thread, so one subtask), encoded as Gadget text-trace
  * lines into {@link Chunk}s that the {@link TraceWriter} appends to the thread's file.
+ *
+ * <p>With {@code threads=one} every thread records into one instance, so whatever touches the
+ * state table, the iterators or the chunk holds the instance's lock: two Kafka Streams stream
+ * threads opening their tasks' stores at once lost a state name from the table otherwise.
  */
 final class ThreadTrace {
     private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
@@ -50,7 +54,7 @@ final class ThreadTrace {
         this.writer = writer;
     }
 
-    private int state(String name) {
+    private synchronized int state(String name) {
         Integer id = stateIds.get(name);
         if (id == null) {
             id = states.size();
@@ -61,7 +65,7 @@ final class ThreadTrace {
         return id;
     }
 
-    private int state(Object cf) {
+    private synchronized int state(Object cf) {
         if (cf == null) {
             return state(DEFAULT_STATE);
         }
@@ -186,15 +190,15 @@ final class ThreadTrace {
         line(op, dbState(db), key, null, valueLen);
     }
 
-    void dbIteratorOpened(Object iterator, Object db) {
+    synchronized void dbIteratorOpened(Object iterator, Object db) {
         iterators.put(iterator, dbState(db));
     }
 
-    void iteratorOpened(Object iterator, Object cf) {
+    synchronized void iteratorOpened(Object iterator, Object cf) {
         iterators.put(iterator, state(cf));
     }
 
-    private int iteratorState(Object iterator) {
+    private synchronized int iteratorState(Object iterator) {
         Integer s = iterators.get(iterator);
         return s == null ? state(DEFAULT_STATE) : s;
     }
