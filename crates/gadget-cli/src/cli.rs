@@ -641,6 +641,13 @@ pub struct DiffArgs {
     /// --min-match of the keys).
     #[arg(long)]
     pub per_key: bool,
+    /// Compare each store instance's requests alone (states grouped by their name before the
+    /// last `/`, an instance's column families), each from its first request, whatever the
+    /// interleaving of different instances': for a Kafka Streams application over several
+    /// partitions, whose tasks (`<application.id>/0_<i>/…`) run as its polls and threads
+    /// decide. Succeeds when every instance's are identical (or --min-match of them).
+    #[arg(long, conflicts_with_all = ["per_key", "from_start", "reads"])]
+    pub per_instance: bool,
     /// Leave these ops out of the comparison, comma-separated (`open,drop`: the recorder does
     /// not see Kafka Streams open or delete a window segment's RocksDB instance, so a
     /// recording has neither).
@@ -648,8 +655,9 @@ pub struct DiffArgs {
     pub skip_ops: Vec<gadget::access::Op>,
     /// Compare from each trace's first request, the job's start-up before its first input
     /// event included (Flink's RocksDB timer service loads every key group then); by default
-    /// a trace with event markers is compared from its first event.
-    #[arg(long, conflicts_with = "per_key")]
+    /// a trace with event markers is compared from its first event. With --per-key, each
+    /// key's requests from its first.
+    #[arg(long)]
     pub from_start: bool,
     /// Also require every get to have found what the same get of the other trace found (a
     /// length, or nothing): both must say (recordings do, and traces of `gadget gen --reads`).

@@ -4,6 +4,7 @@ mod analyze_cmd;
 mod bench_cmd;
 mod cli;
 mod cluster_cmd;
+mod diff_instances;
 mod eval_cmd;
 mod gen;
 mod interrupt;

@@ -1,7 +1,7 @@
 //! `gadget trace convert` and `gadget trace diff`.
 
 use anyhow::Context;
-use gadget::access::{Op, TraceRecord};
+use gadget::access::TraceRecord;
 use gadget::compare::{allowed_distance, compare, Normalizer};
 use gadget::trace::{open_trace, TraceError, TraceFormat};
 
@@ -51,55 +51,59 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn normalize(path: &std::path::Path, args: &DiffArgs) -> anyhow::Result<Normalizer> {
+/// Feeds every record of the trace at `path` to `feed`, with the trace's state table as it
+/// stands at that record, under a spinner that counts them.
+pub(crate) fn read_trace(
+    path: &std::path::Path,
+    feed: &mut dyn FnMut(&TraceRecord, &[String]),
+) -> anyhow::Result<()> {
     let bar = progress::spinner(&format!("reading {}", path.display()));
     let mut reader = open_trace(path)?;
-    let mut n = if args.from_start {
-        Normalizer::from_start(&args.skip_ops)
-    } else {
-        Normalizer::skipping(&args.skip_ops)
-    };
     let mut records = 0u64;
     while let Some(rec) = reader
         .next_record()
         .with_context(|| format!("reading {}", path.display()))?
     {
         let rec = rec.to_record();
-        n.push(&rec, reader.state_names());
+        feed(&rec, reader.state_names());
         records += 1;
         if records % gadget::PROGRESS_EVERY == 0 {
             bar.set_message(format!("{records} records"));
         }
     }
     bar.finish_and_clear();
+    Ok(())
+}
+
+fn normalize(path: &std::path::Path, args: &DiffArgs) -> anyhow::Result<Normalizer> {
+    let mut n = if args.from_start {
+        Normalizer::from_start(&args.skip_ops)
+    } else {
+        Normalizer::skipping(&args.skip_ops)
+    };
+    read_trace(path, &mut |rec, names| n.push(rec, names))?;
     Ok(n)
 }
 
 /// The requests of the trace at `path`, grouped by state key.
-fn by_key(path: &std::path::Path, skipped: &[Op]) -> anyhow::Result<ByKey> {
-    let bar = progress::spinner(&format!("reading {}", path.display()));
-    let mut reader = open_trace(path)?;
-    let mut g = ByKey::new();
-    while let Some(rec) = reader
-        .next_record()
-        .with_context(|| format!("reading {}", path.display()))?
-    {
-        let rec = rec.to_record();
-        if matches!(&rec, TraceRecord::Access { op, .. } if skipped.contains(op)) {
-            continue;
+fn by_key(path: &std::path::Path, args: &DiffArgs) -> anyhow::Result<ByKey> {
+    let skipped = &args.skip_ops;
+    let mut g = if args.from_start {
+        ByKey::from_start()
+    } else {
+        ByKey::new()
+    };
+    read_trace(path, &mut |rec, names| {
+        if !matches!(rec, TraceRecord::Access { op, .. } if skipped.contains(op)) {
+            g.push(rec, names);
         }
-        g.push(&rec, reader.state_names());
-    }
-    bar.finish_and_clear();
+    })?;
     Ok(g)
 }
 
 /// `gadget trace diff --per-key`.
 fn diff_per_key(args: &DiffArgs) -> anyhow::Result<()> {
-    let (a, b) = (
-        by_key(&args.a, &args.skip_ops)?,
-        by_key(&args.b, &args.skip_ops)?,
-    );
+    let (a, b) = (by_key(&args.a, args)?, by_key(&args.b, args)?);
     let c = compare_by_key(&a, &b);
     let request = |r: Option<(gadget::access::Op, u32)>| {
         r.map_or("(no more requests)".to_string(), |(op, v)| {
@@ -173,6 +177,9 @@ fn hex(bytes: &[u8]) -> String {
 pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     if args.per_key {
         return diff_per_key(&args);
+    }
+    if args.per_instance {
+        return crate::diff_instances::diff_per_instance(&args);
     }
     let a = normalize(&args.a, &args)?;
     let b = normalize(&args.b, &args)?;

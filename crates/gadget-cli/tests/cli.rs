@@ -982,13 +982,19 @@ fn record_refuses_agent_paths_the_jvm_cannot_carry_and_names_a_missing_agent() {
 
 /// A text trace of state `s` with `lines` (requests and markers), counted in its footer.
 fn text_trace(dir: &Path, name: &str, lines: &[&str]) -> PathBuf {
+    text_trace_of(dir, name, &["s"], lines)
+}
+
+/// A text trace of `states` with `lines` (requests and markers), counted in its footer.
+fn text_trace_of(dir: &Path, name: &str, states: &[&str], lines: &[&str]) -> PathBuf {
     let requests = lines.iter().filter(|l| !l.starts_with('#')).count();
     let events = lines.iter().filter(|l| l.starts_with("#ev")).count();
+    let names = serde_json::to_string(states).unwrap();
     let path = dir.join(name);
     std::fs::write(
         &path,
         format!(
-            "#gadget-trace\ttext\t3\n#header\t{{\"gadget_version\":\"0.1.0\",\"state_names\":[\"s\"],\
+            "#gadget-trace\ttext\t3\n#header\t{{\"gadget_version\":\"0.1.0\",\"state_names\":{names},\
              \"seed\":null,\"config\":null,\"operator\":\"x\"}}\n{}\n#footer\t{{\"events\":{events},\
              \"watermarks\":0,\"requests\":{requests},\"truncated\":false}}\n",
             lines.join("\n")
@@ -996,6 +1002,54 @@ fn text_trace(dir: &Path, name: &str, lines: &[&str]) -> PathBuf {
     )
     .unwrap();
     path
+}
+
+#[test]
+fn store_instances_interleaved_differently_are_identical_instance_by_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = ["app/0_0/rocksdb/c/data", "app/0_1/rocksdb/c/data"];
+    let (t0, t1) = ("app/0_0/rocksdb/c/data", "app/0_1/rocksdb/c/data");
+    let line = |op: &str, state: &str, key: &str| format!("{op}\t{state}\t{key}\t8");
+    let a: Vec<String> = vec![
+        line("get", t0, "6b"),
+        line("get", t1, "6c"),
+        line("put", t0, "6b"),
+        line("put", t1, "6c"),
+    ];
+    let b = [a[1].clone(), a[3].clone(), a[0].clone(), a[2].clone()];
+    let c = [a[2].clone(), a[1].clone(), a[0].clone(), a[3].clone()];
+    fn lines(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    let a = text_trace_of(dir.path(), "a.txt", &states, &lines(&a));
+    let b = text_trace_of(dir.path(), "b.txt", &states, &lines(&b));
+    let c = text_trace_of(dir.path(), "c.txt", &states, &lines(&c));
+    let diff = |x: &Path, y: &Path, per_instance: bool| {
+        let mut args = vec!["trace", "diff", x.to_str().unwrap(), y.to_str().unwrap()];
+        if per_instance {
+            args.push("--per-instance");
+        }
+        let out = gadget().args(&args).output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert!(!diff(&a, &b, false).0, "the whole traces differ in order");
+    let (same, report) = diff(&a, &b, true);
+    assert!(same, "{report}");
+    assert!(
+        report.contains("2 of 2 store instances identical"),
+        "{report}"
+    );
+    // within an instance, order counts
+    let (same, report) = diff(&a, &c, true);
+    assert!(!same, "{report}");
+    assert!(
+        report.contains("1 of 2 store instances identical")
+            && report.contains("first differing instance: app/0_0/rocksdb/c, at its request 0"),
+        "{report}"
+    );
 }
 
 #[test]

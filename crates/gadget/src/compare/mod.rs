@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+pub mod per_instance;
 pub mod per_key;
 pub mod reads;
 

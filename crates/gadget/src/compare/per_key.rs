@@ -22,6 +22,8 @@ pub struct ByKey {
     /// The key of the last seek per state, which the following `next`s belong to.
     iterating: HashMap<String, Vec<u8>>,
     started: bool,
+    /// Whether requests before the first event marker count too (a job's start-up).
+    from_start: bool,
     /// Requests grouped.
     pub requests: u64,
 }
@@ -30,6 +32,15 @@ impl ByKey {
     /// An empty grouping that starts over at the first event marker.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty grouping that keeps what comes before the first event marker: each key's
+    /// requests from the trace's first (`--per-key --from-start`).
+    pub fn from_start() -> Self {
+        ByKey {
+            from_start: true,
+            ..Self::default()
+        }
     }
 
     /// True once an event marker was fed: the grouping then starts at the first one.
@@ -42,6 +53,9 @@ impl ByKey {
     /// left out), so a trace without markers is compared whole.
     pub fn push(&mut self, record: &TraceRecord, state_names: &[String]) {
         match record {
+            TraceRecord::Event { .. } if !self.started && self.from_start => {
+                self.started = true;
+            }
             TraceRecord::Event { .. } if !self.started => {
                 self.started = true;
                 self.keys.clear();
@@ -219,5 +233,20 @@ mod tests {
         ]);
         assert_eq!(g.requests, 2);
         assert_eq!(g.keys[&("s".to_string(), b"k".to_vec())].len(), 2);
+    }
+
+    #[test]
+    fn from_the_start_the_requests_before_the_first_event_count_too() {
+        let names = vec!["s".to_string()];
+        let mut g = ByKey::from_start();
+        for r in [
+            access(Op::Put, 0, b"preload", 1),
+            TraceRecord::Event { input: 0 },
+            access(Op::Get, 0, b"preload", 0),
+        ] {
+            g.push(&r, &names);
+        }
+        assert_eq!(g.requests, 2);
+        assert_eq!(g.keys[&("s".to_string(), b"preload".to_vec())].len(), 2);
     }
 }
