@@ -22,6 +22,8 @@ mod config_edit;
 mod kafka_streams_job;
 #[path = "support/recording.rs"]
 mod recording;
+#[path = "support/settings_share.rs"]
+mod settings_share;
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -30,6 +32,11 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 use recording::{generate, have, trace_diff};
+
+/// How long the broker waits for a new group's members before its first assignment: every
+/// stream thread of an application joins in that time, so that no task moves from one
+/// thread to another once started (which would close and reopen its stores).
+const REBALANCE_DELAY_MS: u64 = 3000;
 
 /// A single-node KRaft broker (broker and controller in one process), killed when dropped.
 struct Broker {
@@ -58,7 +65,7 @@ impl Broker {
                  offsets.topic.replication.factor=1\n\
                  transaction.state.log.replication.factor=1\n\
                  transaction.state.log.min.isr=1\n\
-                 group.initial.rebalance.delay.ms=0\n\
+                 group.initial.rebalance.delay.ms={REBALANCE_DELAY_MS}\n\
                  log.retention.ms=-1\n",
                 logs.display()
             ),
@@ -127,6 +134,75 @@ struct Setting {
     flags: &'static [&'static str],
     edits: &'static [(&'static str, &'static str)],
 }
+
+/// An application over several partitions: a task per partition, on `threads` threads.
+struct Partitioned {
+    name: &'static str,
+    /// `examples/kafka-streams-reference/<config>.toml`.
+    config: &'static str,
+    operator: &'static str,
+    partitions: u32,
+    threads: u32,
+    /// Counted by the Borg user (column 3) instead of the job: `groupBy`, through a
+    /// repartition topic to a second sub-topology (tasks `1_<i>`).
+    regroup: bool,
+}
+
+/// Each task's requests must be identical to Gadget's, whatever the tasks' interleaving. CI
+/// records one half of them, alternating by day (`support/settings_share.rs`), each half
+/// with one and two threads; `scripts/record-all.sh kafka_streams_application` records all.
+/// Every setting keeps the default cache, which evicts nothing over the Borg events: an
+/// eviction in a thread's cache shared by several tasks depends on their interleaving.
+const PARTITIONED: &[Partitioned] = &[
+    Partitioned {
+        name: "application: count over 2 partitions, 1 thread",
+        config: "count",
+        operator: "count",
+        partitions: 2,
+        threads: 1,
+        regroup: false,
+    },
+    Partitioned {
+        name: "application: 5 s tumbling count over 2 partitions, 2 threads",
+        config: "tumbling-count",
+        operator: "tumbling-count",
+        partitions: 2,
+        threads: 2,
+        regroup: false,
+    },
+    Partitioned {
+        name: "application: session count over 4 partitions, 2 threads",
+        config: "session-count",
+        operator: "session-count",
+        partitions: 4,
+        threads: 2,
+        regroup: false,
+    },
+    Partitioned {
+        name: "application: count over 4 partitions, 1 thread",
+        config: "count",
+        operator: "count",
+        partitions: 4,
+        threads: 1,
+        regroup: false,
+    },
+    Partitioned {
+        name: "application: count by user, through a repartition topic of 1 partition",
+        config: "count",
+        operator: "count",
+        partitions: 1,
+        threads: 1,
+        regroup: true,
+    },
+    Partitioned {
+        name: "application: count by user, through a repartition topic of 2 partitions, 2 threads",
+        config: "count",
+        operator: "count",
+        partitions: 2,
+        threads: 2,
+        regroup: true,
+    },
+];
 
 /// An hour between commits: the application commits only when it closes.
 const NO_COMMITS: [&str; 2] = ["--commit-interval", "3600000"];
@@ -234,6 +310,105 @@ fn puts_and_others(trace: &Path, work: &Path) -> (u64, u64) {
     (puts, others)
 }
 
+/// Records each of `settings` against `broker` and compares each task's requests with
+/// Gadget's (`trace diff --per-instance`); returns the settings that differ, with the report.
+fn partitioned_differences(
+    broker: &Broker,
+    agent: &Path,
+    classpath: &str,
+    borg: &Path,
+    dir: &Path,
+    settings: &[&Partitioned],
+) -> Vec<String> {
+    let mut failed = Vec::new();
+    for (i, setting) in settings.iter().enumerate() {
+        let work = dir.join(format!("partitioned-{i}"));
+        let (partitions, threads) = (setting.partitions.to_string(), setting.threads.to_string());
+        let mut flags = vec![
+            "--operator",
+            setting.operator,
+            "--partitions",
+            &partitions,
+            "--threads",
+            &threads,
+            NO_COMMITS[0],
+            NO_COMMITS[1],
+        ];
+        let mut edits = vec![
+            ("partitions", partitions.as_str()),
+            ("threads", threads.as_str()),
+        ];
+        if setting.regroup {
+            flags.extend(["--regroup-column", "3"]);
+            edits.extend([
+                ("source.key_column", "3"),
+                ("source.key_type", "\"string\""),
+                ("repartition", "true"),
+            ]);
+        }
+        let recorded = record(broker, agent, classpath, borg, &work, &flags);
+        let config = application_config(setting.config, borg, &edits);
+        let generated = generate(&config, &work, setting.name);
+        // behind a repartition topic of several partitions, the records of the tasks before
+        // it interleave into each of its partitions as the threads decide: each state key's
+        // requests are the engine's, their order across keys is timing's
+        if setting.regroup && setting.partitions > 1 {
+            let (same, report) = trace_diff(
+                &generated,
+                &recorded,
+                &[
+                    "--per-key",
+                    "--from-start",
+                    "--json",
+                    "--skip-ops",
+                    "open,drop",
+                ],
+            );
+            let json: serde_json::Value = serde_json::from_str(&report).unwrap();
+            eprintln!(
+                "{}: {} of {} state keys identical",
+                setting.name, json["identical_keys"], json["state_keys"]
+            );
+            if !same {
+                failed.push(format!("{}:\n{report}", setting.name));
+            }
+            continue;
+        }
+        let (same, report) = trace_diff(
+            &generated,
+            &recorded,
+            &["--per-instance", "--json", "--skip-ops", "open,drop"],
+        );
+        let json: serde_json::Value = serde_json::from_str(&report).unwrap();
+        // every task (of the sub-topology with the state) holds a store both traces use
+        let sub_topology = u8::from(setting.regroup);
+        let used = |t: u32| {
+            json["instances"].as_array().unwrap().iter().any(|i| {
+                i["instance"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("/{sub_topology}_{t}/"))
+                    && i["requests_a"].as_u64() > Some(0)
+                    && i["requests_b"].as_u64() > Some(0)
+            })
+        };
+        let tasks = (0..setting.partitions).all(used);
+        eprintln!(
+            "{}: {} of {} store instances identical",
+            setting.name,
+            json["identical_instances"],
+            json["instances"].as_array().map_or(0, Vec::len)
+        );
+        if !same || !tasks {
+            failed.push(format!(
+                "{} (every task used: {tasks}):\n{report}",
+                setting.name
+            ));
+        }
+    }
+    failed
+}
+
 #[test]
 fn a_kafka_streams_application_against_a_broker_reproduces_gadget() {
     let test = "Kafka Streams application";
@@ -260,6 +435,14 @@ fn a_kafka_streams_application_against_a_broker_reproduces_gadget() {
             failed.push(format!("{}:\n{report}", setting.name));
         }
     }
+    failed.extend(partitioned_differences(
+        &broker,
+        &agent,
+        &classpath,
+        &borg,
+        dir.path(),
+        &settings_share::this_runs_share(PARTITIONED, test),
+    ));
     assert!(
         failed.is_empty(),
         "recordings that are not Gadget's trace:\n{}",

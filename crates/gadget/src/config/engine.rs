@@ -165,6 +165,52 @@ type = "count"
     }
 
     #[test]
+    fn an_application_takes_partitions_and_threads_which_the_test_driver_refuses() {
+        let app = format!("{COUNT}runner = \"application\"\npartitions = 4\nthreads = 2\n");
+        let c = Config::parse(&app, Path::new("c.toml")).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!((spec.partitions, spec.threads, spec.task), (4, 2, 0));
+        let refused = |text: &str| {
+            Config::parse(text, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = refused(&format!("{COUNT}partitions = 2\n"));
+        assert!(
+            e.contains("partitions") && e.contains("runner = \"application\""),
+            "{e}"
+        );
+        let e = refused(&format!("{COUNT}threads = 2\n"));
+        assert!(e.contains("threads") && e.contains("application"), "{e}");
+        let e = refused(&format!("{app}commit_every = 10\n"));
+        assert!(
+            e.contains("commit_every") && e.contains("partitions = 1"),
+            "{e}"
+        );
+        let e = refused(&app.replace("partitions = 4", "partitions = 0"));
+        assert!(e.contains("partitions"), "{e}");
+        // a regrouped count: its tasks behind the repartition topic
+        let c = Config::parse(&format!("{app}repartition = true\n"), Path::new("c.toml")).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert!(spec.repartition);
+        let e = refused(&format!("{COUNT}repartition = true\n"));
+        assert!(
+            e.contains("repartition") && e.contains("application"),
+            "{e}"
+        );
+        let windowed = app.replace("type = \"count\"", "type = \"tumbling-count\"\nsize = 1000");
+        let e = refused(&format!("{windowed}repartition = true\n"));
+        assert!(
+            e.contains("repartition") && e.contains("tumbling-count"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_kafka_streams_count_takes_its_defaults_and_its_settings() {
         let c = Config::parse(COUNT, Path::new("c.toml")).unwrap();
         let OperatorConfig::KafkaStreams(spec) = &c.operator else {

@@ -58,8 +58,9 @@ pub(super) fn refusal(
                 .to_string()
         }
         OperatorConfig::KafkaStreams(_) => {
-            "Kafka Streams splits a topology by input partitions into tasks, which Gadget does \
-             not simulate yet; run it as one task (parallelism = 1)"
+            "Kafka Streams splits a topology by input partitions into tasks, which `[operator] \
+             partitions` sets (with `threads` and `runner = \"application\"`; the tasks go \
+             into one trace); parallelism stays 1"
                 .to_string()
         }
         OperatorConfig::Flink(FlinkOperator::Window { keyed: false, .. }) => {

@@ -1,9 +1,16 @@
 //! Kafka Streams' record cache for one store (`NamedCache` in a `ThreadCache` of
-//! `statestore.cache.max.bytes`): least-recently-used entries, each dirty or clean, sized as
-//! Kafka sizes them, evicted from the least recently used end whenever the cache is over its
-//! size; evicting a dirty entry flushes every dirty entry, it first.
+//! `statestore.cache.max.bytes` over the stream threads): least-recently-used entries, each
+//! dirty or clean, sized as Kafka sizes them, evicted from the least recently used end
+//! whenever the thread's caches together are over its size; evicting a dirty entry flushes
+//! every dirty entry, it first.
+//!
+//! The stores of all the tasks a stream thread runs share its [`ThreadCache`]: a write that
+//! takes the thread over its size evicts from the store written (`ThreadCache.maybeEvict`),
+//! until the thread is within its size or that store's cache is empty.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -25,10 +32,47 @@ struct Node {
     next: usize,
 }
 
+/// A stream thread's cache: its size, and the bytes its stores' caches hold together.
+#[derive(Debug, Clone)]
+pub struct ThreadCache {
+    max_bytes: u64,
+    bytes: Arc<AtomicU64>,
+}
+
+impl ThreadCache {
+    /// A thread's cache of `max_bytes` (`statestore.cache.max.bytes` over the threads).
+    pub fn new(max_bytes: u64) -> ThreadCache {
+        ThreadCache {
+            max_bytes,
+            bytes: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// A store's cache in this thread's.
+    pub fn named(&self) -> RecordCache {
+        RecordCache {
+            thread: self.clone(),
+            bytes: 0,
+            nodes: Vec::new(),
+            free: Vec::new(),
+            index: FxHashMap::default(),
+            head: NIL,
+            tail: NIL,
+            dirty: BTreeMap::new(),
+            next_dirty: 0,
+        }
+    }
+
+    fn over(&self) -> bool {
+        self.bytes.load(Ordering::Relaxed) > self.max_bytes
+    }
+}
+
 /// One store's record cache.
 #[derive(Debug, Clone)]
 pub struct RecordCache {
-    max_bytes: u64,
+    thread: ThreadCache,
+    /// This store's entries' bytes.
     bytes: u64,
     nodes: Vec<Node>,
     free: Vec<usize>,
@@ -46,19 +90,9 @@ pub struct RecordCache {
 pub type Flush<'a> = dyn FnMut(&[u8], u32) + 'a;
 
 impl RecordCache {
-    /// A cache of `max_bytes` (`statestore.cache.max.bytes`).
+    /// The only store's cache of a thread of `max_bytes` (`statestore.cache.max.bytes`).
     pub fn new(max_bytes: u64) -> RecordCache {
-        RecordCache {
-            max_bytes,
-            bytes: 0,
-            nodes: Vec::new(),
-            free: Vec::new(),
-            index: FxHashMap::default(),
-            head: NIL,
-            tail: NIL,
-            dirty: BTreeMap::new(),
-            next_dirty: 0,
-        }
+        ThreadCache::new(max_bytes).named()
     }
 
     /// Whether `key` is cached (a hit makes it the most recently used).
@@ -113,7 +147,7 @@ impl RecordCache {
         let size = key.len() as u64 + ENTRY_OVERHEAD + u64::from(value_len) + topic_len;
         match self.index.get(key) {
             Some(&n) => {
-                self.bytes -= self.nodes[n].size;
+                self.shrink(self.nodes[n].size);
                 let node = &mut self.nodes[n];
                 node.size = size;
                 node.value_len = value_len;
@@ -154,16 +188,23 @@ impl RecordCache {
             }
         }
         self.bytes += size;
-        while self.bytes > self.max_bytes && self.tail != NIL {
+        self.thread.bytes.fetch_add(size, Ordering::Relaxed);
+        while self.thread.over() && self.tail != NIL {
             self.evict(flushed);
         }
+    }
+
+    /// `size` bytes fewer in this store's cache and its thread's.
+    fn shrink(&mut self, size: u64) {
+        self.bytes -= size;
+        self.thread.bytes.fetch_sub(size, Ordering::Relaxed);
     }
 
     /// Drops the least recently used entry; a dirty one flushes every dirty entry, it first.
     fn evict(&mut self, flushed: &mut Flush<'_>) {
         let n = self.tail;
         self.unlink(n);
-        self.bytes -= self.nodes[n].size;
+        self.shrink(self.nodes[n].size);
         let key = std::mem::take(&mut self.nodes[n].key);
         self.index.remove(&key);
         self.free.push(n);
@@ -261,6 +302,34 @@ mod tests {
             panic!("a clean entry is not written")
         });
         assert!(cache.get(b"12345678"));
+    }
+
+    #[test]
+    fn a_write_over_the_threads_size_evicts_from_the_store_written() {
+        let mut written = Written::new();
+        let thread = ThreadCache::new(2 * 75);
+        let (mut first, mut second) = (thread.named(), thread.named());
+        dirty(&mut first, b"aaaaaaaa", &mut written);
+        dirty(&mut first, b"bbbbbbbb", &mut written);
+        assert!(written.is_empty(), "two entries fit the thread's cache");
+        // the second store's first entry takes the thread over: it is evicted from the
+        // second store, the one written, which is then empty; the first keeps both
+        dirty(&mut second, b"cccccccc", &mut written);
+        assert_eq!(written, [b"cccccccc".to_vec()]);
+        assert!(first.get(b"aaaaaaaa") && first.get(b"bbbbbbbb"));
+        // the first store's next write evicts from the first store until the thread fits
+        written.clear();
+        dirty(&mut first, b"dddddddd", &mut written);
+        assert_eq!(
+            written,
+            [
+                b"aaaaaaaa".to_vec(),
+                b"bbbbbbbb".to_vec(),
+                b"dddddddd".to_vec()
+            ],
+            "a, the least recently used, goes, and its flush writes the other dirty ones"
+        );
+        assert!(!first.get(b"aaaaaaaa") && first.get(b"bbbbbbbb"));
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub(crate) fn parse(s: &Section<'_>) -> Result<(KafkaStreamsSpec, String), Confi
         Some("application") => Runner::Application,
         _ => Runner::TestDriver,
     };
+    let (partitions, threads) = parse_tasks(s, runner)?;
+    let repartition = parse_repartition(s, kind, runner)?;
     let spec = KafkaStreamsSpec {
         application_id: kafka_name(s, "application_id")?.unwrap_or(d.application_id),
         store: kafka_name(s, "store")?.unwrap_or(default_store),
@@ -47,6 +49,10 @@ pub(crate) fn parse(s: &Section<'_>) -> Result<(KafkaStreamsSpec, String), Confi
         sessions,
         join,
         right_topic: kafka_name(s, "right_topic")?.unwrap_or(d.right_topic),
+        partitions,
+        threads,
+        task: 0,
+        repartition,
     };
     Ok((spec, kind.to_string()))
 }
@@ -81,6 +87,65 @@ fn kafka_name(s: &Section<'_>, key: &'static str) -> Result<Option<String>, Conf
              1 to {KAFKA_NAME_MAX} ASCII letters, digits, `.`, `_` or `-`, and not `.` or `..`"
         ),
     ))
+}
+
+/// The most partitions (and tasks) or stream threads a config may have.
+const MAX_TASKS: i64 = 1024;
+
+/// `partitions` (of each input topic: the tasks) and `threads` (`num.stream.threads`), 1 and
+/// 1 unless set; more than one task only for an application, which commits when it closes.
+fn parse_tasks(s: &Section<'_>, runner: Runner) -> Result<(u32, u32), ConfigError> {
+    let partitions = s.int("partitions", 1, MAX_TASKS)?.unwrap_or(1) as u32;
+    let threads = s.int("threads", 1, MAX_TASKS)?.unwrap_or(1) as u32;
+    if partitions > 1 && runner == Runner::TestDriver {
+        return Err(s.error(
+            "partitions",
+            "TopologyTestDriver runs a topology as one task whatever its topics' partitions; \
+             several partitions (a task each) need `runner = \"application\"`",
+        ));
+    }
+    if threads > 1 && runner == Runner::TestDriver {
+        return Err(s.error(
+            "threads",
+            "TopologyTestDriver has no stream threads; `threads` needs `runner = \"application\"`",
+        ));
+    }
+    if partitions > 1 && s.int("commit_every", 1, i64::MAX)?.is_some() {
+        return Err(s.error(
+            "commit_every",
+            "a thread of an application over several partitions commits all its tasks at \
+             once, on wall-clock time; Gadget models that over one partition only, so leave \
+             `commit_every` out (the tasks commit when the application closes) or set \
+             `partitions = 1`",
+        ));
+    }
+    Ok((partitions, threads))
+}
+
+/// `repartition`: true for a count of records re-keyed (`groupBy`) through a repartition
+/// topic, which an application runs (the recorded case: `count` only).
+fn parse_repartition(s: &Section<'_>, kind: &str, runner: Runner) -> Result<bool, ConfigError> {
+    let Some(true) = s.bool("repartition")? else {
+        return Ok(false);
+    };
+    if kind != "count" {
+        return Err(s.error(
+            "repartition",
+            format!(
+                "a count re-keyed through a repartition topic (`groupBy(...).count()`) is \
+                 recorded and reproduced; a `{kind}` behind one is not yet, so it is refused: \
+                 use `type = \"count\"`"
+            ),
+        ));
+    }
+    if runner == Runner::TestDriver {
+        return Err(s.error(
+            "repartition",
+            "a repartition topic is modelled as an application runs it (its tasks `1_<i>`); \
+             set `runner = \"application\"`",
+        ));
+    }
+    Ok(true)
 }
 
 /// Records between commits unless `commit_every` says: 1 under the test driver (a commit per

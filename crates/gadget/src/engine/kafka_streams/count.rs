@@ -14,7 +14,7 @@ use crate::key::Key;
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::cache::RecordCache;
+use super::cache::{RecordCache, ThreadCache};
 use super::{store_path, KafkaStreamsSpec, Offsets};
 
 /// A count's value: the 8-byte timestamp and the 8-byte count (`ValueAndTimestamp<Long>`).
@@ -66,16 +66,21 @@ pub struct Count {
 }
 
 impl Count {
-    /// The count of `spec`'s store.
+    /// The count of `spec`'s store, the only store of its thread's cache.
     pub fn new(spec: &KafkaStreamsSpec) -> Count {
+        Count::in_thread(spec, &ThreadCache::new(spec.cache_bytes))
+    }
+
+    /// The count of `spec`'s store, its cache in `thread`'s.
+    pub fn in_thread(spec: &KafkaStreamsSpec, thread: &ThreadCache) -> Count {
         Count {
-            cache: RecordCache::new(spec.cache_bytes),
+            cache: thread.named(),
             offsets: Offsets::new(spec, OFFSETS),
             spec: spec.clone(),
             records: HashMap::default(),
             stored: HashSet::default(),
             key: Vec::with_capacity(16),
-            topic_len: spec.topic.chars().count() as u64,
+            topic_len: spec.source_topic().chars().count() as u64,
             since_commit: 0,
         }
     }
@@ -187,7 +192,8 @@ impl Operator for Count {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::{TraceRecord, VecSink};
+    use crate::access::TraceRecord;
+    use crate::engine::kafka_streams::testing::run_keys;
 
     /// The requests of `keys` (one event each, in order) through a count with `cache_bytes`,
     /// as `op state key-byte value-len` with the state's short name; the open's seven and the
@@ -207,20 +213,7 @@ mod tests {
             aggregate,
             ..KafkaStreamsSpec::default()
         };
-        let mut count = Count::new(&spec);
-        let mut sink = VecSink::default();
-        count.on_start(&mut sink);
-        for (t, key) in keys.iter().enumerate() {
-            let event = Event {
-                key: Key::Long(*key),
-                timestamp: t as i64,
-                input: 0,
-                closes: false,
-                payload: 0,
-            };
-            count.on_event(&event, &mut sink);
-        }
-        count.on_end(&mut sink);
+        let sink = run_keys(&mut Count::new(&spec), keys);
         let short = ["default", "offsets", "data"];
         sink.records
             .iter()
@@ -371,20 +364,7 @@ mod tests {
             commit_every: u64::MAX,
             ..KafkaStreamsSpec::default()
         };
-        let mut count = Count::new(&spec);
-        let mut sink = VecSink::default();
-        count.on_start(&mut sink);
-        for key in [1, 2, 1] {
-            let event = Event {
-                key: Key::Long(key),
-                timestamp: 0,
-                input: 0,
-                closes: false,
-                payload: 0,
-            };
-            count.on_event(&event, &mut sink);
-        }
-        count.on_end(&mut sink);
+        let sink = run_keys(&mut Count::new(&spec), &[1, 2, 1]);
         let ops: Vec<(Op, StateId, u32)> = sink
             .records
             .iter()

@@ -1,5 +1,8 @@
 //! Kafka Streams 4.4 with its persistent (RocksDB) stores, as `TopologyTestDriver` runs a
-//! topology: one task (`0_0`), a commit after every input record.
+//! topology (one task, `0_0`, a commit after every input record) or as a `KafkaStreams`
+//! application runs it over input topics of several partitions: a task per partition
+//! ([`tasks`]), its records chosen by Kafka's default partitioner ([`partitioner`]), the tasks
+//! spread over stream threads that each have a share of the record cache.
 //!
 //! What a store sends RocksDB, checked against recordings of Kafka Streams 4.4.0 with the
 //! recorder (docs/engines.md):
@@ -27,15 +30,19 @@ pub mod count;
 mod found;
 mod held;
 pub mod join;
+pub mod partitioner;
 mod segments;
 pub mod session;
+pub mod tasks;
 pub mod window;
 
 use crate::access::{AccessSink, Op, StateId};
+use cache::ThreadCache;
 
 pub use count::{AggregateBytes, Count};
 pub use join::{JoinWindows, StreamJoin};
 pub use session::{SessionCount, SessionWindows};
+pub use tasks::Tasks;
 pub use window::{TimeWindows, WindowedCount};
 
 /// The operator types of Kafka Streams.
@@ -95,6 +102,20 @@ pub struct KafkaStreamsSpec {
     /// from RocksDB before it is written (with a cache of more than 0 bytes; 0 strips the
     /// caching layer, and nothing changes).
     pub suppress: bool,
+    /// Partitions of each input topic, and so tasks (`0_0` to `0_<partitions − 1>`), each
+    /// with its own stores; more than 1 only for an application.
+    pub partitions: u32,
+    /// `num.stream.threads`: the tasks are spread over them (task i on thread i mod
+    /// `threads`), and each has `cache_bytes / threads` of record cache for its tasks' stores.
+    pub threads: u32,
+    /// The task this operator is, by its partition: the `<i>` of its id `0_<i>` and of its
+    /// changelog partition (0 but in a task of [`Tasks`]).
+    pub task: u32,
+    /// The records are re-keyed before the count (`groupBy` on another field than the input
+    /// topic's key; the `[source]` key is that field) and reach it through the repartition
+    /// topic `<application_id>-<store>-repartition`: the count runs in sub-topology 1 (tasks
+    /// `1_<i>`), which reads that topic, of as many partitions as the input.
+    pub repartition: bool,
 }
 
 impl Default for KafkaStreamsSpec {
@@ -112,25 +133,56 @@ impl Default for KafkaStreamsSpec {
             join: None,
             right_topic: "finishes".into(),
             suppress: false,
+            partitions: 1,
+            threads: 1,
+            task: 0,
+            repartition: false,
         }
     }
 }
 
 impl KafkaStreamsSpec {
     /// The topology's stateful operator: a windowed, session-windowed or plain count (or
-    /// aggregate), or a join, as the spec's windows say.
+    /// aggregate), or a join, as the spec's windows say; over several partitions, one in
+    /// each task.
     pub fn operator(&self) -> Box<dyn crate::operator::Operator> {
+        if self.partitions > 1 {
+            return Box::new(Tasks::new(self));
+        }
+        self.task_operator(&ThreadCache::new(self.cache_bytes))
+    }
+
+    /// The operator of the task [`KafkaStreamsSpec::task`], its stores' caches in `thread`'s.
+    pub(crate) fn task_operator(&self, thread: &ThreadCache) -> Box<dyn crate::operator::Operator> {
         match (self.windows, self.sessions, self.join) {
-            (Some(windows), _, _) => Box::new(WindowedCount::new(self, windows)),
-            (None, Some(sessions), _) => Box::new(SessionCount::new(self, sessions)),
+            (Some(windows), _, _) => Box::new(WindowedCount::in_thread(self, windows, thread)),
+            (None, Some(sessions), _) => Box::new(SessionCount::in_thread(self, sessions, thread)),
             (None, None, Some(join)) => Box::new(StreamJoin::new(self, join, &self.right_topic)),
-            (None, None, None) => Box::new(Count::new(self)),
+            (None, None, None) => Box::new(Count::in_thread(self, thread)),
         }
     }
-}
 
-/// The task every store of a one-partition topology belongs to.
-pub(crate) const TASK: &str = "0_0";
+    /// The task's id (`<sub-topology>_<task>`: 0, or 1 behind a repartition topic; then its
+    /// partition), the directory of its stores.
+    pub(crate) fn task_id(&self) -> String {
+        format!("{}_{}", u8::from(self.repartition), self.task)
+    }
+
+    /// The topic the stateful operator reads: the input topic, or the repartition topic
+    /// before it. Its name sizes the store's position and every cached entry's record context.
+    pub(crate) fn source_topic(&self) -> String {
+        if self.repartition {
+            format!("{}-{}-repartition", self.application_id, self.store)
+        } else {
+            self.topic.clone()
+        }
+    }
+
+    /// The changelog topic partition of the task's store `store`, as its offsets name it.
+    pub(crate) fn changelog(&self, store: &str) -> String {
+        format!("{}-{store}-changelog-{}", self.application_id, self.task)
+    }
+}
 /// A committed changelog offset, a `long`.
 pub(crate) const OFFSET_BYTES: u32 = 8;
 /// The store's `status` value, a `long`.
@@ -150,11 +202,11 @@ pub(crate) struct Offsets {
 impl Offsets {
     /// The offsets of `spec`'s store, in state `state`.
     pub(crate) fn new(spec: &KafkaStreamsSpec, state: StateId) -> Offsets {
-        let changelog = format!("{}-{}-changelog-0", spec.application_id, spec.store);
+        let changelog = spec.changelog(&spec.store);
         Offsets {
             state,
             changelog_key: changelog.into_bytes(),
-            position_bytes: position_bytes(&[(&spec.topic, 1)]),
+            position_bytes: position_bytes(&[(&spec.source_topic(), 1)]),
             positioned: false,
         }
     }
@@ -220,7 +272,40 @@ pub(crate) fn position_bytes(topics: &[(&str, u32)]) -> u32 {
 
 /// The path of `spec`'s store, as the trace names its column families.
 pub(crate) fn store_path(spec: &KafkaStreamsSpec) -> String {
-    format!("{}/{TASK}/rocksdb/{}", spec.application_id, spec.store)
+    format!(
+        "{}/{}/rocksdb/{}",
+        spec.application_id,
+        spec.task_id(),
+        spec.store
+    )
+}
+
+/// What the operators' tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::access::VecSink;
+    use crate::key::Key;
+    use crate::operator::Operator;
+    use crate::source::element::Event;
+
+    /// What `op` issues from its start to its end over one event per key of `keys` (a long,
+    /// its time the event's index).
+    pub(crate) fn run_keys(op: &mut dyn Operator, keys: &[i64]) -> VecSink {
+        let mut sink = VecSink::default();
+        op.on_start(&mut sink);
+        for (t, &key) in keys.iter().enumerate() {
+            let event = Event {
+                key: Key::Long(key),
+                timestamp: t as i64,
+                input: 0,
+                closes: false,
+                payload: 0,
+            };
+            op.on_event(&event, &mut sink);
+        }
+        op.on_end(&mut sink);
+        sink
+    }
 }
 
 #[cfg(test)]
@@ -231,5 +316,25 @@ mod tests {
     fn a_position_is_sized_as_kafka_streams_sizes_it() {
         assert_eq!(position_bytes(&[]), 40);
         assert_eq!(position_bytes(&[("events", 1)]), 206);
+    }
+
+    #[test]
+    fn a_regrouped_count_runs_in_sub_topology_1_behind_its_repartition_topic() {
+        let spec = KafkaStreamsSpec {
+            repartition: true,
+            task: 3,
+            ..KafkaStreamsSpec::default()
+        };
+        assert_eq!(store_path(&spec), "gadget/1_3/rocksdb/counts");
+        assert_eq!(spec.source_topic(), "gadget-counts-repartition");
+        assert_eq!(spec.changelog("counts"), "gadget-counts-changelog-3");
+        let plain = KafkaStreamsSpec::default();
+        assert_eq!(
+            (store_path(&plain), plain.source_topic()),
+            (
+                "gadget/0_0/rocksdb/counts".to_string(),
+                "events".to_string()
+            )
+        );
     }
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::access::{AccessSink, Op, StateId};
 
-use super::{position_bytes, KafkaStreamsSpec, OFFSET_BYTES, STATUS_BYTES, TASK};
+use super::{position_bytes, KafkaStreamsSpec, OFFSET_BYTES, STATUS_BYTES};
 
 /// A segment's `default` column family, relative to its slot's first state.
 const DEFAULT: StateId = 0;
@@ -66,7 +66,8 @@ pub(crate) struct Segments {
     slots: u16,
     /// The largest window start written (the store's stream time).
     observed: i64,
-    /// The store's name, in the names of free slots.
+    /// The store's name (after its task's id when the job has several), in the names of
+    /// free slots.
     store: String,
     name: String,
 }
@@ -74,7 +75,7 @@ pub(crate) struct Segments {
 impl Segments {
     /// The segments of `spec`'s store, which keeps windows for `retention` ms.
     pub(crate) fn new(spec: &KafkaStreamsSpec, retention: i64, layout: Layout) -> Segments {
-        Segments::named(spec, &spec.store, &spec.topic, retention, layout)
+        Segments::named(spec, &spec.store, &spec.source_topic(), retention, layout)
     }
 
     /// The segments of store `store` of `spec`'s application, written by records of `topic`;
@@ -91,8 +92,8 @@ impl Segments {
         Segments {
             layout,
             base: 0,
-            prefix: format!("{}/{TASK}/{store}/{store}", spec.application_id),
-            changelog_key: format!("{}-{store}-changelog-0", spec.application_id).into_bytes(),
+            prefix: format!("{}/{}/{store}/{store}", spec.application_id, spec.task_id()),
+            changelog_key: spec.changelog(store).into_bytes(),
             position_bytes: position_bytes(&[(topic, 1)]),
             interval,
             retention,
@@ -100,7 +101,11 @@ impl Segments {
             free: (0..slots).rev().collect(),
             slots,
             observed: i64::MIN,
-            store: store.to_string(),
+            store: if spec.partitions > 1 {
+                format!("{}/{store}", spec.task_id())
+            } else {
+                store.to_string()
+            },
             name: String::new(),
         }
     }

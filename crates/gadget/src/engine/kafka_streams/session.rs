@@ -32,7 +32,7 @@ use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::cache::RecordCache;
+use super::cache::{RecordCache, ThreadCache};
 use super::count::serde_key;
 use super::found::FoundSessions;
 use super::held::Held;
@@ -197,12 +197,22 @@ pub struct SessionCount {
 }
 
 impl SessionCount {
-    /// The session-windowed count of `spec`'s store over `windows`.
+    /// The session-windowed count of `spec`'s store over `windows`, the only store of its
+    /// thread's cache.
     pub fn new(spec: &KafkaStreamsSpec, windows: SessionWindows) -> SessionCount {
+        SessionCount::in_thread(spec, windows, &ThreadCache::new(spec.cache_bytes))
+    }
+
+    /// The session-windowed count of `spec`'s store over `windows`, its cache in `thread`'s.
+    pub fn in_thread(
+        spec: &KafkaStreamsSpec,
+        windows: SessionWindows,
+        thread: &ThreadCache,
+    ) -> SessionCount {
         SessionCount {
             spec: spec.clone(),
             windows,
-            cache: RecordCache::new(spec.cache_bytes),
+            cache: thread.named(),
             store: Store {
                 segments: Segments::new(spec, windows.retention(), Layout::Plain),
                 held: Held::default(),
@@ -214,7 +224,7 @@ impl SessionCount {
             bounds: [Vec::with_capacity(40), Vec::with_capacity(40)],
             scratch: Vec::with_capacity(48),
             cache_key: Vec::with_capacity(48),
-            topic_len: spec.topic.chars().count() as u64,
+            topic_len: spec.source_topic().chars().count() as u64,
             since_commit: 0,
         }
     }

@@ -12,7 +12,7 @@ use crate::access::{AccessSink, Op};
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::cache::RecordCache;
+use super::cache::{RecordCache, ThreadCache};
 use super::count::serde_key;
 use super::segments::{Layout, Segments};
 use super::KafkaStreamsSpec;
@@ -65,18 +65,28 @@ pub struct WindowedCount {
 }
 
 impl WindowedCount {
-    /// The windowed count of `spec`'s store over `windows`.
+    /// The windowed count of `spec`'s store over `windows`, the only store of its thread's
+    /// cache.
     pub fn new(spec: &KafkaStreamsSpec, windows: TimeWindows) -> WindowedCount {
+        WindowedCount::in_thread(spec, windows, &ThreadCache::new(spec.cache_bytes))
+    }
+
+    /// The windowed count of `spec`'s store over `windows`, its cache in `thread`'s.
+    pub fn in_thread(
+        spec: &KafkaStreamsSpec,
+        windows: TimeWindows,
+        thread: &ThreadCache,
+    ) -> WindowedCount {
         let segments = Segments::new(spec, windows.retention(), Layout::Timestamped);
         WindowedCount {
             spec: spec.clone(),
             windows,
-            cache: RecordCache::new(spec.cache_bytes),
+            cache: thread.named(),
             segments,
             observed: i64::MIN,
             cache_key: Vec::with_capacity(40),
             key: Vec::with_capacity(16),
-            topic_len: spec.topic.chars().count() as u64,
+            topic_len: spec.source_topic().chars().count() as u64,
             since_commit: 0,
         }
     }

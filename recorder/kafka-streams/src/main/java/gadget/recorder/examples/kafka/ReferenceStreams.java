@@ -28,6 +28,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.LongSerializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
@@ -39,6 +40,7 @@ import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
@@ -96,10 +98,16 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * {@code --right-topic} ({@code finishes}), others nowhere; each side keeps its records in a
  * window store with duplicates.
  *
+ * <p>{@code --operator count --regroup-column N} (with {@code --bootstrap}) counts by CSV column
+ * N (a string) instead of the key: {@code groupBy((key, group) -> group).count(...)}, through a
+ * repartition topic to a second sub-topology (tasks {@code 1_<i>}).
+ *
  * <p>With {@code --bootstrap HOST:PORT} the same topology runs as a real {@link KafkaStreams}
  * application against that broker instead of under the test driver: the job creates its input
- * topics (one partition each), produces every event to them (the event time as the record's
- * timestamp), starts the application (one stream thread, {@code auto.offset.reset=earliest}),
+ * topics ({@code --partitions} each, 1 by default), produces every event to them (the event
+ * time as the record's timestamp, the partition the default partitioner gives its key), starts
+ * the application ({@code --threads} stream threads, 1 by default,
+ * {@code auto.offset.reset=earliest}),
  * waits until it has processed every record and closes it. Such an application commits every
  * {@code --commit-interval} ms of wall-clock time, not per record: where those commits fall
  * among the records depends on timing.
@@ -130,6 +138,9 @@ public final class ReferenceStreams {
         String bootstrap;
         int initialBytes = 0;
         int bytesPerRecord = 8;
+        int partitions = 1;
+        int threads = 1;
+        int regroupColumn = -1;
 
         static Settings parse(String[] args) {
             Settings s = new Settings();
@@ -161,12 +172,15 @@ public final class ReferenceStreams {
                     case "--initial-bytes": s.initialBytes = Integer.parseInt(v); break;
                     case "--bootstrap": s.bootstrap = v; break;
                     case "--bytes-per-record": s.bytesPerRecord = Integer.parseInt(v); break;
+                    case "--partitions": s.partitions = Integer.parseInt(v); break;
+                    case "--threads": s.threads = Integer.parseInt(v); break;
+                    case "--regroup-column": s.regroupColumn = Integer.parseInt(v); break;
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --state-dir --order --limit --cache-bytes --commit-interval "
                                 + "--application-id --store --topic --window --advance --grace --gap --suppress "
                                 + "--left-types --right-types --right-topic --initial-bytes "
-                                + "--bytes-per-record --bootstrap");
+                                + "--bytes-per-record --bootstrap --partitions --threads --regroup-column");
                 }
             }
             if (s.input == null) {
@@ -178,6 +192,17 @@ public final class ReferenceStreams {
             if (!s.suppress.equals("none") && !s.suppress.equals("until-window-closes")) {
                 throw new IllegalArgumentException(
                         "--suppress is none or until-window-closes, not " + s.suppress);
+            }
+            if (s.partitions < 1 || s.threads < 1) {
+                throw new IllegalArgumentException("--partitions and --threads are at least 1");
+            }
+            if (s.bootstrap == null && (s.partitions > 1 || s.threads > 1)) {
+                throw new IllegalArgumentException("--partitions and --threads need --bootstrap: "
+                        + "TopologyTestDriver runs one task on one thread");
+            }
+            if (s.regroupColumn >= 0 && (!s.operator.equals("count") || s.bootstrap == null)) {
+                throw new IllegalArgumentException("--regroup-column is for --operator count "
+                        + "with --bootstrap (an application, whose repartition topic a broker holds)");
             }
             if (s.initialBytes < 0 || s.bytesPerRecord < 0) {
                 throw new IllegalArgumentException("--initial-bytes and --bytes-per-record are at least 0");
@@ -211,19 +236,45 @@ public final class ReferenceStreams {
         return s.bootstrap == null ? stream : stream.peek((key, value) -> PROCESSED.incrementAndGet());
     }
 
-    /** An input event: key, event time in ms and type (column 2, empty without one). */
-    record Event(long key, long time, String type) {}
+    /**
+     * {@code groupBy((key, group) -> group).count()}, the input's values being the field to
+     * group by (a string): the records go through the repartition topic
+     * {@code <application-id>-<store>-repartition} to the count, in sub-topology 1 (tasks
+     * {@code 1_<i>}). Written as the aggregation a count is (the same processor, initial 0,
+     * one added per record, a long value), so that the records it takes are counted into
+     * {@link #PROCESSED} where the count sees them, behind the repartition topic.
+     */
+    static void regroupedCount(StreamsBuilder builder, Settings s) {
+        builder.stream(s.topic, Consumed.with(Serdes.Long(), Serdes.String()))
+                .groupBy((key, group) -> group, Grouped.with(Serdes.String(), Serdes.String()))
+                .aggregate(() -> 0L, (group, value, count) -> {
+                    PROCESSED.incrementAndGet();
+                    return count + 1;
+                }, Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as(s.store)
+                        .withKeySerde(Serdes.String())
+                        .withValueSerde(Serdes.Long()));
+    }
+
+    /**
+     * An input event: key, event time in ms, type (column 2, empty without one) and the field
+     * a regrouping count groups by ({@code --regroup-column}, empty without one).
+     */
+    record Event(long key, long time, String type, String group) {}
 
     /** Runs the job. */
     public static void main(String[] args) throws IOException, InterruptedException, ExecutionException {
         Settings s = Settings.parse(args);
-        List<Event> events = read(s.input, s.limit);
+        List<Event> events = read(s.input, s.limit, s.regroupColumn);
         if (s.order.equals("by-time")) {
             events.sort(Comparator.comparingLong(Event::time));
         }
         StreamsBuilder builder = new StreamsBuilder();
         switch (s.operator) {
             case "count":
+                if (s.regroupColumn >= 0) {
+                    regroupedCount(builder, s);
+                    break;
+                }
                 input(builder, s.topic, s)
                         .groupByKey()
                         .count(Materialized.as(s.store));
@@ -343,29 +394,34 @@ public final class ReferenceStreams {
         Map<String, Object> admin = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, s.bootstrap);
         try (Admin client = Admin.create(admin)) {
             startAfresh(client, topics, s.applicationId);
-            client.createTopics(topics.stream().map(t -> new NewTopic(t, 1, (short) 1)).toList())
+            client.createTopics(topics.stream().map(t -> new NewTopic(t, s.partitions, (short) 1)).toList())
                     .all().get();
         }
         Properties producer = new Properties();
         producer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, s.bootstrap);
         producer.put(ProducerConfig.ACKS_CONFIG, "all");
         long records = 0;
-        try (KafkaProducer<Long, Long> out = new KafkaProducer<>(producer,
-                new LongSerializer(), new LongSerializer())) {
+        LongSerializer longs = new LongSerializer();
+        try (KafkaProducer<Long, byte[]> out = new KafkaProducer<>(producer,
+                new LongSerializer(), new ByteArraySerializer())) {
             for (Event e : events) {
                 String topic = !join ? s.topic
                         : s.leftTypes.contains(e.type()) ? s.topic
                         : s.rightTypes.contains(e.type()) ? s.rightTopic
                         : null;
                 if (topic != null) {
-                    out.send(new ProducerRecord<>(topic, 0, e.time(), e.key(), e.time()));
+                    // no partition: the default partitioner's, murmur2 of the key's bytes
+                    byte[] value = s.regroupColumn >= 0
+                            ? e.group().getBytes(StandardCharsets.UTF_8)
+                            : longs.serialize(topic, e.time());
+                    out.send(new ProducerRecord<>(topic, null, e.time(), e.key(), value));
                     records++;
                 }
             }
             out.flush();
         }
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, s.bootstrap);
-        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, s.threads);
         props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
         KafkaStreams streams = new KafkaStreams(topology, props);
@@ -420,8 +476,11 @@ public final class ReferenceStreams {
         }
     }
 
-    /** Reads the CSV (gzip when it starts with gzip's magic bytes). */
-    static List<Event> read(Path path, int limit) throws IOException {
+    /**
+     * Reads the CSV (gzip when it starts with gzip's magic bytes); {@code groupColumn} (-1:
+     * none) is the field each event's {@code group} takes.
+     */
+    static List<Event> read(Path path, int limit, int groupColumn) throws IOException {
         List<Event> events = new ArrayList<>();
         try (InputStream raw = Files.newInputStream(path)) {
             InputStream in = new java.io.BufferedInputStream(raw);
@@ -440,7 +499,16 @@ public final class ReferenceStreams {
                     continue;
                 }
                 String type = f.length > 2 ? f[2].split(",", 2)[0] : "";
-                events.add(new Event(Long.parseLong(f[0]), Long.parseLong(f[1]) / 1000, type));
+                String group = "";
+                if (groupColumn >= 0) {
+                    String[] all = line.split(",", -1);
+                    if (groupColumn >= all.length) {
+                        throw new IllegalArgumentException("line " + (n + 1) + " has no column "
+                                + groupColumn + " to regroup by (it has " + all.length + ")");
+                    }
+                    group = all[groupColumn];
+                }
+                events.add(new Event(Long.parseLong(f[0]), Long.parseLong(f[1]) / 1000, type, group));
                 n++;
             }
         }

@@ -1,0 +1,254 @@
+//! A topology over input topics of several partitions, as a `KafkaStreams` application runs
+//! it: one task per partition (`0_0`, `0_1`, …), each with its own store instances
+//! (`<application.id>/0_<i>/…`), its own changelog partition and offsets, and its own stream
+//! time; a record reaches the task of the partition Kafka's default partitioner gives its key
+//! ([`partition_for_key`]).
+//!
+//! The tasks run on `num.stream.threads` threads, task i on thread i mod threads (the
+//! assignor's round robin over a fresh group's threads), and the stores of one thread's tasks
+//! share its record cache of `cache_bytes / threads` ([`ThreadCache`]).
+//!
+//! Gadget issues each task's requests in the order of the records that reach it, tasks
+//! interleaved by the input's order. A real application interleaves them as its consumers'
+//! polls and its threads decide, so only each task's own requests are reproducible; they are,
+//! request for request, while no store's cache evicts for another task's writes (an eviction
+//! depends on the bytes the thread's other tasks hold at that moment). `gadget trace diff
+//! --per-instance` compares two traces so.
+
+use crate::access::{Access, AccessSink, Op, StateId};
+use crate::operator::Operator;
+use crate::source::element::Event;
+
+use super::cache::ThreadCache;
+use super::count::serde_key;
+use super::partitioner::partition_for_key;
+use super::KafkaStreamsSpec;
+
+/// The tasks of a topology over several input partitions, each running the topology's
+/// operator on its own stores.
+pub struct Tasks {
+    tasks: Vec<Box<dyn Operator>>,
+    /// Each task's first state in the job's state table (the tasks' tables one after another).
+    bases: Vec<StateId>,
+    /// The record's key as its serde writes it, which the partitioner hashes.
+    key: Vec<u8>,
+}
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tasks")
+            .field("tasks", &self.tasks.len())
+            .field("bases", &self.bases)
+            .finish()
+    }
+}
+
+impl Tasks {
+    /// The tasks of `spec`: [`KafkaStreamsSpec::partitions`] of them over
+    /// [`KafkaStreamsSpec::threads`] threads.
+    pub fn new(spec: &KafkaStreamsSpec) -> Tasks {
+        let threads = spec.threads.clamp(1, spec.partitions.max(1));
+        let caches: Vec<ThreadCache> = (0..threads)
+            .map(|_| ThreadCache::new(spec.cache_bytes / u64::from(spec.threads.max(1))))
+            .collect();
+        let tasks: Vec<Box<dyn Operator>> = (0..spec.partitions.max(1))
+            .map(|task| {
+                let spec = KafkaStreamsSpec {
+                    task,
+                    ..spec.clone()
+                };
+                spec.task_operator(&caches[(task % threads) as usize])
+            })
+            .collect();
+        let mut bases = Vec::with_capacity(tasks.len());
+        let mut next: usize = 0;
+        for task in &tasks {
+            bases.push(StateId::try_from(next).unwrap_or(StateId::MAX));
+            next += task.states().len();
+        }
+        Tasks {
+            tasks,
+            bases,
+            key: Vec::with_capacity(16),
+        }
+    }
+
+    /// Runs `f` on task `i` with its requests' states moved to its place in the job's table.
+    fn with_task(
+        &mut self,
+        i: usize,
+        out: &mut dyn AccessSink,
+        f: impl FnOnce(&mut dyn Operator, &mut dyn AccessSink),
+    ) {
+        let mut shifted = Shifted {
+            out,
+            base: self.bases[i],
+        };
+        f(self.tasks[i].as_mut(), &mut shifted);
+    }
+}
+
+/// A task's sink: its states from `base` on in the job's table.
+struct Shifted<'a> {
+    out: &'a mut dyn AccessSink,
+    base: StateId,
+}
+
+impl AccessSink for Shifted<'_> {
+    #[inline]
+    fn access(&mut self, a: Access<'_>) {
+        self.out.access(Access {
+            state: a.state + self.base,
+            ..a
+        });
+    }
+
+    #[inline]
+    fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
+        self.out.access_all(state + self.base, key, requests);
+    }
+
+    fn event(&mut self, input: u8) {
+        self.out.event(input);
+    }
+
+    fn watermark(&mut self, timestamp: i64) {
+        self.out.watermark(timestamp);
+    }
+
+    fn stopped(&self) -> bool {
+        self.out.stopped()
+    }
+}
+
+impl Operator for Tasks {
+    fn states(&self) -> Vec<String> {
+        self.tasks.iter().flat_map(|t| t.states()).collect()
+    }
+
+    fn on_start(&mut self, out: &mut dyn AccessSink) {
+        for i in 0..self.tasks.len() {
+            self.with_task(i, out, |task, out| task.on_start(out));
+        }
+    }
+
+    fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
+        serde_key(&event.key, &mut self.key);
+        let task = partition_for_key(&self.key, self.tasks.len() as u32) as usize;
+        self.with_task(task, out, |t, out| t.on_event(event, out));
+    }
+
+    fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink) {
+        for i in 0..self.tasks.len() {
+            self.with_task(i, out, |task, out| task.on_watermark(watermark, out));
+        }
+    }
+
+    fn on_end(&mut self, out: &mut dyn AccessSink) {
+        for i in 0..self.tasks.len() {
+            self.with_task(i, out, |task, out| task.on_end(out));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::TraceRecord;
+    use crate::engine::kafka_streams::testing::run_keys;
+    use crate::engine::kafka_streams::Runner;
+
+    fn spec(partitions: u32, threads: u32) -> KafkaStreamsSpec {
+        KafkaStreamsSpec {
+            partitions,
+            threads,
+            runner: Runner::Application,
+            commit_every: u64::MAX,
+            ..KafkaStreamsSpec::default()
+        }
+    }
+
+    /// Each request of `keys` (one event each) through `op`, as `state-name op key-bytes`.
+    fn run(op: &mut dyn Operator, keys: &[i64]) -> Vec<(String, Op, Vec<u8>)> {
+        let names = op.states();
+        run_keys(op, keys)
+            .records
+            .into_iter()
+            .filter_map(|r| match r {
+                TraceRecord::Access { op, state, key, .. } => {
+                    Some((names[state as usize].clone(), op, key))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_task_issues_what_it_would_alone_over_its_partitions_records() {
+        let keys: Vec<i64> = (0..40).map(|i| (i * 7919) % 23).collect();
+        let all = run(&mut Tasks::new(&spec(3, 1)), &keys);
+        for task in 0..3u32 {
+            let mine: Vec<i64> = keys
+                .iter()
+                .copied()
+                .filter(|k| partition_for_key(&k.to_be_bytes(), 3) == task)
+                .collect();
+            assert!(!mine.is_empty(), "task {task} has records");
+            let alone_spec = KafkaStreamsSpec {
+                task,
+                partitions: 1,
+                ..spec(3, 1)
+            };
+            let alone = run(&mut *alone_spec.operator(), &mine);
+            let prefix = format!("gadget/0_{task}/");
+            let in_job: Vec<_> = all
+                .iter()
+                .filter(|(name, _, _)| name.starts_with(&prefix))
+                .cloned()
+                .collect();
+            assert_eq!(in_job, alone, "task {task}");
+            assert!(alone
+                .iter()
+                .any(|(_, _, key)| key == format!("gadget-counts-changelog-{task}").as_bytes()));
+        }
+        let others = all
+            .iter()
+            .filter(|(name, _, _)| !(0..3).any(|t| name.starts_with(&format!("gadget/0_{t}/"))))
+            .count();
+        assert_eq!(others, 0, "every request is some task's");
+    }
+
+    #[test]
+    fn tasks_of_one_thread_share_its_cache_and_threads_split_the_size() {
+        // two keys of each of two partitions, over and over; a thread's cache holds two
+        // counts (8-byte key, 45 bytes of entry, 16 of value, 6 of topic)
+        let entry = 8 + 45 + 16 + 6;
+        let of = |p: u32| {
+            (0..1000i64)
+                .filter(move |k| partition_for_key(&k.to_be_bytes(), 2) == p)
+                .take(2)
+        };
+        let four: Vec<i64> = of(0).chain(of(1)).collect();
+        let keys: Vec<i64> = (0..100).map(|i| four[i % 4]).collect();
+        let puts = |threads: u32, cache_bytes: u64| {
+            let s = KafkaStreamsSpec {
+                cache_bytes,
+                ..spec(2, threads)
+            };
+            run(&mut Tasks::new(&s), &keys)
+                .iter()
+                .filter(|(name, op, _)| *op == Op::Put && name.ends_with("keyValueWithTimestamp"))
+                .count()
+        };
+        // a task per thread: each holds its two keys, written once when it closes
+        assert_eq!(puts(2, 2 * 2 * entry), 4);
+        // both tasks on one thread of the same share: four keys in two entries' room
+        let shared = puts(1, 2 * entry);
+        assert!(
+            shared > 50,
+            "{shared} writes: the tasks evict each other's keys"
+        );
+        // one thread with the whole size holds all four
+        assert_eq!(puts(1, 4 * entry), 4);
+    }
+}
