@@ -60,6 +60,18 @@ const STAGED_LEN: usize = {
 /// Where values beyond the counts go: [`HIGHEST_NS`]'s index, as `saturating_record` does.
 const SATURATED_INDEX: usize = staged_index(HIGHEST_NS);
 
+/// Where [`StagedCounts`] count `value`, as `Histogram::saturating_record` would record it:
+/// values beyond the counts at the highest trackable one, 0 as 1 (the lowest).
+#[inline]
+fn counted_index(value: u64) -> usize {
+    let index = staged_index(if value == 0 { 1 } else { value });
+    if index >= STAGED_LEN {
+        SATURATED_INDEX
+    } else {
+        index
+    }
+}
+
 /// One op's latencies in the current interval, counted in [`histogram`]'s own buckets: a
 /// recording is an index computation and an increment, without the histogram's bookkeeping
 /// per value (its recording costs about four times as much). Added to a histogram when the
@@ -86,10 +98,12 @@ impl StagedCounts {
     /// count as the highest trackable one; 0 counts as 1, the lowest).
     #[inline]
     fn record(&mut self, value: u64) {
-        let mut index = staged_index(if value == 0 { 1 } else { value });
-        if index >= STAGED_LEN {
-            index = SATURATED_INDEX;
-        }
+        self.count_at(counted_index(value));
+    }
+
+    /// Counts one value at its [`counted_index`].
+    #[inline]
+    fn count_at(&mut self, index: usize) {
         self.counts[index] += 1;
         self.first = self.first.min(index);
         self.last = self.last.max(index);
@@ -239,9 +253,11 @@ pub struct Recorder {
     hdr_log: Option<Vec<LoggedInterval>>,
     /// True once intervals beyond [`MAX_INTERVALS`] were left out of the series and the log.
     truncated: bool,
-    /// Latency per state (by the request's state index), allocated when a state first
-    /// occurs: what each state, and each store the states live in, was served with.
-    states: Vec<Option<Histogram<u64>>>,
+    /// Latency per state (by the request's state index), counted as the ops' intervals are
+    /// (an index and an increment per request, not a histogram's bookkeeping), allocated when
+    /// a state first occurs: what each state, and each store the states live in, was served
+    /// with.
+    states: Vec<Option<StagedCounts>>,
 }
 
 /// One empty slot per op.
@@ -280,12 +296,18 @@ impl Recorder {
     /// recorded (it equals `latency_ns`).
     #[inline(always)]
     pub fn record(&mut self, op: Op, latency_ns: u64, service_ns: u64, now_ns: u64) {
+        self.count(op, counted_index(latency_ns), service_ns, now_ns);
+    }
+
+    /// [`Recorder::record`] with the latency's [`counted_index`].
+    #[inline(always)]
+    fn count(&mut self, op: Op, latency_index: usize, service_ns: u64, now_ns: u64) {
         if now_ns >= self.interval_end_ns {
             self.close_interval(now_ns);
         }
         self.interval[op as usize]
             .get_or_insert_with(StagedCounts::new)
-            .record(latency_ns);
+            .count_at(latency_index);
         if !self.service_is_latency {
             self.service[op as usize]
                 .get_or_insert_with(histogram)
@@ -294,20 +316,45 @@ impl Recorder {
     }
 
     /// Records one request's latency under its state; the first request of a state allocates
-    /// its histogram, no other does.
+    /// its counts, no other does.
     #[inline(always)]
     pub fn record_state(&mut self, state: usize, latency_ns: u64) {
+        self.count_state(state, counted_index(latency_ns));
+    }
+
+    /// Records one request as [`Recorder::record`] and [`Recorder::record_state`] together
+    /// do, its latency's bucket found once for both: the driver's per-request call.
+    #[inline(always)]
+    pub fn record_in_state(
+        &mut self,
+        op: Op,
+        state: usize,
+        latency_ns: u64,
+        service_ns: u64,
+        now_ns: u64,
+    ) {
+        let index = counted_index(latency_ns);
+        self.count(op, index, service_ns, now_ns);
+        self.count_state(state, index);
+    }
+
+    #[inline(always)]
+    fn count_state(&mut self, state: usize, index: usize) {
         if state >= self.states.len() {
             self.states.resize_with(state + 1, || None);
         }
         self.states[state]
-            .get_or_insert_with(histogram)
-            .saturating_record(latency_ns.max(1));
+            .get_or_insert_with(StagedCounts::new)
+            .count_at(index);
     }
 
-    /// The latency histogram of state `state`, `None` when no request named it.
-    pub fn state_histogram(&self, state: usize) -> Option<&Histogram<u64>> {
-        self.states.get(state).and_then(Option::as_ref)
+    /// The latency histogram of state `state` (what recording each latency into it would have
+    /// given), `None` when no request named it.
+    pub fn state_histogram(&self, state: usize) -> Option<Histogram<u64>> {
+        let counts = self.states.get(state)?.as_ref()?;
+        let mut h = histogram();
+        counts.add_to(&mut h);
+        Some(h)
     }
 
     /// The histograms of `op` over everything recorded so far, `None` when it never occurred.
@@ -441,14 +488,11 @@ impl Recorder {
         self.series
             .sort_by(|a, b| a.end_s.partial_cmp(&b.end_s).expect("finite times"));
         for (i, theirs) in other.states.iter().enumerate() {
-            if let Some(h) = theirs {
+            if let Some(counts) = theirs {
                 if i >= self.states.len() {
                     self.states.resize_with(i + 1, || None);
                 }
-                self.states[i]
-                    .get_or_insert_with(histogram)
-                    .add(h)
-                    .expect("same bounds");
+                counts.add_to_counts(self.states[i].get_or_insert_with(StagedCounts::new));
             }
         }
         if let (Some(log), Some(theirs)) = (self.hdr_log.as_mut(), other.hdr_log.as_ref()) {
@@ -537,7 +581,7 @@ impl Recorder {
                 Some(StateHistogram {
                     name: name.clone(),
                     store: stores.get(i).cloned().unwrap_or_default(),
-                    hdr: hdr::encode(self.state_histogram(i)?),
+                    hdr: hdr::encode(&self.state_histogram(i)?),
                 })
             })
             .collect()
@@ -697,6 +741,42 @@ mod tests {
             3,
             "the totals count every request"
         );
+    }
+
+    #[test]
+    fn per_state_latencies_are_the_histograms_recording_each_gives_and_merge() {
+        let values = [0, 1, 7, 1_000, 123_456, 9_999_999, u64::MAX];
+        let mut a = Recorder::new(1_000, false, false);
+        let mut b = Recorder::new(1_000, false, false);
+        let mut direct = histogram();
+        for (i, &v) in values.iter().enumerate() {
+            if i % 2 == 0 { &mut a } else { &mut b }.record_state(3, v);
+            direct.saturating_record(v.max(1));
+        }
+        assert!(a.state_histogram(0).is_none() && a.state_histogram(9).is_none());
+        a.merge(&b);
+        let merged = a.state_histogram(3).unwrap();
+        assert_eq!(merged.len(), direct.len());
+        for q in [0.0, 0.25, 0.5, 0.9, 0.99, 1.0] {
+            assert_eq!(
+                merged.value_at_quantile(q),
+                direct.value_at_quantile(q),
+                "q {q}"
+            );
+        }
+        assert_eq!((merged.min(), merged.max()), (direct.min(), direct.max()));
+        // the driver's one call records the op's and the state's latency alike
+        let mut both = Recorder::new(1_000, false, true);
+        for &v in &values {
+            both.record_in_state(Op::Get, 3, v, v, 0);
+        }
+        let state = both.state_histogram(3).unwrap();
+        let op = both.op_histograms(Op::Get).unwrap().latency;
+        for h in [&state, &op] {
+            assert_eq!(h.len(), direct.len());
+            assert_eq!(h.value_at_quantile(0.5), direct.value_at_quantile(0.5));
+            assert_eq!((h.min(), h.max()), (direct.min(), direct.max()));
+        }
     }
 
     #[test]

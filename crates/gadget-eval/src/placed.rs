@@ -27,13 +27,13 @@ pub fn parts(
         per_state.push(PartSummary {
             name: name.clone(),
             store: store.clone(),
-            latency: OpSummary::from_histogram("all", h, seconds),
+            latency: OpSummary::from_histogram("all", &h, seconds),
         });
         match per_store.iter_mut().find(|s| s.0 == store) {
-            Some(s) => s.1.add(h).expect("same bounds"),
+            Some(s) => s.1.add(&h).expect("same bounds"),
             None => {
                 let mut sum = histogram();
-                sum.add(h).expect("same bounds");
+                sum.add(&h).expect("same bounds");
                 per_store.push((store, sum));
             }
         }

@@ -643,8 +643,9 @@ impl CompletionRecorder<'_> {
         for c in completions {
             let done = self.clock.ns_of(c.ticks);
             let latency = done - start_ns;
-            self.m.recorder.record(c.op, latency, latency, done);
-            self.m.recorder.record_state(c.state as usize, latency);
+            self.m
+                .recorder
+                .record_in_state(c.op, c.state as usize, latency, latency, done);
             found += u64::from(c.read == ReadOutcome::Found);
             empty += u64::from(c.read == ReadOutcome::Empty);
             bytes += u64::from(c.read_len);
@@ -891,9 +892,13 @@ fn drive_open_loop(
                 m.warmup_requests += 1;
             }
             if measuring {
-                m.recorder
-                    .record(r.op, done - intended, done - actual, done);
-                m.recorder.record_state(r.state as usize, done - intended);
+                m.recorder.record_in_state(
+                    r.op,
+                    r.state as usize,
+                    done - intended,
+                    done - actual,
+                    done,
+                );
                 m.max_start_lag_ns = m.max_start_lag_ns.max(actual - intended);
                 m.count(read);
             }
