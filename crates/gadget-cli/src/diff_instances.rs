@@ -4,7 +4,7 @@ use gadget::compare::per_instance::{compare_by_instance, ByInstance, InstanceCom
 
 use crate::cli::DiffArgs;
 use crate::stdout::outln;
-use crate::trace_cmd::read_trace;
+use crate::trace_read::read_trace;
 
 /// The trace at `path` grouped by store instance, `skipped` ops left out.
 fn by_instance(path: &std::path::Path, args: &DiffArgs) -> anyhow::Result<ByInstance> {

@@ -18,6 +18,7 @@ mod store_dir;
 mod store_flags;
 mod subtask;
 mod trace_cmd;
+mod trace_read;
 
 use clap::Parser;
 

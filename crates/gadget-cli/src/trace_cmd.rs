@@ -1,14 +1,14 @@
 //! `gadget trace convert` and `gadget trace diff`.
 
-use anyhow::Context;
 use gadget::access::TraceRecord;
 use gadget::compare::{allowed_distance, compare, Normalizer};
-use gadget::trace::{open_trace, TraceError, TraceFormat};
+use gadget::trace::{TraceError, TraceFormat};
 
 use crate::cli::{ConvertArgs, DiffArgs, Format};
 use crate::interrupt::INTERRUPTED;
 use crate::progress;
 use crate::stdout::outln;
+use crate::trace_read::read_trace;
 use gadget::compare::per_key::{compare_by_key, ByKey};
 use gadget::compare::reads::{compare_reads, ReadsCompared};
 
@@ -49,30 +49,6 @@ pub fn convert(args: ConvertArgs) -> anyhow::Result<i32> {
         footer.watermarks
     );
     Ok(0)
-}
-
-/// Feeds every record of the trace at `path` to `feed`, with the trace's state table as it
-/// stands at that record, under a spinner that counts them.
-pub(crate) fn read_trace(
-    path: &std::path::Path,
-    feed: &mut dyn FnMut(&TraceRecord, &[String]),
-) -> anyhow::Result<()> {
-    let bar = progress::spinner(&format!("reading {}", path.display()));
-    let mut reader = open_trace(path)?;
-    let mut records = 0u64;
-    while let Some(rec) = reader
-        .next_record()
-        .with_context(|| format!("reading {}", path.display()))?
-    {
-        let rec = rec.to_record();
-        feed(&rec, reader.state_names());
-        records += 1;
-        if records % gadget::PROGRESS_EVERY == 0 {
-            bar.set_message(format!("{records} records"));
-        }
-    }
-    bar.finish_and_clear();
-    Ok(())
 }
 
 fn normalize(path: &std::path::Path, args: &DiffArgs) -> anyhow::Result<Normalizer> {
