@@ -149,7 +149,12 @@ impl KafkaStreamsSpec {
         if self.partitions > 1 {
             return Box::new(Tasks::new(self));
         }
-        self.task_operator(&ThreadCache::new(self.cache_bytes))
+        self.task_operator(&ThreadCache::new(self.thread_cache_bytes()))
+    }
+
+    /// Each stream thread's record cache: `statestore.cache.max.bytes` over the threads.
+    pub(crate) fn thread_cache_bytes(&self) -> u64 {
+        self.cache_bytes / u64::from(self.threads.max(1))
     }
 
     /// The operator of the task [`KafkaStreamsSpec::task`], its stores' caches in `thread`'s.

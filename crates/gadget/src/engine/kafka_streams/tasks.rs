@@ -49,7 +49,7 @@ impl Tasks {
     pub fn new(spec: &KafkaStreamsSpec) -> Tasks {
         let threads = spec.threads.clamp(1, spec.partitions.max(1));
         let caches: Vec<ThreadCache> = (0..threads)
-            .map(|_| ThreadCache::new(spec.cache_bytes / u64::from(spec.threads.max(1))))
+            .map(|_| ThreadCache::new(spec.thread_cache_bytes()))
             .collect();
         let tasks: Vec<Box<dyn Operator>> = (0..spec.partitions.max(1))
             .map(|task| {
@@ -250,5 +250,23 @@ mod tests {
         );
         // one thread with the whole size holds all four
         assert_eq!(puts(1, 4 * entry), 4);
+    }
+
+    #[test]
+    fn one_task_on_one_of_two_threads_has_half_the_cache() {
+        // two keys over and over; the cache holds both only when the task has all of it
+        let keys: Vec<i64> = (0..100).map(|i| i % 2).collect();
+        let puts = |threads: u32| {
+            let s = KafkaStreamsSpec {
+                cache_bytes: 2 * (8 + 45 + 16 + 6),
+                ..spec(1, threads)
+            };
+            run(&mut *s.operator(), &keys)
+                .iter()
+                .filter(|(name, op, _)| *op == Op::Put && name.ends_with("keyValueWithTimestamp"))
+                .count()
+        };
+        assert_eq!(puts(1), 2);
+        assert!(puts(2) > 50, "{}", puts(2));
     }
 }
