@@ -72,14 +72,7 @@ impl<S: AccessSink + ?Sized> AccessSink for ReadLengths<'_, S> {
         if self.model.is_none() {
             return self.inner.access_all(state, key, requests);
         }
-        for &(op, value_len) in requests {
-            self.access(Access {
-                op,
-                state,
-                key,
-                value_len,
-            });
-        }
+        gadget::access::access_each(self, state, key, requests);
     }
 
     fn event(&mut self, input: u8) {

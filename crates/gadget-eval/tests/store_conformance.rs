@@ -55,43 +55,58 @@ fn kinds_here(redis: bool, cluster: bool) -> Vec<StoreKind> {
         .collect()
 }
 
-/// A Redis server for the Redis stores' part of a test; none in Lethe's process.
-fn redis_server(test: &str) -> Option<support::RedisServer> {
-    if std::env::var_os(LETHE_ONLY).is_some() {
-        return None;
+/// The Redis server, and a Redis Cluster beside it when asked for, for the Redis stores'
+/// part of a test (kept while the test runs); none in Lethe's process.
+struct Redis {
+    server: Option<support::RedisServer>,
+    cluster: Option<support::RedisCluster>,
+}
+
+impl Redis {
+    /// Starts what `test` needs (a cluster only with `cluster`) and points `settings` at the
+    /// server.
+    fn start(test: &str, cluster: bool, settings: &mut StoreSettings) -> Redis {
+        let server = if std::env::var_os(LETHE_ONLY).is_some() {
+            None
+        } else {
+            support::RedisServer::start(test)
+        };
+        let cluster = server
+            .as_ref()
+            .filter(|_| cluster)
+            .and_then(|_| support::RedisCluster::start(test));
+        if let Some(r) = &server {
+            settings.redis_url = r.url.clone();
+        }
+        Redis { server, cluster }
     }
-    support::RedisServer::start(test)
+
+    /// The stores to compare: every one this process can run, the Redis ones with a server.
+    fn kinds(&self) -> Vec<StoreKind> {
+        kinds_here(self.server.is_some(), self.cluster.is_some())
+    }
+
+    /// The cluster's address, when there is one.
+    fn cluster_url(&self) -> Option<String> {
+        self.cluster.as_ref().map(support::RedisCluster::url)
+    }
 }
 
 /// Every test of this file again with Lethe beside the memory store, in a test process of
 /// its own. Without Lethe's library it fails under `CI=true` and elsewhere skips, saying how to
 /// build it.
+#[cfg(feature = "lethe")]
 #[test]
 fn lethe_answers_as_the_memory_store_does_in_a_process_of_its_own() {
-    if std::env::var_os(LETHE_ONLY).is_some() || StoreKind::from_name("lethe").is_none() {
+    if std::env::var_os(LETHE_ONLY).is_some() {
         return;
     }
-    let library = gadget_eval::store::rocksdb_lib::lethe_location();
-    if !library.exists() {
-        let why = format!(
-            "no Lethe library at {} (scripts/lethe/build.sh builds it)",
-            library.display()
-        );
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("skipped: {why}");
+    let Some(text) = gadget_eval::store::lethe::rerun_in_own_process(
+        LETHE_ONLY,
+        &["--test-threads=1", "--skip", "in_a_process_of_its_own"],
+    ) else {
         return;
-    }
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--test-threads=1", "--skip", "in_a_process_of_its_own"])
-        .env(LETHE_ONLY, "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success(), "{text}");
+    };
     assert!(text.contains("4 passed"), "{text}");
 }
 
@@ -142,18 +157,12 @@ fn issue_everywhere(
 
 #[test]
 fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_store_does() {
-    let redis = redis_server("store conformance with range ops");
-    let cluster = redis
-        .as_ref()
-        .and_then(|_| support::RedisCluster::start("store conformance with range ops"));
     let mut settings = StoreSettings {
         write_buffer_size: 4 << 20,
         block_cache: 8 << 20,
         ..StoreSettings::default()
     };
-    if let Some(r) = &redis {
-        settings.redis_url = r.url.clone();
-    }
+    let redis = Redis::start("store conformance with range ops", true, &mut settings);
     let config = Config::parse(KVBENCH_WITH_RANGES, Path::new("kvbench-ranges.toml")).unwrap();
     let mut stream = RequestStream::start(WorkloadSource::Generate {
         config: Box::new(config),
@@ -161,8 +170,8 @@ fn every_store_answers_every_range_query_of_a_kvbench_workload_as_the_memory_sto
     })
     .unwrap();
     let states = stream.state_names.clone();
-    let kinds = kinds_here(redis.is_some(), cluster.is_some());
-    let cluster_url = cluster.as_ref().map(support::RedisCluster::url);
+    let kinds = redis.kinds();
+    let cluster_url = redis.cluster_url();
     let (_dirs, mut stores) = open_every(&kinds, &states, &settings, cluster_url.as_deref());
     let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
     let (mut range_queries, mut range_deletes, mut entries) = (0, 0, 0);
@@ -276,25 +285,19 @@ fn segments_opened_and_dropped() -> RequestBlock {
 
 #[test]
 fn every_store_answers_a_trace_of_segments_opened_and_dropped_as_the_memory_store_does() {
-    let redis = redis_server("store conformance with drops");
-    let cluster = redis
-        .as_ref()
-        .and_then(|_| support::RedisCluster::start("store conformance with drops"));
     let mut settings = StoreSettings {
         write_buffer_size: 1 << 20,
         block_cache: 1 << 20,
         lmdb_map_size: 256 << 20,
         ..StoreSettings::default()
     };
-    if let Some(r) = &redis {
-        settings.redis_url = r.url.clone();
-    }
+    let redis = Redis::start("store conformance with drops", true, &mut settings);
     let states: Vec<String> = (0..4)
         .map(|slot| format!("counts.slot-{slot}"))
         .chain(["offsets".to_string()])
         .collect();
-    let kinds = kinds_here(redis.is_some(), cluster.is_some());
-    let cluster_url = cluster.as_ref().map(support::RedisCluster::url);
+    let kinds = redis.kinds();
+    let cluster_url = redis.cluster_url();
     let (_dirs, mut stores) = open_every(&kinds, &states, &settings, cluster_url.as_deref());
     assert_eq!(stores[0].name(), "memory");
     let block = segments_opened_and_dropped();
@@ -322,10 +325,6 @@ fn every_store_answers_every_read_of_every_reference_trace_as_the_memory_store_d
     let Some(shared) = common::shared_dir("store conformance") else {
         return;
     };
-    let redis = redis_server("store conformance");
-    let cluster = redis
-        .as_ref()
-        .and_then(|_| support::RedisCluster::start("store conformance"));
     // a small write buffer, so that reads find entries in flushed files as well as in the
     // memtable within the requests replayed
     let mut settings = StoreSettings {
@@ -333,11 +332,9 @@ fn every_store_answers_every_read_of_every_reference_trace_as_the_memory_store_d
         block_cache: 8 << 20,
         ..StoreSettings::default()
     };
-    if let Some(r) = &redis {
-        settings.redis_url = r.url.clone();
-    }
-    let kinds = kinds_here(redis.is_some(), cluster.is_some());
-    let cluster_url = cluster.as_ref().map(support::RedisCluster::url);
+    let redis = Redis::start("store conformance", true, &mut settings);
+    let kinds = redis.kinds();
+    let cluster_url = redis.cluster_url();
     // one thread per trace: Redis answers over loopback, so the traces overlap their waits
     std::thread::scope(|scope| {
         for name in common::REFERENCE_TRACES {
@@ -447,16 +444,13 @@ fn every_store_answers_every_read_of_the_kafka_streams_and_spark_workloads_as_th
     if common::shared_dir("store conformance, other engines").is_none() {
         return;
     }
-    let redis = redis_server("store conformance, other engines");
     let mut settings = StoreSettings {
         write_buffer_size: 256 << 10,
         block_cache: 8 << 20,
         ..StoreSettings::default()
     };
-    if let Some(r) = &redis {
-        settings.redis_url = r.url.clone();
-    }
-    let kinds = kinds_here(redis.is_some(), false);
+    let redis = Redis::start("store conformance, other engines", false, &mut settings);
+    let kinds = redis.kinds();
     let root = common::project_root();
     let mut workloads = Vec::new();
     for engine in ["kafka-streams-reference", "spark-reference"] {

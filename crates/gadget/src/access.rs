@@ -260,14 +260,7 @@ pub trait AccessSink {
     /// what it does unless a sink overrides it to do the key's work once for all of them.
     #[inline]
     fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
-        for &(op, value_len) in requests {
-            self.access(Access {
-                op,
-                state,
-                key,
-                value_len,
-            });
-        }
+        access_each(self, state, key, requests);
     }
 
     /// An input event reached the operator (`input` is 0 for one-input operators, 1 or 2 for joins).
@@ -283,6 +276,26 @@ pub trait AccessSink {
     /// sink says so.
     fn stopped(&self) -> bool {
         false
+    }
+}
+
+/// Issues `requests` on one state key one by one through `sink`'s [`AccessSink::access`]:
+/// what [`AccessSink::access_all`] does unless a sink overrides it, for an override that
+/// sometimes falls back to it.
+#[inline]
+pub fn access_each<S: AccessSink + ?Sized>(
+    sink: &mut S,
+    state: StateId,
+    key: &[u8],
+    requests: &[(Op, u32)],
+) {
+    for &(op, value_len) in requests {
+        sink.access(Access {
+            op,
+            state,
+            key,
+            value_len,
+        });
     }
 }
 

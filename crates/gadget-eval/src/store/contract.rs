@@ -421,32 +421,17 @@ fn lethe_keeps_the_contract_in_a_process_of_its_own() {
         }
         return;
     }
-    let library = super::rocksdb_lib::lethe_location();
-    if !library.exists() {
-        let why = format!(
-            "no Lethe library at {} (scripts/lethe/build.sh builds it)",
-            library.display()
-        );
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
+    let Some(text) = super::lethe::rerun_in_own_process(
+        CHILD,
+        &[
             "store::contract::lethe_keeps_the_contract_in_a_process_of_its_own",
             "--exact",
             "--nocapture",
             "--test-threads=1",
-        ])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success(), "{text}");
+        ],
+    ) else {
+        return;
+    };
     // the child ran the checks, not zero tests
     assert!(text.contains("1 passed"), "{text}");
     assert!(

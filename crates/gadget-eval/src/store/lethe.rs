@@ -132,6 +132,37 @@ fn configure(library: &'static Library, settings: &StoreSettings) -> Result<(), 
     Ok(())
 }
 
+/// For Lethe's tests, which need a process of their own (one process runs one RocksDB
+/// library): runs the current test binary again with `args` and `env` set, requires it to
+/// succeed, and returns what it printed. Without Lethe's library, `None`: the caller's test
+/// skips, saying how to build it, or fails under `CI=true`.
+#[doc(hidden)]
+pub fn rerun_in_own_process(env: &str, args: &[&str]) -> Option<String> {
+    let library = super::rocksdb_lib::lethe_location();
+    if !library.exists() {
+        let why = format!(
+            "no Lethe library at {} (scripts/lethe/build.sh builds it)",
+            library.display()
+        );
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let output = std::process::Command::new(exe)
+        .args(args)
+        .env(env, "1")
+        .output()
+        .expect("the test binary runs again");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{text}");
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
