@@ -113,6 +113,7 @@ const DEDUP: &str = "drop-duplicates-within-watermark";
 const JOIN: &str = "stream-join";
 const GROUPS: &str = "flat-map-groups-with-state";
 const SESSIONS: &str = "session-count";
+const TRANSFORM: &str = "transform-with-state";
 
 const SETTINGS: &[Setting] = &[
     Setting {
@@ -370,6 +371,41 @@ const SETTINGS: &[Setting] = &[
             ("trigger_ms", "600000"),
         ],
         input: Input::VeryLate,
+    },
+    Setting {
+        operator: TRANSFORM,
+        name: "transformWithState, a ValueState and an event-time timer, 30 s gap",
+        flags: &["--state", "value", "--gap", "30000"],
+        edits: &[],
+        input: Input::Borg,
+    },
+    Setting {
+        operator: TRANSFORM,
+        name: "transformWithState, a ValueState, 5 s gap, a watermark 10 s behind, update mode, \
+               3 shuffle partitions, 10 min of event time per micro-batch, late records",
+        flags: &[
+            "--state",
+            "value",
+            "--gap",
+            "5000",
+            "--delay",
+            "10000",
+            "--mode",
+            "update",
+            "--partitions",
+            "3",
+            "--trigger-ms",
+            "600000",
+        ],
+        edits: &[
+            ("gap", "5000"),
+            ("delay", "10000"),
+            ("mode", "\"update\""),
+            ("partitions", "3"),
+            ("trigger_events", ""),
+            ("trigger_ms", "600000"),
+        ],
+        input: Input::Late,
     },
 ];
 

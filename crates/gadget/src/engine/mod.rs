@@ -69,6 +69,7 @@ impl Engine {
                 ("session", "session-count"),
                 ("interval-join", "stream-join"),
                 ("flat-map-groups-with-state", "session-count"),
+                ("transform-with-state", "session-count"),
             ],
             Engine::Spark => &[
                 ("tumbling", "tumbling-count"),
@@ -84,6 +85,7 @@ impl Engine {
                 ("session-count", "session"),
                 ("stream-join", "interval-join"),
                 ("flat-map-groups-with-state", "session"),
+                ("transform-with-state", "session"),
             ],
         };
         pairs.iter().find(|(o, _)| *o == other).map(|(_, c)| *c)

@@ -27,17 +27,20 @@ pub(crate) fn parse(s: &Section<'_>) -> Result<(SparkSpec, String), ConfigError>
             )?;
             (SparkQuery::StreamJoin, window)
         }
-        "flat-map-groups-with-state" | "session-count" => {
+        "flat-map-groups-with-state" | "session-count" | "transform-with-state" => {
             let gap = s.require_int(
                 "gap",
                 1,
                 DAY_MS,
                 "the ms of event time without a record after which a key's session times out",
             )?;
-            let query = if kind == "session-count" {
-                SparkQuery::SessionCount
-            } else {
-                SparkQuery::FlatMapGroupsWithState
+            let query = match kind {
+                "session-count" => SparkQuery::SessionCount,
+                "transform-with-state" => {
+                    s.require_choice("state", &["value"])?;
+                    SparkQuery::TransformWithState
+                }
+                _ => SparkQuery::FlatMapGroupsWithState,
             };
             (query, gap)
         }

@@ -33,12 +33,14 @@ mod held;
 pub mod join;
 mod partition;
 pub mod session;
+pub mod transform;
 
 pub use aggregate::TumblingCount;
 pub use dedup::DropDuplicatesWithinWatermark;
 pub use group_state::FlatMapGroupsWithState;
 pub use join::StreamJoin;
 pub use session::SessionCount;
+pub use transform::TransformWithState;
 
 use batch::{micro_batched_operator, MicroBatched};
 
@@ -48,6 +50,7 @@ micro_batched_operator!(
     StreamJoin,
     FlatMapGroupsWithState,
     SessionCount,
+    TransformWithState,
 );
 
 /// The operator types of Spark.
@@ -57,6 +60,7 @@ pub const OPERATORS: &[&str] = &[
     "stream-join",
     "flat-map-groups-with-state",
     "session-count",
+    "transform-with-state",
 ];
 
 /// A Spark query's stateful operator.
@@ -73,6 +77,9 @@ pub enum SparkQuery {
     FlatMapGroupsWithState,
     /// `groupBy(session_window("time", size), "key").count()` ([`SessionCount`]).
     SessionCount,
+    /// A session count per key with a gap of `size` ms by `transformWithState`, a
+    /// `ValueState` and an event-time timer ([`TransformWithState`]).
+    TransformWithState,
 }
 
 impl SparkQuery {
@@ -199,6 +206,7 @@ impl SparkSpec {
             SparkQuery::StreamJoin => Box::new(StreamJoin::new(self)),
             SparkQuery::FlatMapGroupsWithState => Box::new(FlatMapGroupsWithState::new(self)),
             SparkQuery::SessionCount => Box::new(SessionCount::new(self)),
+            SparkQuery::TransformWithState => Box::new(TransformWithState::new(self)),
         }
     }
 }

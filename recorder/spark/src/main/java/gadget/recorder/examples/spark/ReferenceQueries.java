@@ -79,6 +79,12 @@ import scala.Tuple2;
  * after {@code withWatermark("time", --delay ms)}: the state is (count, latest event time),
  * its timeout the latest event time plus {@code --gap} ms (never before the watermark); a
  * timed-out key emits (key, count) and removes its state.
+ *
+ * <p>{@code --operator transform-with-state}: the same session count written with
+ * {@code groupByKey("key").transformWithState(..., TimeMode.EventTime(), ...)} after
+ * {@code withWatermark("time", --delay ms)}, its state a {@code ValueState}, {@code ListState}
+ * or {@code MapState} ({@code --state value|list|map}) and its end an event-time timer
+ * ({@link TransformWithState}).
  */
 public final class ReferenceQueries {
     private ReferenceQueries() {}
@@ -97,6 +103,7 @@ public final class ReferenceQueries {
         long delay = 0;
         long gap = 30_000;
         String joinType = "inner";
+        String state = "value";
         String mode = "append";
         String trigger = "available-now";
         boolean noDataBatches = true;
@@ -123,6 +130,7 @@ public final class ReferenceQueries {
                     case "--delay": s.delay = Long.parseLong(v); break;
                     case "--gap": s.gap = Long.parseLong(v); break;
                     case "--join-type": s.joinType = v; break;
+                    case "--state": s.state = v; break;
                     case "--mode": s.mode = v; break;
                     case "--trigger": s.trigger = v; break;
                     case "--no-data-batches": s.noDataBatches = Boolean.parseBoolean(v); break;
@@ -130,7 +138,7 @@ public final class ReferenceQueries {
                     default:
                         throw new IllegalArgumentException("unknown flag " + flag + "; the flags are "
                                 + "--operator --input --work --order --limit --trigger-events --trigger-ms "
-                                + "--partitions --window --delay --gap --join-type --mode --trigger "
+                                + "--partitions --window --delay --gap --join-type --state --mode --trigger "
                                 + "--no-data-batches --input-at-start");
                 }
             }
@@ -182,13 +190,15 @@ public final class ReferenceQueries {
                 ? byEventTime(events, s.triggerMs)
                 : byCount(events, s.triggerEvents);
         boolean join = s.operator.equals("stream-join");
+        // the input files carry the event type for the join and the map state
+        boolean typed = join || (s.operator.equals("transform-with-state") && s.state.equals("map"));
         // under the processing-time trigger the files arrive one by one, each once the query
         // is idle, unless --input-at-start puts them all there before it starts
         boolean arriving = s.trigger.equals("processing-time") && !s.inputAtStart;
         Files.createDirectories(inputDir);
         if (!arriving) {
             for (int i = 0; i < batches.size(); i++) {
-                writeBatch(batches.get(i), i, inputDir, join);
+                writeBatch(batches.get(i), i, inputDir, typed);
             }
         }
         SparkSession spark = SparkSession.builder()
@@ -203,7 +213,7 @@ public final class ReferenceQueries {
                 .config("spark.sql.streaming.noDataMicroBatches.enabled", String.valueOf(s.noDataBatches))
                 .getOrCreate();
         spark.sparkContext().setLogLevel("ERROR");
-        Dataset<Row> input = source(spark, inputDir, join);
+        Dataset<Row> input = source(spark, inputDir, typed);
         Dataset<Row> result;
         switch (s.operator) {
             case "tumbling-count":
@@ -238,10 +248,15 @@ public final class ReferenceQueries {
                 result = sessions(input.withWatermark("time", s.delay + " milliseconds"), s.gap,
                         s.mode.equals("update") ? OutputMode.Update() : OutputMode.Append());
                 break;
+            case "transform-with-state":
+                result = TransformWithState.sessions(
+                        input.withWatermark("time", s.delay + " milliseconds"), s.state, s.gap,
+                        s.mode.equals("update") ? OutputMode.Update() : OutputMode.Append());
+                break;
             default:
                 throw new IllegalArgumentException("unknown operator " + s.operator
                         + "; the operators are tumbling-count, drop-duplicates-within-watermark, "
-                        + "stream-join, session-count and flat-map-groups-with-state");
+                        + "stream-join, session-count, flat-map-groups-with-state and transform-with-state");
         }
         long started = System.nanoTime();
         DataStreamWriter<Row> writer = result.writeStream()
@@ -253,7 +268,7 @@ public final class ReferenceQueries {
             // everything before it, batches without data included
             StreamingQuery query = writer.trigger(Trigger.ProcessingTime(0)).start();
             for (int i = 0; i < batches.size(); i++) {
-                writeBatch(batches.get(i), i, inputDir, join);
+                writeBatch(batches.get(i), i, inputDir, typed);
                 awaitIdle(query);
             }
             query.stop();
