@@ -1,7 +1,8 @@
 //! Spark Structured Streaming recorded (`gadget record spark`) and reproduced: the recorder
 //! agent and the Spark reference queries are built with Maven, each query (a windowed count
 //! with a watermark, `dropDuplicatesWithinWatermark`, a stream-stream join, a session count by
-//! `flatMapGroupsWithState` with an event-time timeout and one by `session_window`, on the
+//! `flatMapGroupsWithState` with an event-time timeout, one by `session_window` and one by
+//! `transformWithState` in each kind of state variable with event-time timers, on the
 //! RocksDB state store provider, `local[1]`, one micro-batch per file of events) runs over the
 //! Borg trace under the agent for several settings (output modes, join types, window sizes and
 //! gaps, trigger sizes, watermark delays, shuffle partitions, late and very late records, input
@@ -404,6 +405,36 @@ const SETTINGS: &[Setting] = &[
             ("partitions", "3"),
             ("trigger_events", ""),
             ("trigger_ms", "600000"),
+        ],
+        input: Input::Late,
+    },
+    Setting {
+        operator: TRANSFORM,
+        name: "transformWithState, a ListState of event times, 30 s gap, 500 events per \
+               micro-batch, records an hour late (dropped)",
+        flags: &["--state", "list", "--gap", "30000", "--trigger-events", "500"],
+        edits: &[("state", "\"list\""), ("trigger_events", "500")],
+        input: Input::VeryLate,
+    },
+    Setting {
+        operator: TRANSFORM,
+        name: "transformWithState, a MapState by minute, 60 s gap, a watermark 3 s behind, \
+               2 shuffle partitions, late records (a key's minutes out of order)",
+        flags: &[
+            "--state",
+            "map",
+            "--gap",
+            "60000",
+            "--delay",
+            "3000",
+            "--partitions",
+            "2",
+        ],
+        edits: &[
+            ("state", "\"map\""),
+            ("gap", "60000"),
+            ("delay", "3000"),
+            ("partitions", "2"),
         ],
         input: Input::Late,
     },

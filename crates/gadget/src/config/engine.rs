@@ -486,6 +486,49 @@ mode = "update"
     }
 
     #[test]
+    fn a_spark_transform_with_state_names_its_state_variable() {
+        let text = r#"
+engine = "spark"
+[source]
+type = "file"
+path = "x.csv"
+key_column = 0
+time_column = 1
+[operator]
+type = "transform-with-state"
+state = "list"
+gap = 30000
+"#;
+        let c = Config::parse(text, Path::new("c.toml")).unwrap();
+        let OperatorConfig::Spark(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        use crate::engine::spark::{SparkQuery, StateVariable};
+        assert_eq!(
+            (spec.query, spec.size),
+            (SparkQuery::TransformWithState(StateVariable::List), 30000)
+        );
+        // the state variable is required, and one of three
+        let e = Config::parse(&text.replace("state = \"list\"\n", ""), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("state") && e.contains("value, list, map"), "{e}");
+        let e = Config::parse(&text.replace("\"list\"", "\"set\""), Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("c.toml:10") && e.contains("value, list, map"),
+            "{e}"
+        );
+        // no other operator has one
+        let other = text.replace("transform-with-state", "flat-map-groups-with-state");
+        let e = Config::parse(&other, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("state") && e.contains("unknown key"), "{e}");
+    }
+
+    #[test]
     fn a_spark_count_takes_its_window_watermark_mode_and_trigger() {
         let text = COUNT
             .replace("engine = \"kafka-streams\"", "engine = \"spark\"")

@@ -201,6 +201,14 @@ impl<T: Copy> BatchRows<T> {
             .sort_unstable_by(|a, b| order(&bytes[a.0..a.1], &bytes[b.0..b.1]));
     }
 
+    /// Sorts the rows by their keys with `order`, rows of equal keys kept in the order they
+    /// came (as Spark's sort keeps them).
+    pub(crate) fn stable_sort_by_key(&mut self, mut order: impl FnMut(&[u8], &[u8]) -> Ordering) {
+        let bytes = &self.bytes;
+        self.rows
+            .sort_by(|a, b| order(&bytes[a.0..a.1], &bytes[b.0..b.1]));
+    }
+
     /// Sorts the rows with `order` over (key, value) (not stable).
     pub(crate) fn sort_by(&mut self, mut order: impl FnMut((&[u8], T), (&[u8], T)) -> Ordering) {
         let bytes = &self.bytes;

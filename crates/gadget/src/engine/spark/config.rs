@@ -37,8 +37,9 @@ pub(crate) fn parse(s: &Section<'_>) -> Result<(SparkSpec, String), ConfigError>
             let query = match kind {
                 "session-count" => SparkQuery::SessionCount,
                 "transform-with-state" => {
-                    s.require_choice("state", &["value"])?;
-                    SparkQuery::TransformWithState
+                    let name = s.require_choice("state", super::STATE_VARIABLES)?;
+                    let variable = super::StateVariable::named(name).expect("a listed name");
+                    SparkQuery::TransformWithState(variable)
                 }
                 _ => SparkQuery::FlatMapGroupsWithState,
             };

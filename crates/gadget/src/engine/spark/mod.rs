@@ -40,7 +40,7 @@ pub use dedup::DropDuplicatesWithinWatermark;
 pub use group_state::FlatMapGroupsWithState;
 pub use join::StreamJoin;
 pub use session::SessionCount;
-pub use transform::TransformWithState;
+pub use transform::{StateVariable, TransformWithState, STATE_VARIABLES};
 
 use batch::{micro_batched_operator, MicroBatched};
 
@@ -77,9 +77,9 @@ pub enum SparkQuery {
     FlatMapGroupsWithState,
     /// `groupBy(session_window("time", size), "key").count()` ([`SessionCount`]).
     SessionCount,
-    /// A session count per key with a gap of `size` ms by `transformWithState`, a
-    /// `ValueState` and an event-time timer ([`TransformWithState`]).
-    TransformWithState,
+    /// A session count per key with a gap of `size` ms by `transformWithState`, its
+    /// session in a state variable, its end an event-time timer ([`TransformWithState`]).
+    TransformWithState(StateVariable),
 }
 
 impl SparkQuery {
@@ -206,7 +206,9 @@ impl SparkSpec {
             SparkQuery::StreamJoin => Box::new(StreamJoin::new(self)),
             SparkQuery::FlatMapGroupsWithState => Box::new(FlatMapGroupsWithState::new(self)),
             SparkQuery::SessionCount => Box::new(SessionCount::new(self)),
-            SparkQuery::TransformWithState => Box::new(TransformWithState::new(self)),
+            SparkQuery::TransformWithState(variable) => {
+                Box::new(TransformWithState::new(self, variable))
+            }
         }
     }
 }

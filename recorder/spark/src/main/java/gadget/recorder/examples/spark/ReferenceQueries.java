@@ -190,8 +190,8 @@ public final class ReferenceQueries {
                 ? byEventTime(events, s.triggerMs)
                 : byCount(events, s.triggerEvents);
         boolean join = s.operator.equals("stream-join");
-        // the input files carry the event type for the join and the map state
-        boolean typed = join || (s.operator.equals("transform-with-state") && s.state.equals("map"));
+        // the input files carry the event type for the join
+        boolean typed = join;
         // under the processing-time trigger the files arrive one by one, each once the query
         // is idle, unless --input-at-start puts them all there before it starts
         boolean arriving = s.trigger.equals("processing-time") && !s.inputAtStart;

@@ -34,8 +34,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * <li>{@code list}: a {@code ListState} of the records' event times, appended per key with
  * data; the key's timers are listed (there is at most one), deleted, and a timer set at the
  * latest time plus the gap. On the timer the list is read for its length.</li>
- * <li>{@code map}: a {@code MapState} from the record's event type to its count: per key with
- * data, per event type, a read and an update; the timer as for the list.</li>
+ * <li>{@code map}: a {@code MapState} from the minute of event time to the records in it
+ * (a session's histogram by minute): per record, a read and an update of its minute; the
+ * timer as for the list. On the timer the counts are read and the map cleared.</li>
  * </ul>
  */
 final class TransformWithState {
@@ -175,10 +176,10 @@ final class TransformWithState {
         }
     }
 
-    /** The session as a {@code MapState} from event type to count. */
+    /** The session as a {@code MapState} from the minute of event time to its records. */
     static final class MapSessions extends StatefulProcessor<Long, Row, Tuple2<Long, Long>> {
         private final long gap;
-        private transient MapState<String, Long> byType;
+        private transient MapState<Long, Long> byMinute;
 
         MapSessions(long gap) {
             this.gap = gap;
@@ -186,7 +187,7 @@ final class TransformWithState {
 
         @Override
         public void init(OutputMode outputMode, TimeMode timeMode) {
-            byType = getHandle().getMapState("by-type", Encoders.STRING(), Encoders.LONG(),
+            byMinute = getHandle().getMapState("by-minute", Encoders.LONG(), Encoders.LONG(),
                     TTLConfig.NONE());
         }
 
@@ -197,9 +198,9 @@ final class TransformWithState {
             List<Row> seen = new ArrayList<>();
             long latest = latest(rows, timer == Long.MIN_VALUE ? Long.MIN_VALUE : timer - gap, seen);
             for (Row row : seen) {
-                String type = row.getString(2);
-                Long count = byType.getValue(type);
-                byType.updateValue(type, count == null ? 1 : count + 1);
+                long minute = Math.floorDiv(row.getLong(1), 60_000L);
+                Long count = byMinute.getValue(minute);
+                byMinute.updateValue(minute, count == null ? 1 : count + 1);
             }
             getHandle().registerTimer(latest + gap);
             return none();
@@ -209,11 +210,11 @@ final class TransformWithState {
         public Iterator<Tuple2<Long, Long>> handleExpiredTimer(Long key, TimerValues timerValues,
                 ExpiredTimerInfo expired) {
             long count = 0;
-            Iterator<Long> it = byType.values();
+            Iterator<Long> it = byMinute.values();
             while (it.hasNext()) {
                 count += it.next();
             }
-            byType.clear();
+            byMinute.clear();
             return one(key, count);
         }
     }
