@@ -18,6 +18,13 @@ public final class Recorder {
     /** Whether every thread records into one trace ({@code threads=one}). */
     private static volatile boolean oneTrace;
     private static final List<ThreadTrace> TRACES = new ArrayList<>();
+    /**
+     * Each thread's depth of element handlers (an operator's handler calling its super class's
+     * nests one in another): kept per thread, also when threads share one trace
+     * ({@code threads=one}), so that concurrent threads neither lose nor double markers.
+     */
+    private static final ThreadLocal<int[]> ELEMENT_DEPTH = ThreadLocal.withInitial(() -> new int[1]);
+
     private static final ThreadLocal<ThreadTrace> CURRENT = ThreadLocal.withInitial(() -> {
         synchronized (TRACES) {
             if (oneTrace && !TRACES.isEmpty()) {
@@ -144,11 +151,9 @@ public final class Recorder {
     /** An element handler of {@code operator} was entered (a marker if it has keyed state). */
     public static void elementEnter(Object operator, int input) {
         if (writer != null) {
-            ThreadTrace t = CURRENT.get();
-            if (t.elementEnter()) {
-                if (Native.keyed(operator)) {
-                    t.event(input);
-                }
+            int[] depth = ELEMENT_DEPTH.get();
+            if (depth[0]++ == 0 && Native.keyed(operator)) {
+                CURRENT.get().event(input);
             }
         }
     }
@@ -173,7 +178,7 @@ public final class Recorder {
     /** An element handler returned. */
     public static void elementExit() {
         if (writer != null) {
-            CURRENT.get().elementExit();
+            ELEMENT_DEPTH.get()[0]--;
         }
     }
 

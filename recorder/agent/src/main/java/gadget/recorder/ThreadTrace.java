@@ -38,7 +38,6 @@ final class ThreadTrace {
     private final Map<String, Integer> stateIds = new HashMap<>();
 
     private Chunk chunk;
-    private int elementDepth;
 
     /** Records dropped because every buffer was in flight. */
     long dropped;
@@ -211,17 +210,8 @@ final class ThreadTrace {
         line(Ops.NEXT, iteratorState(iterator), landed, null, 0);
     }
 
-    /** Enters an element handler; true for the outermost one (not a super call). */
-    boolean elementEnter() {
-        return elementDepth++ == 0;
-    }
-
     void event(int input) {
         marker(EVENT, input, true);
-    }
-
-    void elementExit() {
-        elementDepth--;
     }
 
     void watermark(long timestamp) {
