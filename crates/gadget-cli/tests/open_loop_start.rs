@@ -26,10 +26,15 @@ fn an_open_loop_run_at_1_percent_of_capacity_on_rocksdb_is_charged_only_its_serv
     // issue was found), the driver's megabyte of value bytes (~25 ms in a debug build). The
     // bound allows 10× service time's p99.9, or 5 ms for the scheduler of a 2-core machine
     // that wakes a thread late now and then; a start charge is in every run, a late wake-up
-    // is not, so the best of three runs is judged.
+    // or a burst of load from another process is not, so the best of up to six runs is
+    // judged, a second apart (a CI run once found the machine busy for three runs in a row,
+    // its service times 20 to 75 times the usual).
     let cfg = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/ycsb/workloada.toml");
     let mut runs = Vec::new();
-    for _ in 0..3 {
+    for attempt in 0..6 {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
         let out = Command::cargo_bin("gadget")
             .unwrap()
             .args(["run", cfg.to_str().unwrap(), "--json", "--store", "rocksdb"])
