@@ -242,10 +242,17 @@ pub fn run_streams(
                 options.arrival.describe()
             );
         }
-        (report.per_state, report.per_store) =
-            parts(&m.recorder, report.seconds, &states[i], &state_homes);
+        let encode = report.histograms.is_some();
+        let placed = parts(
+            &m.recorder,
+            report.seconds,
+            &states[i],
+            &state_homes,
+            encode,
+        );
+        (report.per_state, report.per_store) = (placed.per_state, placed.per_store);
         if let Some(h) = &mut report.histograms {
-            h.per_state = m.recorder.state_histograms(&states[i], &state_homes);
+            h.per_state = placed.histograms;
         }
         homes.push(state_homes);
         report.store_counters = counters
@@ -281,10 +288,17 @@ pub fn run_streams(
         .collect();
     let mut report = combined.report(&reports[0].store, &emulated, options);
     // instances run the same workload: state i is the same state in each
-    (report.per_state, report.per_store) =
-        parts(&combined.recorder, report.seconds, &states[0], &homes[0]);
+    let encode = report.histograms.is_some();
+    let placed = parts(
+        &combined.recorder,
+        report.seconds,
+        &states[0],
+        &homes[0],
+        encode,
+    );
+    (report.per_state, report.per_store) = (placed.per_state, placed.per_store);
     if let Some(h) = &mut report.histograms {
-        h.per_state = combined.recorder.state_histograms(&states[0], &homes[0]);
+        h.per_state = placed.histograms;
     }
     // the combined histograms hold the instances' requests; each instance keeps its summary
     for instance in &mut reports {

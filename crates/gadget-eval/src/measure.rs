@@ -9,7 +9,7 @@ use gadget::access::Op;
 use gadget_results::summary::{
     histogram, IntervalOp, IntervalStats, OpSummary, Spectrum, HIGHEST_NS, MAX_INTERVALS,
 };
-use gadget_results::{hdr, OpHistogram, RunHistograms, StateHistogram};
+use gadget_results::{hdr, OpHistogram, RunHistograms};
 use hdrhistogram::Histogram;
 
 /// log2 of half the sub-buckets of a bucket: 3 significant digits need 2,048 sub-buckets.
@@ -561,30 +561,6 @@ impl Recorder {
             service,
             per_state: Vec::new(),
         }
-    }
-
-    /// The histograms with each state's latency histogram beside them: `states[i]` names state
-    /// `i` and `stores[i]` the store it lives in (as [`crate::placed::parts`] takes them).
-    pub fn histograms_with_states(&self, states: &[String], stores: &[String]) -> RunHistograms {
-        RunHistograms {
-            per_state: self.state_histograms(states, stores),
-            ..self.histograms()
-        }
-    }
-
-    /// Each state's latency histogram, encoded, named as in [`Recorder::histograms_with_states`].
-    pub fn state_histograms(&self, states: &[String], stores: &[String]) -> Vec<StateHistogram> {
-        states
-            .iter()
-            .enumerate()
-            .filter_map(|(i, name)| {
-                Some(StateHistogram {
-                    name: name.clone(),
-                    store: stores.get(i).cloned().unwrap_or_default(),
-                    hdr: hdr::encode(&self.state_histogram(i)?),
-                })
-            })
-            .collect()
     }
 
     /// The interval histograms kept for the HDR log (`None` unless asked for at creation).

@@ -46,7 +46,11 @@ fn shard(seed: u64, n: u64, args: &[&str]) -> RunReport {
     let (latency, service) = r.summary(seconds);
     let names = vec!["window-contents".to_string(), "lookup".to_string()];
     let stores = vec!["rocksdb".to_string(), "redis".to_string()];
-    let (per_state, per_store) = gadget_eval::placed::parts(&r, seconds, &names, &stores);
+    let gadget_eval::placed::Placed {
+        per_state,
+        per_store,
+        ..
+    } = gadget_eval::placed::parts(&r, seconds, &names, &stores, false);
     let mut command_line = vec!["gadget".to_string(), "run".to_string()];
     command_line.extend(args.iter().map(|a| a.to_string()));
     RunReport {
@@ -104,7 +108,10 @@ fn shard(seed: u64, n: u64, args: &[&str]) -> RunReport {
             measure_end_ns: end,
             interval_ns: 1_000_000_000,
         }),
-        histograms: Some(r.histograms_with_states(&names, &stores)),
+        histograms: Some(gadget_results::RunHistograms {
+            per_state: gadget_eval::placed::parts(&r, 1.0, &names, &stores, true).histograms,
+            ..r.histograms()
+        }),
         shards: Vec::new(),
     }
 }

@@ -38,7 +38,11 @@ fn shard(seed: u64, requests: &[(Op, u64, usize)], zero_unix_ns: u64) -> RunRepo
     let seconds = end as f64 / 1e9;
     let (latency, service) = r.summary(seconds);
     let (names, stores) = states();
-    let (per_state, per_store) = crate::placed::parts(&r, seconds, &names, &stores);
+    let crate::placed::Placed {
+        per_state,
+        per_store,
+        ..
+    } = crate::placed::parts(&r, seconds, &names, &stores, false);
     RunReport {
         gadget_version: "0.1.0".into(),
         store: "memory".into(),
@@ -98,7 +102,10 @@ fn shard(seed: u64, requests: &[(Op, u64, usize)], zero_unix_ns: u64) -> RunRepo
             measure_end_ns: end,
             interval_ns: SECOND,
         }),
-        histograms: Some(r.histograms_with_states(&names, &stores)),
+        histograms: Some(RunHistograms {
+            per_state: crate::placed::parts(&r, 1.0, &names, &stores, true).histograms,
+            ..r.histograms()
+        }),
         shards: Vec::new(),
     }
 }
@@ -156,7 +163,11 @@ fn assert_exact(shards: &[Vec<(Op, u64, usize)>]) {
     assert_eq!(m.service, service);
     assert_eq!(m.latency_spectrum, all.spectra());
     let (names, stores) = states();
-    let (per_state, per_store) = crate::placed::parts(&all, m.seconds, &names, &stores);
+    let crate::placed::Placed {
+        per_state,
+        per_store,
+        ..
+    } = crate::placed::parts(&all, m.seconds, &names, &stores, false);
     assert_eq!(m.per_state, per_state);
     assert_eq!(m.per_store, per_store);
     assert_eq!(m.requests, everything.len() as u64);
