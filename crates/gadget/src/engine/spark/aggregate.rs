@@ -23,10 +23,10 @@ use rustc_hash::FxHashSet;
 use crate::access::{AccessSink, Op};
 use crate::source::element::Event;
 
-use super::batch::{BatchRows, MicroBatched, MicroBatches};
+use super::batch::{batches_in_fields, BatchRows, MicroBatched, MicroBatches};
 use super::held::Held;
 use super::partition::{hash_key, hash_long, partition_of, SEED};
-use super::{state_names, window_key_row, SparkSpec};
+use super::{window_key_row, SparkSpec};
 
 /// A count's value row: the version byte, the null bitset and the long.
 const COUNT_VALUE_BYTES: u32 = 1 + 8 + 8;
@@ -64,17 +64,7 @@ impl TumblingCount {
 }
 
 impl MicroBatched for TumblingCount {
-    fn batches(&self) -> &MicroBatches {
-        &self.batches
-    }
-
-    fn batches_mut(&mut self) -> &mut MicroBatches {
-        &mut self.batches
-    }
-
-    fn state_names(&self) -> Vec<String> {
-        state_names(self.partitions.len() as u32)
-    }
+    batches_in_fields!(one_store_per_partition);
 
     /// Adds `event`'s group (window, key) to the current batch, once per batch.
     fn buffer(&mut self, event: &Event) -> Option<usize> {

@@ -302,6 +302,29 @@ pub(crate) trait MicroBatched {
     }
 }
 
+/// Writes [`MicroBatched`]'s accessors of an operator whose batches are its field `batches`;
+/// with `one_store_per_partition`, also its state names: one store per element of its field
+/// `partitions`.
+macro_rules! batches_in_fields {
+    () => {
+        fn batches(&self) -> &$crate::engine::spark::batch::MicroBatches {
+            &self.batches
+        }
+
+        fn batches_mut(&mut self) -> &mut $crate::engine::spark::batch::MicroBatches {
+            &mut self.batches
+        }
+    };
+    (one_store_per_partition) => {
+        $crate::engine::spark::batch::batches_in_fields!();
+
+        fn state_names(&self) -> Vec<String> {
+            $crate::engine::spark::state_names(self.partitions.len() as u32)
+        }
+    };
+}
+pub(crate) use batches_in_fields;
+
 /// Implements [`crate::operator::Operator`] for micro-batched operators: their states, each
 /// event through [`MicroBatched::take_event`], no reaction to the source's watermarks (each
 /// batch computes its own), and the end through [`MicroBatched::finish`].

@@ -19,8 +19,8 @@
 use crate::access::{AccessSink, Op};
 use crate::source::element::Event;
 
-use super::batch::{buffer_keyed, KeyedPartition, MicroBatched, MicroBatches};
-use super::{state_names, SparkSpec};
+use super::batch::{batches_in_fields, buffer_keyed, KeyedPartition, MicroBatched, MicroBatches};
+use super::SparkSpec;
 
 /// The value row: the version byte, the null bitset and the expiry (a long, µs).
 const EXPIRY_VALUE_BYTES: u32 = 1 + 8 + 8;
@@ -49,17 +49,7 @@ impl DropDuplicatesWithinWatermark {
 }
 
 impl MicroBatched for DropDuplicatesWithinWatermark {
-    fn batches(&self) -> &MicroBatches {
-        &self.batches
-    }
-
-    fn batches_mut(&mut self) -> &mut MicroBatches {
-        &mut self.batches
-    }
-
-    fn state_names(&self) -> Vec<String> {
-        state_names(self.partitions.len() as u32)
-    }
+    batches_in_fields!(one_store_per_partition);
 
     fn buffer(&mut self, event: &Event) -> Option<usize> {
         buffer_keyed(&self.batches, &mut self.partitions, &mut self.key, event)

@@ -21,8 +21,8 @@
 use crate::access::{AccessSink, Op};
 use crate::source::element::Event;
 
-use super::batch::{buffer_keyed, KeyedPartition, MicroBatched, MicroBatches};
-use super::{key_order, state_names, SparkSpec};
+use super::batch::{batches_in_fields, buffer_keyed, KeyedPartition, MicroBatched, MicroBatches};
+use super::{key_order, SparkSpec};
 
 /// The value row: the version byte, the row's null bitset, its two field words (the state
 /// struct's offset and size, the timeout), and the state struct (a null bitset, the count
@@ -53,17 +53,7 @@ impl FlatMapGroupsWithState {
 }
 
 impl MicroBatched for FlatMapGroupsWithState {
-    fn batches(&self) -> &MicroBatches {
-        &self.batches
-    }
-
-    fn batches_mut(&mut self) -> &mut MicroBatches {
-        &mut self.batches
-    }
-
-    fn state_names(&self) -> Vec<String> {
-        state_names(self.partitions.len() as u32)
-    }
+    batches_in_fields!(one_store_per_partition);
 
     fn buffer(&mut self, event: &Event) -> Option<usize> {
         buffer_keyed(&self.batches, &mut self.partitions, &mut self.key, event)

@@ -32,7 +32,7 @@ use std::ops::Bound;
 use crate::access::{AccessSink, Op, StateId};
 use crate::source::element::Event;
 
-use super::batch::{BatchRows, MicroBatched, MicroBatches};
+use super::batch::{batches_in_fields, BatchRows, MicroBatched, MicroBatches};
 use super::partition::key_partition;
 use super::{key_index_row, key_row, SparkSpec};
 
@@ -276,13 +276,7 @@ fn key_after<V>(held: &BTreeMap<Vec<u8>, V>, after: Option<&[u8]>, out: &mut Vec
 }
 
 impl MicroBatched for StreamJoin {
-    fn batches(&self) -> &MicroBatches {
-        &self.batches
-    }
-
-    fn batches_mut(&mut self) -> &mut MicroBatches {
-        &mut self.batches
-    }
+    batches_in_fields!();
 
     fn state_names(&self) -> Vec<String> {
         let mut names = Vec::with_capacity(self.partitions.len() * STORES.len());

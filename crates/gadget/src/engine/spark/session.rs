@@ -27,10 +27,10 @@ use std::collections::VecDeque;
 use crate::access::{AccessSink, Op, StateId};
 use crate::source::element::Event;
 
-use super::batch::{BatchRows, MicroBatched, MicroBatches};
+use super::batch::{batches_in_fields, BatchRows, MicroBatched, MicroBatches};
 use super::held::Held;
 use super::partition::key_partition;
-use super::{key_order, key_row, state_names, SparkSpec};
+use super::{key_order, key_row, SparkSpec};
 
 /// The value row for a long key: the version byte, the bitset, three field words (the key,
 /// the session struct's place, the count) and the session struct (a bitset, start, end).
@@ -264,17 +264,7 @@ impl SessionCount {
 }
 
 impl MicroBatched for SessionCount {
-    fn batches(&self) -> &MicroBatches {
-        &self.batches
-    }
-
-    fn batches_mut(&mut self) -> &mut MicroBatches {
-        &mut self.batches
-    }
-
-    fn state_names(&self) -> Vec<String> {
-        state_names(self.partitions.len() as u32)
-    }
+    batches_in_fields!(one_store_per_partition);
 
     fn buffer(&mut self, event: &Event) -> Option<usize> {
         // a record whose session ended by the previous batch's watermark is late

@@ -36,8 +36,8 @@ pub use variable::{StateVariable, STATE_VARIABLES};
 use crate::access::AccessSink;
 use crate::source::element::Event;
 
-use super::batch::{BatchRows, MicroBatched, MicroBatches};
-use super::{key_order, key_row, state_names, SparkSpec, ENCODING_VERSION};
+use super::batch::{batches_in_fields, BatchRows, MicroBatched, MicroBatches};
+use super::{key_order, key_row, SparkSpec, ENCODING_VERSION};
 use store::{Instance, Scratch, Store};
 use variable::KeySession;
 
@@ -79,17 +79,7 @@ impl TransformWithState {
 }
 
 impl MicroBatched for TransformWithState {
-    fn batches(&self) -> &MicroBatches {
-        &self.batches
-    }
-
-    fn batches_mut(&mut self) -> &mut MicroBatches {
-        &mut self.batches
-    }
-
-    fn state_names(&self) -> Vec<String> {
-        state_names(self.partitions.len() as u32)
-    }
+    batches_in_fields!(one_store_per_partition);
 
     fn buffer(&mut self, event: &Event) -> Option<usize> {
         if !self.batches.is_late(event.timestamp) {
