@@ -135,11 +135,26 @@ fn a_table_200_us_away_is_read_no_sooner_than_the_delay_and_a_local_one_sooner()
         assert!(Instant::now() < deadline, "redis-server did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let (local, _) = run(&format!(
-        "[run.stores.table]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:{port}\"\n"
-    ));
+    // a bound on wall-clock time, which a busy machine can break: the best of up to five
+    // runs, a second apart, is judged (a delay wrongly applied to the local store is in every
+    // run; a CI run once found the machine busy enough for one run to take 432 µs)
+    let mut medians = Vec::new();
+    for attempt in 0..5 {
+        if attempt > 0 {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        let (local, _) = run(&format!(
+            "[run.stores.table]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:{port}\"\n"
+        ));
+        medians.push(table_p50_ns(&local));
+        if medians.last().is_some_and(|&p50| p50 < 200_000) {
+            break;
+        }
+    }
     let _ = server.kill();
     let _ = server.wait();
-    let local_p50 = table_p50_ns(&local);
-    assert!(local_p50 < 200_000, "local p50 {local_p50} ns");
+    assert!(
+        medians.iter().any(|&p50| p50 < 200_000),
+        "local p50 in every run: {medians:?} ns"
+    );
 }
