@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every recorder test over the whole Borg trace and with every setting. CI plays the first
 # 8,000 of its 26,250 events where an engine's cost grows with the input (Spark: about a second
-# per micro-batch), and records one half of each test's settings, alternating halves by day;
-# this plays all events and records every setting, about 2.5 times as long for Spark and twice
-# as many recordings (docs/fidelity.md).
+# per micro-batch), and records one third of each test's settings, rotating by day; this
+# plays all events and records every setting, about 2.5 times as long for Spark and three
+# times as many recordings (docs/fidelity.md).
 #   scripts/record-all.sh              every engine's recorder tests
 #   scripts/record-all.sh spark_recorder   one test file
 set -euo pipefail

@@ -149,7 +149,7 @@ struct Partitioned {
 }
 
 /// Each task's requests must be identical to Gadget's, whatever the tasks' interleaving. CI
-/// records one half of them, alternating by day (`support/settings_share.rs`), each half
+/// records one third of them, rotating by day (`support/settings_share.rs`), each third
 /// with one and two threads; `scripts/record-all.sh kafka_streams_application` records all.
 /// Every setting keeps the default cache, which evicts nothing over the Borg events: an
 /// eviction in a thread's cache shared by several tasks depends on their interleaving.
@@ -179,12 +179,12 @@ const PARTITIONED: &[Partitioned] = &[
         regroup: false,
     },
     Partitioned {
-        name: "application: count over 4 partitions, 1 thread",
+        name: "application: count by user, through a repartition topic of 2 partitions, 2 threads",
         config: "count",
         operator: "count",
-        partitions: 4,
-        threads: 1,
-        regroup: false,
+        partitions: 2,
+        threads: 2,
+        regroup: true,
     },
     Partitioned {
         name: "application: count by user, through a repartition topic of 1 partition",
@@ -195,12 +195,12 @@ const PARTITIONED: &[Partitioned] = &[
         regroup: true,
     },
     Partitioned {
-        name: "application: count by user, through a repartition topic of 2 partitions, 2 threads",
+        name: "application: count over 4 partitions, 1 thread",
         config: "count",
         operator: "count",
-        partitions: 2,
-        threads: 2,
-        regroup: true,
+        partitions: 4,
+        threads: 1,
+        regroup: false,
     },
 ];
 
