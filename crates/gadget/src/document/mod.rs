@@ -275,23 +275,41 @@ impl<'a> Section<'a> {
         let Some(v) = self.value(key) else {
             return Ok(None);
         };
+        Ok(Some(allowed[self.index_of_choice(key, v, allowed)?]))
+    }
+
+    /// The index in `allowed` of the string `v` that `key` holds, or an error naming them.
+    fn index_of_choice(
+        &self,
+        key: &'static str,
+        v: &Value,
+        allowed: &[&'static str],
+    ) -> Result<usize, ConfigError> {
         let s = v.as_str().ok_or_else(|| {
             self.error(
                 key,
                 format!("must be a string, one of: {}", allowed.join(", ")),
             )
         })?;
-        allowed
-            .iter()
-            .find(|a| **a == s)
-            .copied()
-            .map(Some)
-            .ok_or_else(|| {
-                self.error(
-                    key,
-                    format!("`{s}` is not allowed; use one of: {}", allowed.join(", ")),
-                )
-            })
+        allowed.iter().position(|a| *a == s).ok_or_else(|| {
+            self.error(
+                key,
+                format!("`{s}` is not allowed; use one of: {}", allowed.join(", ")),
+            )
+        })
+    }
+
+    /// A required string, one of `named`'s names: the value named by it.
+    pub fn require_named<T: Copy>(
+        &self,
+        key: &'static str,
+        named: &[(&'static str, T)],
+    ) -> Result<T, ConfigError> {
+        let names: Vec<&'static str> = named.iter().map(|(name, _)| *name).collect();
+        let Some(v) = self.value(key) else {
+            return Err(self.missing(key, &format!("one of {}", names.join(", "))));
+        };
+        Ok(named[self.index_of_choice(key, v, &names)?].1)
     }
 
     /// A required choice.

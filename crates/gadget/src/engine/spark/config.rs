@@ -36,11 +36,9 @@ pub(crate) fn parse(s: &Section<'_>) -> Result<(SparkSpec, String), ConfigError>
             )?;
             let query = match kind {
                 "session-count" => SparkQuery::SessionCount,
-                "transform-with-state" => {
-                    let name = s.require_choice("state", super::STATE_VARIABLES)?;
-                    let variable = super::StateVariable::named(name).expect("a listed name");
-                    SparkQuery::TransformWithState(variable)
-                }
+                "transform-with-state" => SparkQuery::TransformWithState(
+                    s.require_named("state", super::STATE_VARIABLES)?,
+                ),
                 _ => SparkQuery::FlatMapGroupsWithState,
             };
             (query, gap)

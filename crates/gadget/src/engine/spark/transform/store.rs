@@ -144,8 +144,8 @@ impl Store<'_> {
     }
 
     /// `listTimers()` for `key`: a prefix scan of `keyToTimestamp`; then each timer deleted
-    /// (the reference processor keeps at most one). Returns the latest, if any.
-    pub(super) fn drop_timers(&mut self, key: &[u8]) -> Option<i64> {
+    /// (the reference processor keeps at most one).
+    pub(super) fn drop_timers(&mut self, key: &[u8]) {
         let mut prefix = std::mem::take(&mut self.scratch.other);
         keys::prefix(&mut prefix, self.timers.key_to_time, key);
         let mut timers = std::mem::take(&mut self.scratch.timers);
@@ -161,9 +161,7 @@ impl Store<'_> {
         for &time in &timers {
             self.delete_timer(key, time);
         }
-        let latest = timers.iter().copied().max();
         self.scratch.timers = timers;
-        latest
     }
 
     fn timer_keys(&mut self, key: &[u8], time: i64) -> (Vec<u8>, Vec<u8>) {

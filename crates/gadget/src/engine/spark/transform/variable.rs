@@ -27,8 +27,12 @@ pub(super) struct KeySession<'a> {
     pub(super) timer: i64,
 }
 
-/// The `state` values of a config, in [`StateVariable`] order.
-pub const STATE_VARIABLES: &[&str] = &["value", "list", "map"];
+/// The `state` values of a config, each with its variable.
+pub const STATE_VARIABLES: &[(&str, StateVariable)] = &[
+    ("value", StateVariable::Value),
+    ("list", StateVariable::List),
+    ("map", StateVariable::Map),
+];
 
 /// The first column family a state variable creates.
 const FIRST: u16 = 2;
@@ -43,16 +47,6 @@ const ELEMENT_BYTES: u32 = 4 + LONG_BYTES;
 const MINUTE_MS: i64 = 60_000;
 
 impl StateVariable {
-    /// The variable of a config's `state`.
-    pub fn named(name: &str) -> Option<StateVariable> {
-        match name {
-            "value" => Some(StateVariable::Value),
-            "list" => Some(StateVariable::List),
-            "map" => Some(StateVariable::Map),
-            _ => None,
-        }
-    }
-
     /// The families of the variable's data (a list's entry count first, then its values).
     fn data_families(self) -> u16 {
         match self {
