@@ -69,11 +69,17 @@ impl Lifetimes {
 
     /// TTL in requests and in event time, with percentiles and CDF points.
     pub fn ttl(&self) -> TtlSummary {
+        self.ttl_scaled(0)
+    }
+
+    /// [`ttl`](Self::ttl) of a sample of keys whose positions each stand for `1 << shift`
+    /// requests (see [`crate::sampling`]).
+    pub fn ttl_scaled(&self, shift: u32) -> TtlSummary {
         let requests: Vec<u64> = self
             .first
             .iter()
             .zip(&self.last)
-            .map(|(f, l)| (l - f) as u64)
+            .map(|(f, l)| ((l - f) as u64) << shift)
             .collect();
         let times: Vec<u64> = self
             .first_time

@@ -19,6 +19,7 @@ pub mod locality;
 pub mod plot;
 pub mod report;
 pub mod results;
+pub mod sampling;
 pub mod series;
 
 use std::collections::BTreeMap;
@@ -34,6 +35,7 @@ use serde::Serialize;
 use ephemerality::{Lifetimes, Percentiles, TtlSummary};
 use intern::KeyInterner;
 use locality::{stopped_at, unique_sequences_of_length_until, StackDistances, StackSummary};
+use sampling::{Sampling, SamplingSummary};
 
 /// What can go wrong analysing a trace.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +63,8 @@ pub struct AnalyzeOptions {
     /// Bytes of a state key that identify the input event's key (Flink's key-group prefix plus
     /// the serialized key), to count distinct event keys in traces that do not record them.
     pub event_key_bytes: Option<usize>,
+    /// Every key, or a sample of them (for traces whose exact analysis does not fit).
+    pub sampling: Sampling,
 }
 
 impl Default for AnalyzeOptions {
@@ -70,6 +74,7 @@ impl Default for AnalyzeOptions {
             shuffle_seed: 1,
             working_set_samples: 500,
             event_key_bytes: None,
+            sampling: Sampling::Exact,
         }
     }
 }
@@ -94,7 +99,11 @@ pub struct KeyTrace {
     pub events: u64,
     /// Watermark markers.
     pub watermarks: u64,
-    /// The key of every keyed request (all but batch commits), as a dense id.
+    /// The keys analysed: every one, or a sample.
+    pub sampling: Sampling,
+    /// Keyed requests (all but batch commits), sampled or not.
+    pub keyed: u64,
+    /// The key of every keyed request (of a sampled key, when sampled), as a dense id.
     pub ids: Vec<u32>,
     /// Requests per key id.
     pub popularity: Vec<u64>,
@@ -124,6 +133,7 @@ pub fn scan(
     let flink = reader.is_flink_recording();
     let event_key_bytes = options.event_key_bytes.or(flink.then_some(9));
     let mut out = KeyTrace {
+        sampling: options.sampling,
         operator: reader
             .header()
             .map_or_else(|| "flink recording".to_string(), |h| h.operator.clone()),
@@ -178,7 +188,11 @@ pub fn scan(
                     continue;
                 }
                 *out.key_sizes.entry(key.len() as u32).or_default() += 1;
-                keys.access(fingerprint(a.state, key), now)?;
+                out.keyed += 1;
+                let fingerprint = fingerprint(a.state, key);
+                if options.sampling.keeps(&fingerprint) {
+                    keys.access(fingerprint, now)?;
+                }
                 if let Some(n) = event_key_bytes {
                     if state >= prefixes.len() {
                         prefixes.resize_with(state + 1, FxHashSet::default);
@@ -348,6 +362,8 @@ pub struct Analysis {
     pub working_set: Vec<(u64, u64)>,
     /// Key time to live.
     pub ttl: TtlSummary,
+    /// How the keys were sampled and how accurate the estimates are; `None` when exact.
+    pub sampling: Option<SamplingSummary>,
     /// Requests per key id (for comparisons; not reported).
     #[serde(skip)]
     pub popularity: Vec<u64>,
@@ -365,10 +381,15 @@ impl KeyTrace {
     pub fn analyze_until(mut self, options: &AnalyzeOptions, stop: &AtomicBool) -> Analysis {
         let distinct = self.popularity.len();
         let keyed = self.ids.len() as u64;
+        // a sample's positions and keys each stand for `1 << shift` of the trace's
+        let (sampling, shift) = (self.sampling, self.sampling.shift());
         let working_set = self
             .lifetimes
-            .working_set(keyed, keyed.div_ceil(options.working_set_samples.max(1)));
-        let ttl = self.lifetimes.ttl();
+            .working_set(keyed, keyed.div_ceil(options.working_set_samples.max(1)))
+            .into_iter()
+            .map(|(at, alive)| (at << shift, alive << shift))
+            .collect();
+        let ttl = self.lifetimes.ttl_scaled(shift);
         self.lifetimes = Lifetimes::default();
         // Two threads: one counts sequences, length by length, for the trace and then for its
         // shuffled copy; the other shuffles the copy and computes both stack distances,
@@ -376,7 +397,13 @@ impl KeyTrace {
         // bandwidth-bound and a stack distance latency-bound, so the two run side by side well
         // (two sequence counts at once slow each other down, and would need a second buffer of
         // 8 bytes per request).
-        let (ids, max_len) = (&self.ids, options.max_sequence_len);
+        // a sample's key sequences are not the trace's: none are counted
+        let max_len = if shift == 0 {
+            options.max_sequence_len
+        } else {
+            0
+        };
+        let ids = &self.ids;
         let (stack, stack_shuffled, found, found_shuffled) = std::thread::scope(|scope| {
             let (hand_over, shuffled_copy) = std::sync::mpsc::sync_channel(1);
             let stacks = scope.spawn(move || {
@@ -403,8 +430,14 @@ impl KeyTrace {
             let (stack, shuffled_stack) = stack_thread_result(stacks.join());
             (stack, shuffled_stack, found, found_shuffled)
         });
+        let keyed_all = self.keyed;
+        let hit_ratio_noise = (shift > 0)
+            .then(|| split_half_noise(ids, distinct, shift, keyed_all, stop))
+            .flatten();
+        let stack = sampling::scaled(stack, sampling, keyed_all);
+        let stack_shuffled = sampling::scaled(stack_shuffled, sampling, keyed_all);
         // sequences of length 1 are the distinct keys, in both orders
-        let distinct_keys = u64::from(!ids.is_empty()) * distinct as u64;
+        let distinct_keys = (u64::from(!ids.is_empty()) * distinct as u64) << shift;
         let with_first = |longer: Vec<u64>| -> Vec<u64> {
             (max_len > 0)
                 .then_some(distinct_keys)
@@ -445,12 +478,12 @@ impl KeyTrace {
             requests_by_state,
             states: self.states,
             event_amplification: (self.events > 0).then(|| requests as f64 / self.events as f64),
-            distinct_state_keys: distinct as u64,
+            distinct_state_keys: distinct_keys,
             distinct_event_keys: event_keys,
             event_keys_source: self.event_keys.map(|(_, s)| s),
             key_space_amplification: event_keys
                 .filter(|&n| n > 0)
-                .map(|n| distinct as f64 / n as f64),
+                .map(|n| distinct_keys as f64 / n as f64),
             key_size: size_percentiles(&self.key_sizes),
             value_size: size_percentiles(&self.value_sizes),
             reads: Reads::of(&self.found_sizes, self.found_nothing),
@@ -461,9 +494,35 @@ impl KeyTrace {
             unique_sequences_shuffled: sequences_shuffled,
             working_set,
             ttl,
+            sampling: (shift > 0).then(|| {
+                SamplingSummary::new(sampling, distinct as u64, keyed, keyed_all, hit_ratio_noise)
+            }),
             popularity: self.popularity,
         }
     }
+}
+
+/// The sampling noise of a sample's hit-ratio curve: the sample split in two by a hash of the
+/// key id, each half's curve (at twice the shift), and half their mean absolute difference.
+/// `None` when a half holds no access or a stop came.
+fn split_half_noise(
+    ids: &[u32],
+    distinct: usize,
+    shift: u32,
+    keyed: u64,
+    stop: &AtomicBool,
+) -> Option<f64> {
+    let (a, b): (Vec<u32>, Vec<u32>) = ids.iter().partition(|&&id| mix64(id as u64) & 1 == 0);
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let half = Sampling::Shards { shift: shift + 1 };
+    let curve = |ids: &[u32]| {
+        sampling::scaled(StackDistances::of_until(ids, distinct, stop), half, keyed)
+            .hit_ratio_curve()
+    };
+    let (a, b) = (curve(&a), curve(&b));
+    (!stop.load(Ordering::Relaxed)).then(|| sampling::curve_difference(&a, &b) / 2.0)
 }
 
 /// The stack-distance thread's result; its panic goes on.

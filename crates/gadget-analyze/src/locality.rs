@@ -24,13 +24,17 @@ pub(crate) fn stopped_at(i: usize, stop: &AtomicBool) -> bool {
     i % STOP_CHECK_EVERY == 0 && stop.load(Ordering::Relaxed)
 }
 
-/// Stack distances of a key sequence: an exact histogram.
+/// Stack distances of a key sequence: an exact histogram, or one of a sample of its keys
+/// standing for the whole (see [`crate::sampling`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StackDistances {
-    /// `counts[d]`: accesses at stack distance `d`.
+    /// `counts[d]`: accesses at stack distance `d` (in the sample, when sampled).
     pub counts: Vec<u64>,
     /// First accesses to a key (infinite distance, a miss at every cache size).
     pub cold: u64,
+    /// How many of the whole's accesses, and of its distance, each sampled one stands for:
+    /// `1 << scale_shift` (0: exact).
+    pub scale_shift: u32,
 }
 
 impl StackDistances {
@@ -106,14 +110,19 @@ impl StackDistances {
         out
     }
 
+    /// How many of the whole's accesses (and distances) one counted here stands for.
+    fn unit(&self) -> u64 {
+        1 << self.scale_shift
+    }
+
     /// Accesses that re-touch a key (all but the cold ones).
     pub fn reuses(&self) -> u64 {
-        self.counts.iter().sum()
+        self.counts.iter().sum::<u64>() << self.scale_shift
     }
 
     /// Mean stack distance over re-accesses (cold accesses have none); 0 without any.
     pub fn mean(&self) -> f64 {
-        let n = self.reuses();
+        let n: u64 = self.counts.iter().sum();
         if n == 0 {
             return 0.0;
         }
@@ -123,50 +132,59 @@ impl StackDistances {
             .enumerate()
             .map(|(d, &c)| d as f64 * c as f64)
             .sum();
-        sum / n as f64
+        sum / n as f64 * self.unit() as f64
     }
 
     /// The smallest distance at or below which a fraction `q` of the re-accesses lie.
     pub fn quantile(&self, q: f64) -> u64 {
-        let target = (q * self.reuses() as f64).ceil().max(1.0) as u64;
+        let n: u64 = self.counts.iter().sum();
+        let target = (q * n as f64).ceil().max(1.0) as u64;
         let mut seen = 0;
         for (d, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= target {
-                return d as u64;
+                return d as u64 * self.unit();
             }
         }
-        self.counts.len().saturating_sub(1) as u64
+        self.counts.len().saturating_sub(1) as u64 * self.unit()
     }
 
     /// Hit ratio of an LRU cache of `size` entries over all accesses (cold ones miss).
     pub fn hit_ratio(&self, size: u64) -> f64 {
-        let total = self.reuses() + self.cold;
+        let total = self.counts.iter().sum::<u64>() + self.cold;
         if total == 0 {
             return 0.0;
         }
-        let hits: u64 = self.counts.iter().take(size as usize).sum();
+        let hits: u64 = self.counts.iter().take(self.counted_below(size)).sum();
         hits as f64 / total as f64
     }
 
+    /// How many of `counts`' distances lie below a cache of `size` entries: distance `d`
+    /// stands for `d × unit`, which hits when below `size`.
+    fn counted_below(&self, size: u64) -> usize {
+        size.div_ceil(self.unit()).min(self.counts.len() as u64) as usize
+    }
+
     /// The miss-ratio curve at cache sizes 1, 2, 4, … up to the number of distinct keys:
-    /// `(size, hit ratio)` pairs.
+    /// `(size, hit ratio)` pairs. A sample's curve starts at the size one sampled key stands
+    /// for: it cannot tell smaller caches apart.
     pub fn hit_ratio_curve(&self) -> Vec<(u64, f64)> {
-        let total = self.reuses() + self.cold;
+        let total = (self.counts.iter().sum::<u64>() + self.cold).max(1) as f64;
+        let limit = (self.counts.len() as u64 * self.unit()).max(1);
         let mut out = Vec::new();
-        let mut hits = 0u64;
-        let mut next = 1u64;
-        let limit = (self.counts.len() as u64).max(1);
-        for (d, &c) in self.counts.iter().enumerate() {
-            hits += c;
-            if d as u64 + 1 == next {
-                out.push((next, hits as f64 / total.max(1) as f64));
-                next *= 2;
-            }
+        let (mut hits, mut counted) = (0u64, 0usize);
+        let mut ratio_at = |size: u64| {
+            let below = self.counted_below(size);
+            hits += self.counts[counted..below].iter().sum::<u64>();
+            counted = below;
+            (size, hits as f64 / total)
+        };
+        let mut size = self.unit();
+        while size < limit {
+            out.push(ratio_at(size));
+            size *= 2;
         }
-        if out.last().is_none_or(|&(s, _)| s < limit) {
-            out.push((limit, hits as f64 / total.max(1) as f64));
-        }
+        out.push(ratio_at(limit));
         out
     }
 
@@ -175,14 +193,15 @@ impl StackDistances {
     pub fn log2_buckets(&self) -> Vec<(u64, u64)> {
         let mut out: Vec<(u64, u64)> = Vec::new();
         for (d, &c) in self.counts.iter().enumerate() {
+            let d = d as u64 * self.unit();
             let low = if d == 0 {
                 0
             } else {
-                1u64 << (63 - (d as u64).leading_zeros())
+                1u64 << (63 - d.leading_zeros())
             };
             match out.last_mut() {
-                Some((l, n)) if *l == low => *n += c,
-                _ => out.push((low, c)),
+                Some((l, n)) if *l == low => *n += c << self.scale_shift,
+                _ => out.push((low, c << self.scale_shift)),
             }
         }
         out
@@ -191,13 +210,13 @@ impl StackDistances {
     /// The summary reported: mean, quantiles, buckets and the hit-ratio curve.
     pub fn summary(&self) -> StackSummary {
         StackSummary {
-            accesses: self.reuses() + self.cold,
-            cold: self.cold,
+            accesses: self.reuses() + (self.cold << self.scale_shift),
+            cold: self.cold << self.scale_shift,
             mean: self.mean(),
             p50: self.quantile(0.5),
             p90: self.quantile(0.9),
             p99: self.quantile(0.99),
-            max: self.counts.len().saturating_sub(1) as u64,
+            max: self.counts.len().saturating_sub(1) as u64 * self.unit(),
             buckets: self.log2_buckets(),
             hit_ratio_curve: self.hit_ratio_curve(),
         }

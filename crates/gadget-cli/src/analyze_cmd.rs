@@ -13,6 +13,7 @@ use gadget_analyze::events::{analyze_event_stream, analyze_schedule};
 use gadget_analyze::plot::{distinguishing, figures, overlay, rate_figures, write_figures, Figure};
 use gadget_analyze::report::{comparison_table, thousands};
 use gadget_analyze::results::{self as run_results, results_table};
+use gadget_analyze::sampling::Sampling;
 use gadget_analyze::{scan, Analysis, AnalyzeOptions};
 use gadget_results::RunReport;
 
@@ -56,13 +57,42 @@ fn input_kind(path: &Path) -> anyhow::Result<Input> {
     })
 }
 
-fn options(o: &AnalysisOptions) -> AnalyzeOptions {
-    AnalyzeOptions {
+/// The analysis options for `traces`, their sampling chosen once for all of them (so that
+/// they compare key for key).
+fn options(o: &AnalysisOptions, traces: &[&Path]) -> anyhow::Result<AnalyzeOptions> {
+    Ok(AnalyzeOptions {
         max_sequence_len: o.max_sequence_len as usize,
         shuffle_seed: o.seed,
         working_set_samples: o.working_set_samples,
         event_key_bytes: o.event_key_bytes,
+        sampling: sampling(&o.sample, traces)?,
+    })
+}
+
+/// The sampling `--sample` asks for: `auto` chooses by the largest trace's size and the
+/// memory available (and says so on stderr when it samples); standard input is analysed
+/// exactly unless told otherwise.
+fn sampling(text: &str, traces: &[&Path]) -> anyhow::Result<Sampling> {
+    if text != "auto" {
+        return Ok(Sampling::parse(text)?);
     }
+    let mut most = 0u64;
+    for path in traces.iter().filter(|p| p.as_os_str() != "-") {
+        let mut first = [0u8; 8];
+        let mut file =
+            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let n = file.read(&mut first)?;
+        let bytes = file.metadata()?.len();
+        most = most.max(gadget_analyze::sampling::requests_at_most(
+            bytes,
+            &first[..n],
+        ));
+    }
+    let (chosen, why) = gadget_analyze::sampling::auto(most);
+    if let Some(why) = why {
+        eprintln!("{why}");
+    }
+    Ok(chosen)
 }
 
 /// Reads and analyzes one trace, with a progress spinner; once `stop` is set (Ctrl-C), the
@@ -163,7 +193,8 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<i32> {
         ),
         Input::Trace => {
             let stop = crate::interrupt::stop_flag();
-            let analysis = analyze_trace(&args.input, &options(&args.options), &stop)?;
+            let options = options(&args.options, &[&args.input])?;
+            let analysis = analyze_trace(&args.input, &options, &stop)?;
             partial = analysis.partial;
             let mut json = serde_json::to_value(&analysis)?;
             json["trace"] = args.input.display().to_string().into();
@@ -369,7 +400,8 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
             args.inputs[i].display()
         );
     }
-    let options = options(&args.options);
+    let paths: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
+    let options = options(&args.options, &paths)?;
     let stop = crate::interrupt::stop_flag();
     let mut traces = Vec::with_capacity(args.inputs.len());
     for (path, name) in args.inputs.iter().zip(&names) {

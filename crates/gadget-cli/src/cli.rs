@@ -264,6 +264,12 @@ pub struct AnalysisOptions {
     /// Working-set samples over the trace.
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..))]
     pub working_set_samples: u64,
+    /// Which keys to analyse: `exact` (every one), `1/N` (SHARDS: one key in N, N a power of
+    /// two, every access to it kept; distances, distinct keys and the working set estimated,
+    /// with their error; key sequences not counted), or `auto`: exact when the analysis fits
+    /// in the memory available, else the highest rate that fits (it says which on stderr).
+    #[arg(long, default_value = "auto", value_name = "auto|exact|1/N")]
+    pub sample: String,
     /// Bytes of a state key that identify the event's key (key-group prefix + serialized
     /// key), to count distinct event keys for key-space amplification. Default: 9 for Flink
     /// recordings (one key-group byte, a Java long); Gadget traces record the count.

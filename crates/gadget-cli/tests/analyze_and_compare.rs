@@ -285,3 +285,65 @@ fn run_results_keep_a_latency_spectrum_that_analyze_draws_on_a_nines_axis() {
     }
     assert!(plots.join("latency-distribution.svg").exists());
 }
+
+#[test]
+fn a_sampled_analysis_says_what_it_estimated_and_a_bad_rate_names_the_allowed_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.gtrace");
+    let config =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/tumbling-incr-zipf.toml");
+    gadget()
+        .args(["gen", config.to_str().unwrap(), "--limit", "200000", "-o"])
+        .arg(&trace)
+        .assert()
+        .success();
+    let analyze = |sample: &str| {
+        let out = gadget()
+            .args([
+                "analyze",
+                trace.to_str().unwrap(),
+                "--json",
+                "--sample",
+                sample,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let (exact, sampled) = (analyze("exact"), analyze("1/16"));
+    assert!(exact["sampling"].is_null());
+    assert_eq!(sampled["sampling"]["rate"], "1/16");
+    // counts stay exact; sequences are not counted; the curve starts at 16 keys
+    assert_eq!(sampled["requests"], exact["requests"]);
+    assert_eq!(sampled["unique_sequences"], serde_json::json!([]));
+    assert_eq!(sampled["stack_distance"]["hit_ratio_curve"][0][0], 16);
+    let (e, s) = (
+        exact["distinct_state_keys"].as_f64().unwrap(),
+        sampled["distinct_state_keys"].as_f64().unwrap(),
+    );
+    let error = sampled["sampling"]["distinct_keys_relative_error"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (s / e - 1.0).abs() <= 4.0 * error,
+        "{s} against {e} (±{error})"
+    );
+    // the summary says it sampled
+    gadget()
+        .args(["analyze", trace.to_str().unwrap(), "--sample", "1/16"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("SAMPLED (1/16)"));
+    gadget()
+        .args(["analyze", trace.to_str().unwrap(), "--sample", "1/10"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "`1/10` is not a sampling rate: use exact, or 1/N",
+        ));
+}
