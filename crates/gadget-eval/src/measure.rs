@@ -101,6 +101,23 @@ impl StagedCounts {
         self.count_at(counted_index(value));
     }
 
+    /// Counts spanning every index from the start: [`count_in_span`](Self::count_in_span)
+    /// then counts without tracking the lowest and highest index, for counts read only at the
+    /// end of a run (a state's), where a pass over every index costs nothing per request.
+    fn spanning() -> Self {
+        StagedCounts {
+            counts: vec![0; STAGED_LEN].into_boxed_slice(),
+            first: 0,
+            last: STAGED_LEN - 1,
+        }
+    }
+
+    /// Counts one value at its [`counted_index`] in counts made [`spanning`](Self::spanning).
+    #[inline]
+    fn count_in_span(&mut self, index: usize) {
+        self.counts[index] += 1;
+    }
+
     /// Counts one value at its [`counted_index`].
     #[inline]
     fn count_at(&mut self, index: usize) {
@@ -344,8 +361,8 @@ impl Recorder {
             self.states.resize_with(state + 1, || None);
         }
         self.states[state]
-            .get_or_insert_with(StagedCounts::new)
-            .count_at(index);
+            .get_or_insert_with(StagedCounts::spanning)
+            .count_in_span(index);
     }
 
     /// The latency histogram of state `state` (what recording each latency into it would have
@@ -492,7 +509,7 @@ impl Recorder {
                 if i >= self.states.len() {
                     self.states.resize_with(i + 1, || None);
                 }
-                counts.add_to_counts(self.states[i].get_or_insert_with(StagedCounts::new));
+                counts.add_to_counts(self.states[i].get_or_insert_with(StagedCounts::spanning));
             }
         }
         if let (Some(log), Some(theirs)) = (self.hdr_log.as_mut(), other.hdr_log.as_ref()) {

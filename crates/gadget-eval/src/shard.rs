@@ -164,6 +164,13 @@ impl ShardSchedule {
         self.filter.as_mut().is_none_or(|f| f.owns(op, state, key))
     }
 
+    /// True when this client issues only some of the workload's requests (a shard of it):
+    /// without one, [`owns`](Self::owns) is true of every request and need not be asked.
+    #[inline]
+    pub fn filters(&self) -> bool {
+        self.filter.is_some()
+    }
+
     /// Draws the starts of `requests` of the workload that other clients issue (a parallel
     /// job's other subtasks, [`crate::job`]).
     #[inline]
