@@ -118,9 +118,9 @@ impl Sampling {
 /// bytes): a binary trace takes about 10 bytes a request, a gzipped text or recording about
 /// 3.5, a plain text one about 30. Assumed lower, so that the estimate errs towards sampling.
 pub fn requests_at_most(bytes: u64, first: &[u8]) -> u64 {
-    let per_request = if first.starts_with(&[0x1f, 0x8b]) {
+    let per_request = if gadget::trace::is_gzip(first) {
         2
-    } else if first.starts_with(b"GADGTRC") {
+    } else if first.starts_with(&gadget::trace::BINARY_MAGIC) {
         8
     } else {
         20
@@ -289,6 +289,13 @@ mod tests {
         let s = Sampling::fitting(1_000_000_000, 16 * gib);
         assert_eq!(s, Sampling::Shards { shift: 2 });
         assert!((1_000_000_000u64 * EXACT_BYTES_PER_REQUEST) >> s.shift() <= 8 * gib);
+    }
+
+    #[test]
+    fn a_files_requests_are_bounded_by_its_kind() {
+        assert_eq!(requests_at_most(800, &gadget::trace::BINARY_MAGIC), 100);
+        assert_eq!(requests_at_most(800, &[0x1f, 0x8b, 8]), 400);
+        assert_eq!(requests_at_most(800, b"get\ts"), 40);
     }
 
     #[test]
