@@ -16,10 +16,12 @@ pub mod fenwick;
 pub mod html;
 pub mod intern;
 pub mod locality;
+mod parallel;
 pub mod plot;
 pub mod report;
 pub mod results;
 pub mod sampling;
+pub mod sequences;
 pub mod series;
 
 use std::collections::BTreeMap;
@@ -34,7 +36,8 @@ use serde::Serialize;
 
 use ephemerality::{Lifetimes, Percentiles, TtlSummary};
 use intern::KeyInterner;
-use locality::{stopped_at, unique_sequences_of_length_until, StackDistances, StackSummary};
+use locality::{stopped_at, StackSummary};
+use parallel::{Inputs, Measured};
 use sampling::{Sampling, SamplingSummary};
 
 /// What can go wrong analysing a trace.
@@ -429,12 +432,6 @@ impl KeyTrace {
             .collect();
         let ttl = self.lifetimes.ttl_scaled(shift);
         self.lifetimes = Lifetimes::default();
-        // Two threads: one counts sequences, length by length, for the trace and then for its
-        // shuffled copy; the other shuffles the copy and computes both stack distances,
-        // handing the copy over as soon as it is shuffled. A sequence count is
-        // bandwidth-bound and a stack distance latency-bound, so the two run side by side well
-        // (two sequence counts at once slow each other down, and would need a second buffer of
-        // 8 bytes per request).
         // a sample's key sequences are not the trace's: none are counted
         let max_len = if shift == 0 {
             options.max_sequence_len
@@ -442,56 +439,28 @@ impl KeyTrace {
             0
         };
         let ids = &self.ids;
-        let (stack, stack_shuffled, found, found_shuffled) = std::thread::scope(|scope| {
-            let (hand_over, shuffled_copy) = std::sync::mpsc::sync_channel(1);
-            let stacks = scope.spawn(move || {
-                let mut shuffled = ids.clone();
-                shuffle_until(&mut shuffled, options.shuffle_seed, stop);
-                let shuffled = std::sync::Arc::new(shuffled);
-                // the receiver lives until it has received, unless its thread panicked
-                let _ = hand_over.send(std::sync::Arc::clone(&shuffled));
-                let shuffled_stack = StackDistances::of_until(&shuffled, distinct, stop);
-                (
-                    StackDistances::of_until(ids, distinct, stop),
-                    shuffled_stack,
-                )
-            });
-            let mut buffer = Vec::new();
-            let mut count = |keys: &[u32]| -> Vec<u64> {
-                (2..=max_len)
-                    .map(|len| unique_sequences_of_length_until(keys, len, &mut buffer, stop))
-                    .collect()
-            };
-            let found = count(ids);
-            // no copy only if the other thread panicked, which its join passes on
-            let found_shuffled = shuffled_copy.recv().map(|s| count(&s)).unwrap_or_default();
-            let (stack, shuffled_stack) = stack_thread_result(stacks.join());
-            (stack, shuffled_stack, found, found_shuffled)
-        });
         let keyed_all = self.keyed;
-        let hit_ratio_noise = (shift > 0)
-            .then(|| split_half_noise(ids, distinct, shift, keyed_all, stop))
-            .flatten();
+        let measured = Measured::run(
+            &Inputs {
+                ids,
+                distinct,
+                max_len,
+                shuffle_seed: options.shuffle_seed,
+                sampling,
+                keyed: keyed_all,
+            },
+            stop,
+        );
+        let hit_ratio_noise = measured.hit_ratio_noise;
+        let (stack, stack_shuffled) = (measured.stack, measured.stack_shuffled);
+        let (found, found_shuffled) = (measured.sequences, measured.sequences_shuffled);
         let stack = sampling::scaled(stack, sampling, keyed_all);
         let stack_shuffled = sampling::scaled(stack_shuffled, sampling, keyed_all);
-        // sequences of length 1 are the distinct keys, in both orders
         let distinct_keys = (u64::from(!ids.is_empty()) * distinct as u64) << shift;
-        let with_first = |longer: Vec<u64>| -> Vec<u64> {
-            (max_len > 0)
-                .then_some(distinct_keys)
-                .into_iter()
-                .chain(longer)
-                .collect()
-        };
         // a stop may have cut any of the four short: keep none of them
         let locality_computed = !stop.load(Ordering::Relaxed);
         let (stack, stack_shuffled, sequences, sequences_shuffled) = if locality_computed {
-            (
-                stack,
-                stack_shuffled,
-                with_first(found),
-                with_first(found_shuffled),
-            )
+            (stack, stack_shuffled, found, found_shuffled)
         } else {
             Default::default()
         };
@@ -540,44 +509,13 @@ impl KeyTrace {
     }
 }
 
-/// The sampling noise of a sample's hit-ratio curve: the sample split in two by a hash of the
-/// key id, each half's curve (at twice the shift), and half their mean absolute difference.
-/// `None` when a half holds no access or a stop came.
-fn split_half_noise(
-    ids: &[u32],
-    distinct: usize,
-    shift: u32,
-    keyed: u64,
-    stop: &AtomicBool,
-) -> Option<f64> {
-    let (a, b): (Vec<u32>, Vec<u32>) = ids.iter().partition(|&&id| mix64(id as u64) & 1 == 0);
-    if a.is_empty() || b.is_empty() {
-        return None;
-    }
-    let half = Sampling::Shards { shift: shift + 1 };
-    let curve = |ids: &[u32]| {
-        sampling::scaled(StackDistances::of_until(ids, distinct, stop), half, keyed)
-            .hit_ratio_curve()
-    };
-    let (a, b) = (curve(&a), curve(&b));
-    (!stop.load(Ordering::Relaxed)).then(|| sampling::curve_difference(&a, &b) / 2.0)
-}
-
-/// The stack-distance thread's result; its panic goes on.
-fn stack_thread_result<T>(joined: std::thread::Result<T>) -> T {
-    match joined {
-        Ok(t) => t,
-        Err(panic) => std::panic::resume_unwind(panic),
-    }
-}
-
 /// Fisher–Yates shuffle with Gadget's seeded generator (the same order on every machine).
 pub fn shuffle(ids: &mut [u32], seed: u64) {
     shuffle_until(ids, seed, &AtomicBool::new(false));
 }
 
 /// [`shuffle`] that stops part-way once `stop` is set.
-fn shuffle_until(ids: &mut [u32], seed: u64, stop: &AtomicBool) {
+pub(crate) fn shuffle_until(ids: &mut [u32], seed: u64, stop: &AtomicBool) {
     let mut rng = Rng::new(seed);
     for i in (1..ids.len()).rev() {
         if stopped_at(i, stop) {

@@ -81,21 +81,22 @@ fn a_stop_after_the_scan_leaves_out_the_locality_measures_and_keeps_the_rest() {
 
 #[test]
 fn stack_distances_and_sequences_give_up_at_once_when_stopped() {
-    use gadget_analyze::locality::{unique_sequences_of_length_until, StackDistances};
+    use gadget_analyze::locality::StackDistances;
+    use gadget_analyze::sequences::unique_sequences_until;
     let ids: Vec<u32> = (0..1_000_000u32).map(|i| i % 5000).collect();
     let stop = AtomicBool::new(true);
     let s = StackDistances::of_until(&ids, 5000, &stop);
     assert_eq!(s.cold + s.reuses(), 0, "no access measured after the stop");
-    let mut buffer = Vec::new();
     assert_eq!(
-        unique_sequences_of_length_until(&ids, 3, &mut buffer, &stop),
-        0
+        unique_sequences_until(&ids, 5000, 3, &stop),
+        Vec::<u64>::new(),
+        "no length counted after the stop"
     );
     let go_on = AtomicBool::new(false);
     let s = StackDistances::of_until(&ids, 5000, &go_on);
     assert_eq!(s.cold + s.reuses(), 1_000_000);
     assert_eq!(
-        unique_sequences_of_length_until(&ids, 3, &mut buffer, &go_on),
-        5000
+        unique_sequences_until(&ids, 5000, 3, &go_on),
+        vec![5000, 5000, 5000]
     );
 }
