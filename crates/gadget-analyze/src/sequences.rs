@@ -91,7 +91,7 @@ pub fn unique_sequences_until(
     for len in 2..=max_len {
         let windows = (ids.len() + 1).saturating_sub(len) as u64;
         let candidate_windows = candidates.pos.len() as u64;
-        let repeated = counter.count(ids, len, &mut candidates, stop);
+        let repeated = counter.count(ids, len, len == max_len, &mut candidates, stop);
         if stop.load(Ordering::Relaxed) {
             return out;
         }
@@ -119,7 +119,8 @@ struct Counter {
 
 impl Counter {
     /// Extends every candidate's window to `len` keys, counts the distinct windows among them,
-    /// and keeps as candidates for `len + 1` those whose window repeats and has a next key.
+    /// and keeps as candidates for `len + 1` those whose window repeats and has a next key
+    /// (none if `last`).
     ///
     /// Fingerprints are scattered into buckets small enough to count in cache (each bucket
     /// keeps the candidates' order), counted bucket by bucket, and marked repeated or not; a
@@ -129,6 +130,7 @@ impl Counter {
         &mut self,
         ids: &[u32],
         len: usize,
+        last: bool,
         candidates: &mut Candidates,
         stop: &AtomicBool,
     ) -> u64 {
@@ -190,6 +192,11 @@ impl Counter {
                 return 0;
             }
             found += set.count_and_mark(&self.buffer, w[0]..w[1], b as u64, &mut self.repeats);
+        }
+        if last {
+            candidates.pos.clear();
+            candidates.prefix.clear();
+            return found;
         }
         // keep, in order, the repeated windows that have a next key
         let mut fill = starts;
@@ -257,6 +264,8 @@ fn scatter(
 struct BucketSet {
     slots: Vec<u64>,
     bits: u32,
+    /// Per value of the bucket being counted: the slot it went to (`u32::MAX`: a zero value).
+    slot_of: Vec<u32>,
 }
 
 impl BucketSet {
@@ -265,7 +274,14 @@ impl BucketSet {
         BucketSet {
             slots: vec![0; (3 * largest).next_power_of_two().max(16)],
             bits,
+            slot_of: Vec::with_capacity(largest),
         }
+    }
+
+    /// Where `v`'s probe starts.
+    #[inline]
+    fn home(&self, v: u64) -> usize {
+        (v >> 1) as usize & (self.slots.len() - 1)
     }
 
     /// The slot holding `v` (a fingerprint, not 0), or the empty one where it goes, in bucket
@@ -273,7 +289,7 @@ impl BucketSet {
     #[inline]
     fn find(&self, v: u64, b: u64) -> (usize, bool) {
         let mask = self.slots.len() - 1;
-        let mut i = (v >> 1) as usize & mask;
+        let mut i = self.home(v);
         loop {
             let slot = self.slots[i];
             if slot & !1 == v {
@@ -296,13 +312,20 @@ impl BucketSet {
         b: u64,
         repeats: &mut [u64],
     ) -> u64 {
+        // the probes miss the cache: each value's home slot is prefetched this many ahead
+        const AHEAD: usize = 16;
         let values = &buffer[range.clone()];
+        self.slot_of.clear();
         // 0 marks an empty slot: a zero value is counted apart
         let mut zeros = 0u64;
         let mut distinct = 0u64;
-        for &v in values {
+        for (k, &v) in values.iter().enumerate() {
+            if let Some(&ahead) = values.get(k + AHEAD) {
+                crate::prefetch(self.slots.as_ptr().wrapping_add(self.home(ahead)));
+            }
             if v == 0 {
                 zeros += 1;
+                self.slot_of.push(u32::MAX);
                 continue;
             }
             let (i, found) = self.find(v, b);
@@ -312,12 +335,13 @@ impl BucketSet {
                 self.slots[i] = v;
                 distinct += 1;
             }
+            self.slot_of.push(i as u32);
         }
-        for (entry, &v) in range.zip(values) {
-            let repeated = if v == 0 {
+        for (entry, &i) in range.zip(&self.slot_of) {
+            let repeated = if i == u32::MAX {
                 zeros > 1
             } else {
-                self.slots[self.find(v, b).0] & 1 == 1
+                self.slots[i as usize] & 1 == 1
             };
             repeats[entry / 64] |= u64::from(repeated) << (entry % 64);
         }
