@@ -15,6 +15,7 @@ pub mod events;
 pub mod fenwick;
 pub mod html;
 pub mod intern;
+mod intern_thread;
 pub mod locality;
 mod parallel;
 pub mod plot;
@@ -35,7 +36,7 @@ use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use ephemerality::{Lifetimes, Percentiles, TtlSummary};
-use intern::KeyInterner;
+use intern_thread::InternerThread;
 use locality::{stopped_at, StackSummary};
 use parallel::{Inputs, Measured};
 use sampling::{Sampling, SamplingSummary};
@@ -131,7 +132,17 @@ pub struct KeyTrace {
 pub fn scan(
     reader: &mut TraceReader,
     options: &AnalyzeOptions,
+    progress: impl FnMut(u64) -> ControlFlow<()>,
+) -> Result<KeyTrace, AnalyzeError> {
+    std::thread::scope(|scope| scan_on(reader, options, progress, InternerThread::spawn(scope)))
+}
+
+/// [`scan`], its keys interned by `keys` (on another thread).
+fn scan_on(
+    reader: &mut TraceReader,
+    options: &AnalyzeOptions,
     mut progress: impl FnMut(u64) -> ControlFlow<()>,
+    mut keys: InternerThread<'_>,
 ) -> Result<KeyTrace, AnalyzeError> {
     let flink = reader.is_flink_recording();
     let event_key_bytes = options.event_key_bytes.or(flink.then_some(9));
@@ -142,8 +153,6 @@ pub fn scan(
             .map_or_else(|| "flink recording".to_string(), |h| h.operator.clone()),
         ..KeyTrace::default()
     };
-    // keys by fingerprint: a fraction of the memory of the key bytes, no allocation per key
-    let mut keys = KeyInterner::default();
     // distinct event-key prefixes per state; timer states are left out at the end
     let mut prefixes: Vec<FxHashSet<Box<[u8]>>> = Vec::new();
     let (mut key_sizes, mut value_sizes, mut found_sizes) = (
@@ -196,8 +205,10 @@ pub fn scan(
                 key_sizes.add(key.len() as u32);
                 out.keyed += 1;
                 let fingerprint = fingerprint(a.state, key);
-                if options.sampling.keeps(&fingerprint) {
-                    keys.access(fingerprint, now)?;
+                // keys by fingerprint: a fraction of the memory of the key bytes, no
+                // allocation per key; an interner stopped on an error ends the scan
+                if options.sampling.keeps(&fingerprint) && !keys.access(fingerprint, now) {
+                    break;
                 }
                 if let Some(n) = event_key_bytes {
                     if state >= prefixes.len() {
@@ -214,7 +225,7 @@ pub fn scan(
     out.key_sizes = key_sizes.into_map();
     out.value_sizes = value_sizes.into_map();
     out.found_sizes = found_sizes.into_map();
-    keys.finish()?;
+    let keys = keys.finish()?;
     out.ids = keys.ids;
     out.popularity = keys.popularity;
     out.lifetimes = keys.lifetimes;
