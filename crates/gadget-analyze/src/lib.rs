@@ -526,16 +526,36 @@ pub fn shuffle(ids: &mut [u32], seed: u64) {
 }
 
 /// [`shuffle`] that stops part-way once `stop` is set.
+///
+/// Each swap's far end is a random place in the array, nearly always a cache miss: its index is
+/// drawn [`SHUFFLE_AHEAD`] swaps early (the draws in the same order, so the same shuffle) and
+/// prefetched.
 pub(crate) fn shuffle_until(ids: &mut [u32], seed: u64, stop: &AtomicBool) {
     let mut rng = Rng::new(seed);
+    let mut draw = |i: usize, ids: &[u32]| {
+        let j = rng.below(i as u64 + 1) as usize;
+        prefetch(ids.as_ptr().wrapping_add(j));
+        j
+    };
+    // partner[i % SHUFFLE_AHEAD]: the index that index `i` swaps with
+    let mut partner = [0usize; SHUFFLE_AHEAD];
+    for i in (1..ids.len()).rev().take(SHUFFLE_AHEAD) {
+        partner[i % SHUFFLE_AHEAD] = draw(i, ids);
+    }
     for i in (1..ids.len()).rev() {
         if stopped_at(i, stop) {
             return;
         }
-        let j = rng.below(i as u64 + 1) as usize;
+        let j = partner[i % SHUFFLE_AHEAD];
+        if i > SHUFFLE_AHEAD {
+            partner[i % SHUFFLE_AHEAD] = draw(i - SHUFFLE_AHEAD, ids);
+        }
         ids.swap(i, j);
     }
 }
+
+/// Swaps whose partner index is drawn ahead of the one being made.
+const SHUFFLE_AHEAD: usize = 16;
 
 /// A 128-bit fingerprint of a state's key: two independent 64-bit hashes. Two of `d` distinct
 /// keys share one with probability about d²/2^129 (10^-24 for 10^8 keys); the scan's key index
@@ -607,4 +627,23 @@ pub(crate) fn analysis_of(ops: &[gadget::access::Op]) -> Analysis {
     scan(&mut reader, &options, |_| ControlFlow::Continue(()))
         .unwrap()
         .analyze(&options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefetching_shuffle_is_fisher_yates_draw_for_draw() {
+        for n in [0usize, 1, 2, 16, 17, 18, 40, 10_000] {
+            let mut got: Vec<u32> = (0..n as u32).collect();
+            shuffle(&mut got, 42);
+            let mut want: Vec<u32> = (0..n as u32).collect();
+            let mut rng = Rng::new(42);
+            for i in (1..n).rev() {
+                want.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            assert_eq!(got, want, "{n} ids");
+        }
+    }
 }
