@@ -36,7 +36,7 @@ use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use ephemerality::{Lifetimes, Percentiles, TtlSummary};
-use intern_thread::InternerThread;
+use intern_thread::{InternerHere, InternerThread, Interning};
 use locality::{stopped_at, StackSummary};
 use parallel::{Inputs, Measured};
 use sampling::{Sampling, SamplingSummary};
@@ -134,15 +134,20 @@ pub fn scan(
     options: &AnalyzeOptions,
     progress: impl FnMut(u64) -> ControlFlow<()>,
 ) -> Result<KeyTrace, AnalyzeError> {
-    std::thread::scope(|scope| scan_on(reader, options, progress, InternerThread::spawn(scope)))
+    match options.sampling {
+        Sampling::Exact => std::thread::scope(|scope| {
+            scan_on(reader, options, progress, InternerThread::spawn(scope))
+        }),
+        Sampling::Shards { .. } => scan_on(reader, options, progress, InternerHere::default()),
+    }
 }
 
-/// [`scan`], its keys interned by `keys` (on another thread).
+/// [`scan`], its keys interned by `keys`.
 fn scan_on(
     reader: &mut TraceReader,
     options: &AnalyzeOptions,
     mut progress: impl FnMut(u64) -> ControlFlow<()>,
-    mut keys: InternerThread<'_>,
+    mut keys: impl Interning,
 ) -> Result<KeyTrace, AnalyzeError> {
     let flink = reader.is_flink_recording();
     let event_key_bytes = options.event_key_bytes.or(flink.then_some(9));
@@ -207,7 +212,8 @@ fn scan_on(
                 let fingerprint = fingerprint(a.state, key);
                 // keys by fingerprint: a fraction of the memory of the key bytes, no
                 // allocation per key; an interner stopped on an error ends the scan
-                if options.sampling.keeps(&fingerprint) && !keys.access(fingerprint, now) {
+                if options.sampling.keeps(&fingerprint) && keys.access(fingerprint, now).is_break()
+                {
                     break;
                 }
                 if let Some(n) = event_key_bytes {
