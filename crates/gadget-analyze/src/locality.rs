@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::fenwick::PositionSet;
 
 /// A stop flag never set, for the functions that run to the end.
-static NEVER: AtomicBool = AtomicBool::new(false);
+pub(crate) static NEVER: AtomicBool = AtomicBool::new(false);
 
 /// Accesses between two looks at a stop flag: a few milliseconds of work at most.
 const STOP_CHECK_EVERY: usize = 1 << 16;

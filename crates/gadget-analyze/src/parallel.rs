@@ -85,9 +85,12 @@ impl Measured {
                 } else {
                     None
                 };
-                let done = inputs.run(task, copy.as_deref().map_or(&[], Vec::as_slice), stop);
-                let mut found = found.lock().unwrap_or_else(|e| e.into_inner());
-                done.into(&mut found);
+                inputs.run(
+                    task,
+                    copy.as_deref().map_or(&[], Vec::as_slice),
+                    stop,
+                    &found,
+                );
             }
         };
         let sequences = std::thread::scope(|scope| {
@@ -121,43 +124,28 @@ impl Measured {
     }
 }
 
-/// One task's result.
-enum Done {
-    TraceStack(StackDistances),
-    SplitHalves(Option<f64>),
-    ShuffledStack(StackDistances),
-    ShuffledSequences(Vec<u64>),
-}
-
-impl Done {
-    /// Puts the result in its place.
-    fn into(self, measured: &mut Measured) {
-        match self {
-            Done::TraceStack(s) => measured.stack = s,
-            Done::SplitHalves(noise) => measured.hit_ratio_noise = noise,
-            Done::ShuffledStack(s) => measured.stack_shuffled = s,
-            Done::ShuffledSequences(s) => measured.sequences_shuffled = s,
-        }
-    }
-}
-
 impl Inputs<'_> {
-    /// Runs one task (`shuffled` is the copy when the task needs it).
-    fn run(&self, task: Task, shuffled: &[u32], stop: &AtomicBool) -> Done {
+    /// Runs one task (`shuffled` is the copy when the task needs it) and puts its result in
+    /// `found`, locked only to put it.
+    fn run(&self, task: Task, shuffled: &[u32], stop: &AtomicBool, found: &Mutex<Measured>) {
+        let found = || found.lock().unwrap_or_else(|e| e.into_inner());
         match task {
             Task::TraceStack => {
-                Done::TraceStack(StackDistances::of_until(self.ids, self.distinct, stop))
+                let stack = StackDistances::of_until(self.ids, self.distinct, stop);
+                found().stack = stack;
             }
-            Task::SplitHalves => Done::SplitHalves(self.split_half_noise(stop)),
+            Task::SplitHalves => {
+                let noise = self.split_half_noise(stop);
+                found().hit_ratio_noise = noise;
+            }
             Task::ShuffledStack => {
-                Done::ShuffledStack(StackDistances::of_until(shuffled, self.distinct, stop))
+                let stack = StackDistances::of_until(shuffled, self.distinct, stop);
+                found().stack_shuffled = stack;
             }
-            Task::ShuffledSequences => Done::ShuffledSequences(unique_sequences_until(
-                shuffled,
-                self.distinct,
-                self.max_len,
-                stop,
-            )),
+            Task::ShuffledSequences => {
+                let sequences = unique_sequences_until(shuffled, self.distinct, self.max_len, stop);
+                found().sequences_shuffled = sequences;
+            }
         }
     }
 

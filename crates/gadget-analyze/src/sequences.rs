@@ -17,10 +17,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::locality::stopped_at;
-
-/// A stop flag never set, for the functions that run to the end.
-static NEVER: AtomicBool = AtomicBool::new(false);
+use crate::locality::{stopped_at, NEVER};
 
 /// The polynomial hash's base (odd, so multiplying by it loses nothing modulo 2^64).
 const BASE: u64 = 0x100_0000_01b3 | 1;
