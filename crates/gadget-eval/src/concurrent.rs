@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use gadget::access::{Op, StateId};
 
+use crate::clock::calibrate_clock;
 use crate::placed::parts;
-use crate::run::{calibrate_clock, Driver, Measured, Progress, RunError, RunOptions};
+use crate::run::{Driver, Measured, Progress, RunError, RunOptions};
 use crate::start::StartLine;
 use crate::store::{open_shared_store, Store, StoreError, StoreKind, StoreSettings};
 use crate::workload::{RequestStream, WorkloadError, WorkloadSource};

@@ -21,6 +21,8 @@
 //!   rate-limited link and a delaying proxy.
 
 pub mod arrival;
+pub mod clock;
+pub mod completion;
 pub mod concurrent;
 pub mod experiment;
 pub mod export;

@@ -79,16 +79,25 @@ fn counted_index(value: u64) -> usize {
 /// (HdrHistogram reports every value at its bucket's resolution, minimum and maximum too).
 #[derive(Debug, Clone)]
 struct StagedCounts {
-    counts: Box<[u64]>,
+    /// A fixed length, so that an index from [`counted_index`] needs no bounds check.
+    counts: Box<[u64; STAGED_LEN]>,
     /// The lowest and highest index counted since the last reset (`first > last`: none).
     first: usize,
     last: usize,
 }
 
+/// [`STAGED_LEN`] zero counts, allocated zeroed (pages the counts never reach stay unmapped).
+fn zeroed_counts() -> Box<[u64; STAGED_LEN]> {
+    vec![0; STAGED_LEN]
+        .into_boxed_slice()
+        .try_into()
+        .expect("a vector of STAGED_LEN counts")
+}
+
 impl StagedCounts {
     fn new() -> Self {
         StagedCounts {
-            counts: vec![0; STAGED_LEN].into_boxed_slice(),
+            counts: zeroed_counts(),
             first: usize::MAX,
             last: 0,
         }
@@ -106,7 +115,7 @@ impl StagedCounts {
     /// end of a run (a state's), where a pass over every index costs nothing per request.
     fn spanning() -> Self {
         StagedCounts {
-            counts: vec![0; STAGED_LEN].into_boxed_slice(),
+            counts: zeroed_counts(),
             first: 0,
             last: STAGED_LEN - 1,
         }
@@ -257,7 +266,8 @@ pub struct Recorder {
     /// True in a closed loop: service time is latency.
     service_is_latency: bool,
     /// The current interval's latencies per op.
-    interval: Vec<Option<StagedCounts>>,
+    /// An array of every op, so that an op's slot needs no bounds check.
+    interval: [Option<StagedCounts>; Op::COUNT],
     /// Every op's counts of the closing interval together (kept to be reused).
     all: Option<StagedCounts>,
     interval_start_ns: u64,
@@ -291,7 +301,7 @@ impl Recorder {
             latency: per_op(),
             service: per_op(),
             service_is_latency: closed_loop,
-            interval: per_op(),
+            interval: std::array::from_fn(|_| None),
             all: None,
             interval_start_ns: 0,
             interval_end_ns: interval_ns.max(1),
@@ -322,14 +332,23 @@ impl Recorder {
         if now_ns >= self.interval_end_ns {
             self.close_interval(now_ns);
         }
-        self.interval[op as usize]
-            .get_or_insert_with(StagedCounts::new)
-            .count_at(latency_index);
+        match &mut self.interval[op as usize] {
+            Some(counts) => counts.count_at(latency_index),
+            None => self.count_first_of_op(op, latency_index),
+        }
         if !self.service_is_latency {
             self.service[op as usize]
                 .get_or_insert_with(histogram)
                 .saturating_record(service_ns.max(1));
         }
+    }
+
+    /// Counts the first latency of `op` (in the run: an interval's counts are kept once made).
+    #[cold]
+    fn count_first_of_op(&mut self, op: Op, latency_index: usize) {
+        self.interval[op as usize]
+            .get_or_insert_with(StagedCounts::new)
+            .count_at(latency_index);
     }
 
     /// Records one request's latency under its state; the first request of a state allocates
@@ -357,6 +376,15 @@ impl Recorder {
 
     #[inline(always)]
     fn count_state(&mut self, state: usize, index: usize) {
+        match self.states.get_mut(state) {
+            Some(Some(counts)) => counts.count_in_span(index),
+            _ => self.count_first_of_state(state, index),
+        }
+    }
+
+    /// Counts the first latency of `state`, which allocates its counts.
+    #[cold]
+    fn count_first_of_state(&mut self, state: usize, index: usize) {
         if state >= self.states.len() {
             self.states.resize_with(state + 1, || None);
         }

@@ -12,9 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use gadget::access::{Access, AccessSink, Op, ReadLen, StateId};
 use gadget::PROGRESS_EVERY;
 
-use crate::run::{issue, issue_access};
 use crate::store::memory::MemoryStore;
-use crate::store::{Store, StoreError};
+use crate::store::{issue, issue_access, Store, StoreError};
 use crate::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
 use crate::workload::{RequestStream, WorkloadError};
 

@@ -8,13 +8,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gadget::access::{range_bounds, Access, Op, StateId};
+use gadget::access::Op;
 use gadget::PROGRESS_EVERY;
 
 use crate::arrival::ArrivalProcess;
+use crate::clock::RunClock;
+use crate::completion::{CompletedChunk, ReadOutcome};
 use crate::measure::Recorder;
 use crate::shard::ShardSchedule;
-use crate::store::{Store, StoreError};
+use crate::store::{issue, Store, StoreError};
 use crate::value::ValueBytes;
 use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
 use gadget_results::{RunReport, WallClock, INTERRUPTED_REASON};
@@ -260,222 +262,6 @@ fn unix_ns(instant: Instant) -> u64 {
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// The driver's clock: nanoseconds since the run's epoch, read from the CPU's invariant
-/// time-stamp counter where it has one (a few nanoseconds per read, against ~25 for the
-/// operating system's clock) and from the monotonic clock elsewhere.
-struct RunClock {
-    clock: quanta::Clock,
-    /// True when `clock` reads the time-stamp counter, so the driver reads it directly (an
-    /// inlined instruction instead of a call into `quanta`) and lets `quanta` convert.
-    tsc: bool,
-    /// Nanoseconds per 2^40 ticks of the raw clock (`quanta`'s calibration, as a fixed-point
-    /// factor so the conversion inlines to a multiply and a shift).
-    ns_per_2_40_ticks: u64,
-    base_raw: u64,
-    base_ns: u64,
-}
-
-impl RunClock {
-    /// A clock that counts from `epoch`.
-    fn new(epoch: Instant) -> Self {
-        let clock = quanta::Clock::new();
-        let tsc = reads_time_stamp_counter(&clock);
-        let base_raw = clock.raw();
-        RunClock {
-            base_ns: epoch.elapsed().as_nanos() as u64,
-            base_raw,
-            ns_per_2_40_ticks: clock.delta_as_nanos(0, 1 << 40),
-            clock,
-            tsc,
-        }
-    }
-
-    /// Nanoseconds since the epoch.
-    #[inline]
-    fn now_ns(&self) -> u64 {
-        self.ns_of(self.clock.raw())
-    }
-
-    /// The clock's raw reading now; [`RunClock::ns_of`] converts it.
-    #[inline]
-    fn raw(&self) -> u64 {
-        #[cfg(target_arch = "x86_64")]
-        if self.tsc {
-            // SAFETY: `tsc` is only set after the CPU was found to have the instruction.
-            return unsafe { std::arch::x86_64::_rdtsc() };
-        }
-        self.clock.raw()
-    }
-
-    /// Nanoseconds since the epoch at the raw reading `raw`.
-    #[inline]
-    fn ns_of(&self, raw: u64) -> u64 {
-        // a reading before the base (a counter that differs between cores) counts as the base
-        let ticks = raw.saturating_sub(self.base_raw);
-        self.base_ns + ((u128::from(ticks) * u128::from(self.ns_per_2_40_ticks)) >> 40) as u64
-    }
-
-    /// Waits until `target_ns` after the epoch (sleeps while far, spins the last stretch) and
-    /// returns the time it saw then; `None` as soon as `stop` is set (looked at least every
-    /// [`STOP_CHECK`] while sleeping).
-    #[inline]
-    fn wait_until(&self, target_ns: u64, stop: &AtomicBool) -> Option<u64> {
-        loop {
-            let now = self.now_ns();
-            if now >= target_ns {
-                return Some(now);
-            }
-            let left = target_ns - now;
-            if left > 200_000 {
-                if stop.load(Ordering::Relaxed) {
-                    return None;
-                }
-                std::thread::sleep(Duration::from_nanos(left - 100_000).min(STOP_CHECK));
-            } else {
-                std::hint::spin_loop();
-            }
-        }
-    }
-}
-
-/// Calibrates the run's clock (the time-stamp counter against the system clock, once per
-/// process), so that [`drive`] does not do it after its epoch, at its first requests' cost.
-pub fn calibrate_clock() {
-    drop(quanta::Clock::new());
-}
-
-/// The longest the driver sleeps before it looks at the stop flag again.
-const STOP_CHECK: Duration = Duration::from_millis(50);
-
-/// True when `clock` reads the CPU's time-stamp counter: the CPU has an invariant one (what
-/// `quanta` requires to use it) and a reading of `clock` falls between two of the counter.
-fn reads_time_stamp_counter(clock: &quanta::Clock) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{__cpuid, _rdtsc};
-        // leaf 0x8000_0000 gives the highest extended leaf, so 0x8000_0007 (power management,
-        // bit 8: invariant counter) is only asked where it exists
-        let invariant =
-            __cpuid(0x8000_0000).eax >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0;
-        if !invariant {
-            return false;
-        }
-        // SAFETY: an invariant time-stamp counter implies the instruction.
-        let (before, reading, after) = unsafe { (_rdtsc(), clock.raw(), _rdtsc()) };
-        before <= reading && reading <= after
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = clock;
-        false
-    }
-}
-
-/// Issues one request to `store`: `Some(length read)` for ops that read (`Some(None)`: nothing
-/// found), `None` for writes.
-#[inline(always)]
-pub fn issue(
-    store: &mut dyn Store,
-    block: &RequestBlock,
-    r: &Request,
-    values: &mut ValueBytes,
-) -> Result<Option<Option<usize>>, StoreError> {
-    issue_access(
-        store,
-        Access {
-            op: r.op,
-            state: r.state,
-            key: block.key(r),
-            value_len: r.value_len,
-        },
-        values,
-    )
-}
-
-/// Issues one access to `store`, as [`issue`] does a request of a block.
-#[inline(always)]
-pub fn issue_access(
-    store: &mut dyn Store,
-    a: Access<'_>,
-    values: &mut ValueBytes,
-) -> Result<Option<Option<usize>>, StoreError> {
-    let Access {
-        op,
-        state,
-        key,
-        value_len,
-    } = a;
-    Ok(match op {
-        Op::Get => Some(store.get(state, key)?),
-        Op::Seek => Some(store.seek(state, key)?),
-        Op::Next => Some(store.next(state)?),
-        Op::Put => {
-            store.put(state, key, values.next(value_len as usize))?;
-            None
-        }
-        Op::Merge => {
-            store.merge(state, key, values.next(value_len as usize))?;
-            None
-        }
-        Op::BatchPut => {
-            store.batch_put(state, key, values.next(value_len as usize))?;
-            None
-        }
-        Op::Delete => {
-            store.delete(state, key)?;
-            None
-        }
-        Op::BatchDelete => {
-            store.batch_delete(state, key)?;
-            None
-        }
-        Op::BatchCommit => {
-            store.batch_commit()?;
-            None
-        }
-        Op::RangeQuery | Op::RangeDelete => {
-            let Some((start, end)) = range_bounds(op, key, value_len) else {
-                return Err(StoreError::Request {
-                    store: store.name(),
-                    op,
-                    message: format!(
-                        "the request's start bound ({} bytes) is longer than its key ({} bytes)",
-                        value_len,
-                        key.len()
-                    ),
-                });
-            };
-            if op == Op::RangeQuery {
-                Some(Some(store.range_query(state, start, end)?))
-            } else {
-                store.range_delete(state, start, end)?;
-                None
-            }
-        }
-        Op::Open => {
-            let name = std::str::from_utf8(key).map_err(|_| StoreError::Request {
-                store: store.name(),
-                op,
-                message: "the name of the state it opens is not UTF-8".into(),
-            })?;
-            store.open_state(state, name)?;
-            None
-        }
-        Op::Drop => {
-            store.drop_state(state)?;
-            None
-        }
-        Op::Flush => {
-            store.flush_state(state)?;
-            None
-        }
-        Op::Checkpoint => {
-            store.checkpoint_state(state)?;
-            None
-        }
-    })
-}
-
 /// Requests a closed loop issues between two recordings of their completions: few enough that
 /// the readings stay in the first-level cache beside the store's data.
 const RECORD_EVERY: usize = 256;
@@ -556,56 +342,6 @@ impl Measured {
     }
 }
 
-/// One request of a closed loop as it completed: the clock's raw reading then, its op and what
-/// it read (16 bytes, so that a chunk's completions stay in the first-level cache).
-#[derive(Debug, Clone, Copy)]
-struct Completion {
-    ticks: u64,
-    /// The length read; a length beyond 4 GiB saturates.
-    read_len: u32,
-    op: Op,
-    state: StateId,
-    read: ReadOutcome,
-}
-
-/// Whether a request read, and whether it found a value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ReadOutcome {
-    /// A write.
-    NotARead,
-    /// A read that found nothing.
-    Empty,
-    /// A read that found `read_len` bytes.
-    Found,
-}
-
-impl Completion {
-    /// The completion of a request of `op` that returned `read` (see [`issue`]).
-    #[inline]
-    fn new(op: Op, state: StateId, ticks: u64, read: Option<Option<usize>>) -> Self {
-        let (read, read_len) = match read {
-            None => (ReadOutcome::NotARead, 0),
-            Some(None) => (ReadOutcome::Empty, 0),
-            Some(Some(n)) => (ReadOutcome::Found, u32::try_from(n).unwrap_or(u32::MAX)),
-        };
-        Completion {
-            ticks,
-            read_len,
-            op,
-            state,
-            read,
-        }
-    }
-}
-
-/// A chunk's requests (at most [`RECORD_EVERY`]) as they completed, and the raw reading just
-/// before the first started.
-#[derive(Debug)]
-struct CompletedChunk {
-    start: u64,
-    completions: Vec<Completion>,
-}
-
 /// What a closed loop keeps of its requests' completions.
 struct CompletionRecorder<'a> {
     clock: &'a RunClock,
@@ -658,6 +394,37 @@ impl CompletionRecorder<'_> {
         self.m.reads_empty += empty;
         self.m.bytes_read += bytes;
     }
+}
+
+/// [`Store::issue_chunk`] for a client that issues only some requests: a parallel job's subtask
+/// (`block` counts the job's requests for others between two of its own, added to `others`)
+/// or a shard, which skips the requests `shard` does not own (also added to `others`).
+/// `chunk_start` is the chunk's first request's index in `block`.
+#[allow(clippy::too_many_arguments)]
+fn issue_chunk_of_shard(
+    store: &mut dyn Store,
+    block: &RequestBlock,
+    chunk_start: usize,
+    chunk: &[Request],
+    values: &mut ValueBytes,
+    clock: &RunClock,
+    shard: &mut ShardSchedule,
+    done: &mut CompletedChunk,
+    others: &mut u64,
+) -> Result<(), StoreError> {
+    let (subtask, filters) = (!block.others_before.is_empty(), shard.filters());
+    for (k, r) in chunk.iter().enumerate() {
+        if subtask {
+            *others += block.others_before(chunk_start + k);
+        }
+        if filters && !shard.owns(r.op, r.state, block.key(r)) {
+            *others += 1;
+            continue;
+        }
+        let read = issue(store, block, r, values)?;
+        done.complete(clock, r, read);
+    }
+    Ok(())
 }
 
 /// Drives `store` with every request of `stream` on the schedule of `options`, the schedule
@@ -752,10 +519,7 @@ fn drive_closed_loop(
         measuring: options.warmup == Warmup::None,
         issued: 0,
     };
-    let mut done = CompletedChunk {
-        start: 0,
-        completions: Vec::with_capacity(RECORD_EVERY),
-    };
+    let mut done = CompletedChunk::with_capacity(RECORD_EVERY);
     let mut shard = ShardSchedule::new(&options.arrival, options.seed, options.shard);
     let mut timed_out = false;
     while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
@@ -765,32 +529,30 @@ fn drive_closed_loop(
                 recording.m.partial = true;
                 break;
             }
+            done.begin(clock);
             // asked once per chunk: most runs have neither other clients' requests nor shards
-            let (others, filters) = (!block.others_before.is_empty(), shard.filters());
-            done.completions.clear();
-            done.start = clock.raw();
-            for (k, r) in chunk.iter().enumerate() {
-                if others {
-                    recording.m.others_requests += block.others_before(chunk_start + k);
-                }
-                if filters && !shard.owns(r.op, r.state, block.key(r)) {
-                    recording.m.others_requests += 1;
-                    continue;
-                }
-                match issue(store, &block, r, values) {
-                    Ok(read) => {
-                        done.completions
-                            .push(Completion::new(r.op, r.state, clock.raw(), read))
-                    }
-                    Err(e) => {
-                        recording.m.fail(e);
-                        break;
-                    }
-                }
+            let issued = if block.others_before.is_empty() && !shard.filters() {
+                store.issue_chunk(&block, chunk, values, clock, &mut done)
+            } else {
+                let others = &mut recording.m.others_requests;
+                issue_chunk_of_shard(
+                    store,
+                    &block,
+                    chunk_start,
+                    chunk,
+                    values,
+                    clock,
+                    &mut shard,
+                    &mut done,
+                    others,
+                )
+            };
+            if let Err(e) = issued {
+                recording.m.fail(e);
             }
             let before = recording.issued;
             recording.record(&done);
-            let last = done.completions.last().map_or(done.start, |c| c.ticks);
+            let last = done.last_ticks();
             if recording.issued / PROGRESS_EVERY > before / PROGRESS_EVERY {
                 progress(Progress {
                     requests: recording.issued,

@@ -8,7 +8,8 @@
 mod common;
 
 use gadget::access::Op;
-use gadget_eval::run::{issue, Warmup};
+use gadget_eval::run::Warmup;
+use gadget_eval::store::issue;
 use gadget_eval::store::memory::MemoryStore;
 use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
 use gadget_eval::workload::RequestBlock;

@@ -16,8 +16,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use gadget::trace::{open_trace, RecordRef, MAX_VALUE_LEN};
-use gadget_eval::run::issue;
-use gadget_eval::store::{open_store, StoreKind, StoreSettings};
+use gadget_eval::store::{issue, open_store, StoreKind, StoreSettings};
 use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
 use gadget_eval::workload::{RequestStream, WorkloadSource};
 

@@ -13,8 +13,7 @@ use std::path::Path;
 
 use gadget::access::{Access, Op, ReadLen, StateId};
 use gadget::config::Config;
-use gadget_eval::run::issue;
-use gadget_eval::store::{open_store, Store, StoreKind, StoreSettings};
+use gadget_eval::store::{issue, open_store, Store, StoreKind, StoreSettings};
 use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
 use gadget_eval::workload::{RequestBlock, RequestStream, WorkloadSource};
 

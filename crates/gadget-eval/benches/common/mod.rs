@@ -9,9 +9,9 @@ use gadget::access::{Access, AccessSink};
 use gadget::config::Config;
 use gadget::trace::{BinaryTraceWriter, TraceFooter};
 use gadget_eval::arrival::ArrivalProcess;
-use gadget_eval::run::{drive, issue, Measured, RunOptions, Warmup};
+use gadget_eval::run::{drive, Measured, RunOptions, Warmup};
 use gadget_eval::store::memory::MemoryStore;
-use gadget_eval::store::Store;
+use gadget_eval::store::{issue, Store};
 use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
 use gadget_eval::workload::{RequestBlock, RequestStream, WorkloadError, WorkloadSource};
 

@@ -9,6 +9,11 @@ use std::path::{Path, PathBuf};
 
 use gadget::access::{Op, StateId};
 
+use crate::clock::RunClock;
+use crate::completion::CompletedChunk;
+use crate::value::ValueBytes;
+use crate::workload::{Request, RequestBlock};
+
 mod applied;
 mod batch;
 #[cfg(feature = "berkeleydb")]
@@ -32,6 +37,8 @@ mod libraries;
 pub mod lmdb;
 pub mod memory;
 pub mod placement;
+mod request;
+pub use request::{issue, issue_access};
 #[cfg(feature = "redb")]
 pub mod redb;
 #[cfg(feature = "redis")]
@@ -182,6 +189,26 @@ pub trait Store {
     fn store_of(&self, state: StateId) -> &str {
         let _ = state;
         self.name()
+    }
+
+    /// Issues `chunk`'s requests (of `block`) in order, noting each one's completion in
+    /// `done`, and stops at the first that fails: a closed loop's per-request path. Leave it to
+    /// its default, which is compiled for each store, so that the loop calls the store's own
+    /// methods directly rather than through the `dyn Store` the driver holds (26 instructions
+    /// a request on the memory store: `BENCHMARKS.md`, "Harness overhead").
+    fn issue_chunk(
+        &mut self,
+        block: &RequestBlock,
+        chunk: &[Request],
+        values: &mut ValueBytes,
+        clock: &RunClock,
+        done: &mut CompletedChunk,
+    ) -> Result<(), StoreError> {
+        for r in chunk {
+            let read = issue(self, block, r, values)?;
+            done.complete(clock, r, read);
+        }
+        Ok(())
     }
 
     /// Ops this store does not have natively and emulates.
