@@ -9,11 +9,23 @@
 #   driver  gadget replay's driver: closed loop, every request timed and recorded
 # Prints each path's instructions per request over `none`, and the driver's over the stream.
 #
-#   scripts/driver-instructions.sh
+#   scripts/driver-instructions.sh             all four paths (about a minute, after the build)
+#   scripts/driver-instructions.sh --max 140   only the stream and the driver; fails when the
+#                                              driver costs more than 140 a request over the
+#                                              stream (what `make test` runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+max=
+case "${1:-}" in
+  "") ;;
+  --max)
+    max="${2:-}"
+    [[ "$max" =~ ^[0-9]+$ ]] || { echo "driver-instructions: --max takes a whole number of instructions per request, not '${max}'" >&2; exit 2; }
+    ;;
+  *) echo "driver-instructions: unknown argument '$1'; usage: $0 [--max INSTRUCTIONS]" >&2; exit 2 ;;
+esac
 command -v valgrind >/dev/null 2>&1 || { echo "driver-instructions: valgrind is missing (apt-get install valgrind)" >&2; exit 1; }
-binary="$(cargo bench --no-run -p gadget-eval --no-default-features --bench harness_overhead_rounds \
+binary="$(cargo bench --locked --no-run -p gadget-eval --no-default-features --bench harness_overhead_rounds \
   --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -21,16 +33,33 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and "harness_overhead_rounds" in m["target"]["name"]:
         print(m["executable"])
 ')"
-[ -x "$binary" ] || { echo "driver-instructions: the bench did not build" >&2; exit 1; }
+[ -x "$binary" ] || { echo "driver-instructions: the bench did not build (cargo bench --no-run -p gadget-eval --no-default-features --bench harness_overhead_rounds)" >&2; exit 1; }
 count() { # PATH: the instructions the path's run executed
-  GADGET_BENCH_PATH="$1" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-    "$binary" 2>&1 >/dev/null | sed -n 's/.*I *refs: *//p' | tr -d ','
+  local n
+  n="$(GADGET_BENCH_PATH="$1" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+    "$binary" 2>&1 >/dev/null | sed -n 's/.*I *refs: *//p' | tr -d ',')"
+  [[ "$n" =~ ^[0-9]+$ ]] || { echo "driver-instructions: cachegrind gave no count for the $1 path" >&2; exit 1; }
+  echo "$n"
 }
 requests=2000000
-none="$(count none)"
-tight="$(count tight)"
 stream="$(count stream)"
 driver="$(count driver)"
+if [ -n "$max" ]; then
+  python3 - "$requests" "$stream" "$driver" "$max" <<'PY'
+import sys
+n, stream, driver, bound = (int(x) for x in sys.argv[1:])
+over = (driver - stream) / n
+print(f"the driver over the stream: {over:.1f} instructions per request over {n:,} requests (bound {bound})")
+if over > bound:
+    print(f"driver-instructions: the driver costs {over:.1f} instructions per request over the stream, more "
+          f"than the bound of {bound}: find what grew with `scripts/driver-instructions.sh` and cg_annotate "
+          "(BENCHMARKS.md, \"Harness overhead\")", file=sys.stderr)
+    sys.exit(1)
+PY
+  exit
+fi
+none="$(count none)"
+tight="$(count tight)"
 python3 - "$requests" "$none" "$tight" "$stream" "$driver" <<'PY'
 import sys
 n, none, tight, stream, driver = (int(x) for x in sys.argv[1:])

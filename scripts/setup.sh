@@ -36,6 +36,11 @@ if [ "$profile" = debug ]; then
   python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
   command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
 fi
+# `make test` bounds the driver's instructions per request (scripts/driver-instructions.sh),
+# counted by valgrind's cachegrind
+if [ "$profile" = debug ]; then
+  command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
+fi
 # The recorder (recorder/): a JDK (11 or newer) and Maven, which fetches Flink and
 # Byte Buddy from Maven Central
 command -v javac >/dev/null 2>&1 || need_apt+=(default-jdk-headless)

@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::Workload;
+use common::{Workload, SECOND};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 fn harness_overhead(c: &mut Criterion) {
@@ -28,7 +28,9 @@ fn harness_overhead(c: &mut Criterion) {
     group.bench_function("memory store, stream, unmeasured", |b| {
         b.iter(|| workload.stream_unmeasured())
     });
-    group.bench_function("memory store, driver", |b| b.iter(|| workload.driver()));
+    group.bench_function("memory store, driver", |b| {
+        b.iter(|| workload.driver(SECOND))
+    });
     group.finish();
 }
 

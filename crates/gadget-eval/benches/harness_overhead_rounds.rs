@@ -9,12 +9,18 @@
 //! 15, sets the rounds). `GADGET_BENCH_PATH=tight|stream|driver|none` runs one path once
 //! instead, for a profiler: instruction counts (`valgrind --tool=cachegrind`) do not drift
 //! with the host's speed; `none` counts what every path shares, the workload's generation.
+//! There the driver's time-series intervals are an hour long, not a second: a run 50 times
+//! slower under valgrind would close 50 times as many intervals as a run at full speed, and
+//! how many depends on the host's speed that second, so the count would drift with it.
 
 mod common;
 
 use std::time::Instant;
 
-use common::Workload;
+use common::{Workload, SECOND};
+
+/// An interval no profiled run reaches the end of.
+const HOUR: u64 = 3_600 * SECOND;
 
 /// The median of `values` (sorted in place).
 fn median(values: &mut [f64]) -> f64 {
@@ -47,7 +53,7 @@ fn main() {
                 std::hint::black_box(workload.stream_unmeasured());
             }),
             "driver" => rate(&|| {
-                std::hint::black_box(workload.driver());
+                std::hint::black_box(workload.driver(HOUR));
             }),
             "none" => 0.0,
             other => panic!("GADGET_BENCH_PATH={other}: expected tight, stream, driver or none"),
@@ -64,7 +70,7 @@ fn main() {
             std::hint::black_box(workload.stream_unmeasured());
         }));
         driver.push(rate(&|| {
-            std::hint::black_box(workload.driver());
+            std::hint::black_box(workload.driver(SECOND));
         }));
         eprintln!(
             "round {round}/{rounds}: tight loop {:.2} M/s, stream {:.2} M/s, driver {:.2} M/s",

@@ -12,22 +12,22 @@ use crate::workload::Request;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Completion {
     pub(crate) ticks: u64,
-    /// The length read; a length beyond 4 GiB saturates.
+    /// The length read (0 unless [`ReadOutcome::Found`]); a length beyond 4 GiB saturates.
     pub(crate) read_len: u32,
     pub(crate) op: Op,
     pub(crate) state: StateId,
     pub(crate) read: ReadOutcome,
 }
 
-/// Whether a request read, and whether it found a value.
+/// Whether a request read, and whether it found a value (an index into a tally of three).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReadOutcome {
     /// A write.
-    NotARead,
+    NotARead = 0,
     /// A read that found nothing.
-    Empty,
+    Empty = 1,
     /// A read that found `read_len` bytes.
-    Found,
+    Found = 2,
 }
 
 impl Completion {

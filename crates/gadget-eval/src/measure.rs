@@ -329,17 +329,23 @@ impl Recorder {
     /// [`Recorder::record`] with the latency's [`counted_index`].
     #[inline(always)]
     fn count(&mut self, op: Op, latency_index: usize, service_ns: u64, now_ns: u64) {
+        self.count_latency(op, latency_index, now_ns);
+        if !self.service_is_latency {
+            self.service[op as usize]
+                .get_or_insert_with(histogram)
+                .saturating_record(service_ns.max(1));
+        }
+    }
+
+    /// Counts a latency of `op` at its [`counted_index`] in the interval that holds `now_ns`.
+    #[inline(always)]
+    fn count_latency(&mut self, op: Op, latency_index: usize, now_ns: u64) {
         if now_ns >= self.interval_end_ns {
             self.close_interval(now_ns);
         }
         match &mut self.interval[op as usize] {
             Some(counts) => counts.count_at(latency_index),
             None => self.count_first_of_op(op, latency_index),
-        }
-        if !self.service_is_latency {
-            self.service[op as usize]
-                .get_or_insert_with(histogram)
-                .saturating_record(service_ns.max(1));
         }
     }
 
@@ -359,7 +365,7 @@ impl Recorder {
     }
 
     /// Records one request as [`Recorder::record`] and [`Recorder::record_state`] together
-    /// do, its latency's bucket found once for both: the driver's per-request call.
+    /// do, its latency's bucket found once for both: an open loop's per-request call.
     #[inline(always)]
     pub fn record_in_state(
         &mut self,
@@ -371,6 +377,17 @@ impl Recorder {
     ) {
         let index = counted_index(latency_ns);
         self.count(op, index, service_ns, now_ns);
+        self.count_state(state, index);
+    }
+
+    /// Records one request of a closed loop, whose service time is its latency, as
+    /// [`Recorder::record_in_state`] does: a closed loop's per-request call, for a recorder
+    /// made with `closed_loop`.
+    #[inline(always)]
+    pub fn record_completion(&mut self, op: Op, state: usize, latency_ns: u64, now_ns: u64) {
+        debug_assert!(self.service_is_latency, "a recorder made for a closed loop");
+        let index = counted_index(latency_ns);
+        self.count_latency(op, index, now_ns);
         self.count_state(state, index);
     }
 
@@ -786,17 +803,22 @@ mod tests {
             );
         }
         assert_eq!((merged.min(), merged.max()), (direct.min(), direct.max()));
-        // the driver's one call records the op's and the state's latency alike
-        let mut both = Recorder::new(1_000, false, true);
+        // the drivers' one call records the op's and the state's latency alike, the closed
+        // loop's (service time is latency) as the open loop's
+        let mut open = Recorder::new(1_000, false, true);
+        let mut closed = Recorder::new(1_000, false, true);
         for &v in &values {
-            both.record_in_state(Op::Get, 3, v, v, 0);
+            open.record_in_state(Op::Get, 3, v, v, 0);
+            closed.record_completion(Op::Get, 3, v, 0);
         }
-        let state = both.state_histogram(3).unwrap();
-        let op = both.op_histograms(Op::Get).unwrap().latency;
-        for h in [&state, &op] {
-            assert_eq!(h.len(), direct.len());
-            assert_eq!(h.value_at_quantile(0.5), direct.value_at_quantile(0.5));
-            assert_eq!((h.min(), h.max()), (direct.min(), direct.max()));
+        for both in [&open, &closed] {
+            let state = both.state_histogram(3).unwrap();
+            let op = both.op_histograms(Op::Get).unwrap();
+            for h in [&state, &op.latency, &op.service] {
+                assert_eq!(h.len(), direct.len());
+                assert_eq!(h.value_at_quantile(0.5), direct.value_at_quantile(0.5));
+                assert_eq!((h.min(), h.max()), (direct.min(), direct.max()));
+            }
         }
     }
 

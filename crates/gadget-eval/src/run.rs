@@ -375,23 +375,24 @@ impl CompletionRecorder<'_> {
             start_ns = done;
             completions = rest;
         }
-        let (mut found, mut empty, mut bytes) = (0, 0, 0);
+        // the chunk's requests by what they read, indexed by `ReadOutcome`
+        let mut outcomes = [0u64; 3];
+        let mut bytes = 0;
         for c in completions {
             let done = self.clock.ns_of(c.ticks);
             let latency = done - start_ns;
             self.m
                 .recorder
-                .record_in_state(c.op, c.state as usize, latency, latency, done);
-            found += u64::from(c.read == ReadOutcome::Found);
-            empty += u64::from(c.read == ReadOutcome::Empty);
+                .record_completion(c.op, c.state as usize, latency, done);
+            outcomes[c.read as usize] += 1;
             bytes += u64::from(c.read_len);
             start_ns = done;
         }
         let measured = completions.len() as u64;
         self.issued += measured;
         self.m.requests += measured;
-        self.m.reads_found += found;
-        self.m.reads_empty += empty;
+        self.m.reads_found += outcomes[ReadOutcome::Found as usize];
+        self.m.reads_empty += outcomes[ReadOutcome::Empty as usize];
         self.m.bytes_read += bytes;
     }
 }

@@ -14,7 +14,7 @@ use gadget_eval::store::memory::MemoryStore;
 use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
 use gadget_eval::workload::RequestBlock;
 
-use common::Workload;
+use common::{Workload, SECOND};
 
 /// Requests of the workload: several chunks and blocks, not a multiple of either.
 const REQUESTS: u64 = 20_003;
@@ -64,11 +64,12 @@ fn a_closed_loop_leaves_out_exactly_the_warm_up_and_counts_only_measured_reads()
     );
     // 1,000 and 5,000 end inside a chunk; 0 measures everything
     for warmup in [0u64, 1_000, 5_000] {
-        let (measured, options) = workload.drive_closed_loop(if warmup == 0 {
+        let warmup_option = if warmup == 0 {
             Warmup::None
         } else {
             Warmup::Requests(warmup)
-        });
+        };
+        let (measured, options) = workload.drive_closed_loop(warmup_option, SECOND);
         let report = measured.report("memory", &[], &options);
         assert_eq!(report.warmup_requests, warmup);
         assert_eq!(report.requests, REQUESTS - warmup);

@@ -18,6 +18,9 @@ use gadget_eval::workload::{RequestBlock, RequestStream, WorkloadError, Workload
 /// Requests of the benchmark workload.
 pub const REQUESTS: u64 = 2_000_000;
 
+/// `gadget replay`'s time-series interval: a second.
+pub const SECOND: u64 = 1_000_000_000;
+
 /// The requests in blocks as the driver receives them, and as a binary trace.
 struct Recording {
     blocks: Vec<RequestBlock>,
@@ -128,19 +131,20 @@ impl Workload {
         found
     }
 
-    /// `gadget replay`'s driver itself: closed loop, every request timed and recorded.
-    pub fn driver(&self) -> Measured {
-        self.drive_closed_loop(Warmup::None).0
+    /// `gadget replay`'s driver itself: closed loop, every request timed and recorded, its
+    /// time series in intervals of `interval_ns` (`gadget replay`'s default: [`SECOND`]).
+    pub fn driver(&self, interval_ns: u64) -> Measured {
+        self.drive_closed_loop(Warmup::None, interval_ns).0
     }
 
-    /// The driver in a closed loop after `warmup`, into a fresh memory store; what it
-    /// measured and the options it ran with.
-    pub fn drive_closed_loop(&self, warmup: Warmup) -> (Measured, RunOptions) {
+    /// The driver in a closed loop after `warmup`, its time series in intervals of
+    /// `interval_ns`, into a fresh memory store; what it measured and the options it ran with.
+    pub fn drive_closed_loop(&self, warmup: Warmup, interval_ns: u64) -> (Measured, RunOptions) {
         let options = RunOptions {
             arrival: ArrivalProcess::ClosedLoop,
             seed: 1,
             warmup,
-            interval_ns: 1_000_000_000,
+            interval_ns,
             keep_intervals: false,
             stop: Arc::new(AtomicBool::new(false)),
             value_compression_ratio: DEFAULT_COMPRESSION_RATIO,
