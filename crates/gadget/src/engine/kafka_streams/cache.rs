@@ -7,8 +7,12 @@
 //! The stores of all the tasks a stream thread runs share its [`ThreadCache`]: a write that
 //! takes the thread over its size evicts from the store written (`ThreadCache.maybeEvict`),
 //! until the thread is within its size or that store's cache is empty.
+//!
+//! One index serves every question a record asks of its key: whether it is cached, where its
+//! entry is, and (for a cache that tracks it) whether the store holds it; a read-modify-write
+//! finds the entry it read again without a second probe. The dirty entries form a list in the
+//! order of their last writes, the order a flush writes them in.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -26,10 +30,38 @@ struct Node {
     key: Vec<u8>,
     value_len: u32,
     size: u64,
-    /// The place of its last dirty write in the flush order, when dirty.
-    dirty: Option<u64>,
+    /// True while its last write is not yet in the store.
+    dirty: bool,
+    /// True once the cache wrote the key to the store.
+    stored: bool,
+    /// Neighbours in the order of use.
     prev: usize,
     next: usize,
+    /// Neighbours among the dirty entries, in the order of their last writes.
+    dirty_prev: usize,
+    dirty_next: usize,
+}
+
+/// Where the index puts a key.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// The key's node, [`NIL`] when it is not cached (a key the store holds, kept by a cache
+    /// that [tracks what is stored](ThreadCache::named_tracking_stored)).
+    node: usize,
+    /// Whether the store holds the key, while it is not cached (a cached key's node says).
+    stored: bool,
+}
+
+/// What a read of a key finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// The key is cached (now the most recently used).
+    Cached,
+    /// The key is not cached, and the cache once wrote it to the store (known only to a cache
+    /// that [tracks what is stored](ThreadCache::named_tracking_stored)).
+    Stored,
+    /// The key is not cached, and not known to be in the store.
+    Absent,
 }
 
 /// A stream thread's cache: its size, and the bytes its stores' caches hold together.
@@ -52,14 +84,27 @@ impl ThreadCache {
     pub fn named(&self) -> RecordCache {
         RecordCache {
             thread: self.clone(),
+            track_stored: false,
             bytes: 0,
             nodes: Vec::new(),
             free: Vec::new(),
             index: FxHashMap::default(),
             head: NIL,
             tail: NIL,
-            dirty: BTreeMap::new(),
-            next_dirty: 0,
+            dirty_head: NIL,
+            dirty_tail: NIL,
+            recent: NIL,
+        }
+    }
+
+    /// A store's cache in this thread's that also remembers the keys it wrote to the store
+    /// after it evicts them, so that [`RecordCache::read`] says whether a read that misses
+    /// the cache finds a value: for a store whose keys recur (a count per key), not for one
+    /// whose keys come and go (windows), which would keep every key it ever wrote.
+    pub fn named_tracking_stored(&self) -> RecordCache {
+        RecordCache {
+            track_stored: true,
+            ..self.named()
         }
     }
 
@@ -72,18 +117,24 @@ impl ThreadCache {
 #[derive(Debug, Clone)]
 pub struct RecordCache {
     thread: ThreadCache,
+    /// Keys evicted after the cache wrote them stay in `index`, not cached.
+    track_stored: bool,
     /// This store's entries' bytes.
     bytes: u64,
     nodes: Vec<Node>,
     free: Vec<usize>,
-    index: FxHashMap<Vec<u8>, usize>,
+    index: FxHashMap<Vec<u8>, Slot>,
     /// Most recently used.
     head: usize,
     /// Least recently used.
     tail: usize,
-    /// Dirty entries by the order of their last write.
-    dirty: BTreeMap<u64, usize>,
-    next_dirty: u64,
+    /// The dirty entry written longest ago, flushed first.
+    dirty_head: usize,
+    /// The dirty entry written last.
+    dirty_tail: usize,
+    /// The node of the key last read, while it is cached: a read-modify-write finds it again
+    /// without a second probe of the index.
+    recent: usize,
 }
 
 /// Receives each entry the cache writes to the store: its key and value size.
@@ -97,19 +148,28 @@ impl RecordCache {
 
     /// Whether `key` is cached (a hit makes it the most recently used).
     pub fn get(&mut self, key: &[u8]) -> bool {
+        self.read(key) == Read::Cached
+    }
+
+    /// Where `key` is: cached (a hit makes it the most recently used), in the store, or
+    /// neither.
+    pub fn read(&mut self, key: &[u8]) -> Read {
+        self.recent = NIL;
         match self.index.get(key) {
-            Some(&n) => {
-                self.touch(n);
-                true
+            Some(&Slot { node, .. }) if node != NIL => {
+                self.touch(node);
+                self.recent = node;
+                Read::Cached
             }
-            None => false,
+            Some(&Slot { stored: true, .. }) => Read::Stored,
+            _ => Read::Absent,
         }
     }
 
     /// Caches a value read from the store (clean, no topic in its context); entries an
     /// eviction writes go to `flushed`.
     pub fn put_clean(&mut self, key: &[u8], value_len: u32, flushed: &mut Flush<'_>) {
-        self.put(key, value_len, 0, None, flushed);
+        self.put(key, value_len, 0, false, flushed);
     }
 
     /// Caches a write of the record being processed (dirty, its context naming `topic_len`
@@ -121,19 +181,31 @@ impl RecordCache {
         topic_len: u64,
         flushed: &mut Flush<'_>,
     ) {
-        let order = self.next_dirty;
-        self.next_dirty += 1;
-        self.put(key, value_len, topic_len, Some(order), flushed);
+        self.put(key, value_len, topic_len, true, flushed);
     }
 
     /// Writes every dirty entry to `flushed` in the order of its last write, each then clean
     /// (a commit).
     pub fn flush(&mut self, flushed: &mut Flush<'_>) {
-        while let Some((_, n)) = self.dirty.pop_first() {
+        while self.dirty_head != NIL {
+            let n = self.dirty_head;
+            self.unlink_dirty(n);
             let node = &mut self.nodes[n];
-            node.dirty = None;
+            node.stored = true;
             flushed(&node.key, node.value_len);
         }
+    }
+
+    /// The node of `key` when it is cached: the one last read when it holds `key`, else the
+    /// index's.
+    fn cached(&self, key: &[u8]) -> Option<usize> {
+        if self.recent != NIL && self.nodes[self.recent].key == key {
+            return Some(self.recent);
+        }
+        self.index
+            .get(key)
+            .map(|slot| slot.node)
+            .filter(|&n| n != NIL)
     }
 
     fn put(
@@ -141,52 +213,68 @@ impl RecordCache {
         key: &[u8],
         value_len: u32,
         topic_len: u64,
-        dirty: Option<u64>,
+        dirty: bool,
         flushed: &mut Flush<'_>,
     ) {
         let size = key.len() as u64 + ENTRY_OVERHEAD + u64::from(value_len) + topic_len;
-        match self.index.get(key) {
-            Some(&n) => {
+        let n = match self.cached(key) {
+            Some(n) => {
                 self.shrink(self.nodes[n].size);
                 let node = &mut self.nodes[n];
                 node.size = size;
                 node.value_len = value_len;
-                if let Some(order) = dirty {
-                    if let Some(old) = node.dirty.replace(order) {
-                        self.dirty.remove(&old);
+                if dirty {
+                    if node.dirty {
+                        self.unlink_dirty(n);
                     }
-                    self.dirty.insert(order, n);
+                    self.push_dirty(n);
                 }
                 self.touch(n);
+                n
             }
             None => {
-                let n = match self.free.pop() {
-                    Some(n) => {
-                        let node = &mut self.nodes[n];
-                        node.key.clear();
-                        node.key.extend_from_slice(key);
-                        (node.value_len, node.size, node.dirty) = (value_len, size, dirty);
-                        n
+                let n = self.free.pop().unwrap_or_else(|| {
+                    self.nodes.push(Node {
+                        key: Vec::new(),
+                        value_len: 0,
+                        size: 0,
+                        dirty: false,
+                        stored: false,
+                        prev: NIL,
+                        next: NIL,
+                        dirty_prev: NIL,
+                        dirty_next: NIL,
+                    });
+                    self.nodes.len() - 1
+                });
+                let stored = match self.index.get_mut(key) {
+                    Some(slot) => {
+                        slot.node = n;
+                        slot.stored
                     }
                     None => {
-                        self.nodes.push(Node {
-                            key: key.to_vec(),
-                            value_len,
-                            size,
-                            dirty,
-                            prev: NIL,
-                            next: NIL,
-                        });
-                        self.nodes.len() - 1
+                        self.index.insert(
+                            key.to_vec(),
+                            Slot {
+                                node: n,
+                                stored: false,
+                            },
+                        );
+                        false
                     }
                 };
-                self.index.insert(key.to_vec(), n);
+                let node = &mut self.nodes[n];
+                node.key.clear();
+                node.key.extend_from_slice(key);
+                (node.value_len, node.size, node.stored) = (value_len, size, stored);
                 self.push_head(n);
-                if let Some(order) = dirty {
-                    self.dirty.insert(order, n);
+                if dirty {
+                    self.push_dirty(n);
                 }
+                n
             }
-        }
+        };
+        self.recent = n;
         self.bytes += size;
         self.thread.bytes.fetch_add(size, Ordering::Relaxed);
         while self.thread.over() && self.tail != NIL {
@@ -205,11 +293,28 @@ impl RecordCache {
         let n = self.tail;
         self.unlink(n);
         self.shrink(self.nodes[n].size);
+        if self.recent == n {
+            self.recent = NIL;
+        }
         let key = std::mem::take(&mut self.nodes[n].key);
-        self.index.remove(&key);
+        let dirty = self.nodes[n].dirty;
+        // a dirty entry is written now, so the store holds it from here on
+        let stored = self.nodes[n].stored || dirty;
+        match self.index.get_mut(key.as_slice()) {
+            Some(slot) if self.track_stored && stored => {
+                *slot = Slot {
+                    node: NIL,
+                    stored: true,
+                }
+            }
+            _ => {
+                self.index.remove(key.as_slice());
+            }
+        }
         self.free.push(n);
-        if let Some(order) = self.nodes[n].dirty.take() {
-            self.dirty.remove(&order);
+        if dirty {
+            self.unlink_dirty(n);
+            self.nodes[n].stored = true;
             flushed(&key, self.nodes[n].value_len);
             self.flush(flushed);
         }
@@ -245,6 +350,35 @@ impl RecordCache {
         self.head = n;
         if self.tail == NIL {
             self.tail = n;
+        }
+    }
+
+    /// Takes a dirty entry off the dirty list; it is clean then.
+    fn unlink_dirty(&mut self, n: usize) {
+        let (prev, next) = (self.nodes[n].dirty_prev, self.nodes[n].dirty_next);
+        match prev {
+            NIL => self.dirty_head = next,
+            p => self.nodes[p].dirty_next = next,
+        }
+        match next {
+            NIL => self.dirty_tail = prev,
+            x => self.nodes[x].dirty_prev = prev,
+        }
+        self.nodes[n].dirty = false;
+    }
+
+    /// Marks an entry dirty, its write the last.
+    fn push_dirty(&mut self, n: usize) {
+        let node = &mut self.nodes[n];
+        node.dirty = true;
+        node.dirty_prev = self.dirty_tail;
+        node.dirty_next = NIL;
+        if self.dirty_tail != NIL {
+            self.nodes[self.dirty_tail].dirty_next = n;
+        }
+        self.dirty_tail = n;
+        if self.dirty_head == NIL {
+            self.dirty_head = n;
         }
     }
 }
@@ -330,6 +464,55 @@ mod tests {
             "a, the least recently used, goes, and its flush writes the other dirty ones"
         );
         assert!(!first.get(b"aaaaaaaa") && first.get(b"bbbbbbbb"));
+    }
+
+    #[test]
+    fn a_cache_tracking_what_is_stored_knows_the_keys_it_wrote_after_evicting_them() {
+        let mut written = Written::new();
+        let thread = ThreadCache::new(75);
+        let (mut tracking, mut plain) =
+            (thread.named_tracking_stored(), ThreadCache::new(75).named());
+        for cache in [&mut tracking, &mut plain] {
+            assert_eq!(cache.read(b"aaaaaaaa"), Read::Absent);
+            dirty(cache, b"aaaaaaaa", &mut written);
+            assert_eq!(cache.read(b"aaaaaaaa"), Read::Cached);
+            // b evicts a, dirty, which flushes a and then b: the store holds both
+            dirty(cache, b"bbbbbbbb", &mut written);
+        }
+        let (a, b) = (b"aaaaaaaa".to_vec(), b"bbbbbbbb".to_vec());
+        assert_eq!(written, [a.clone(), b.clone(), a, b]);
+        assert_eq!(tracking.read(b"aaaaaaaa"), Read::Stored);
+        assert_eq!(
+            plain.read(b"aaaaaaaa"),
+            Read::Absent,
+            "a plain cache forgets it"
+        );
+        // a clean entry evicted was never written by the cache: a read finds nothing
+        let mut tracking = ThreadCache::new(69).named_tracking_stored();
+        tracking.put_clean(b"cccccccc", 16, &mut |_, _| panic!("clean"));
+        tracking.put_clean(b"dddddddd", 16, &mut |_, _| panic!("clean"));
+        assert_eq!(tracking.read(b"cccccccc"), Read::Absent);
+        // a committed entry is stored, evicted or not
+        let mut tracking = ThreadCache::new(1 << 20).named_tracking_stored();
+        dirty(&mut tracking, b"eeeeeeee", &mut written);
+        tracking.flush(&mut |_, _| {});
+        tracking.put_clean(b"eeeeeeee", 16, &mut |_, _| panic!("clean"));
+        assert_eq!(tracking.read(b"eeeeeeee"), Read::Cached);
+    }
+
+    #[test]
+    fn a_read_modify_write_of_one_key_leaves_the_others_in_place() {
+        let mut written = Written::new();
+        let mut cache = RecordCache::new(1 << 20);
+        for key in [b"a", b"b", b"c"] {
+            dirty(&mut cache, key, &mut written);
+        }
+        // read b, then write another key before b again: the write of b finds b, not c
+        assert!(cache.get(b"b"));
+        dirty(&mut cache, b"c", &mut written);
+        dirty(&mut cache, b"b", &mut written);
+        cache.flush(&mut |k, _| written.push(k.to_vec()));
+        assert_eq!(written, [b"a".to_vec(), b"c".to_vec(), b"b".to_vec()]);
     }
 
     #[test]

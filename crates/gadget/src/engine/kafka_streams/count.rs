@@ -7,14 +7,14 @@
 //! count is a long, an aggregate what its serde writes, here [`AggregateBytes`] of the
 //! key's records so far (a list that grows, or a fixed-size one).
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::access::{Access, AccessSink, Op, StateId};
 use crate::key::Key;
 use crate::operator::Operator;
 use crate::source::element::Event;
 
-use super::cache::{RecordCache, ThreadCache};
+use super::cache::{Read, RecordCache, ThreadCache};
 use super::{store_path, KafkaStreamsSpec, Offsets};
 
 /// A count's value: the 8-byte timestamp and the 8-byte count (`ValueAndTimestamp<Long>`).
@@ -57,8 +57,6 @@ pub struct Count {
     records: HashMap<Vec<u8>, u64>,
     cache: RecordCache,
     offsets: Offsets,
-    /// The keys the store holds a value for (a read that misses the cache finds one).
-    stored: HashSet<Vec<u8>>,
     key: Vec<u8>,
     /// Characters of the input topic's name, in every dirty entry's size.
     topic_len: u64,
@@ -74,11 +72,11 @@ impl Count {
     /// The count of `spec`'s store, its cache in `thread`'s.
     pub fn in_thread(spec: &KafkaStreamsSpec, thread: &ThreadCache) -> Count {
         Count {
-            cache: thread.named(),
+            // a read that misses the cache finds a value when the cache once wrote the key
+            cache: thread.named_tracking_stored(),
             offsets: Offsets::new(spec, OFFSETS),
             spec: spec.clone(),
             records: HashMap::default(),
-            stored: HashSet::default(),
             key: Vec::with_capacity(16),
             topic_len: spec.source_topic().chars().count() as u64,
             since_commit: 0,
@@ -108,25 +106,21 @@ impl Count {
     }
 
     fn commit(&mut self, out: &mut dyn AccessSink) {
-        let stored = &mut self.stored;
         self.cache
-            .flush(&mut |key, value_len| write(out, stored, key, value_len));
+            .flush(&mut |key, value_len| write(out, key, value_len));
         self.offsets.commit(out);
         self.since_commit = 0;
     }
 }
 
 /// A put of what the cache flushed, to the data column family.
-fn write(out: &mut dyn AccessSink, stored: &mut HashSet<Vec<u8>>, key: &[u8], value_len: u32) {
+fn write(out: &mut dyn AccessSink, key: &[u8], value_len: u32) {
     out.access(Access {
         op: Op::Put,
         state: DATA,
         key,
         value_len,
     });
-    if !stored.contains(key) {
-        stored.insert(key.to_vec());
-    }
 }
 
 /// A key as its serde writes it: a long's 8 bytes big-endian, a string's UTF-8 bytes.
@@ -159,20 +153,18 @@ impl Operator for Count {
         let (stored_bytes, new_bytes) = self.value_sizes();
         let Count {
             cache,
-            stored,
             key,
             topic_len,
             ..
         } = self;
-        if !cache.get(key) {
+        let read = cache.read(key);
+        if read != Read::Cached {
             out.access_all(DATA, key, &[(Op::Get, 0)]);
-            if stored.contains(key.as_slice()) {
-                cache.put_clean(key, stored_bytes, &mut |k, v| write(out, stored, k, v));
-            }
         }
-        cache.put_dirty(key, new_bytes, *topic_len, &mut |k, v| {
-            write(out, stored, k, v)
-        });
+        if read == Read::Stored {
+            cache.put_clean(key, stored_bytes, &mut |k, v| write(out, k, v));
+        }
+        cache.put_dirty(key, new_bytes, *topic_len, &mut |k, v| write(out, k, v));
         self.offsets.record_processed();
         self.since_commit += 1;
         if self.since_commit >= self.spec.commit_every {
