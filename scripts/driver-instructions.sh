@@ -7,9 +7,11 @@
 #   tight   requests already in memory, no producer, no clock, no histograms (the floor)
 #   stream  from a binary trace through the producer thread, nothing measured
 #   driver  gadget replay's driver: closed loop, every request timed and recorded
+#   shard   the driver as the only shard of one (--shard 0/1): every request asked whether it
+#           is the shard's (a hash of its key), all of them issued
 # Prints each path's instructions per request over `none`, and the driver's over the stream.
 #
-#   scripts/driver-instructions.sh             all four paths (about a minute, after the build)
+#   scripts/driver-instructions.sh             all five paths (about a minute, after the build)
 #   scripts/driver-instructions.sh --max 140   only the stream and the driver; fails when the
 #                                              driver costs more than 140 a request over the
 #                                              stream (what `make test` runs)
@@ -60,13 +62,16 @@ PY
 fi
 none="$(count none)"
 tight="$(count tight)"
-python3 - "$requests" "$none" "$tight" "$stream" "$driver" <<'PY'
+shard="$(count shard)"
+python3 - "$requests" "$none" "$tight" "$stream" "$driver" "$shard" <<'PY'
 import sys
-n, none, tight, stream, driver = (int(x) for x in sys.argv[1:])
+n, none, tight, stream, driver, shard = (int(x) for x in sys.argv[1:])
 per = lambda x: (x - none) / n
 print(f"instructions over {n:,} requests (generation, {none / 1e6:,.0f} M, taken off):")
 print(f"  tight loop {per(tight):8.1f} per request")
 print(f"  stream     {per(stream):8.1f} per request")
 print(f"  driver     {per(driver):8.1f} per request")
+print(f"  shard      {per(shard):8.1f} per request")
 print(f"the driver over the stream: {(driver - stream) / n:.1f} per request")
+print(f"the driver as a shard over the stream: {(shard - stream) / n:.1f} per request")
 PY

@@ -6,8 +6,9 @@
 //! so the best run is the closest to each path's own cost).
 //!
 //! `cargo bench -p gadget-eval --bench harness_overhead_rounds` (`GADGET_BENCH_ROUNDS`, default
-//! 15, sets the rounds). `GADGET_BENCH_PATH=tight|stream|driver|none` runs one path once
-//! instead, for a profiler: instruction counts (`valgrind --tool=cachegrind`) do not drift
+//! 15, sets the rounds). `GADGET_BENCH_PATH=tight|stream|driver|shard|none` runs one path once
+//! instead, for a profiler (`shard`: the driver as the only shard of one, which asks of every
+//! request whether it is its own): instruction counts (`valgrind --tool=cachegrind`) do not drift
 //! with the host's speed; `none` counts what every path shares, the workload's generation.
 //! There the driver's time-series intervals are an hour long, not a second: a run 50 times
 //! slower under valgrind would close 50 times as many intervals as a run at full speed, and
@@ -18,6 +19,8 @@ mod common;
 use std::time::Instant;
 
 use common::{Workload, SECOND};
+use gadget_eval::run::Warmup;
+use gadget_eval::shard::Shard;
 
 /// An interval no profiled run reaches the end of.
 const HOUR: u64 = 3_600 * SECOND;
@@ -55,8 +58,15 @@ fn main() {
             "driver" => rate(&|| {
                 std::hint::black_box(workload.driver(HOUR));
             }),
+            "shard" => rate(&|| {
+                // the only shard of one: every request issued, each asked whether it is its
+                let whole = Shard { index: 0, count: 1 };
+                std::hint::black_box(workload.drive_closed_loop(Warmup::None, HOUR, Some(whole)));
+            }),
             "none" => 0.0,
-            other => panic!("GADGET_BENCH_PATH={other}: expected tight, stream, driver or none"),
+            other => {
+                panic!("GADGET_BENCH_PATH={other}: expected tight, stream, driver, shard or none")
+            }
         };
         println!("{path}: {:.2} M requests/s", r / 1e6);
         return;

@@ -4,7 +4,9 @@
 //! belongs to the shard its key hashes to (FNV-1a of the key bytes, finalised as murmur3's, mapped onto `0..N` by
 //! multiplication, so every shard agrees without talking), an iterator's `next` to the shard
 //! of the `seek` that opened it, and a batch commit to every shard that added writes to the
-//! batch. The shards together issue every request exactly once.
+//! batch since the last commit. A batch is the store's, whatever states its writes went to
+//! (Flink's timers are batch writes to their timer state, committed under `default`). Every
+//! request but a commit is issued by exactly one shard.
 //!
 //! An open-loop schedule is drawn for the whole stream, one intended start per request,
 //! and each shard keeps the starts of its own requests: the shards' superposition is the
@@ -97,8 +99,8 @@ pub struct ShardFilter {
     shard: Shard,
     /// Per state: whether this shard opened the state's current iterator.
     iterating: Vec<bool>,
-    /// Per state: whether this shard added writes to the state's open batch.
-    batching: Vec<bool>,
+    /// Whether this shard added writes to the store's open batch.
+    batching: bool,
 }
 
 impl ShardFilter {
@@ -107,7 +109,7 @@ impl ShardFilter {
         ShardFilter {
             shard,
             iterating: Vec::new(),
-            batching: Vec::new(),
+            batching: false,
         }
     }
 
@@ -122,16 +124,15 @@ impl ShardFilter {
         let s = usize::from(state);
         if s >= self.iterating.len() {
             self.iterating.resize(s + 1, false);
-            self.batching.resize(s + 1, false);
         }
         match op {
             Op::Next => self.iterating[s],
-            Op::BatchCommit => std::mem::replace(&mut self.batching[s], false),
+            Op::BatchCommit => std::mem::replace(&mut self.batching, false),
             _ => {
                 let mine = Shard::of_key(key, self.shard.count) == self.shard.index;
                 match op {
                     Op::Seek => self.iterating[s] = mine,
-                    Op::BatchPut | Op::BatchDelete => self.batching[s] |= mine,
+                    Op::BatchPut | Op::BatchDelete => self.batching |= mine,
                     _ => {}
                 }
                 mine
@@ -312,5 +313,10 @@ mod tests {
         assert!(!f0.owns(Op::BatchPut, 1, b.as_bytes()) & f1.owns(Op::BatchPut, 1, b.as_bytes()));
         assert!(f0.owns(Op::BatchCommit, 1, b"") && f1.owns(Op::BatchCommit, 1, b""));
         assert!(!f0.owns(Op::BatchCommit, 1, b"") && !f1.owns(Op::BatchCommit, 1, b""));
+        // the batch is the store's: Flink commits its timers' batch writes under another state
+        assert!(
+            f0.owns(Op::BatchDelete, 2, a.as_bytes()) & !f1.owns(Op::BatchDelete, 2, a.as_bytes())
+        );
+        assert!(f0.owns(Op::BatchCommit, 0, b"") && !f1.owns(Op::BatchCommit, 0, b""));
     }
 }

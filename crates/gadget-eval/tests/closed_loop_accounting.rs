@@ -69,7 +69,7 @@ fn a_closed_loop_leaves_out_exactly_the_warm_up_and_counts_only_measured_reads()
         } else {
             Warmup::Requests(warmup)
         };
-        let (measured, options) = workload.drive_closed_loop(warmup_option, SECOND);
+        let (measured, options) = workload.drive_closed_loop(warmup_option, SECOND, None);
         let report = measured.report("memory", &[], &options);
         assert_eq!(report.warmup_requests, warmup);
         assert_eq!(report.requests, REQUESTS - warmup);

@@ -10,6 +10,7 @@ use gadget::config::Config;
 use gadget::trace::{BinaryTraceWriter, TraceFooter};
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::run::{drive, Measured, RunOptions, Warmup};
+use gadget_eval::shard::Shard;
 use gadget_eval::store::memory::MemoryStore;
 use gadget_eval::store::{issue, Store};
 use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
@@ -134,12 +135,18 @@ impl Workload {
     /// `gadget replay`'s driver itself: closed loop, every request timed and recorded, its
     /// time series in intervals of `interval_ns` (`gadget replay`'s default: [`SECOND`]).
     pub fn driver(&self, interval_ns: u64) -> Measured {
-        self.drive_closed_loop(Warmup::None, interval_ns).0
+        self.drive_closed_loop(Warmup::None, interval_ns, None).0
     }
 
     /// The driver in a closed loop after `warmup`, its time series in intervals of
-    /// `interval_ns`, into a fresh memory store; what it measured and the options it ran with.
-    pub fn drive_closed_loop(&self, warmup: Warmup, interval_ns: u64) -> (Measured, RunOptions) {
+    /// `interval_ns`, into a fresh memory store, as `shard` of the workload when one is given;
+    /// what it measured and the options it ran with.
+    pub fn drive_closed_loop(
+        &self,
+        warmup: Warmup,
+        interval_ns: u64,
+        shard: Option<Shard>,
+    ) -> (Measured, RunOptions) {
         let options = RunOptions {
             arrival: ArrivalProcess::ClosedLoop,
             seed: 1,
@@ -149,7 +156,7 @@ impl Workload {
             stop: Arc::new(AtomicBool::new(false)),
             value_compression_ratio: DEFAULT_COMPRESSION_RATIO,
             duration_ns: None,
-            shard: None,
+            shard,
             start_at: None,
             job: None,
         };
