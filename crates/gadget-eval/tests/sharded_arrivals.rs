@@ -88,3 +88,57 @@ fn shards_issue_every_request_once_on_the_whole_workloads_schedule() {
         "a shard is deterministic"
     );
 }
+
+#[test]
+fn every_shard_that_writes_to_a_batch_commits_it_whatever_state_the_commit_names() {
+    // Flink's RocksDB timers: batch writes to the timer state, committed under `default`
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/tumbling-incr-zipf.toml");
+    let commits = |shard: Option<Shard>| {
+        let mut stream = RequestStream::start(WorkloadSource::Generate {
+            config: Box::new(Config::load(&path).unwrap()),
+            limit: Some(200_000),
+        })
+        .unwrap();
+        let mut store = MemoryStore::new(stream.state_names.len());
+        let options = RunOptions {
+            arrival: ArrivalProcess::ClosedLoop,
+            seed: 1,
+            warmup: Warmup::None,
+            interval_ns: 1_000_000_000,
+            keep_intervals: false,
+            stop: Arc::new(AtomicBool::new(false)),
+            value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
+            duration_ns: None,
+            shard,
+            start_at: None,
+            job: None,
+        };
+        let mut measured = drive(
+            &mut store,
+            &mut stream,
+            &options,
+            std::time::Instant::now(),
+            &mut |_| {},
+        );
+        assert!(measured.take_failure().is_none());
+        stream.finish().unwrap();
+        let report = measured.report("memory", &[], &options);
+        report
+            .latency
+            .iter()
+            .find(|row| row.op == "batch_commit")
+            .map_or(0, |row| row.ops)
+    };
+    let whole = commits(None);
+    assert!(whole > 10, "the workload commits batches: {whole}");
+    let own: Vec<u64> = (0..2)
+        .map(|index| commits(Some(Shard { index, count: 2 })))
+        .collect();
+    // each shard commits the batches it wrote to (a commit of an empty batch, which no shard
+    // wrote to, is no shard's)
+    assert!(
+        own.iter().all(|&n| n > 0 && n <= whole),
+        "the shards' commits {own:?} of the whole workload's {whole}"
+    );
+}
