@@ -24,14 +24,30 @@ const RATE: f64 = 20_000.0;
 /// [`RATE`] into a memory store.
 fn run(shard: Option<Shard>) -> RunReport {
     let config = Config::parse(workload::ENDLESS_TUMBLING, Path::new("w.toml")).unwrap();
+    run_config(
+        config,
+        REQUESTS,
+        ArrivalProcess::Constant { rate: RATE },
+        shard,
+    )
+}
+
+/// Drives `requests` requests of `config`, or `shard`'s part of them, on `arrival` into a
+/// memory store.
+fn run_config(
+    config: Config,
+    requests: u64,
+    arrival: ArrivalProcess,
+    shard: Option<Shard>,
+) -> RunReport {
     let mut stream = RequestStream::start(WorkloadSource::Generate {
         config: Box::new(config),
-        limit: Some(REQUESTS),
+        limit: Some(requests),
     })
     .unwrap();
     let mut store = MemoryStore::new(stream.state_names.len());
     let options = RunOptions {
-        arrival: ArrivalProcess::Constant { rate: RATE },
+        arrival,
         seed: 1,
         warmup: Warmup::None,
         interval_ns: 100_000_000,
@@ -95,35 +111,8 @@ fn every_shard_that_writes_to_a_batch_commits_it_whatever_state_the_commit_names
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/tumbling-incr-zipf.toml");
     let commits = |shard: Option<Shard>| {
-        let mut stream = RequestStream::start(WorkloadSource::Generate {
-            config: Box::new(Config::load(&path).unwrap()),
-            limit: Some(200_000),
-        })
-        .unwrap();
-        let mut store = MemoryStore::new(stream.state_names.len());
-        let options = RunOptions {
-            arrival: ArrivalProcess::ClosedLoop,
-            seed: 1,
-            warmup: Warmup::None,
-            interval_ns: 1_000_000_000,
-            keep_intervals: false,
-            stop: Arc::new(AtomicBool::new(false)),
-            value_compression_ratio: gadget_eval::value::DEFAULT_COMPRESSION_RATIO,
-            duration_ns: None,
-            shard,
-            start_at: None,
-            job: None,
-        };
-        let mut measured = drive(
-            &mut store,
-            &mut stream,
-            &options,
-            std::time::Instant::now(),
-            &mut |_| {},
-        );
-        assert!(measured.take_failure().is_none());
-        stream.finish().unwrap();
-        let report = measured.report("memory", &[], &options);
+        let config = Config::load(&path).unwrap();
+        let report = run_config(config, 200_000, ArrivalProcess::ClosedLoop, shard);
         report
             .latency
             .iter()
