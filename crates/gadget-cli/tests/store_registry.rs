@@ -156,6 +156,7 @@ fn a_value(setting: SettingValue) -> String {
         SettingValue::Library => "\"flink-1.20\"".into(),
         SettingValue::Url => format!("\"{NOBODY}\""),
         SettingValue::Choice(names) => format!("\"{}\"", names[0]),
+        SettingValue::RocksDbOptions => "\"db_bench\"".into(),
     }
 }
 
@@ -288,7 +289,7 @@ fn the_results_of_every_store_name_its_library_and_version() {
 /// What a setting's value may be, as the docs' table says it.
 fn allowed(setting: SettingValue) -> String {
     use gadget::config::bounds::duration_text;
-    use gadget::config::store_settings::ROCKSDB_LIBRARIES;
+    use gadget::config::store_settings::{ROCKSDB_LIBRARIES, ROCKSDB_OPTION_SETS};
     let quoted = |names: &[&str]| {
         names
             .iter()
@@ -314,6 +315,10 @@ fn allowed(setting: SettingValue) -> String {
         ),
         SettingValue::Url => "`redis://`, `rediss://`, `unix://` URLs".into(),
         SettingValue::Choice(names) => quoted(names),
+        SettingValue::RocksDbOptions => format!(
+            "{}, or RocksDB options (`name=value;...`)",
+            quoted(ROCKSDB_OPTION_SETS)
+        ),
     }
 }
 

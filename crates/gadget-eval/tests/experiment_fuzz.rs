@@ -48,6 +48,7 @@ fn experiments() -> Vec<(PathBuf, String)> {
                     4.clamp(min, max).to_string()
                 }
                 SettingValue::Choice(names) => format!("\"{}\"", names[0]),
+                SettingValue::RocksDbOptions => "\"db_bench\"".to_string(),
             };
             format!("{} = {value}", s.key)
         })

@@ -77,6 +77,7 @@ pub(crate) const SPEC: StoreSpec = StoreSpec {
             store: "lethe",
             library: &RocksDbLib::Lethe,
             options: options(settings),
+            last: String::new(),
             prepare: configure,
         };
         Ok(Arc::new(SharedRocksDb::open_as(

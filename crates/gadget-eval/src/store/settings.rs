@@ -19,6 +19,9 @@ pub struct StoreSettings {
     pub block_cache: usize,
     /// The RocksDB library to run on; Flink 1.x's frocksdb 6.20.3 by default.
     pub rocksdb_lib: RocksDbLib,
+    /// `--rocksdb-options`: an option set's name or RocksDB options, applied over the others;
+    /// empty for none.
+    pub rocksdb_options: String,
     /// Write-ahead log; off in Flink.
     pub wal: bool,
     /// BerkeleyDB cache in bytes; 256 MB in the paper.
@@ -68,6 +71,7 @@ impl Default for StoreSettings {
             max_write_buffers: 2,
             block_cache: 64 << 20,
             rocksdb_lib: RocksDbLib::default(),
+            rocksdb_options: String::new(),
             wal: false,
             bdb_cache: 256 << 20,
             redis_url: std::env::var("GADGET_REDIS_URL")
@@ -104,6 +108,7 @@ impl StoreSettings {
                 self.max_write_buffers = i32::try_from(*n).unwrap_or(i32::MAX)
             }
             ("block_cache_mb", Value::Int(n)) => self.block_cache = mib(*n),
+            ("rocksdb_options", Value::Text(t)) => self.rocksdb_options = t.clone(),
             ("wal", Value::Switch(on)) => self.wal = *on,
             ("store_counters", Value::Switch(on)) => self.counters = *on,
             ("redis_url", Value::Text(t)) => self.redis_url = t.clone(),
@@ -176,6 +181,7 @@ mod tests {
                 SettingValue::Library => "current",
                 SettingValue::Url => "redis://10.0.0.9:7000",
                 SettingValue::Choice(c) => c[c.len() - 1],
+                SettingValue::RocksDbOptions => "db_bench",
             };
             let given = GivenSetting {
                 setting,

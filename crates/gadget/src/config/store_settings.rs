@@ -44,6 +44,11 @@ pub fn is_library_path(text: &str) -> bool {
     text.contains('/') || text.ends_with(".so") || text.contains(".so.")
 }
 
+/// The option sets `--rocksdb-options` names: RocksDB opened as another client opens it
+/// (gadget-eval's `store::rocksdb::options` spells each out); any other value must be RocksDB
+/// options in RocksDB's own string form.
+pub const ROCKSDB_OPTION_SETS: &[&str] = &["db_bench", "flink"];
+
 /// How `--store lethe` picks the files it compacts (`[run.lethe] compaction`,
 /// `--lethe-compaction`): Lethe's FADE, or the RocksDB policy its fork keeps.
 pub const LETHE_COMPACTIONS: &[&str] = &["fade", "rocksdb"];
@@ -84,6 +89,9 @@ pub enum SettingValue {
     Url,
     /// One of these names.
     Choice(&'static [&'static str]),
+    /// RocksDB options: a set by name ([`ROCKSDB_OPTION_SETS`]) or `name=value;...` in
+    /// RocksDB's options-string form.
+    RocksDbOptions,
 }
 
 /// A setting's value, as read from a config, an experiment or a flag.
@@ -191,6 +199,14 @@ pub const STORE_SETTINGS: &[StoreSetting] = &[
         env: None,
         value_name: "MIB",
         doc: "RocksDB's block cache in MiB (default 64; 0: none); also LevelDB's and fjall's.",
+    },
+    StoreSetting {
+        key: "rocksdb_options",
+        config: at("rocksdb", "options"),
+        value: SettingValue::RocksDbOptions,
+        env: None,
+        value_name: "OPTIONS",
+        doc: "RocksDB opened as another client opens it, over the settings above: `db_bench` (the options db_bench 7.8 sets for the flags scripts/bench-db-bench.sh gives it, its block cache of --block-cache-mb without a high-priority pool among them), `flink` (the options Flink 1.20's RocksDB state backend sets by default), or options in RocksDB's own form, applied last (`max_background_jobs=4;block_based_table_factory={block_size=16384}`). The options applied are in the results (`store_settings.rocksdb_options`); the database's OPTIONS file holds all of them.",
     },
     StoreSetting {
         key: "wal",
@@ -360,6 +376,9 @@ impl StoreSetting {
             SettingValue::Url => url(text)
                 .map(Value::Text)
                 .map_err(|e| format!("{flag}: {e}")),
+            SettingValue::RocksDbOptions => rocksdb_options(text)
+                .map(Value::Text)
+                .map_err(|e| format!("{flag} {text:?}: {e}")),
             SettingValue::Choice(allowed) => allowed
                 .contains(&text)
                 .then(|| Value::Text(text.to_string()))
@@ -408,6 +427,12 @@ impl StoreSetting {
             SettingValue::Choice(allowed) => {
                 s.choice(key, allowed)?.map(|c| Value::Text(c.to_string()))
             }
+            SettingValue::RocksDbOptions => match s.string(key)? {
+                None => None,
+                Some(t) => Some(Value::Text(
+                    rocksdb_options(&t).map_err(|e| s.error(key, format!("`{t}`: {e}")))?,
+                )),
+            },
         };
         Ok(value.map(|value| GivenSetting {
             setting: self,
@@ -469,6 +494,62 @@ fn library(text: &str, folder: &Path) -> Result<PathBuf, String> {
 }
 
 /// A Redis URL.
+/// `text` when it names an option set or reads as RocksDB options: `name=value` pairs joined
+/// by `;`, a value in braces holding options of its own. Whether RocksDB knows each name and
+/// takes each value is for RocksDB to say when the store opens.
+fn rocksdb_options(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    if ROCKSDB_OPTION_SETS.contains(&text) {
+        return Ok(text.to_string());
+    }
+    let sets = ROCKSDB_OPTION_SETS.join(", ");
+    let help = format!(
+        "give an option set ({sets}) or RocksDB options as name=value pairs joined by `;`, \
+         e.g. max_background_jobs=4;block_based_table_factory={{block_size=16384}}"
+    );
+    if !text.contains('=') {
+        return Err(format!("neither an option set nor an option; {help}"));
+    }
+    let mut depth = 0i32;
+    let mut pair = String::new();
+    let check = |pair: &str, at: usize| -> Result<(), String> {
+        let pair = pair.trim();
+        if pair.is_empty() {
+            return Ok(());
+        }
+        let name = pair.split('=').next().unwrap_or("").trim();
+        let named = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if !pair.contains('=') || !named {
+            return Err(format!(
+                "`{pair}` (byte {at}) is no name=value pair; {help}"
+            ));
+        }
+        Ok(())
+    };
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return Err(format!("a `}}` at byte {i} closes nothing; {help}")),
+            '}' => depth -= 1,
+            ';' if depth == 0 => {
+                check(&pair, i - pair.len())?;
+                pair.clear();
+                continue;
+            }
+            _ => {}
+        }
+        pair.push(c);
+    }
+    if depth > 0 {
+        return Err(format!("a `{{` is not closed; {help}"));
+    }
+    check(&pair, text.len() - pair.len())?;
+    Ok(text.to_string())
+}
+
 fn url(text: &str) -> Result<String, String> {
     let ok = ["redis://", "rediss://", "unix://", "redis+unix://"]
         .iter()
@@ -528,6 +609,29 @@ mod tests {
         assert!(u.parse("http://x").unwrap_err().contains("not a Redis URL"));
         let p = store_setting("redis_placement").unwrap();
         assert!(p.parse("nativ").unwrap_err().contains("native, aligned"));
+    }
+
+    #[test]
+    fn rocksdb_options_are_a_set_by_name_or_name_value_pairs() {
+        let o = store_setting("rocksdb_options").unwrap();
+        assert_eq!(o.parse("db_bench"), Ok(Value::Text("db_bench".into())));
+        let nested = "max_background_jobs=4;block_based_table_factory={block_size=16384;x=1};";
+        assert_eq!(o.parse(nested), Ok(Value::Text(nested.into())));
+        for (bad, says) in [
+            ("db-bench", "neither an option set nor an option"),
+            ("a=1;b", "`b` (byte 4) is no name=value pair"),
+            ("a={b=1", "is not closed"),
+            ("a=1}", "closes nothing"),
+            ("=1", "no name=value pair"),
+            ("", "give an option set (db_bench, flink)"),
+            ("a=1;;b", "`b` (byte 5) is no name=value pair"),
+        ] {
+            let e = o.parse(bad).unwrap_err();
+            assert!(
+                e.contains(says) && e.contains("--rocksdb-options"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

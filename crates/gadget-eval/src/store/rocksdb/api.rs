@@ -160,6 +160,7 @@ c_api! {
     free: fn(*mut c_void);
     options_create: fn() -> *mut Options;
     options_destroy: fn(*mut Options);
+    options_create_copy: fn(*mut Options) -> *mut Options;
     options_set_create_if_missing: fn(*mut Options, c_uchar);
     options_set_write_buffer_size: fn(*mut Options, usize);
     options_set_max_write_buffer_number: fn(*mut Options, c_int);

@@ -372,7 +372,7 @@ fn probe(api: &Api, path: &Path) -> Result<(String, String, bool), LibraryError>
 }
 
 /// The text of the newest `OPTIONS-NNNNNN` file in `dir`.
-fn latest_options_file(dir: &Path) -> Result<String, String> {
+pub(super) fn latest_options_file(dir: &Path) -> Result<String, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| e.to_string())?;
     let newest = entries
         .filter_map(Result::ok)

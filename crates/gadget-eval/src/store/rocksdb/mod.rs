@@ -19,6 +19,7 @@ mod api;
 mod families;
 pub mod library;
 mod merge;
+mod options;
 mod rep;
 
 use std::ffi::{c_char, CString};
@@ -47,10 +48,17 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
         "write_buffer_mb",
         "write_buffers",
         "block_cache_mb",
+        "rocksdb_options",
         "wal",
         "store_counters",
     ],
-    applied: |s, applied| applied_on(&s.rocksdb_lib, s, applied),
+    applied: |s, applied| {
+        applied_on(&s.rocksdb_lib, s, applied);
+        if !s.rocksdb_options.is_empty() {
+            let options = options::expanded(&s.rocksdb_options, s.block_cache);
+            super::spec::set(applied, "rocksdb_options", options);
+        }
+    },
     library: |s| {
         library::loaded(&s.rocksdb_lib).map_or_else(
             || format!("{}: not loaded", s.rocksdb_lib.name()),
@@ -97,8 +105,8 @@ struct Database {
     families: Mutex<Families>,
     /// Every column family's name, `default` first, to create it again after a drop.
     names: Vec<CString>,
-    /// The database's options and each column family's (each with its own merge operator),
-    /// also those a dropped column family is created again with.
+    /// The database's options and each column family's (copies of one another), also those
+    /// a dropped column family is created again with.
     options: Vec<*mut Options>,
     table: *mut TableOptions,
     cache: *mut Cache,
@@ -206,6 +214,9 @@ pub(crate) struct Flavour<'a> {
     /// RocksDB options in RocksDB's options-string form (`compaction_pri=kFADE`), set on every
     /// column family before Flink's; empty for none.
     pub(crate) options: &'a str,
+    /// Options applied after all others (`--rocksdb-options`, as [`options::expanded`] spells
+    /// an option set out); empty for none.
+    pub(crate) last: String,
     /// Run once the library is loaded and before the database opens (Lethe's process-wide
     /// tuning); an error message stops the opening.
     pub(crate) prepare: fn(&'static Library, &StoreSettings) -> Result<(), String>,
@@ -224,6 +235,7 @@ impl SharedRocksDb {
             store: "rocksdb",
             library: &settings.rocksdb_lib,
             options: "",
+            last: options::expanded(&settings.rocksdb_options, settings.block_cache),
             prepare: |_, _| Ok(()),
         };
         Self::open_as(dir, instances, settings, &flavour)
@@ -244,8 +256,6 @@ impl SharedRocksDb {
         };
         let library = library::load(flavour.library).map_err(|e| open_error(e.to_string()))?;
         (flavour.prepare)(library, settings).map_err(open_error)?;
-        let extra = CString::new(flavour.options)
-            .map_err(|e| open_error(format!("the options hold a NUL byte: {e}")))?;
         if settings.counters && !library.keeps_counters() {
             let e = library::LibraryError::NoCounters {
                 library: library.describe(),
@@ -295,32 +305,11 @@ impl SharedRocksDb {
                 cache,
             }
         };
-        for _ in &names {
-            // SAFETY: options made and configured here, owned by `database`; the merge
-            // operator is owned by the options it is set on.
-            unsafe {
-                let mut o = (api.options_create)();
-                if !flavour.options.is_empty() {
-                    let base = o;
-                    o = (api.options_create)();
-                    let mut err = null_mut();
-                    (api.get_options_from_string)(base, extra.as_ptr(), o, &mut err);
-                    (api.options_destroy)(base);
-                    if let Some(message) = api.take_error(err) {
-                        (api.options_destroy)(o);
-                        return Err(open_error(format!(
-                            "options {:?}: {message}",
-                            flavour.options
-                        )));
-                    }
-                }
-                (api.options_set_write_buffer_size)(o, settings.write_buffer_size);
-                (api.options_set_max_write_buffer_number)(o, settings.max_write_buffers);
-                (api.options_set_merge_operator)(o, merge::string_append(api));
-                (api.options_set_block_based_table_factory)(o, database.table);
-                database.options.push(o);
-            }
+        // SAFETY: the table options are live, owned by `database`, as are the options made.
+        database.options = unsafe {
+            options::column_families(api, flavour, settings, database.table, names.len())
         }
+        .map_err(open_error)?;
         let db_options = database.options[0];
         // open with the column families the directory holds (none but `default` in a new
         // one), then create the missing ones, looking at the stop flag between calls

@@ -363,3 +363,92 @@ fn a_stop_while_column_families_are_made_ends_the_opening_as_interrupted() {
         "{lib}: the opening went on {waited:?} after the stop"
     );
 }
+
+/// `name=value` pairs of an options string, those in a table factory's braces among them;
+/// struct values (a cache's, FIFO compaction's) left out, as OPTIONS files spell them out
+/// otherwise.
+fn scalar_options(text: &str) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    let bytes = text.as_bytes();
+    for i in 0..=bytes.len() {
+        match bytes.get(i) {
+            Some(b'{') => depth += 1,
+            Some(b'}') => depth -= 1,
+            Some(b';') | None if depth == 0 => {
+                let pair = &text[start..i];
+                start = i + 1;
+                let Some((name, value)) = pair.split_once('=') else {
+                    continue;
+                };
+                match value.strip_prefix('{').and_then(|v| v.strip_suffix('}')) {
+                    Some(inner) if name == "block_based_table_factory" => {
+                        pairs.extend(scalar_options(inner))
+                    }
+                    Some(_) => {}
+                    None => pairs.push((name.to_string(), value.to_string())),
+                }
+            }
+            _ => {}
+        }
+    }
+    pairs
+}
+
+#[test]
+fn every_library_opens_with_every_option_set() {
+    in_a_process_per_library(
+        "store::rocksdb::tests::an_option_set_reaches_every_column_family_and_the_block_cache",
+    );
+}
+
+#[test]
+fn an_option_set_reaches_every_column_family_and_the_block_cache() {
+    use gadget::config::store_settings::ROCKSDB_OPTION_SETS;
+    let lib = library_under_test();
+    for set in ROCKSDB_OPTION_SETS {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = StoreSettings {
+            rocksdb_options: set.to_string(),
+            ..settings(&lib)
+        };
+        let states = vec!["a".to_string(), "b".to_string()];
+        drop(RocksDbStore::open(dir.path(), &states, &settings).unwrap_or_else(|e| panic!("{e}")));
+        let file = library::latest_options_file(dir.path()).unwrap();
+        let expanded = options::expanded(set, settings.block_cache);
+        let wanted = scalar_options(&expanded);
+        assert!(wanted.len() >= 3, "{set}: {wanted:?}");
+        for (name, value) in wanted {
+            let line = format!("{name}={value}");
+            let found = file.lines().filter(|l| l.trim() == line).count();
+            // DB options once; column-family and table options in each of the three families
+            assert!(
+                found == 1 || found == 3,
+                "{lib} {set}: {line} found {found} times"
+            );
+        }
+        let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+        let capacity = format!("capacity : {}", settings.block_cache);
+        assert!(log.contains(&capacity), "{lib} {set}: {capacity}");
+        if *set == "db_bench" {
+            assert!(log.contains("high_pri_pool_ratio: 0.000"), "{lib} {set}");
+        }
+    }
+}
+
+#[test]
+fn options_rocksdb_refuses_are_an_error_that_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = StoreSettings {
+        rocksdb_options: "max_open_files=7;no_such_option=1".into(),
+        ..settings(&library_under_test())
+    };
+    let e = RocksDbStore::open(dir.path(), &["a".to_string()], &settings)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--rocksdb-options") && e.contains("no_such_option"),
+        "{e}"
+    );
+}
