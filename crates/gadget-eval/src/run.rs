@@ -397,35 +397,58 @@ impl CompletionRecorder<'_> {
     }
 }
 
-/// [`Store::issue_chunk`] for a client that issues only some requests: a parallel job's subtask
-/// (`block` counts the job's requests for others between two of its own, added to `others`)
-/// or a shard, which skips the requests `shard` does not own (also added to `others`).
-/// `chunk_start` is the chunk's first request's index in `block`.
-#[allow(clippy::too_many_arguments)]
-fn issue_chunk_of_shard(
-    store: &mut dyn Store,
-    block: &RequestBlock,
-    chunk_start: usize,
-    chunk: &[Request],
-    values: &mut ValueBytes,
-    clock: &RunClock,
-    shard: &mut ShardSchedule,
-    done: &mut CompletedChunk,
-    others: &mut u64,
-) -> Result<(), StoreError> {
-    let (subtask, filters) = (!block.others_before.is_empty(), shard.filters());
-    for (k, r) in chunk.iter().enumerate() {
-        if subtask {
-            *others += block.others_before(chunk_start + k);
+/// The requests of a chunk that a client issuing only some of them issues (a parallel job's
+/// subtask, a shard), copied out so that [`Store::issue_chunk`] issues them as it issues a
+/// whole chunk, each with how many requests for other clients came before it in the chunk.
+struct OwnRequests {
+    requests: Vec<Request>,
+    /// `others[i]`: the chunk's requests for other clients before `requests[i]`; then one more,
+    /// all of the chunk's.
+    others: Vec<u64>,
+}
+
+impl OwnRequests {
+    /// Room for a chunk of `requests`, allocated once for the run.
+    fn with_capacity(requests: usize) -> Self {
+        OwnRequests {
+            requests: Vec::with_capacity(requests),
+            others: Vec::with_capacity(requests + 1),
         }
-        if filters && !shard.owns(r.op, r.state, block.key(r)) {
-            *others += 1;
-            continue;
-        }
-        let read = issue(store, block, r, values)?;
-        done.complete(clock, r, read);
     }
-    Ok(())
+
+    /// Keeps `chunk`'s requests (of `block`, from its request `chunk_start` on) that this
+    /// client issues: a subtask's own (`block` counts the job's requests for other subtasks
+    /// between two of its own), those `shard` owns.
+    fn keep(
+        &mut self,
+        block: &RequestBlock,
+        chunk_start: usize,
+        chunk: &[Request],
+        shard: &mut ShardSchedule,
+    ) {
+        self.requests.clear();
+        self.others.clear();
+        let (subtask, filters) = (!block.others_before.is_empty(), shard.filters());
+        let mut others = 0;
+        for (k, r) in chunk.iter().enumerate() {
+            if subtask {
+                others += block.others_before(chunk_start + k);
+            }
+            if filters && !shard.owns(r.op, r.state, block.key(r)) {
+                others += 1;
+                continue;
+            }
+            self.others.push(others);
+            self.requests.push(*r);
+        }
+        self.others.push(others);
+    }
+
+    /// The requests for other clients before the first of the kept ones not issued (all of
+    /// the chunk's once every kept one was).
+    fn others_before(&self, issued: usize) -> u64 {
+        self.others[issued.min(self.others.len() - 1)]
+    }
 }
 
 /// Drives `store` with every request of `stream` on the schedule of `options`, the schedule
@@ -521,6 +544,7 @@ fn drive_closed_loop(
         issued: 0,
     };
     let mut done = CompletedChunk::with_capacity(RECORD_EVERY);
+    let mut own = OwnRequests::with_capacity(RECORD_EVERY);
     let mut shard = ShardSchedule::new(&options.arrival, options.seed, options.shard);
     let mut timed_out = false;
     while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
@@ -535,18 +559,10 @@ fn drive_closed_loop(
             let issued = if block.others_before.is_empty() && !shard.filters() {
                 store.issue_chunk(&block, chunk, values, clock, &mut done)
             } else {
-                let others = &mut recording.m.others_requests;
-                issue_chunk_of_shard(
-                    store,
-                    &block,
-                    chunk_start,
-                    chunk,
-                    values,
-                    clock,
-                    &mut shard,
-                    &mut done,
-                    others,
-                )
+                own.keep(&block, chunk_start, chunk, &mut shard);
+                let issued = store.issue_chunk(&block, &own.requests, values, clock, &mut done);
+                recording.m.others_requests += own.others_before(done.completions.len());
+                issued
             };
             if let Err(e) = issued {
                 recording.m.fail(e);
