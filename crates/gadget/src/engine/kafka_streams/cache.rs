@@ -300,16 +300,16 @@ impl RecordCache {
         let dirty = self.nodes[n].dirty;
         // a dirty entry is written now, so the store holds it from here on
         let stored = self.nodes[n].stored || dirty;
-        match self.index.get_mut(key.as_slice()) {
-            Some(slot) if self.track_stored && stored => {
+        // the index keeps an evicted key only to say the store holds it: one probe either way
+        if self.track_stored && stored {
+            if let Some(slot) = self.index.get_mut(key.as_slice()) {
                 *slot = Slot {
                     node: NIL,
                     stored: true,
-                }
+                };
             }
-            _ => {
-                self.index.remove(key.as_slice());
-            }
+        } else {
+            self.index.remove(key.as_slice());
         }
         self.free.push(n);
         if dirty {
