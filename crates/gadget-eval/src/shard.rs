@@ -1,8 +1,8 @@
 //! One part of a workload driven by one of several clients: `--shard i/N`.
 //!
 //! Every shard reads the whole request stream and keeps the requests it owns: a request
-//! belongs to the shard its key hashes to (its bytes hashed a word at a time, finalised as
-//! murmur3's, mapped onto `0..N` by multiplication, so every shard agrees without talking),
+//! belongs to the shard its key hashes to (the hash every distinct-key count uses, mapped
+//! onto `0..N` by multiplication, so every shard agrees without talking),
 //! an iterator's `next` to the shard of the `seek` that opened it, and a batch commit to
 //! every shard that added writes to the batch since the last commit. A batch is the store's, whatever states its writes went to
 //! (Flink's timers are batch writes to their timer state, committed under `default`). Every
@@ -17,6 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use gadget::access::{Op, StateId};
+use gadget::summary::DistinctCounter;
 
 use crate::arrival::{ArrivalProcess, Schedule};
 
@@ -74,38 +75,12 @@ impl fmt::Display for Shard {
 }
 
 impl Shard {
-    /// The shard a key belongs to: its bytes hashed eight at a time (the last word read
-    /// where it ends, overlapping the one before; a key under eight bytes a byte at a time),
-    /// with its length, through murmur3's finaliser, mapped onto `0..count` by
-    /// multiplication.
+    /// The shard a key belongs to: the key's hash ([`DistinctCounter::hash`], the one every
+    /// count of distinct keys uses: a word at a time, finalised to spread every bit) mapped
+    /// onto `0..count` by multiplication.
     #[inline]
     pub fn of_key(key: &[u8], count: u32) -> u32 {
-        const K: u64 = 0x9e37_79b9_7f4a_7c15;
-        let step = |h: u64, word: u64| (h ^ word).wrapping_mul(K).rotate_left(31);
-        let word_at = |i: usize| u64::from_le_bytes(key[i..i + 8].try_into().unwrap_or([0; 8]));
-        let len = key.len();
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ len as u64;
-        if len >= 8 {
-            let mut i = 0;
-            while i + 8 <= len {
-                h = step(h, word_at(i));
-                i += 8;
-            }
-            if i < len {
-                h = step(h, word_at(len - 8));
-            }
-        } else {
-            let word = key.iter().fold(0u64, |w, &b| w << 8 | u64::from(b));
-            h = step(h, word);
-        }
-        // the multiplications leave the high bits poorly mixed for keys differing in their
-        // last bytes (user1, user2, ...): murmur3's finaliser spreads every bit first
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^= h >> 33;
-        ((u128::from(h) * u128::from(count)) >> 64) as u32
+        ((u128::from(DistinctCounter::hash(key)) * u128::from(count)) >> 64) as u32
     }
 }
 
