@@ -35,11 +35,91 @@ struct Node {
     /// True once the cache wrote the key to the store.
     stored: bool,
     /// Neighbours in the order of use.
+    used: Links,
+    /// Neighbours among the dirty entries, in the order of their last writes.
+    written: Links,
+}
+
+/// A node's neighbours in one of the cache's two lists, [`NIL`] at an end.
+#[derive(Debug, Clone, Copy)]
+struct Links {
     prev: usize,
     next: usize,
-    /// Neighbours among the dirty entries, in the order of their last writes.
-    dirty_prev: usize,
-    dirty_next: usize,
+}
+
+impl Links {
+    const NONE: Links = Links {
+        prev: NIL,
+        next: NIL,
+    };
+}
+
+/// One list of nodes, linked through the [`Links`] that `through` picks of each: its first
+/// and last node, [`NIL`] when it is empty.
+#[derive(Debug, Clone, Copy)]
+struct List {
+    head: usize,
+    tail: usize,
+}
+
+/// The links of a node that a list goes through.
+type Through = fn(&mut Node) -> &mut Links;
+
+fn used(node: &mut Node) -> &mut Links {
+    &mut node.used
+}
+
+fn written(node: &mut Node) -> &mut Links {
+    &mut node.written
+}
+
+impl List {
+    const EMPTY: List = List {
+        head: NIL,
+        tail: NIL,
+    };
+
+    /// Takes `n` off the list.
+    #[inline]
+    fn unlink(&mut self, nodes: &mut [Node], n: usize, through: Through) {
+        let Links { prev, next } = *through(&mut nodes[n]);
+        match prev {
+            NIL => self.head = next,
+            p => through(&mut nodes[p]).next = next,
+        }
+        match next {
+            NIL => self.tail = prev,
+            x => through(&mut nodes[x]).prev = prev,
+        }
+    }
+
+    /// Puts `n` first.
+    #[inline]
+    fn push_front(&mut self, nodes: &mut [Node], n: usize, through: Through) {
+        *through(&mut nodes[n]) = Links {
+            prev: NIL,
+            next: self.head,
+        };
+        match self.head {
+            NIL => self.tail = n,
+            h => through(&mut nodes[h]).prev = n,
+        }
+        self.head = n;
+    }
+
+    /// Puts `n` last.
+    #[inline]
+    fn push_back(&mut self, nodes: &mut [Node], n: usize, through: Through) {
+        *through(&mut nodes[n]) = Links {
+            prev: self.tail,
+            next: NIL,
+        };
+        match self.tail {
+            NIL => self.head = n,
+            t => through(&mut nodes[t]).next = n,
+        }
+        self.tail = n;
+    }
 }
 
 /// Where the index puts a key.
@@ -89,10 +169,8 @@ impl ThreadCache {
             nodes: Vec::new(),
             free: Vec::new(),
             index: FxHashMap::default(),
-            head: NIL,
-            tail: NIL,
-            dirty_head: NIL,
-            dirty_tail: NIL,
+            by_use: List::EMPTY,
+            dirty: List::EMPTY,
             recent: NIL,
         }
     }
@@ -124,14 +202,10 @@ pub struct RecordCache {
     nodes: Vec<Node>,
     free: Vec<usize>,
     index: FxHashMap<Vec<u8>, Slot>,
-    /// Most recently used.
-    head: usize,
-    /// Least recently used.
-    tail: usize,
-    /// The dirty entry written longest ago, flushed first.
-    dirty_head: usize,
-    /// The dirty entry written last.
-    dirty_tail: usize,
+    /// The entries, most recently used first.
+    by_use: List,
+    /// The dirty entries, the one written longest ago (flushed first) first.
+    dirty: List,
     /// The node of the key last read, while it is cached: a read-modify-write finds it again
     /// without a second probe of the index.
     recent: usize,
@@ -187,8 +261,8 @@ impl RecordCache {
     /// Writes every dirty entry to `flushed` in the order of its last write, each then clean
     /// (a commit).
     pub fn flush(&mut self, flushed: &mut Flush<'_>) {
-        while self.dirty_head != NIL {
-            let n = self.dirty_head;
+        while self.dirty.head != NIL {
+            let n = self.dirty.head;
             self.unlink_dirty(n);
             let node = &mut self.nodes[n];
             node.stored = true;
@@ -240,10 +314,8 @@ impl RecordCache {
                         size: 0,
                         dirty: false,
                         stored: false,
-                        prev: NIL,
-                        next: NIL,
-                        dirty_prev: NIL,
-                        dirty_next: NIL,
+                        used: Links::NONE,
+                        written: Links::NONE,
                     });
                     self.nodes.len() - 1
                 });
@@ -277,7 +349,7 @@ impl RecordCache {
         self.recent = n;
         self.bytes += size;
         self.thread.bytes.fetch_add(size, Ordering::Relaxed);
-        while self.thread.over() && self.tail != NIL {
+        while self.thread.over() && self.by_use.tail != NIL {
             self.evict(flushed);
         }
     }
@@ -290,8 +362,8 @@ impl RecordCache {
 
     /// Drops the least recently used entry; a dirty one flushes every dirty entry, it first.
     fn evict(&mut self, flushed: &mut Flush<'_>) {
-        let n = self.tail;
-        self.unlink(n);
+        let n = self.by_use.tail;
+        self.by_use.unlink(&mut self.nodes, n, used);
         self.shrink(self.nodes[n].size);
         if self.recent == n {
             self.recent = NIL;
@@ -323,63 +395,26 @@ impl RecordCache {
     }
 
     fn touch(&mut self, n: usize) {
-        if self.head != n {
-            self.unlink(n);
-            self.push_head(n);
-        }
-    }
-
-    fn unlink(&mut self, n: usize) {
-        let (prev, next) = (self.nodes[n].prev, self.nodes[n].next);
-        match prev {
-            NIL => self.head = next,
-            p => self.nodes[p].next = next,
-        }
-        match next {
-            NIL => self.tail = prev,
-            x => self.nodes[x].prev = prev,
+        if self.by_use.head != n {
+            self.by_use.unlink(&mut self.nodes, n, used);
+            self.by_use.push_front(&mut self.nodes, n, used);
         }
     }
 
     fn push_head(&mut self, n: usize) {
-        self.nodes[n].prev = NIL;
-        self.nodes[n].next = self.head;
-        if self.head != NIL {
-            self.nodes[self.head].prev = n;
-        }
-        self.head = n;
-        if self.tail == NIL {
-            self.tail = n;
-        }
+        self.by_use.push_front(&mut self.nodes, n, used);
     }
 
     /// Takes a dirty entry off the dirty list; it is clean then.
     fn unlink_dirty(&mut self, n: usize) {
-        let (prev, next) = (self.nodes[n].dirty_prev, self.nodes[n].dirty_next);
-        match prev {
-            NIL => self.dirty_head = next,
-            p => self.nodes[p].dirty_next = next,
-        }
-        match next {
-            NIL => self.dirty_tail = prev,
-            x => self.nodes[x].dirty_prev = prev,
-        }
+        self.dirty.unlink(&mut self.nodes, n, written);
         self.nodes[n].dirty = false;
     }
 
     /// Marks an entry dirty, its write the last.
     fn push_dirty(&mut self, n: usize) {
-        let node = &mut self.nodes[n];
-        node.dirty = true;
-        node.dirty_prev = self.dirty_tail;
-        node.dirty_next = NIL;
-        if self.dirty_tail != NIL {
-            self.nodes[self.dirty_tail].dirty_next = n;
-        }
-        self.dirty_tail = n;
-        if self.dirty_head == NIL {
-            self.dirty_head = n;
-        }
+        self.nodes[n].dirty = true;
+        self.dirty.push_back(&mut self.nodes, n, written);
     }
 }
 
