@@ -775,4 +775,22 @@ gap = 30000
         let e = said(&format!("parallelism = 2\n{COUNT}"));
         assert!(e.contains("Kafka Streams splits a topology"), "{e}");
     }
+
+    #[test]
+    fn a_kafka_streams_or_spark_join_takes_one_source_not_left_and_right() {
+        let source = "type = \"synthetic\"\nevents = 10\nkey_space = 5\n";
+        for (engine, window) in [("kafka-streams", "window = 10"), ("spark", "window = 10")] {
+            let text = format!(
+                "engine = \"{engine}\"\n[left]\n{source}[right]\n{source}[operator]\n\
+                 type = \"stream-join\"\n{window}\n"
+            );
+            let e = Config::parse(&text, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("[left]") && e.contains("left_types") && e.contains("one [source]"),
+                "{engine}: {e}"
+            );
+        }
+    }
 }

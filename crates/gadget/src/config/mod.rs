@@ -277,7 +277,9 @@ impl Config {
                     s.finish()?;
                     source
                 }
-                (None, Some(l), Some(r)) if operator.two_inputs() => {
+                (None, Some(l), Some(r))
+                    if operator.two_inputs() && matches!(operator, OperatorConfig::Flink(_)) =>
+                {
                     let left = parse_source(&l, Inputs::One, seed)?;
                     check_ysb_pairing(&l, &left, &operator)?;
                     check_payload(&l, &left, &operator)?;
@@ -291,6 +293,11 @@ impl Config {
                         right: Box::new(right),
                     }
                 }
+                (None, Some(l), Some(_)) if operator.two_inputs() => return Err(l.section_error(
+                    "[left] and [right] sources are for Flink's joins; a Kafka Streams or Spark \
+                     join reads its two inputs from one [source], split by `left_types` and \
+                     `right_types` (a file's type column) or by `left_fraction`",
+                )),
                 (None, Some(l), Some(_)) => return Err(l.section_error(
                     "[left] and [right] sources are for two-input operators (joins); use [source]",
                 )),
