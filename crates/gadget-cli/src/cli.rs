@@ -352,9 +352,10 @@ pub struct RunArgs {
     /// The old name of --input-passes (it never repeated the run).
     #[arg(long, value_name = "N", hide = true, conflicts_with = "input_passes")]
     pub repeat: Option<u32>,
-    /// Run the keyed operator as N parallel subtasks (overrides the config's `parallelism`):
-    /// without --subtask every subtask runs, each with its own store, on the job's one
-    /// arrival schedule (with --shard, the shard's range of subtasks).
+    /// Run the keyed operator as N parallel subtasks (overrides the config's `parallelism`; a
+    /// Kafka Streams application: N stream threads, each a subtask): without --subtask every
+    /// subtask runs, each with its own store, on the job's one arrival schedule (with --shard,
+    /// the shard's range of subtasks).
     #[arg(long, value_name = "N")]
     pub parallelism: Option<u32>,
     /// Run one subtask of a parallel job alone, from 0, on a schedule of its own.
@@ -574,8 +575,10 @@ pub struct GenArgs {
     /// Print the summary as JSON on standard output instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Run the keyed operator as N parallel subtasks, as Flink assigns them key groups
-    /// (overrides the config's `parallelism`; docs/scale-out.md).
+    /// Run the keyed operator as N parallel subtasks, as Flink assigns them key groups; of a
+    /// Kafka Streams application, N stream threads, each with its tasks (its share of
+    /// `partitions`) and its share of the record cache (overrides the config's `parallelism`;
+    /// docs/scale-out.md).
     #[arg(long, value_name = "N")]
     pub parallelism: Option<u32>,
     /// The subtask whose trace to write, from 0; `all` writes one trace per subtask in one pass,

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use gadget::config::Config;
+use gadget::config::{Config, SubtaskPart};
 use gadget::generate::Generated;
 use gadget::parallel::AllSubtasks;
 use gadget::summary::{KeyStats, Summary};
@@ -202,13 +202,18 @@ fn all_subtasks(
     let configs = (0..p)
         .map(|i| config.for_subtask(i))
         .collect::<Result<Vec<Config>, _>>()?;
-    let states = config.build_operator().states();
+    // each subtask's states: the same names for Flink's, a thread's own tasks' for Kafka Streams'
+    let states: Vec<Vec<String>> = configs
+        .iter()
+        .map(|c| c.build_operator().states())
+        .collect();
     let inputs = config.open_job_inputs()?;
     let stop = crate::interrupt::stop_flag();
     let mut writers = configs
         .iter()
         .zip(&paths)
-        .map(|(c, path)| {
+        .zip(&states)
+        .map(|((c, path), states)| {
             TraceFileWriter::create(path, format, &c.trace_header(states.clone()))
                 .with_context(|| format!("cannot write the trace to {}", path.display()))
         })
@@ -226,7 +231,8 @@ fn all_subtasks(
     let (generated, keys) = {
         let mut reads: Vec<ReadLengths<'_, TraceFileWriter>> = writers
             .iter_mut()
-            .map(|w| ReadLengths::new(w, states.len(), args.reads))
+            .zip(&states)
+            .map(|(w, states)| ReadLengths::new(w, states.len(), args.reads))
             .collect();
         let mut sinks: Vec<KeyStats<'_, ReadLengths<'_, TraceFileWriter>>> =
             reads.iter_mut().map(KeyStats::new).collect();
@@ -261,8 +267,9 @@ fn all_subtasks(
     let summaries: Vec<Summary> = generated
         .into_iter()
         .zip(keys)
-        .map(|(g, keys)| Summary {
-            states: states.clone(),
+        .zip(states)
+        .map(|((g, keys), states)| Summary {
+            states,
             counts: g.counts,
             distinct_state_keys: keys.count(),
             distinct_event_keys: g.event_keys.count(),
@@ -283,12 +290,11 @@ fn all_subtasks(
                 json
             })
             .collect();
-        let json = serde_json::json!({
+        let mut json = serde_json::json!({
             "operator": config.operator_name,
             "seed": config.seed,
             "format": format.name(),
             "parallelism": p,
-            "max_parallelism": config.max_parallelism,
             "events": events,
             "requests": requests,
             "truncated": summaries.iter().any(|s| s.truncated),
@@ -298,14 +304,20 @@ fn all_subtasks(
             "requests_per_second": rate,
             "subtasks": subtasks,
         });
+        if let SubtaskPart::KeyGroups { of, .. } = config.subtask_part() {
+            json["max_parallelism"] = of.into();
+        }
         outln!("{}", serde_json::to_string_pretty(&json)?);
     } else {
+        let groups = match config.subtask_part() {
+            SubtaskPart::KeyGroups { of, .. } => format!(", max parallelism {of}"),
+            SubtaskPart::Tasks(_) => String::new(),
+        };
         outln!(
-            "{} ({}, seed {}, parallelism {p}, max parallelism {}) -> {} ({})\n",
+            "{} ({}, seed {}, parallelism {p}{groups}) -> {} ({})\n",
             args.config.display(),
             config.operator_name,
             config.seed,
-            config.max_parallelism,
             crate::subtask::trace_paths(&args.output, p),
             format.name()
         );
@@ -344,25 +356,30 @@ fn footer(generated: &Generated) -> TraceFooter {
     footer
 }
 
-/// Adds the subtask of a parallel job to a summary's JSON: index, parallelism, key groups.
+/// Adds the subtask of a parallel job to a summary's JSON: index, parallelism, and what it
+/// holds (Flink's key groups and max parallelism, or a Kafka Streams thread's tasks).
 fn add_subtask(json: &mut serde_json::Value, config: &Config) {
-    let groups = config.key_groups();
     json["subtask"] = config.parallel.subtask.into();
     json["parallelism"] = config.parallel.parallelism.into();
-    json["max_parallelism"] = config.max_parallelism.into();
-    json["key_groups"] = serde_json::json!([groups.start, groups.end]);
+    let part = config.subtask_part();
+    if let SubtaskPart::KeyGroups { of, .. } = part {
+        json["max_parallelism"] = of.into();
+    }
+    if let (Some(json), serde_json::Value::Object(fields)) = (json.as_object_mut(), part.to_json())
+    {
+        json.extend(fields);
+    }
 }
 
-/// `, subtask 2 of 4 (key groups 64-95)` for a subtask of a parallel job; empty otherwise.
+/// `, subtask 2 of 4 (key groups 64-95 of 128)` for a subtask of a parallel job; empty
+/// otherwise.
 fn subtask_label(config: &Config) -> String {
     match config.parallel.subtask {
-        Some(i) if config.parallel.parallelism > 1 => {
-            let groups = config.key_groups();
-            format!(
-                ", subtask {i} of {} (key groups {}-{} of {})",
-                config.parallel.parallelism, groups.start, groups.end, config.max_parallelism
-            )
-        }
+        Some(i) if config.parallel.parallelism > 1 => format!(
+            ", subtask {i} of {} ({})",
+            config.parallel.parallelism,
+            config.subtask_part()
+        ),
         _ => String::new(),
     }
 }
@@ -374,11 +391,17 @@ fn render_subtasks(summaries: &[Summary], configs: &[Config], paths: &[PathBuf])
     let _ = writeln!(
         s,
         "{:>7}  {:>11}  {:>12}  {:>10}  {:>12}  {:>10}  trace",
-        "subtask", "key groups", "events", "watermarks", "requests", "req/event"
+        "subtask",
+        configs
+            .first()
+            .map_or("key groups", |c| c.subtask_part().heading()),
+        "events",
+        "watermarks",
+        "requests",
+        "req/event"
     );
     let mut total = (0u64, 0u64);
     for ((summary, config), path) in summaries.iter().zip(configs).zip(paths) {
-        let groups = config.key_groups();
         let c = &summary.counts;
         total.0 += c.events;
         total.1 += c.requests();
@@ -386,7 +409,7 @@ fn render_subtasks(summaries: &[Summary], configs: &[Config], paths: &[PathBuf])
             s,
             "{:>7}  {:>11}  {:>12}  {:>10}  {:>12}  {:>10.3}  {}{}",
             config.parallel.subtask.unwrap_or(0),
-            format!("{}-{}", groups.start, groups.end),
+            config.subtask_part().short(),
             c.events,
             c.watermarks,
             c.requests(),

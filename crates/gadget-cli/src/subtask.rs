@@ -98,7 +98,7 @@ pub fn apply_for_run(
     }
     let range = gadget_eval::job::JobSubtasks::of_shard(shard, p).with_context(|| {
         format!(
-            "{}: a Flink job splits into shards by its subtasks",
+            "{}: a parallel job splits into shards by its subtasks",
             config_path.display()
         )
     })?;

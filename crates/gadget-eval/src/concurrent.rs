@@ -277,7 +277,30 @@ pub fn run_streams(
             states,
         });
     }
-    let combined = Measured::combine(&measured, options.interval_ns, options.keep_intervals);
+    // instances of the same workload share their states (state i is the same state in each);
+    // instances with states of their own (a Kafka Streams application's threads) list them
+    // one after another
+    let shared_states = states.iter().all(|s| *s == states[0]);
+    let (first_states, names, placed_in): (Vec<usize>, Vec<String>, Vec<String>) = if shared_states
+    {
+        (vec![0; n], states[0].clone(), homes[0].clone())
+    } else {
+        let firsts = states
+            .iter()
+            .scan(0, |next, s| {
+                let first = *next;
+                *next += s.len();
+                Some(first)
+            })
+            .collect();
+        (firsts, states.concat(), homes.concat())
+    };
+    let combined = Measured::combine(
+        &measured,
+        &first_states,
+        options.interval_ns,
+        options.keep_intervals,
+    );
     // each op once, in op order, if any instance emulated it
     let emulated: Vec<Op> = Op::ALL
         .into_iter()
@@ -288,13 +311,12 @@ pub fn run_streams(
         })
         .collect();
     let mut report = combined.report(&reports[0].store, &emulated, options);
-    // instances run the same workload: state i is the same state in each
     let encode = report.histograms.is_some();
     let placed = parts(
         &combined.recorder,
         report.seconds,
-        &states[0],
-        &homes[0],
+        &names,
+        &placed_in,
         encode,
     );
     (report.per_state, report.per_store) = (placed.per_state, placed.per_store);

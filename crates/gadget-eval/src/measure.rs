@@ -517,9 +517,11 @@ impl Recorder {
         }
     }
 
-    /// Adds the measurements of a concurrent instance: histograms op by op, and the time series
-    /// interval by interval (intervals end on the same boundaries from the shared start).
-    pub fn merge(&mut self, other: &Recorder) {
+    /// Adds the measurements of a concurrent instance: histograms op by op, the time series
+    /// interval by interval (intervals end on the same boundaries from the shared start), and
+    /// its state i's counts to state `first_state + i` (0 when the instances share their
+    /// states, as a Flink job's subtasks do).
+    pub fn merge(&mut self, other: &Recorder, first_state: usize) {
         self.truncated |= other.truncated;
         for op in Op::ALL {
             let Some(theirs) = other.op_histograms(op) else {
@@ -550,6 +552,7 @@ impl Recorder {
         self.series
             .sort_by(|a, b| a.end_s.partial_cmp(&b.end_s).expect("finite times"));
         for (i, theirs) in other.states.iter().enumerate() {
+            let i = first_state + i;
             if let Some(counts) = theirs {
                 if i >= self.states.len() {
                     self.states.resize_with(i + 1, || None);
@@ -792,7 +795,7 @@ mod tests {
             direct.saturating_record(v.max(1));
         }
         assert!(a.state_histogram(0).is_none() && a.state_histogram(9).is_none());
-        a.merge(&b);
+        a.merge(&b, 0);
         let merged = a.state_histogram(3).unwrap();
         assert_eq!(merged.len(), direct.len());
         for q in [0.0, 0.25, 0.5, 0.9, 0.99, 1.0] {
@@ -803,6 +806,14 @@ mod tests {
             );
         }
         assert_eq!((merged.min(), merged.max()), (direct.min(), direct.max()));
+        // an instance with states of its own: its state 3 is the whole's 3 + 5
+        let mut whole = Recorder::new(1_000, false, false);
+        whole.merge(&b, 5);
+        assert!(whole.state_histogram(3).is_none());
+        assert_eq!(
+            whole.state_histogram(8).map(|h| h.len()),
+            b.state_histogram(3).map(|h| h.len())
+        );
         // the drivers' one call records the op's and the state's latency alike, the closed
         // loop's (service time is latency) as the open loop's
         let mut open = Recorder::new(1_000, false, true);
@@ -834,8 +845,8 @@ mod tests {
         b.record(Op::Put, 30, 30, 900);
         b.finish(1_000);
         let mut all = Recorder::new(1_000, false, false);
-        all.merge(&a);
-        all.merge(&b);
+        all.merge(&a, 0);
+        all.merge(&b, 0);
         let ends: Vec<f64> = all.series.iter().map(|s| s.end_s * 1e9).collect();
         assert_eq!(ends.len(), 2, "{ends:?}");
         assert!((ends[0] - 1_000.0).abs() < 1e-3);

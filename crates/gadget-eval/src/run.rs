@@ -156,11 +156,17 @@ impl Measured {
     }
 
     /// The measurements of concurrent instances together: histograms merged, counts added,
-    /// the measured time from the earliest start to the latest end.
-    pub fn combine(all: &[Measured], interval_ns: u64, keep_intervals: bool) -> Measured {
+    /// the measured time from the earliest start to the latest end. Instance i's states are
+    /// numbered from `first_states[i]` in the whole.
+    pub fn combine(
+        all: &[Measured],
+        first_states: &[usize],
+        interval_ns: u64,
+        keep_intervals: bool,
+    ) -> Measured {
         let mut recorder = Recorder::new(interval_ns, keep_intervals, false);
-        for m in all {
-            recorder.merge(&m.recorder);
+        for (m, &first) in all.iter().zip(first_states) {
+            recorder.merge(&m.recorder, first);
         }
         Measured {
             recorder,

@@ -262,7 +262,7 @@ mod tests {
     #[test]
     fn concurrent_instances_log_one_histogram_per_interval_and_tag() {
         let mut r = recorded();
-        r.merge(&recorded());
+        r.merge(&recorded(), 0);
         let doc = HdrIntervals {
             recorder: &r,
             partial_reason: None,

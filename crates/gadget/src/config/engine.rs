@@ -773,7 +773,53 @@ gap = 30000
         let e = said(&COUNT.replace("type = \"count\"", "type = \"count\"\ntimers = \"heap\""));
         assert!(e.contains("timers"), "{e}");
         let e = said(&format!("parallelism = 2\n{COUNT}"));
-        assert!(e.contains("Kafka Streams splits a topology"), "{e}");
+        assert!(e.contains("stream threads"), "{e}");
+    }
+
+    #[test]
+    fn an_applications_parallelism_is_its_stream_threads_each_a_subtask() {
+        let app = format!("{COUNT}runner = \"application\"\npartitions = 5\n");
+        let refused = |text: &str| {
+            Config::parse(text, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let c = Config::parse(&format!("parallelism = 3\n{app}"), Path::new("c.toml")).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!((spec.threads, c.parallel.parallelism), (3, 3));
+        assert_eq!(c.json["operator"]["threads"], 3);
+        assert!(c.json.get("max_parallelism").is_none(), "{}", c.json);
+        // each subtask is a thread, and holds its tasks
+        let part = |i: u32| c.for_subtask(i).unwrap().subtask_part();
+        assert_eq!(
+            part(1),
+            super::super::SubtaskPart::Tasks(vec!["0_1".into(), "0_4".into()])
+        );
+        assert_eq!(part(1).to_string(), "a stream thread: tasks 0_1, 0_4");
+        // the flag sets the threads over the config's
+        let mut c = Config::parse(&format!("{app}threads = 2\n"), Path::new("c.toml")).unwrap();
+        c.set_parallelism(4).unwrap();
+        let OperatorConfig::KafkaStreams(spec) = &c.operator else {
+            panic!("{:?}", c.operator);
+        };
+        assert_eq!(spec.threads, 4);
+        let e = c.set_parallelism(6).unwrap_err().to_string();
+        assert!(e.contains("partitions = 5") && e.contains("raise"), "{e}");
+        // a test driver has no threads; more threads than tasks; threads that disagree
+        let e = refused(&format!("parallelism = 2\n{COUNT}"));
+        assert!(
+            e.contains("c.toml:") && e.contains("runner = \"application\""),
+            "{e}"
+        );
+        let e = refused(&format!("parallelism = 6\n{app}"));
+        assert!(e.contains("partitions = 5"), "{e}");
+        let e = refused(&format!("parallelism = 2\n{app}threads = 3\n"));
+        assert!(
+            e.contains("threads = 3") && e.contains("parallelism 2"),
+            "{e}"
+        );
     }
 
     #[test]

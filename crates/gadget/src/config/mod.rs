@@ -20,7 +20,7 @@ use source::{check_payload, check_ysb_pairing, parse_source, refuse_flink_waterm
 use std::path::Path;
 
 use crate::document::{read_text, Document};
-pub use parallel::Parallelism;
+pub use parallel::{Parallelism, SubtaskPart};
 
 pub use crate::document::{ConfigError, MAX_CONFIG_BYTES};
 
@@ -239,10 +239,6 @@ impl Config {
         // Flink's default depends on the parallelism: 128 up to parallelism 85
         let max_parallelism = given_max_parallelism
             .unwrap_or_else(|| crate::key::default_max_parallelism(parallelism));
-        if parallelism > 1 && given_max_parallelism.is_none() {
-            // the default taken, for the trace's header
-            json["max_parallelism"] = max_parallelism.into();
-        }
         let source_section = top.table("source")?;
         let left_section = top.table("left")?;
         let right_section = top.table("right")?;
@@ -257,10 +253,32 @@ impl Config {
         let engine = crate::engine::parse_engine(&top)?;
         top.finish()?;
 
-        let (operator, operator_name, timers) = engine::parse_operator(&operator_section, engine)?;
+        let (mut operator, operator_name, timers) =
+            engine::parse_operator(&operator_section, engine)?;
         operator_section.finish()?;
         if let Some(problem) = parallel::refusal(&operator, parallelism, max_parallelism) {
             return Err(doc.error(parallelism_at, "parallelism", problem));
+        }
+        if let OperatorConfig::KafkaStreams(spec) = &operator {
+            if parallelism > 1 && spec.threads != 1 && spec.threads != parallelism {
+                return Err(doc.error(
+                    parallelism_at,
+                    "parallelism",
+                    format!(
+                        "a Kafka Streams application's subtasks are its stream threads, and \
+                         `[operator] threads = {}` disagrees with parallelism {parallelism}; \
+                         leave `threads` out (or give the same number)",
+                        spec.threads
+                    ),
+                ));
+            }
+        }
+        if !parallel::threads_as_subtasks(&mut operator, &mut json, parallelism)
+            && parallelism > 1
+            && given_max_parallelism.is_none()
+        {
+            // Flink's default taken, for the trace's header
+            json["max_parallelism"] = max_parallelism.into();
         }
         for section in [&source_section, &left_section, &right_section]
             .into_iter()

@@ -3,6 +3,8 @@
 
 use super::{Config, ConfigError, OperatorConfig};
 use crate::engine::flink::FlinkOperator;
+use crate::engine::kafka_streams::tasks::thread_of_key;
+use crate::engine::kafka_streams::Runner;
 use crate::key::{default_max_parallelism, KeyGroupRange, UPPER_BOUND_MAX_PARALLELISM};
 use crate::source::subtask::{SubtaskFilter, SubtaskRouter};
 use crate::source::ElementStream;
@@ -26,6 +28,59 @@ impl Default for Parallelism {
             parallelism: 1,
             subtask: None,
             max_parallelism_given: false,
+        }
+    }
+}
+
+/// What one subtask of a parallel job holds of the job's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubtaskPart {
+    /// A Flink subtask's key groups, of `of`.
+    KeyGroups {
+        /// Its range.
+        range: KeyGroupRange,
+        /// The job's key groups (max parallelism).
+        of: u32,
+    },
+    /// A Kafka Streams stream thread's tasks, by id (`0_1`).
+    Tasks(Vec<String>),
+}
+
+impl SubtaskPart {
+    /// Its fields for a summary's JSON: `key_groups` (first and last) or `tasks`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            SubtaskPart::KeyGroups { range, .. } => {
+                serde_json::json!({ "key_groups": [range.start, range.end] })
+            }
+            SubtaskPart::Tasks(tasks) => serde_json::json!({ "tasks": tasks }),
+        }
+    }
+
+    /// What a table's column shows: `64-95`, or `0_1 0_3`.
+    pub fn short(&self) -> String {
+        match self {
+            SubtaskPart::KeyGroups { range, .. } => format!("{}-{}", range.start, range.end),
+            SubtaskPart::Tasks(tasks) => tasks.join(" "),
+        }
+    }
+
+    /// The column's heading: `key groups` or `tasks`.
+    pub fn heading(&self) -> &'static str {
+        match self {
+            SubtaskPart::KeyGroups { .. } => "key groups",
+            SubtaskPart::Tasks(_) => "tasks",
+        }
+    }
+}
+
+impl std::fmt::Display for SubtaskPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SubtaskPart::KeyGroups { range, of } => {
+                write!(f, "key groups {}-{} of {of}", range.start, range.end)
+            }
+            SubtaskPart::Tasks(tasks) => write!(f, "a stream thread: tasks {}", tasks.join(", ")),
         }
     }
 }
@@ -57,12 +112,18 @@ pub(super) fn refusal(
              local[1], into one trace); parallelism stays 1"
                 .to_string()
         }
-        OperatorConfig::KafkaStreams(_) => {
-            "Kafka Streams splits a topology by input partitions into tasks, which `[operator] \
-             partitions` sets (with `threads` and `runner = \"application\"`; the tasks go \
-             into one trace); parallelism stays 1"
-                .to_string()
-        }
+        OperatorConfig::KafkaStreams(spec) if spec.runner != Runner::Application => format!(
+            "a Kafka Streams application runs as {parallelism} subtasks on as many stream \
+             threads, and TopologyTestDriver has none: set `runner = \"application\"` and \
+             `partitions` (the tasks the threads share) to {parallelism} or more"
+        ),
+        OperatorConfig::KafkaStreams(spec) if spec.partitions < parallelism => format!(
+            "{parallelism} stream threads need a task each at least, and the input has \
+             `partitions = {}` (a task each); raise `[operator] partitions` to {parallelism} or \
+             more",
+            spec.partitions
+        ),
+        OperatorConfig::KafkaStreams(_) => return None,
         OperatorConfig::Flink(FlinkOperator::Window { keyed: false, .. }) => {
             "a windowAll operator (keyed = false) runs as one subtask in Flink whatever the job's \
              parallelism; set keyed = true, or parallelism = 1"
@@ -78,10 +139,29 @@ pub(super) fn refusal(
     })
 }
 
+/// A Kafka Streams application of parallelism `parallelism` > 1 runs that many stream threads,
+/// each a subtask: sets `operator`'s `threads` to it, in `json` (the trace header's config)
+/// too. True for a Kafka Streams operator (which has no key groups), false for others.
+pub(super) fn threads_as_subtasks(
+    operator: &mut OperatorConfig,
+    json: &mut serde_json::Value,
+    parallelism: u32,
+) -> bool {
+    let OperatorConfig::KafkaStreams(spec) = operator else {
+        return false;
+    };
+    if parallelism > 1 {
+        spec.threads = parallelism;
+        json["operator"]["threads"] = parallelism.into();
+    }
+    true
+}
+
 impl Config {
     /// Runs the keyed operator as `parallelism` subtasks (`--parallelism`, over the config's
     /// `parallelism`); without a configured `max_parallelism` the number of key groups becomes
-    /// Flink's default for it. Chooses no subtask.
+    /// Flink's default for it. A Kafka Streams application's subtasks are its stream threads:
+    /// above 1 it sets `threads`. Chooses no subtask.
     pub fn set_parallelism(&mut self, parallelism: u32) -> Result<(), ConfigError> {
         let flag = |message: String| ConfigError::Option {
             flag: "--parallelism".into(),
@@ -100,10 +180,13 @@ impl Config {
         if let Some(problem) = refusal(&self.operator, parallelism, max_parallelism) {
             return Err(flag(problem));
         }
-        self.max_parallelism = max_parallelism;
         self.parallel.parallelism = parallelism;
         self.parallel.subtask = None;
         self.json["parallelism"] = parallelism.into();
+        if threads_as_subtasks(&mut self.operator, &mut self.json, parallelism) {
+            return Ok(());
+        }
+        self.max_parallelism = max_parallelism;
         if !self.parallel.max_parallelism_given {
             // the default taken, for the trace's header (at parallelism 1 as before: none)
             if parallelism > 1 {
@@ -145,9 +228,17 @@ impl Config {
         Ok(config)
     }
 
-    /// The keyed exchange to the job's subtasks.
+    /// The keyed exchange to the job's subtasks: by key group (Flink), or by the input
+    /// partition of a Kafka Streams task and the stream thread that runs it.
     pub fn subtask_router(&self) -> SubtaskRouter {
-        SubtaskRouter::new(self.parallel.parallelism, self.max_parallelism)
+        match &self.operator {
+            OperatorConfig::KafkaStreams(spec) => SubtaskRouter::by_partition(
+                self.parallel.parallelism,
+                spec.partitions,
+                thread_of_key,
+            ),
+            _ => SubtaskRouter::new(self.parallel.parallelism, self.max_parallelism),
+        }
     }
 
     /// The key groups of the chosen subtask: all of them at parallelism 1 or with no subtask
@@ -158,6 +249,20 @@ impl Config {
                 KeyGroupRange::of_subtask(self.max_parallelism, self.parallel.parallelism, i)
             }
             _ => KeyGroupRange::all(self.max_parallelism),
+        }
+    }
+
+    /// What the chosen subtask holds: its key groups, or its stream thread's tasks (all of
+    /// them at parallelism 1 or with no subtask chosen).
+    pub fn subtask_part(&self) -> SubtaskPart {
+        match (&self.operator, self.parallel.subtask) {
+            (OperatorConfig::KafkaStreams(spec), subtask) => SubtaskPart::Tasks(
+                spec.thread_tasks(subtask.filter(|_| self.parallel.parallelism > 1)),
+            ),
+            _ => SubtaskPart::KeyGroups {
+                range: self.key_groups(),
+                of: self.max_parallelism,
+            },
         }
     }
 

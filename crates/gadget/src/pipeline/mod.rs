@@ -117,7 +117,11 @@ impl Config {
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
             OperatorConfig::Spark(spec) => spec.operator(),
-            OperatorConfig::KafkaStreams(spec) => spec.operator(),
+            OperatorConfig::KafkaStreams(spec) => match self.parallel.subtask {
+                // a subtask of an application run as a parallel job: one stream thread's tasks
+                Some(thread) if self.parallel.parallelism > 1 => spec.thread_operator(thread),
+                _ => spec.operator(),
+            },
         }
     }
 }

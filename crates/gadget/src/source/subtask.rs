@@ -7,31 +7,69 @@
 //! broadcasts its watermarks on all its output channels). [`SubtaskFilter`] is that exchange as
 //! subtask i sees it; [`SubtaskRouter`] says where each event goes, for one pass that feeds all
 //! subtasks (`crate::parallel`).
+//!
+//! A Kafka Streams application splits the same way by its stream threads: a record goes to
+//! the task of its key's partition and so to the thread that runs the task
+//! ([`SubtaskRouter::by_partition`]), and the stream's time marks reach every thread.
 
-use crate::key::{key_group_for_hash, operator_index_for_key_group, Key, KeyGroupRange};
+use crate::key::{key_group_for_hash, operator_index_for_key_group, Key};
 
 use super::{ElementStream, SourceError, StreamElement};
 
-/// Which subtask of a keyed operator each key goes to.
+/// Which subtask of a job each key goes to.
 #[derive(Debug, Clone)]
 pub struct SubtaskRouter {
     parallelism: u32,
-    max_parallelism: u32,
-    /// The subtask of every key group (a lookup instead of a division per event).
-    owner: Box<[u32]>,
+    exchange: Exchange,
+}
+
+/// How a job's keyed exchange chooses a key's subtask.
+#[derive(Debug, Clone)]
+enum Exchange {
+    /// Flink's: the key group of the key's hash, and the subtask that owns it.
+    KeyGroups {
+        max_parallelism: u32,
+        /// The subtask of every key group (a lookup instead of a division per event).
+        owner: Box<[u32]>,
+    },
+    /// Kafka Streams': the key's partition of the input topic (its task), and the stream
+    /// thread that runs the task: `thread_of(key, partitions, threads)`.
+    Partitions {
+        partitions: u32,
+        thread_of: fn(&Key, u32, u32) -> u32,
+    },
 }
 
 impl SubtaskRouter {
-    /// The exchange to `parallelism` subtasks over `max_parallelism` key groups.
+    /// Flink's exchange to `parallelism` subtasks over `max_parallelism` key groups.
     pub fn new(parallelism: u32, max_parallelism: u32) -> Self {
         let parallelism = parallelism.max(1);
         let max_parallelism = max_parallelism.max(1);
         SubtaskRouter {
             parallelism,
-            max_parallelism,
-            owner: (0..max_parallelism)
-                .map(|g| operator_index_for_key_group(max_parallelism, parallelism, g))
-                .collect(),
+            exchange: Exchange::KeyGroups {
+                max_parallelism,
+                owner: (0..max_parallelism)
+                    .map(|g| operator_index_for_key_group(max_parallelism, parallelism, g))
+                    .collect(),
+            },
+        }
+    }
+
+    /// An exchange by partitions: a key goes to the subtask `thread_of(key, partitions,
+    /// parallelism)`, the one that runs its partition's task (Kafka Streams' tasks on its
+    /// stream threads).
+    pub fn by_partition(
+        parallelism: u32,
+        partitions: u32,
+        thread_of: fn(&Key, u32, u32) -> u32,
+    ) -> Self {
+        SubtaskRouter {
+            parallelism: parallelism.max(1),
+            exchange: Exchange::Partitions {
+                partitions: partitions.max(1),
+                thread_of,
+            },
         }
     }
 
@@ -40,22 +78,24 @@ impl SubtaskRouter {
         self.parallelism
     }
 
-    /// Number of key groups.
-    pub fn max_parallelism(&self) -> u32 {
-        self.max_parallelism
-    }
-
-    /// The subtask that receives events of `key`: `KeyGroupRangeAssignment.assignKeyToParallelOperator`.
+    /// The subtask that receives events of `key`: Flink's
+    /// `KeyGroupRangeAssignment.assignKeyToParallelOperator`, or the thread of the key's task.
     #[inline]
     pub fn subtask_of(&self, key: &Key) -> u32 {
-        let group = key_group_for_hash(key.java_hash(), self.max_parallelism);
-        // a key group is below max_parallelism, the table's length
-        self.owner.get(group as usize).copied().unwrap_or(0)
-    }
-
-    /// The key groups of `subtask`.
-    pub fn key_groups(&self, subtask: u32) -> KeyGroupRange {
-        KeyGroupRange::of_subtask(self.max_parallelism, self.parallelism, subtask)
+        match &self.exchange {
+            Exchange::KeyGroups {
+                max_parallelism,
+                owner,
+            } => {
+                let group = key_group_for_hash(key.java_hash(), *max_parallelism);
+                // a key group is below max_parallelism, the table's length
+                owner.get(group as usize).copied().unwrap_or(0)
+            }
+            Exchange::Partitions {
+                partitions,
+                thread_of,
+            } => thread_of(key, *partitions, self.parallelism),
+        }
     }
 }
 
@@ -107,6 +147,7 @@ impl Iterator for SubtaskFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::KeyGroupRange;
     use crate::source::Event;
 
     /// 1,000 events of keys 0..250 (longs, and strings every third), a watermark after every
@@ -158,7 +199,7 @@ mod tests {
                 };
                 let owner = router.subtask_of(&ev.key);
                 let group = key_group_for_hash(ev.key.java_hash(), max);
-                assert!(router.key_groups(owner).contains(group));
+                assert!(KeyGroupRange::of_subtask(max, p, owner).contains(group));
                 for (i, part) in parts.iter().enumerate() {
                     let n = part.iter().filter(|x| *x == e).count();
                     assert_eq!(n, usize::from(i as u32 == owner), "p {p}: {e:?} in {i}");

@@ -3,6 +3,8 @@
 //! serialized key, modulo the partitions. A Kafka Streams task reads one partition of each
 //! input topic, so this also says which task a record reaches.
 
+use crate::key::Key;
+
 /// Kafka's `Utils.murmur2`: MurmurHash2 (32-bit) with Kafka's seed, as a Java `int`.
 pub fn murmur2(data: &[u8]) -> i32 {
     const SEED: u32 = 0x9747_b28c;
@@ -29,6 +31,17 @@ pub fn murmur2(data: &[u8]) -> i32 {
     h = h.wrapping_mul(M);
     h ^= h >> 15;
     h as i32
+}
+
+/// The partition of `partitions` a record with key `key` goes to: [`partition_for_key`] of
+/// the key as its serde writes it (a string's bytes, a long's 8 bytes big-endian), with
+/// nothing allocated.
+pub fn partition_of_key(key: &Key, partitions: u32) -> u32 {
+    match key {
+        Key::Long(v) => partition_for_key(&v.to_be_bytes(), partitions),
+        Key::Str(s) => partition_for_key(s.as_bytes(), partitions),
+        Key::NullByte => partition_for_key(&[0], partitions),
+    }
 }
 
 /// The partition of `partitions` a record with the serialized key `key` goes to.
@@ -69,5 +82,24 @@ mod tests {
             .map(|k| partition_for_key(&k.to_be_bytes(), 4))
             .collect();
         assert_eq!(spread.len(), 4, "100 longs reach every one of 4 partitions");
+    }
+
+    #[test]
+    fn a_keys_partition_is_that_of_its_serialized_bytes() {
+        let mut bytes = Vec::new();
+        let keys = (0..200)
+            .map(Key::Long)
+            .chain((0..200).map(|i| Key::Str(format!("job-{i}").into())))
+            .chain([Key::NullByte, Key::Str("".into())]);
+        for key in keys {
+            super::super::count::serde_key(&key, &mut bytes);
+            for partitions in [1, 2, 3, 7, 16] {
+                assert_eq!(
+                    partition_of_key(&key, partitions),
+                    partition_for_key(&bytes, partitions),
+                    "{key:?} of {partitions}"
+                );
+            }
+        }
     }
 }

@@ -2,11 +2,13 @@
 //! it: one task per partition (`0_0`, `0_1`, …), each with its own store instances
 //! (`<application.id>/0_<i>/…`), its own changelog partition and offsets, and its own stream
 //! time; a record reaches the task of the partition Kafka's default partitioner gives its key
-//! ([`partition_for_key`]).
+//! ([`partition_of_key`]).
 //!
 //! The tasks run on `num.stream.threads` threads, task i on thread i mod threads (the
 //! assignor's round robin over a fresh group's threads), and the stores of one thread's tasks
-//! share its record cache of `cache_bytes / threads` ([`ThreadCache`]).
+//! share its record cache of `cache_bytes / threads` ([`ThreadCache`]). A stream thread's
+//! tasks alone ([`Tasks::of_thread`]) are a subtask of the application run as a parallel job
+//! (`parallelism`: one trace, or one concurrent store client, per thread).
 //!
 //! Gadget issues each task's requests in the order of the records that reach it, tasks
 //! interleaved by the input's order. A real application interleaves them as its consumers'
@@ -16,13 +18,25 @@
 //! --per-instance` compares two traces so.
 
 use crate::access::{Access, AccessSink, Op, StateId};
+use crate::key::Key;
 use crate::operator::Operator;
 use crate::source::element::Event;
 
 use super::cache::ThreadCache;
-use super::count::serde_key;
-use super::partitioner::partition_for_key;
+use super::partitioner::partition_of_key;
 use super::KafkaStreamsSpec;
+
+/// The stream thread of `threads` that runs task `task`: the assignor's round robin over a
+/// fresh group's threads.
+pub fn thread_of_task(task: u32, threads: u32) -> u32 {
+    task % threads.max(1)
+}
+
+/// The stream thread of `threads` that processes the records of `key`: the thread of its
+/// partition's task.
+pub fn thread_of_key(key: &Key, partitions: u32, threads: u32) -> u32 {
+    thread_of_task(partition_of_key(key, partitions), threads)
+}
 
 /// The tasks of a topology over several input partitions, each running the topology's
 /// operator on its own stores.
@@ -30,9 +44,14 @@ pub struct Tasks {
     tasks: Vec<Box<dyn Operator>>,
     /// Each task's first state in the job's state table (the tasks' tables one after another).
     bases: Vec<StateId>,
-    /// The record's key as its serde writes it, which the partitioner hashes.
-    key: Vec<u8>,
+    /// The input topic's partitions (one task each, on this or another thread).
+    partitions: u32,
+    /// Each partition's task among `tasks`, `NOT_HERE` for a task of another thread.
+    task_of: Vec<u32>,
 }
+
+/// [`Tasks::task_of`] a partition whose task another thread runs.
+const NOT_HERE: u32 = u32::MAX;
 
 impl std::fmt::Debug for Tasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -47,17 +66,35 @@ impl Tasks {
     /// The tasks of `spec`: [`KafkaStreamsSpec::partitions`] of them over
     /// [`KafkaStreamsSpec::threads`] threads.
     pub fn new(spec: &KafkaStreamsSpec) -> Tasks {
+        Tasks::on_threads(spec, None)
+    }
+
+    /// The tasks stream thread `thread` runs (task i on thread i mod threads), with the
+    /// thread's own cache: what the thread issues, as a subtask of a parallel job.
+    pub fn of_thread(spec: &KafkaStreamsSpec, thread: u32) -> Tasks {
+        Tasks::on_threads(spec, Some(thread))
+    }
+
+    /// The tasks of every thread (`None`) or of one.
+    fn on_threads(spec: &KafkaStreamsSpec, only: Option<u32>) -> Tasks {
         let threads = spec.threads.clamp(1, spec.partitions.max(1));
         let caches: Vec<ThreadCache> = (0..threads)
             .map(|_| ThreadCache::new(spec.thread_cache_bytes()))
             .collect();
-        let tasks: Vec<Box<dyn Operator>> = (0..spec.partitions.max(1))
+        let partitions = spec.partitions.max(1);
+        let here = |task: &u32| only.is_none_or(|thread| thread_of_task(*task, threads) == thread);
+        let mut task_of = vec![NOT_HERE; partitions as usize];
+        for (i, task) in (0..partitions).filter(here).enumerate() {
+            task_of[task as usize] = i as u32;
+        }
+        let tasks: Vec<Box<dyn Operator>> = (0..partitions)
+            .filter(here)
             .map(|task| {
                 let spec = KafkaStreamsSpec {
                     task,
                     ..spec.clone()
                 };
-                spec.task_operator(&caches[(task % threads) as usize])
+                spec.task_operator(&caches[thread_of_task(task, threads) as usize])
             })
             .collect();
         let mut bases = Vec::with_capacity(tasks.len());
@@ -69,7 +106,8 @@ impl Tasks {
         Tasks {
             tasks,
             bases,
-            key: Vec::with_capacity(16),
+            partitions,
+            task_of,
         }
     }
 
@@ -133,9 +171,15 @@ impl Operator for Tasks {
     }
 
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
-        serde_key(&event.key, &mut self.key);
-        let task = partition_for_key(&self.key, self.tasks.len() as u32) as usize;
-        self.with_task(task, out, |t, out| t.on_event(event, out));
+        let partition = partition_of_key(&event.key, self.partitions);
+        // another thread's record reaches this one only if the job's exchange is wrong
+        if let Some(&task) = self
+            .task_of
+            .get(partition as usize)
+            .filter(|&&t| t != NOT_HERE)
+        {
+            self.with_task(task as usize, out, |t, out| t.on_event(event, out));
+        }
     }
 
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink) {
@@ -155,6 +199,7 @@ impl Operator for Tasks {
 mod tests {
     use super::*;
     use crate::access::TraceRecord;
+    use crate::engine::kafka_streams::partitioner::partition_for_key;
     use crate::engine::kafka_streams::testing::run_keys;
     use crate::engine::kafka_streams::Runner;
 
