@@ -12,6 +12,18 @@ fn gadget() -> Command {
     Command::cargo_bin("gadget").unwrap()
 }
 
+/// `gadget gen CONFIG ARGS -o OUT`, its output.
+fn gen(config: &Path, args: &[&str], out: &Path) -> std::process::Output {
+    gadget()
+        .arg("gen")
+        .arg(config)
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 /// A count over five input partitions, the record cache small enough to evict.
 fn application(dir: &Path) -> PathBuf {
     let path = dir.join("app.toml");
@@ -49,13 +61,12 @@ fn task(state: &str) -> &str {
 fn subtask_all_writes_a_trace_per_stream_thread_with_its_tasks_stores() {
     let dir = tempfile::tempdir().unwrap();
     let config = application(dir.path());
-    let out = gadget()
-        .arg("gen")
-        .arg(&config)
-        .args(["--parallelism", "2", "--subtask", "all", "--json", "-o"])
-        .arg(dir.path().join("t.gtrace"))
-        .output()
-        .unwrap();
+    let every = ["--parallelism", "2", "--subtask", "all"];
+    let out = gen(
+        &config,
+        &[&every[..], &["--json"]].concat(),
+        &dir.path().join("t.gtrace"),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -67,13 +78,9 @@ fn subtask_all_writes_a_trace_per_stream_thread_with_its_tasks_stores() {
     let whole = dir.path().join("whole.gtrace");
     let text = std::fs::read_to_string(&config).unwrap() + "threads = 2\n";
     std::fs::write(dir.path().join("whole.toml"), text).unwrap();
-    gadget()
-        .arg("gen")
-        .arg(dir.path().join("whole.toml"))
-        .arg("-o")
-        .arg(&whole)
-        .assert()
-        .success();
+    assert!(gen(&dir.path().join("whole.toml"), &[], &whole)
+        .status
+        .success());
     let (all, _) = requests_by_state(&whole);
     let mut seen = BTreeMap::new();
     for (thread, tasks) in [(0, ["0_0", "0_2", "0_4"].as_slice()), (1, &["0_1", "0_3"])] {
@@ -94,13 +101,7 @@ fn subtask_all_writes_a_trace_per_stream_thread_with_its_tasks_stores() {
         "the threads' requests are the application's, state by state"
     );
 
-    let out = gadget()
-        .arg("gen")
-        .arg(&config)
-        .args(["--parallelism", "2", "--subtask", "all", "-o"])
-        .arg(dir.path().join("t.gtrace"))
-        .output()
-        .unwrap();
+    let out = gen(&config, &every, &dir.path().join("t.gtrace"));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("parallelism 2)") && text.contains("tasks") && text.contains("0_1 0_3"),
@@ -112,13 +113,11 @@ fn subtask_all_writes_a_trace_per_stream_thread_with_its_tasks_stores() {
 fn a_thread_alone_and_more_threads_than_tasks() {
     let dir = tempfile::tempdir().unwrap();
     let config = application(dir.path());
-    let out = gadget()
-        .arg("gen")
-        .arg(&config)
-        .args(["--parallelism", "2", "--subtask", "1", "-o"])
-        .arg(dir.path().join("one.gtrace"))
-        .output()
-        .unwrap();
+    let out = gen(
+        &config,
+        &["--parallelism", "2", "--subtask", "1"],
+        &dir.path().join("one.gtrace"),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -129,13 +128,11 @@ fn a_thread_alone_and_more_threads_than_tasks() {
         text.contains("subtask 1 of 2 (a stream thread: tasks 0_1, 0_3)"),
         "{text}"
     );
-    let out = gadget()
-        .arg("gen")
-        .arg(&config)
-        .args(["--parallelism", "6", "--subtask", "all", "-o"])
-        .arg(dir.path().join("six.gtrace"))
-        .output()
-        .unwrap();
+    let out = gen(
+        &config,
+        &["--parallelism", "6", "--subtask", "all"],
+        &dir.path().join("six.gtrace"),
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

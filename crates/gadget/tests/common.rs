@@ -165,3 +165,18 @@ pub fn generate_and_read_back_first(
     }
     Ok(read)
 }
+
+/// The trace of `config` (of its chosen subtask; of the whole job with none chosen).
+pub fn trace(config: &gadget::config::Config) -> Vec<gadget::access::TraceRecord> {
+    let mut operator = config.build_operator();
+    let mut sink = gadget::access::VecSink::default();
+    gadget::generate::generate(
+        config.open_source().unwrap(),
+        operator.as_mut(),
+        &mut sink,
+        None,
+        &mut |_| {},
+    )
+    .unwrap();
+    sink.records
+}

@@ -10,6 +10,8 @@
 //! - one pass over the input (`AllSubtasks`) gives each thread the trace generating it alone
 //!   gives.
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 
 use gadget::access::{Op, TraceRecord, VecSink};
@@ -62,18 +64,7 @@ fn parse(text: &str) -> Config {
 
 /// The config's trace (of its chosen subtask) and its state names.
 fn trace(config: &Config) -> (Vec<TraceRecord>, Vec<String>) {
-    let mut operator = config.build_operator();
-    let states = operator.states();
-    let mut sink = VecSink::default();
-    gadget::generate::generate(
-        config.open_source().unwrap(),
-        operator.as_mut(),
-        &mut sink,
-        None,
-        &mut |_| {},
-    )
-    .unwrap();
-    (sink.records, states)
+    (common::trace(config), config.build_operator().states())
 }
 
 /// A trace's requests by state name: state, op, key, value size.

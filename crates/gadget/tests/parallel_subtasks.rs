@@ -22,6 +22,8 @@
 
 mod common;
 
+use common::trace;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 
@@ -42,21 +44,6 @@ fn job(name: &str, parallelism: u32, edit: &dyn Fn(String) -> String) -> Config 
 
 fn unchanged(text: String) -> String {
     text
-}
-
-/// The trace of `config` (of its chosen subtask; of the whole job with none chosen).
-fn trace(config: &Config) -> Vec<TraceRecord> {
-    let mut operator = config.build_operator();
-    let mut sink = VecSink::default();
-    gadget::generate::generate(
-        config.open_source().unwrap(),
-        operator.as_mut(),
-        &mut sink,
-        None,
-        &mut |_| {},
-    )
-    .unwrap();
-    sink.records
 }
 
 /// The job at parallelism 1 and each of its subtasks' traces.
