@@ -4,8 +4,8 @@
 #   make build-pgo  builds a profile-guided target/pgo/gadget, 8-15% faster at generation
 #                  (two builds and a training run, about nine minutes on two cores)
 #   make test   installs what is missing, checks formatting and lints, runs every test (Rust's,
-#               the driver's instruction bound, then the Ray launcher's with pytest, which
-#               start a 3-node Ray cluster)
+#               the driver's instruction bound, then the Ray launcher's and the scripts' with
+#               pytest; the launcher's start a 3-node Ray cluster)
 #   make recorder  builds the Flink recorder agent and the reference job (docs/recorder.md)
 #   make paper  reproduces the Gadget paper's Figures 11-14 with gadget bench
 #               (examples/experiments/paper/; docs/reproducing-the-paper.md says how long)
@@ -38,8 +38,9 @@ test:
 	cargo test --locked --workspace
 	# the driver's instructions per request over the stream, bounded (BENCHMARKS.md, "Harness overhead")
 	scripts/driver-instructions.sh --max 140 --max-shard 300
-	# the Ray launcher and the Kubernetes manifest, with the debug gadget cargo test built
-	python3 -m pytest -q -p no:cacheprovider launcher/ray/tests
+	# the Ray launcher and the Kubernetes manifest, with the debug gadget cargo test built;
+	# the scripts' own checks (scripts/tests)
+	python3 -m pytest -q -p no:cacheprovider launcher/ray/tests scripts/tests
 
 bench: build
 	cargo bench --locked -p gadget

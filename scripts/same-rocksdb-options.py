@@ -49,30 +49,40 @@ def cache_options(folder):
     return {k.strip(): v.strip() for k, _, v in (l.replace(" :", ":").partition(":") for l in lines)}
 
 
+def differences(a, family_a, b, family_b):
+    """The options that differ between databases `a` and `b` (folders), their column families
+    named as the OPTIONS files name them: (what, option, a's value, b's value, why allowed or
+    None), in order."""
+    sa, sb = sections(newest_options(a)), sections(newest_options(b))
+    pairs = [
+        ("DBOptions", sa.get(("DBOptions", None)), sb.get(("DBOptions", None))),
+        ("CFOptions", sa.get(("CFOptions", family_a)), sb.get(("CFOptions", family_b))),
+        (
+            "TableOptions/BlockBasedTable",
+            sa.get(("TableOptions/BlockBasedTable", family_a)),
+            sb.get(("TableOptions/BlockBasedTable", family_b)),
+        ),
+        ("block cache", cache_options(a), cache_options(b)),
+    ]
+    found = []
+    for kind, x, y in pairs:
+        if x is None or y is None:
+            sys.exit(f"{kind}: no such section in {a if x is None else b} for the column family given")
+        for key in sorted(set(x) | set(y)):
+            if x.get(key) != y.get(key):
+                found.append((kind, key, x.get(key), y.get(key), ALLOWED.get(key)))
+    return found
+
+
 def main():
     if len(sys.argv) != 5:
         sys.exit(__doc__)
     a, fa, b, fb = pathlib.Path(sys.argv[1]), sys.argv[2], pathlib.Path(sys.argv[3]), sys.argv[4]
-    sa, sb = sections(newest_options(a)), sections(newest_options(b))
-    pairs = [
-        ("DBOptions", sa.get(("DBOptions", "")) or next(v for (k, _), v in sa.items() if k == "DBOptions"),
-         next(v for (k, _), v in sb.items() if k == "DBOptions")),
-        ("CFOptions", sa.get(("CFOptions", fa)), sb.get(("CFOptions", fb))),
-        ("TableOptions/BlockBasedTable", sa.get(("TableOptions/BlockBasedTable", fa)),
-         sb.get(("TableOptions/BlockBasedTable", fb))),
-        ("block cache", cache_options(a), cache_options(b)),
-    ]
     differ = 0
-    for kind, x, y in pairs:
-        if x is None or y is None:
-            sys.exit(f"{kind}: no section for the column family given")
-        for key in sorted(set(x) | set(y)):
-            if x.get(key) == y.get(key):
-                continue
-            why = ALLOWED.get(key)
-            print(f"{'allowed' if why else 'DIFFERENT'}: {kind} {key}: {a}={x.get(key)} "
-                  f"{b}={y.get(key)}{f' ({why})' if why else ''}")
-            differ += why is None
+    for kind, key, x, y, why in differences(a, fa, b, fb):
+        print(f"{'allowed' if why else 'DIFFERENT'}: {kind} {key}: {a}={x} {b}={y}"
+              f"{f' ({why})' if why else ''}")
+        differ += why is None
     if differ:
         sys.exit(f"{differ} options differ between {a} and {b}: the two did not run the same store")
     print(f"same options: {a} and {b} (but the allowed differences above)")
