@@ -353,9 +353,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", hide = true, conflicts_with = "input_passes")]
     pub repeat: Option<u32>,
     /// Run the keyed operator as N parallel subtasks (overrides the config's `parallelism`; a
-    /// Kafka Streams application: N stream threads, each a subtask): without --subtask every
-    /// subtask runs, each with its own store, on the job's one arrival schedule (with --shard,
-    /// the shard's range of subtasks).
+    /// Kafka Streams application: N stream threads, each a subtask; a Spark query: N subtasks
+    /// sharing its shuffle partitions): without --subtask every subtask runs, each with its own
+    /// store, on the job's one arrival schedule (with --shard, the shard's range of subtasks).
     #[arg(long, value_name = "N")]
     pub parallelism: Option<u32>,
     /// Run one subtask of a parallel job alone, from 0, on a schedule of its own.
@@ -577,7 +577,8 @@ pub struct GenArgs {
     pub json: bool,
     /// Run the keyed operator as N parallel subtasks, as Flink assigns them key groups; of a
     /// Kafka Streams application, N stream threads, each with its tasks (its share of
-    /// `partitions`) and its share of the record cache (overrides the config's `parallelism`;
+    /// `partitions`) and its share of the record cache; of a Spark query, N subtasks, subtask i
+    /// holding shuffle partitions i, i + N, ... (overrides the config's `parallelism`;
     /// docs/scale-out.md).
     #[arg(long, value_name = "N")]
     pub parallelism: Option<u32>,

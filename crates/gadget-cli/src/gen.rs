@@ -311,7 +311,7 @@ fn all_subtasks(
     } else {
         let groups = match config.subtask_part() {
             SubtaskPart::KeyGroups { of, .. } => format!(", max parallelism {of}"),
-            SubtaskPart::Tasks(_) => String::new(),
+            SubtaskPart::Tasks(_) | SubtaskPart::Partitions(_) => String::new(),
         };
         outln!(
             "{} ({}, seed {}, parallelism {p}{groups}) -> {} ({})\n",

@@ -1,11 +1,13 @@
 //! Some subtasks of a parallel job as a run's instances: `gadget run` of a Flink job (or of a
-//! Kafka Streams application, a subtask per stream thread) with `--parallelism P` (every
-//! subtask) or `--parallelism P --shard i/N` (a range of them).
+//! Kafka Streams application, a subtask per stream thread, or of a Spark query, subtasks of
+//! its shuffle partitions) with `--parallelism P` (every subtask) or `--parallelism P --shard
+//! i/N` (a range of them).
 //!
 //! Each subtask is an instance with its own store, as each subtask of a Flink job has its own
-//! RocksDB (and each Kafka Streams thread's tasks their own stores). They keep one schedule, the job's: an open loop draws an intended start for every
-//! request of the job in the job's order ([`gadget::parallel::in_job`]), and each subtask keeps
-//! its own requests' starts. So shards of a job on several clients, each driving its range
+//! RocksDB (and each Kafka Streams thread's tasks, or each Spark partition, their own stores).
+//! They keep one schedule, the job's: an open loop draws an intended start for every request
+//! of the job in the job's order ([`gadget::parallel::in_job`]), and each subtask keeps its
+//! own requests' starts. So shards of a job on several clients, each driving its range
 //! of subtasks, together follow the schedule one client driving the whole job would have.
 
 use std::fmt;

@@ -279,6 +279,45 @@ pub trait AccessSink {
     }
 }
 
+/// A sink that numbers the states of the requests passing through its own way: `map(state)`,
+/// or `None` to leave the request out (an engine's task with its states at a place in the
+/// job's table, or a subtask that keeps only its own partitions' states). Markers pass as they
+/// are.
+pub struct Renumbered<'a, F> {
+    /// Where the renumbered requests go.
+    pub out: &'a mut dyn AccessSink,
+    /// A state's number in `out`, `None` for a state `out` does not take.
+    pub map: F,
+}
+
+impl<F: Fn(StateId) -> Option<StateId>> AccessSink for Renumbered<'_, F> {
+    #[inline]
+    fn access(&mut self, a: Access<'_>) {
+        if let Some(state) = (self.map)(a.state) {
+            self.out.access(Access { state, ..a });
+        }
+    }
+
+    #[inline]
+    fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
+        if let Some(state) = (self.map)(state) {
+            self.out.access_all(state, key, requests);
+        }
+    }
+
+    fn event(&mut self, input: u8) {
+        self.out.event(input);
+    }
+
+    fn watermark(&mut self, timestamp: i64) {
+        self.out.watermark(timestamp);
+    }
+
+    fn stopped(&self) -> bool {
+        self.out.stopped()
+    }
+}
+
 /// Issues `requests` on one state key one by one through `sink`'s [`AccessSink::access`]:
 /// what [`AccessSink::access_all`] does unless a sink overrides it, for an override that
 /// sometimes falls back to it.

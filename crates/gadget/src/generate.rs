@@ -209,11 +209,12 @@ impl<'a, S: AccessSink + ?Sized> Generator<'a, S> {
             return false;
         }
         match element {
-            StreamElement::Event(e) => {
+            StreamElement::Event(e) if self.operator.owns(&e) => {
                 self.event_keys.add(&e.key, &mut self.key_bytes);
                 self.out.event(e.input);
                 self.operator.on_event(&e, &mut self.out);
             }
+            StreamElement::Event(e) => self.operator.on_others_event(&e, &mut self.out),
             StreamElement::Watermark(w) => {
                 if w > self.watermark {
                     self.watermark = w;

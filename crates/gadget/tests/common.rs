@@ -180,3 +180,69 @@ pub fn trace(config: &gadget::config::Config) -> Vec<gadget::access::TraceRecord
     .unwrap();
     sink.records
 }
+
+/// A request by its state's name: state, op, key, value size.
+pub type NamedRequest = (String, gadget::access::Op, Vec<u8>, u32);
+
+/// The requests of `config`'s trace (of its chosen subtask) by state name, and its event
+/// markers.
+pub fn named_requests(config: &gadget::config::Config) -> (Vec<NamedRequest>, u64) {
+    use gadget::access::TraceRecord;
+    let states = config.build_operator().states();
+    let mut events = 0;
+    let requests = trace(config)
+        .into_iter()
+        .filter_map(|r| match r {
+            TraceRecord::Access {
+                op,
+                state,
+                key,
+                value_len,
+            } => Some((states[state as usize].clone(), op, key, value_len)),
+            TraceRecord::Event { .. } => {
+                events += 1;
+                None
+            }
+            TraceRecord::Watermark { .. } => None,
+        })
+        .collect();
+    (requests, events)
+}
+
+/// Asserts that one pass over `job`'s input (`AllSubtasks`, on two threads) gives each of its
+/// subtasks the trace generating it alone gives, each with events; `what` names the job in a
+/// failure.
+pub fn assert_one_pass_is_each_subtask_alone(job: &gadget::config::Config, what: &str) {
+    let p = job.parallel.parallelism;
+    let configs: Vec<gadget::config::Config> =
+        (0..p).map(|i| job.for_subtask(i).unwrap()).collect();
+    let build = |i: u32| configs[i as usize].build_operator();
+    let mut sinks: Vec<gadget::access::VecSink> = (0..p).map(|_| Default::default()).collect();
+    let all = gadget::parallel::AllSubtasks {
+        router: job.subtask_router(),
+        build_operator: &build,
+        limit: None,
+        threads: 2,
+    };
+    let generated = all
+        .generate(
+            job.open_job_inputs().unwrap(),
+            &mut sinks,
+            &mut |_| {},
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap();
+    for (i, (sink, generated)) in sinks.iter().zip(&generated).enumerate() {
+        let alone = trace(&configs[i]);
+        assert!(
+            sink.records == alone,
+            "{what}: subtask {i} in one pass ({} records) and alone ({})",
+            sink.records.len(),
+            alone.len()
+        );
+        assert!(
+            !generated.interrupted && generated.counts.events > 0,
+            "{what}"
+        );
+    }
+}

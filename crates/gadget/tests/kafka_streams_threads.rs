@@ -12,11 +12,8 @@
 
 mod common;
 
-use std::sync::atomic::AtomicBool;
-
-use gadget::access::{Op, TraceRecord, VecSink};
+use common::named_requests;
 use gadget::config::{Config, SubtaskPart};
-use gadget::parallel::AllSubtasks;
 
 /// An application of five partitions over a Zipf stream, with operator `operator`.
 fn application(operator: &str) -> String {
@@ -62,33 +59,6 @@ fn parse(text: &str) -> Config {
     Config::parse(text, std::path::Path::new("app.toml")).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The config's trace (of its chosen subtask) and its state names.
-fn trace(config: &Config) -> (Vec<TraceRecord>, Vec<String>) {
-    (common::trace(config), config.build_operator().states())
-}
-
-/// A trace's requests by state name: state, op, key, value size.
-fn requests(records: &[TraceRecord], states: &[String]) -> Vec<(String, Op, Vec<u8>, u32)> {
-    records
-        .iter()
-        .filter_map(|r| match r {
-            TraceRecord::Access {
-                op,
-                state,
-                key,
-                value_len,
-                ..
-            } => Some((
-                states[*state as usize].clone(),
-                *op,
-                key.clone(),
-                *value_len,
-            )),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn each_threads_trace_is_what_the_application_sends_its_tasks_stores() {
     for operator in OPERATORS {
@@ -99,8 +69,7 @@ fn each_threads_trace_is_what_the_application_sends_its_tasks_stores() {
                 "partitions = 5",
                 &format!("partitions = 5\nthreads = {threads}"),
             ));
-            let (records, states) = trace(&whole);
-            let all = requests(&records, &states);
+            let (all, _) = named_requests(&whole);
             assert!(all.len() > 1000, "{operator}: {} requests", all.len());
             let mut job = parse(&text);
             job.set_parallelism(threads).unwrap();
@@ -111,8 +80,8 @@ fn each_threads_trace_is_what_the_application_sends_its_tasks_stores() {
                 let SubtaskPart::Tasks(tasks) = config.subtask_part() else {
                     panic!("a thread holds tasks")
                 };
-                let (records, thread_states) = trace(&config);
-                let mine = requests(&records, &thread_states);
+                let (mine, _) = named_requests(&config);
+                let thread_states = config.build_operator().states();
                 // a store's path names its task: `gadget/0_1/…`, or `0_1/…` for a segment slot
                 let of_task = |state: &str| tasks.iter().any(|t| state.split('/').any(|p| p == t));
                 assert!(
@@ -155,32 +124,6 @@ fn one_pass_gives_each_thread_the_trace_it_has_alone() {
     for operator in OPERATORS {
         let mut job = parse(&application(operator));
         job.set_parallelism(3).unwrap();
-        let configs: Vec<Config> = (0..3).map(|i| job.for_subtask(i).unwrap()).collect();
-        let build = |i: u32| configs[i as usize].build_operator();
-        let mut sinks: Vec<VecSink> = (0..3).map(|_| VecSink::default()).collect();
-        let all = AllSubtasks {
-            router: job.subtask_router(),
-            build_operator: &build,
-            limit: None,
-            threads: 2,
-        };
-        let generated = all
-            .generate(
-                job.open_job_inputs().unwrap(),
-                &mut sinks,
-                &mut |_| {},
-                &AtomicBool::new(false),
-            )
-            .unwrap();
-        for (i, (sink, generated)) in sinks.iter().zip(&generated).enumerate() {
-            let (alone, _) = trace(&configs[i]);
-            assert!(
-                sink.records == alone,
-                "{operator}: thread {i} in one pass ({} records) and alone ({})",
-                sink.records.len(),
-                alone.len()
-            );
-            assert!(!generated.interrupted && generated.counts.events > 0);
-        }
+        common::assert_one_pass_is_each_subtask_alone(&job, operator);
     }
 }

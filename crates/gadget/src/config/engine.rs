@@ -552,6 +552,7 @@ gap = 30000
                 join_type: crate::engine::spark::JoinType::Inner,
                 arrival: crate::engine::spark::BatchArrival::AvailableNow,
                 no_data_batches: true,
+                subtask: None,
             }
         );
         let e = Config::parse(&text.replace("size = 5000\n", ""), Path::new("c.toml"))
@@ -838,5 +839,44 @@ gap = 30000
                 "{engine}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn a_spark_querys_subtasks_share_out_its_shuffle_partitions() {
+        let query = |top: &str, partitions: u32| {
+            let text = COUNT
+                .replace(
+                    "engine = \"kafka-streams\"",
+                    &format!("{top}engine = \"spark\""),
+                )
+                .replace(
+                    "type = \"count\"",
+                    &format!("type = \"tumbling-count\"\nsize = 100\npartitions = {partitions}"),
+                );
+            Config::parse(&text, Path::new("c.toml")).map_err(|e| e.to_string())
+        };
+        let c = query("parallelism = 2\n", 5).unwrap();
+        assert_eq!(c.parallel.parallelism, 2);
+        assert!(c.json.get("max_parallelism").is_none(), "{}", c.json);
+        let part = c.for_subtask(1).unwrap().subtask_part();
+        assert_eq!(part, super::super::SubtaskPart::Partitions(vec![1, 3]));
+        assert_eq!(part.to_string(), "shuffle partitions 1, 3");
+        assert_eq!(c.for_subtask(1).unwrap().build_operator().states().len(), 2);
+        let e = query("parallelism = 6\n", 5).unwrap_err();
+        assert!(
+            e.contains("c.toml:2") && e.contains("partitions = 5") && e.contains("raise"),
+            "{e}"
+        );
+        let mut c = query("", 3).unwrap();
+        let e = c.set_parallelism(4).unwrap_err().to_string();
+        assert!(
+            e.contains("--parallelism") && e.contains("partitions = 3"),
+            "{e}"
+        );
+        c.set_parallelism(3).unwrap();
+        assert_eq!(
+            c.for_subtask(2).unwrap().subtask_part(),
+            super::super::SubtaskPart::Partitions(vec![2])
+        );
     }
 }

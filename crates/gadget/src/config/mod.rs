@@ -273,7 +273,7 @@ impl Config {
                 ));
             }
         }
-        if !parallel::threads_as_subtasks(&mut operator, &mut json, parallelism)
+        if !parallel::subtasks_without_key_groups(&mut operator, &mut json, parallelism)
             && parallelism > 1
             && given_max_parallelism.is_none()
         {

@@ -44,6 +44,8 @@ pub enum SubtaskPart {
     },
     /// A Kafka Streams stream thread's tasks, by id (`0_1`).
     Tasks(Vec<String>),
+    /// A Spark query's shuffle partitions.
+    Partitions(Vec<u32>),
 }
 
 impl SubtaskPart {
@@ -54,6 +56,9 @@ impl SubtaskPart {
                 serde_json::json!({ "key_groups": [range.start, range.end] })
             }
             SubtaskPart::Tasks(tasks) => serde_json::json!({ "tasks": tasks }),
+            SubtaskPart::Partitions(partitions) => {
+                serde_json::json!({ "partitions": partitions })
+            }
         }
     }
 
@@ -62,6 +67,10 @@ impl SubtaskPart {
         match self {
             SubtaskPart::KeyGroups { range, .. } => format!("{}-{}", range.start, range.end),
             SubtaskPart::Tasks(tasks) => tasks.join(" "),
+            SubtaskPart::Partitions(partitions) => {
+                let listed: Vec<String> = partitions.iter().map(u32::to_string).collect();
+                listed.join(" ")
+            }
         }
     }
 
@@ -70,6 +79,7 @@ impl SubtaskPart {
         match self {
             SubtaskPart::KeyGroups { .. } => "key groups",
             SubtaskPart::Tasks(_) => "tasks",
+            SubtaskPart::Partitions(_) => "partitions",
         }
     }
 }
@@ -81,6 +91,10 @@ impl std::fmt::Display for SubtaskPart {
                 write!(f, "key groups {}-{} of {of}", range.start, range.end)
             }
             SubtaskPart::Tasks(tasks) => write!(f, "a stream thread: tasks {}", tasks.join(", ")),
+            SubtaskPart::Partitions(partitions) => {
+                let listed: Vec<String> = partitions.iter().map(u32::to_string).collect();
+                write!(f, "shuffle partitions {}", listed.join(", "))
+            }
         }
     }
 }
@@ -106,12 +120,14 @@ pub(super) fn refusal(
              (docs/external-state.md); parallelism is for the other keyed operators"
                 .to_string()
         }
-        OperatorConfig::Spark(_) => {
-            "Spark splits a stateful operator's state by shuffle partitions, which `[operator] \
-             partitions` sets (spark.sql.shuffle.partitions; its tasks run one at a time in \
-             local[1], into one trace); parallelism stays 1"
-                .to_string()
-        }
+        OperatorConfig::Spark(spec) if spec.partitions < parallelism => format!(
+            "a Spark query runs as {parallelism} subtasks of its shuffle partitions, a \
+             partition's state stores on one subtask, and it has `partitions = {}` \
+             (spark.sql.shuffle.partitions); raise `[operator] partitions` to {parallelism} or \
+             more",
+            spec.partitions
+        ),
+        OperatorConfig::Spark(_) => return None,
         OperatorConfig::KafkaStreams(spec) if spec.runner != Runner::Application => format!(
             "a Kafka Streams application runs as {parallelism} subtasks on as many stream \
              threads, and TopologyTestDriver has none: set `runner = \"application\"` and \
@@ -139,22 +155,27 @@ pub(super) fn refusal(
     })
 }
 
-/// A Kafka Streams application of parallelism `parallelism` > 1 runs that many stream threads,
-/// each a subtask: sets `operator`'s `threads` to it, in `json` (the trace header's config)
-/// too. True for a Kafka Streams operator (which has no key groups), false for others.
-pub(super) fn threads_as_subtasks(
+/// Applies a parallelism without key groups: a Kafka Streams application of parallelism
+/// `parallelism` > 1 runs that many stream threads, each a subtask, so `operator`'s `threads`
+/// becomes it, in `json` (the trace header's config) too; a Spark query's subtasks share out
+/// its shuffle partitions. True for those two engines' operators, false for Flink's (whose
+/// subtasks own key groups).
+pub(super) fn subtasks_without_key_groups(
     operator: &mut OperatorConfig,
     json: &mut serde_json::Value,
     parallelism: u32,
 ) -> bool {
-    let OperatorConfig::KafkaStreams(spec) = operator else {
-        return false;
-    };
-    if parallelism > 1 {
-        spec.threads = parallelism;
-        json["operator"]["threads"] = parallelism.into();
+    match operator {
+        OperatorConfig::KafkaStreams(spec) => {
+            if parallelism > 1 {
+                spec.threads = parallelism;
+                json["operator"]["threads"] = parallelism.into();
+            }
+            true
+        }
+        OperatorConfig::Spark(_) => true,
+        _ => false,
     }
-    true
 }
 
 impl Config {
@@ -183,7 +204,7 @@ impl Config {
         self.parallel.parallelism = parallelism;
         self.parallel.subtask = None;
         self.json["parallelism"] = parallelism.into();
-        if threads_as_subtasks(&mut self.operator, &mut self.json, parallelism) {
+        if subtasks_without_key_groups(&mut self.operator, &mut self.json, parallelism) {
             return Ok(());
         }
         self.max_parallelism = max_parallelism;
@@ -228,8 +249,9 @@ impl Config {
         Ok(config)
     }
 
-    /// The keyed exchange to the job's subtasks: by key group (Flink), or by the input
-    /// partition of a Kafka Streams task and the stream thread that runs it.
+    /// The keyed exchange to the job's subtasks: by key group (Flink), by the input partition
+    /// of a Kafka Streams task and the stream thread that runs it, or every event to every
+    /// subtask (Spark's, each of which processes its own shuffle partitions' rows).
     pub fn subtask_router(&self) -> SubtaskRouter {
         match &self.operator {
             OperatorConfig::KafkaStreams(spec) => SubtaskRouter::by_partition(
@@ -237,6 +259,7 @@ impl Config {
                 spec.partitions,
                 thread_of_key,
             ),
+            OperatorConfig::Spark(_) => SubtaskRouter::to_every(self.parallel.parallelism),
             _ => SubtaskRouter::new(self.parallel.parallelism, self.max_parallelism),
         }
     }
@@ -252,13 +275,19 @@ impl Config {
         }
     }
 
-    /// What the chosen subtask holds: its key groups, or its stream thread's tasks (all of
-    /// them at parallelism 1 or with no subtask chosen).
+    /// What the chosen subtask holds: its key groups, its stream thread's tasks, or its
+    /// shuffle partitions (all of them at parallelism 1 or with no subtask chosen).
     pub fn subtask_part(&self) -> SubtaskPart {
         match (&self.operator, self.parallel.subtask) {
             (OperatorConfig::KafkaStreams(spec), subtask) => SubtaskPart::Tasks(
                 spec.thread_tasks(subtask.filter(|_| self.parallel.parallelism > 1)),
             ),
+            (OperatorConfig::Spark(spec), subtask) => {
+                SubtaskPart::Partitions(match subtask.filter(|_| self.parallel.parallelism > 1) {
+                    Some(i) => spec.subtask_partitions(i, self.parallel.parallelism),
+                    None => spec.subtask_partitions(0, 1),
+                })
+            }
             _ => SubtaskPart::KeyGroups {
                 range: self.key_groups(),
                 of: self.max_parallelism,

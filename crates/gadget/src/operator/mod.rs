@@ -49,6 +49,19 @@ pub trait Operator {
     /// Processes one input event (already announced to the sink as an event marker).
     fn on_event(&mut self, event: &Event, out: &mut dyn AccessSink);
 
+    /// Whether `event` is this operator's to process, as a subtask of a job whose every
+    /// subtask sees every event (Spark's shuffle partitions, which all count every event into
+    /// the micro-batches); true by default. An event that is not goes to
+    /// [`Operator::on_others_event`] instead of [`Operator::on_event`], with no event marker.
+    fn owns(&self, _event: &Event) -> bool {
+        true
+    }
+
+    /// Takes note of an event another subtask of the job processes ([`Operator::owns`]):
+    /// what the operator's progress depends on (a micro-batch's size and watermark). Nothing
+    /// by default.
+    fn on_others_event(&mut self, _event: &Event, _out: &mut dyn AccessSink) {}
+
     /// Advances event time to `watermark` (strictly increasing; `i64::MAX` at end of input).
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn AccessSink);
 

@@ -242,15 +242,22 @@ impl Pass<'_, '_> {
         Ok(ended.unwrap_or(End::Input))
     }
 
-    /// Passes a record to its subtask (an event) or to every subtask in order (a
-    /// watermark); how the pass ends when it ends here.
+    /// Passes a record to its subtask (an event) or to every subtask in order (a watermark,
+    /// or an event of an exchange that sends every event everywhere); how the pass ends when it
+    /// ends here.
     #[inline]
     fn route(&mut self, input: u8, element: StreamElement, stop: &AtomicBool) -> Option<End> {
         match element {
-            StreamElement::Event(e) => {
-                let subtask = self.router.subtask_of(&e.key) as usize;
-                self.lanes[subtask].push(input, StreamElement::Event(e));
-            }
+            StreamElement::Event(e) => match self.router.subtask_of(&e.key) {
+                Some(subtask) => {
+                    self.lanes[subtask as usize].push(input, StreamElement::Event(e));
+                }
+                None => {
+                    for lane in self.lanes.iter_mut() {
+                        lane.push(input, StreamElement::Event(e.clone()));
+                    }
+                }
+            },
             StreamElement::Watermark(w) => {
                 for lane in self.lanes.iter_mut() {
                     lane.push(input, StreamElement::Watermark(w));

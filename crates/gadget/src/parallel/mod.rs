@@ -1,7 +1,8 @@
 //! A parallel job in one pass: the job's inputs are read once, each event goes to the subtask
 //! whose key groups hold its key and every watermark to every subtask (Flink's keyed exchange
-//! from one source task, [`crate::source::subtask`]), and each subtask runs its own operator
-//! into its own sink, the subtasks shared among a pool of threads.
+//! from one source task; a Kafka Streams thread's tasks or, for Spark, every subtask:
+//! [`crate::source::subtask`]), and each subtask runs its own operator into its own sink, the
+//! subtasks shared among a pool of threads.
 //!
 //! Each subtask's requests are exactly those of generating it alone from its filtered stream
 //! (`Config::open_source` of the subtask): the same elements reach its operator in the same
@@ -430,29 +431,35 @@ impl Reader<'_> {
         Ok(stopped.unwrap_or(false))
     }
 
-    /// Sends a record where it goes: an event to its key's subtask, a watermark to all.
+    /// Sends a record where it goes: an event to its key's subtask (or to all, for an exchange
+    /// that sends every event everywhere), a watermark to all.
     #[inline]
     fn route(&mut self, input: u8, element: StreamElement) {
         match element {
-            StreamElement::Event(e) => {
-                let subtask = self.router.subtask_of(&e.key) as usize;
-                let item = Item::Record {
-                    to: (subtask / self.workers) as u32,
-                    input,
-                    element: StreamElement::Event(e),
-                };
-                self.send(subtask % self.workers, item);
-            }
-            StreamElement::Watermark(w) => {
-                for worker in 0..self.workers {
+            StreamElement::Event(e) => match self.router.subtask_of(&e.key) {
+                Some(subtask) => {
                     let item = Item::Record {
-                        to: EVERY,
+                        to: subtask / self.workers as u32,
                         input,
-                        element: StreamElement::Watermark(w),
+                        element: StreamElement::Event(e),
                     };
-                    self.send(worker, item);
+                    self.send(subtask as usize % self.workers, item);
                 }
-            }
+                None => self.send_to_every(input, StreamElement::Event(e)),
+            },
+            watermark => self.send_to_every(input, watermark),
+        }
+    }
+
+    /// Sends a record to every subtask (each worker's lanes).
+    fn send_to_every(&mut self, input: u8, element: StreamElement) {
+        for worker in 0..self.workers {
+            let item = Item::Record {
+                to: EVERY,
+                input,
+                element: element.clone(),
+            };
+            self.send(worker, item);
         }
     }
 

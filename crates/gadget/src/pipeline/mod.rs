@@ -6,6 +6,7 @@ use crate::baseline::kvbench::KvbenchClient;
 use crate::baseline::ycsb::YcsbClient;
 use crate::config::{right_seed, Config, OperatorConfig, SourceConfig};
 use crate::engine::flink::FlinkOperator;
+use crate::engine::spark::SparkSpec;
 use crate::operator::Operator;
 use crate::parallel::JobInputs;
 use crate::source::file::FileSource;
@@ -116,7 +117,15 @@ impl Config {
             }
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
-            OperatorConfig::Spark(spec) => spec.operator(),
+            OperatorConfig::Spark(spec) => match self.parallel.subtask {
+                // a subtask of the query run as a parallel job: its shuffle partitions
+                Some(i) if self.parallel.parallelism > 1 => SparkSpec {
+                    subtask: Some((i, self.parallel.parallelism)),
+                    ..(**spec).clone()
+                }
+                .operator(),
+                _ => spec.operator(),
+            },
             OperatorConfig::KafkaStreams(spec) => match self.parallel.subtask {
                 // a subtask of an application run as a parallel job: one stream thread's tasks
                 Some(thread) if self.parallel.parallelism > 1 => spec.thread_operator(thread),

@@ -10,7 +10,9 @@
 //!
 //! A Kafka Streams application splits the same way by its stream threads: a record goes to
 //! the task of its key's partition and so to the thread that runs the task
-//! ([`SubtaskRouter::by_partition`]), and the stream's time marks reach every thread.
+//! ([`SubtaskRouter::by_partition`]), and the stream's time marks reach every thread. A Spark
+//! query's shuffle partitions receive every event ([`SubtaskRouter::to_every`]): each counts
+//! every event into the micro-batches and processes its own.
 
 use crate::key::{key_group_for_hash, operator_index_for_key_group, Key};
 
@@ -38,6 +40,10 @@ enum Exchange {
         partitions: u32,
         thread_of: fn(&Key, u32, u32) -> u32,
     },
+    /// Every event to every subtask, each subtask's operator choosing its own
+    /// ([`crate::operator::Operator::owns`]): Spark's shuffle partitions, which all count
+    /// every event into the micro-batches.
+    Every,
 }
 
 impl SubtaskRouter {
@@ -73,15 +79,24 @@ impl SubtaskRouter {
         }
     }
 
+    /// Every event to every subtask of `parallelism` ([`Exchange::Every`]).
+    pub fn to_every(parallelism: u32) -> Self {
+        SubtaskRouter {
+            parallelism: parallelism.max(1),
+            exchange: Exchange::Every,
+        }
+    }
+
     /// Number of subtasks.
     pub fn parallelism(&self) -> u32 {
         self.parallelism
     }
 
     /// The subtask that receives events of `key`: Flink's
-    /// `KeyGroupRangeAssignment.assignKeyToParallelOperator`, or the thread of the key's task.
+    /// `KeyGroupRangeAssignment.assignKeyToParallelOperator`, or the thread of the key's task;
+    /// `None` when every subtask receives every event.
     #[inline]
-    pub fn subtask_of(&self, key: &Key) -> u32 {
+    pub fn subtask_of(&self, key: &Key) -> Option<u32> {
         match &self.exchange {
             Exchange::KeyGroups {
                 max_parallelism,
@@ -89,12 +104,13 @@ impl SubtaskRouter {
             } => {
                 let group = key_group_for_hash(key.java_hash(), *max_parallelism);
                 // a key group is below max_parallelism, the table's length
-                owner.get(group as usize).copied().unwrap_or(0)
+                Some(owner.get(group as usize).copied().unwrap_or(0))
             }
             Exchange::Partitions {
                 partitions,
                 thread_of,
-            } => thread_of(key, *partitions, self.parallelism),
+            } => Some(thread_of(key, *partitions, self.parallelism)),
+            Exchange::Every => None,
         }
     }
 }
@@ -137,7 +153,11 @@ impl Iterator for SubtaskFilter {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             match self.inner.next()? {
-                Ok(StreamElement::Event(e)) if self.router.subtask_of(&e.key) != self.subtask => {}
+                Ok(StreamElement::Event(e))
+                    if self
+                        .router
+                        .subtask_of(&e.key)
+                        .is_some_and(|s| s != self.subtask) => {}
                 element => return Some(element),
             }
         }
@@ -197,7 +217,7 @@ mod tests {
                 let StreamElement::Event(ev) = e else {
                     continue;
                 };
-                let owner = router.subtask_of(&ev.key);
+                let owner = router.subtask_of(&ev.key).unwrap();
                 let group = key_group_for_hash(ev.key.java_hash(), max);
                 assert!(KeyGroupRange::of_subtask(max, p, owner).contains(group));
                 for (i, part) in parts.iter().enumerate() {

@@ -148,7 +148,7 @@ pub fn campaigns_of_instance(
     let exchange = SubtaskRouter::new(instances, max_parallelism);
     let instance = instance % exchange.parallelism();
     (0..ids.campaigns.len())
-        .map(|c| exchange.subtask_of(ids.campaign(c)) == instance)
+        .map(|c| exchange.subtask_of(ids.campaign(c)) == Some(instance))
         .collect()
 }
 

@@ -17,7 +17,7 @@
 //! depends on the bytes the thread's other tasks hold at that moment). `gadget trace diff
 //! --per-instance` compares two traces so.
 
-use crate::access::{Access, AccessSink, Op, StateId};
+use crate::access::{AccessSink, Renumbered, StateId};
 use crate::key::Key;
 use crate::operator::Operator;
 use crate::source::element::Event;
@@ -118,44 +118,12 @@ impl Tasks {
         out: &mut dyn AccessSink,
         f: impl FnOnce(&mut dyn Operator, &mut dyn AccessSink),
     ) {
-        let mut shifted = Shifted {
+        let base = self.bases[i];
+        let mut shifted = Renumbered {
             out,
-            base: self.bases[i],
+            map: move |state| Some(state + base),
         };
         f(self.tasks[i].as_mut(), &mut shifted);
-    }
-}
-
-/// A task's sink: its states from `base` on in the job's table.
-struct Shifted<'a> {
-    out: &'a mut dyn AccessSink,
-    base: StateId,
-}
-
-impl AccessSink for Shifted<'_> {
-    #[inline]
-    fn access(&mut self, a: Access<'_>) {
-        self.out.access(Access {
-            state: a.state + self.base,
-            ..a
-        });
-    }
-
-    #[inline]
-    fn access_all(&mut self, state: StateId, key: &[u8], requests: &[(Op, u32)]) {
-        self.out.access_all(state + self.base, key, requests);
-    }
-
-    fn event(&mut self, input: u8) {
-        self.out.event(input);
-    }
-
-    fn watermark(&mut self, timestamp: i64) {
-        self.out.watermark(timestamp);
-    }
-
-    fn stopped(&self) -> bool {
-        self.out.stopped()
     }
 }
 
@@ -198,7 +166,7 @@ impl Operator for Tasks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::TraceRecord;
+    use crate::access::{Op, TraceRecord};
     use crate::engine::kafka_streams::partitioner::partition_for_key;
     use crate::engine::kafka_streams::testing::run_keys;
     use crate::engine::kafka_streams::Runner;

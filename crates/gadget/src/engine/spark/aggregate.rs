@@ -71,6 +71,10 @@ impl MicroBatched for TumblingCount {
         self.buffer_group(event)
     }
 
+    fn partition_of(&self, event: &Event) -> usize {
+        self.group_partition(event)
+    }
+
     /// A micro-batch of the buffered events (none: a batch without data): each partition's
     /// task in turn.
     fn run_batch(&mut self, out: &mut dyn AccessSink) {
@@ -95,17 +99,32 @@ impl MicroBatched for TumblingCount {
 }
 
 impl TumblingCount {
+    /// The window of `event` (start and end in ms).
+    fn window(&self, event: &Event) -> (i64, i64) {
+        let start = event.timestamp.div_euclid(self.size) * self.size;
+        (start, start + self.size)
+    }
+
+    /// The shuffle partition of the group (window, key): `HashPartitioning` over the window
+    /// struct (start and end in µs) and the key.
+    fn group_partition(&self, event: &Event) -> usize {
+        let (start, end) = self.window(event);
+        let (start_us, end_us) = (start.saturating_mul(1000), end.saturating_mul(1000));
+        partition_of(self.partitions.len(), || {
+            hash_key(&event.key, hash_long(end_us, hash_long(start_us, SEED)))
+        })
+    }
+
     /// Adds `event`'s group (window, key) to the current batch, once per batch.
     fn buffer_group(&mut self, event: &Event) -> Option<usize> {
-        let size = self.size;
-        let start = event.timestamp.div_euclid(size) * size;
-        let end = start + size;
-        let (start_us, end_us) = (start.saturating_mul(1000), end.saturating_mul(1000));
-        window_key_row(&mut self.key, start_us, end_us, &event.key);
-        // HashPartitioning over (window struct, key)
-        let p = partition_of(self.partitions.len(), || {
-            hash_key(&event.key, hash_long(end_us, hash_long(start_us, SEED)))
-        });
+        let (start, end) = self.window(event);
+        window_key_row(
+            &mut self.key,
+            start.saturating_mul(1000),
+            end.saturating_mul(1000),
+            &event.key,
+        );
+        let p = self.group_partition(event);
         let partition = &mut self.partitions[p];
         if !partition.in_batch.contains(&self.key) {
             partition.in_batch.insert(self.key.clone());

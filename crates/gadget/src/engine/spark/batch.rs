@@ -21,6 +21,7 @@ use crate::source::element::Event;
 
 use super::held::Held;
 use super::partition::key_partition;
+use super::subtask::OwnPartitions;
 use super::{key_row, BatchArrival, SparkSpec, Trigger};
 
 /// Where the micro-batches stand.
@@ -41,6 +42,8 @@ pub(crate) struct MicroBatches {
     arrival: BatchArrival,
     /// Whether batches without data run.
     no_data_batches: bool,
+    /// The shuffle partitions this operator processes (all, unless it is a subtask).
+    pub(crate) own: OwnPartitions,
 }
 
 impl MicroBatches {
@@ -57,6 +60,7 @@ impl MicroBatches {
             max_event_time: [i64::MIN; 2],
             arrival: BatchArrival::AvailableNow,
             no_data_batches: true,
+            own: OwnPartitions::of(&SparkSpec::default()),
         }
     }
 
@@ -65,6 +69,7 @@ impl MicroBatches {
         MicroBatches {
             arrival: spec.arrival,
             no_data_batches: spec.no_data_batches,
+            own: OwnPartitions::of(spec),
             ..MicroBatches::new(spec.trigger, spec.delay)
         }
     }
@@ -262,17 +267,33 @@ pub(crate) trait MicroBatched {
     fn state_names(&self) -> Vec<String>;
 
     /// Keeps `event` for the current batch; returns which watermarked input it came from
-    /// (`None`: none, a row that only counts into the batch).
+    /// ([`MicroBatched::input_of`]).
     fn buffer(&mut self, event: &Event) -> Option<usize>;
 
+    /// Which watermarked input `event` comes from (`None`: none, a row that only counts into
+    /// the batch); the one input by default.
+    fn input_of(&self, _event: &Event) -> Option<usize> {
+        Some(0)
+    }
+
+    /// The shuffle partition of `event`'s row: by its key by default.
+    fn partition_of(&self, event: &Event) -> usize {
+        key_partition(&event.key, self.batches().own.partitions())
+    }
+
     /// Takes `event`: the current batch runs first if the event starts the next one
-    /// (a trigger by event time), [`MicroBatched::buffer`] keeps it, and the batch runs once
-    /// full (a trigger by events).
-    fn take_event(&mut self, event: &Event, out: &mut dyn AccessSink) {
+    /// (a trigger by event time), [`MicroBatched::buffer`] keeps it if it is this operator's
+    /// (`own`; another subtask's only counts into the batch), and the batch runs once full (a
+    /// trigger by events).
+    fn take_event(&mut self, event: &Event, own: bool, out: &mut dyn AccessSink) {
         if self.batches().starts_batch(event.timestamp) {
             self.run_data_batch(out);
         }
-        let input = self.buffer(event);
+        let input = if own {
+            self.buffer(event)
+        } else {
+            self.input_of(event)
+        };
         if self.batches_mut().add_event(event.timestamp, input) {
             self.run_data_batch(out);
         }
@@ -325,14 +346,20 @@ macro_rules! batches_in_fields {
 }
 pub(crate) use batches_in_fields;
 
-/// Implements [`crate::operator::Operator`] for micro-batched operators: their states, each
-/// event through [`MicroBatched::take_event`], no reaction to the source's watermarks (each
-/// batch computes its own), and the end through [`MicroBatched::finish`].
+/// Implements [`crate::operator::Operator`] for micro-batched operators: their states (a
+/// subtask's own partitions'), each event through [`MicroBatched::take_event`], no reaction to
+/// the source's watermarks (each batch computes its own), and the end through
+/// [`MicroBatched::finish`].
 macro_rules! micro_batched_operator {
     ($($operator:ty),+ $(,)?) => {$(
         impl crate::operator::Operator for $operator {
             fn states(&self) -> Vec<String> {
-                MicroBatched::state_names(self)
+                self.batches().own.states(MicroBatched::state_names(self))
+            }
+
+            fn owns(&self, event: &crate::source::element::Event) -> bool {
+                let own = self.batches().own;
+                own.is_all() || own.holds(self.partition_of(event))
             }
 
             fn on_event(
@@ -340,13 +367,24 @@ macro_rules! micro_batched_operator {
                 event: &crate::source::element::Event,
                 out: &mut dyn crate::access::AccessSink,
             ) {
-                self.take_event(event, out);
+                let own = self.batches().own;
+                own.through(out, |out| self.take_event(event, true, out));
+            }
+
+            fn on_others_event(
+                &mut self,
+                event: &crate::source::element::Event,
+                out: &mut dyn crate::access::AccessSink,
+            ) {
+                let own = self.batches().own;
+                own.through(out, |out| self.take_event(event, false, out));
             }
 
             fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn crate::access::AccessSink) {}
 
             fn on_end(&mut self, out: &mut dyn crate::access::AccessSink) {
-                self.finish(out);
+                let own = self.batches().own;
+                own.through(out, |out| self.finish(out));
             }
         }
     )+};

@@ -109,6 +109,7 @@ pub(crate) fn parse(s: &Section<'_>) -> Result<(SparkSpec, String), ConfigError>
         join_type,
         arrival,
         no_data_batches,
+        subtask: None,
     };
     Ok((spec, kind.to_string()))
 }

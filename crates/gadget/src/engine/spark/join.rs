@@ -288,13 +288,17 @@ impl MicroBatched for StreamJoin {
         names
     }
 
-    fn buffer(&mut self, event: &Event) -> Option<usize> {
-        let side = match event.input {
-            1 => LEFT,
-            2 => RIGHT,
+    fn input_of(&self, event: &Event) -> Option<usize> {
+        match event.input {
+            1 => Some(LEFT),
+            2 => Some(RIGHT),
             // a row of neither side counts into the batch, nothing else
-            _ => return None,
-        };
+            _ => None,
+        }
+    }
+
+    fn buffer(&mut self, event: &Event) -> Option<usize> {
+        let side = self.input_of(event)?;
         if !self.batches.is_late(event.timestamp) {
             key_row(&mut self.key, &event.key);
             let p = key_partition(&event.key, self.partitions.len());

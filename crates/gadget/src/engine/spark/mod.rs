@@ -33,6 +33,7 @@ mod held;
 pub mod join;
 mod partition;
 pub mod session;
+mod subtask;
 pub mod transform;
 
 pub use aggregate::TumblingCount;
@@ -152,6 +153,10 @@ pub struct SparkSpec {
     /// `spark.sql.streaming.noDataMicroBatches.enabled`: whether Spark runs a batch without
     /// data when the watermark moved (true, Spark's default).
     pub no_data_batches: bool,
+    /// The subtask generated, as (index, parallelism), of the query run as a parallel job of
+    /// its shuffle partitions (subtask i holding partitions i, i + parallelism, …); `None`:
+    /// every partition.
+    pub subtask: Option<(u32, u32)>,
 }
 
 /// How the input reaches the query (`trigger` in a config).
@@ -191,6 +196,7 @@ impl Default for SparkSpec {
             join_type: JoinType::Inner,
             arrival: BatchArrival::AvailableNow,
             no_data_batches: true,
+            subtask: None,
         }
     }
 }
@@ -214,6 +220,17 @@ impl SparkSpec {
 }
 
 impl SparkSpec {
+    /// The shuffle partitions subtask `subtask` of a job of `parallelism` subtasks holds.
+    pub fn subtask_partitions(&self, subtask: u32, parallelism: u32) -> Vec<u32> {
+        let own = subtask::OwnPartitions::of(&SparkSpec {
+            subtask: Some((subtask, parallelism)),
+            ..self.clone()
+        });
+        (0..self.partitions.max(1))
+            .filter(|&p| own.holds(p as usize))
+            .collect()
+    }
+
     /// A `T` per shuffle partition (at least one).
     pub(crate) fn per_partition<T: Default>(&self) -> Vec<T> {
         (0..self.partitions.max(1)).map(|_| T::default()).collect()

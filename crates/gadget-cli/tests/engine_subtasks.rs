@@ -1,6 +1,7 @@
-//! A Kafka Streams application as a parallel job of its stream threads: `gen --parallelism P
-//! --subtask all` writes a trace per thread, and `run --parallelism P` drives every thread
-//! against a store of its own, each state reported under its own task's name.
+//! A Kafka Streams application as a parallel job of its stream threads, and a Spark query as
+//! one of its shuffle partitions: `gen --parallelism P --subtask all` writes a trace per
+//! subtask, and `run --parallelism P` drives every subtask against a store of its own, each
+//! state reported under its own name.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -141,13 +142,12 @@ fn a_thread_alone_and_more_threads_than_tasks() {
     );
 }
 
-#[test]
-fn run_drives_every_thread_and_reports_each_tasks_stores() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = application(dir.path());
+/// `gadget run CONFIG --parallelism 2` into the memory store: each state's requests by name
+/// (every request counted under one), and how many instances ran.
+fn run_two_subtasks(config: &Path) -> (BTreeMap<String, u64>, usize) {
     let out = gadget()
         .arg("run")
-        .arg(&config)
+        .arg(config)
         .args(["--parallelism", "2", "--store", "memory", "--json"])
         .output()
         .unwrap();
@@ -157,23 +157,97 @@ fn run_drives_every_thread_and_reports_each_tasks_stores() {
         String::from_utf8_lossy(&out.stderr)
     );
     let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let per_state = results["per_state"].as_array().unwrap();
-    let mut tasks: Vec<&str> = per_state
+    let by_state: BTreeMap<String, u64> = results["per_state"]
+        .as_array()
+        .unwrap()
         .iter()
-        .map(|s| task(s["name"].as_str().unwrap()))
+        .map(|s| {
+            let name = s["name"].as_str().unwrap().to_string();
+            (name, s["latency"]["ops"].as_u64().unwrap())
+        })
         .collect();
-    tasks.sort();
-    tasks.dedup();
     assert_eq!(
-        tasks,
-        ["0_0", "0_1", "0_2", "0_3", "0_4"],
-        "{}",
-        results["per_state"]
+        by_state.values().sum::<u64>(),
+        results["requests"].as_u64().unwrap()
     );
-    let by_state: u64 = per_state
-        .iter()
-        .map(|s| s["latency"]["ops"].as_u64().unwrap())
-        .sum();
-    assert_eq!(by_state, results["requests"].as_u64().unwrap());
-    assert_eq!(results["instances"].as_array().unwrap().len(), 2);
+    (by_state, results["instances"].as_array().unwrap().len())
+}
+
+#[test]
+fn run_drives_every_thread_and_reports_each_tasks_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let (by_state, instances) = run_two_subtasks(&application(dir.path()));
+    let mut tasks: Vec<&str> = by_state.keys().map(|s| task(s)).collect();
+    tasks.dedup();
+    assert_eq!(tasks, ["0_0", "0_1", "0_2", "0_3", "0_4"], "{by_state:?}");
+    assert_eq!(instances, 2);
+}
+
+/// A tumbling count over five shuffle partitions, in micro-batches of 300 events.
+fn spark_query(dir: &Path) -> PathBuf {
+    let path = dir.join("query.toml");
+    std::fs::write(
+        &path,
+        "engine = \"spark\"\nseed = 3\n\n[source]\ntype = \"synthetic\"\nevents = 3000\n\
+         key_space = 200\n[source.keys]\ndistribution = \"zipf\"\ns = 0.9\n[source.gaps]\n\
+         distribution = \"constant\"\nvalue = 1\n\n[operator]\ntype = \"tumbling-count\"\n\
+         size = 100\npartitions = 5\ntrigger_events = 300\n",
+    )
+    .unwrap();
+    path
+}
+
+/// The shuffle partition of a Spark state store: `…(opId=0,partId=3,name=default)…` -> 3.
+fn partition(state: &str) -> u64 {
+    let from = state.find("partId=").unwrap() + "partId=".len();
+    state[from..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_spark_querys_subtasks_hold_its_shuffle_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = spark_query(dir.path());
+    let out = gen(
+        &config,
+        &["--parallelism", "2", "--subtask", "all", "--json"],
+        &dir.path().join("s.gtrace"),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let whole = dir.path().join("whole.gtrace");
+    let done = gen(&config, &["--json"], &whole);
+    let whole_summary: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    // each event is marked in one subtask's trace: its row's partition's
+    assert_eq!(summary["events"], whole_summary["events"], "{summary}");
+    let (all, _) = requests_by_state(&whole);
+    let mut seen = BTreeMap::new();
+    for (i, partitions) in [(0, [0, 2, 4].as_slice()), (1, &[1, 3])] {
+        let listed = &summary["subtasks"][i];
+        assert_eq!(
+            listed["partitions"],
+            serde_json::json!(partitions),
+            "{listed}"
+        );
+        let (by_state, header) = requests_by_state(&dir.path().join(format!("s.{i}.gtrace")));
+        assert_eq!(header["subtask"], i);
+        let held: Vec<u64> = by_state.keys().map(|s| partition(s)).collect();
+        assert_eq!(held, partitions, "subtask {i}'s stores");
+        seen.extend(by_state);
+    }
+    assert_eq!(
+        seen, all,
+        "the subtasks' requests are the query's, state by state"
+    );
+    let (by_state, instances) = run_two_subtasks(&config);
+    assert_eq!(by_state.len(), 5, "{by_state:?}");
+    assert_eq!(instances, 2);
 }
