@@ -37,7 +37,7 @@ test:
 	cargo clippy --locked --workspace --all-targets -- -D warnings
 	cargo test --locked --workspace
 	# the driver's instructions per request over the stream, bounded (BENCHMARKS.md, "Harness overhead")
-	scripts/driver-instructions.sh --max 140 --max-shard 300
+	scripts/driver-instructions.sh --max 140 --max-shard 140
 	# the Ray launcher and the Kubernetes manifest, with the debug gadget cargo test built;
 	# the scripts' own checks (scripts/tests)
 	python3 -m pytest -q -p no:cacheprovider launcher/ray/tests scripts/tests

@@ -26,7 +26,7 @@ fn harness_overhead(c: &mut Criterion) {
         b.iter(|| workload.tight_loop())
     });
     group.bench_function("memory store, stream, unmeasured", |b| {
-        b.iter(|| workload.stream_unmeasured())
+        b.iter(|| workload.stream_unmeasured(None))
     });
     group.bench_function("memory store, driver", |b| {
         b.iter(|| workload.driver(SECOND))

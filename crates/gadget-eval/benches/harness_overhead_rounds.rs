@@ -6,9 +6,10 @@
 //! so the best run is the closest to each path's own cost).
 //!
 //! `cargo bench -p gadget-eval --bench harness_overhead_rounds` (`GADGET_BENCH_ROUNDS`, default
-//! 15, sets the rounds). `GADGET_BENCH_PATH=tight|stream|driver|shard|none` runs one path once
-//! instead, for a profiler (`shard`: the driver as the only shard of one, which asks of every
-//! request whether it is its own): instruction counts (`valgrind --tool=cachegrind`) do not drift
+//! 15, sets the rounds). `GADGET_BENCH_PATH=tight|stream|driver|shard-stream|shard|none` runs
+//! one path once instead, for a profiler (`shard-stream`: the stream of the only shard of one,
+//! whose producer asks of every request whether it is the shard's, nothing measured; `shard`:
+//! the driver of that stream): instruction counts (`valgrind --tool=cachegrind`) do not drift
 //! with the host's speed; `none` counts what every path shares, the workload's generation.
 //! There the driver's time-series intervals are an hour long, not a second: a run 50 times
 //! slower under valgrind would close 50 times as many intervals as a run at full speed, and
@@ -24,6 +25,9 @@ use gadget_eval::shard::Shard;
 
 /// An interval no profiled run reaches the end of.
 const HOUR: u64 = 3_600 * SECOND;
+
+/// The only shard of one: every request issued, each asked whether it is the shard's.
+const WHOLE: Shard = Shard { index: 0, count: 1 };
 
 /// The median of `values` (sorted in place).
 fn median(values: &mut [f64]) -> f64 {
@@ -53,19 +57,23 @@ fn main() {
                 std::hint::black_box(workload.tight_loop());
             }),
             "stream" => rate(&|| {
-                std::hint::black_box(workload.stream_unmeasured());
+                std::hint::black_box(workload.stream_unmeasured(None));
+            }),
+            "shard-stream" => rate(&|| {
+                std::hint::black_box(workload.stream_unmeasured(Some(WHOLE)));
             }),
             "driver" => rate(&|| {
                 std::hint::black_box(workload.driver(HOUR));
             }),
             "shard" => rate(&|| {
-                // the only shard of one: every request issued, each asked whether it is its
-                let whole = Shard { index: 0, count: 1 };
-                std::hint::black_box(workload.drive_closed_loop(Warmup::None, HOUR, Some(whole)));
+                std::hint::black_box(workload.drive_closed_loop(Warmup::None, HOUR, Some(WHOLE)));
             }),
             "none" => 0.0,
             other => {
-                panic!("GADGET_BENCH_PATH={other}: expected tight, stream, driver, shard or none")
+                panic!(
+                    "GADGET_BENCH_PATH={other}: expected tight, stream, driver, shard-stream, \
+                     shard or none"
+                )
             }
         };
         println!("{path}: {:.2} M requests/s", r / 1e6);
@@ -77,7 +85,7 @@ fn main() {
             std::hint::black_box(workload.tight_loop());
         }));
         stream.push(rate(&|| {
-            std::hint::black_box(workload.stream_unmeasured());
+            std::hint::black_box(workload.stream_unmeasured(None));
         }));
         driver.push(rate(&|| {
             std::hint::black_box(workload.driver(SECOND));

@@ -131,6 +131,15 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// Draws the starts of the workload's next `requests`, which other clients issue (a
+    /// parallel job's other subtasks, other shards).
+    #[inline]
+    pub fn skip(&mut self, requests: u64) {
+        for _ in 0..requests {
+            self.next_start();
+        }
+    }
+
     /// The intended start of the next request; `0` forever for the closed loop and for
     /// event time (whose requests carry their own times).
     pub fn next_start(&mut self) -> u64 {

@@ -11,7 +11,7 @@ use crate::placed::parts;
 use crate::run::{Driver, Measured, Progress, RunError, RunOptions};
 use crate::start::StartLine;
 use crate::store::{open_shared_store, Store, StoreError, StoreKind, StoreSettings};
-use crate::workload::{RequestStream, WorkloadError, WorkloadSource};
+use crate::workload::{Production, RequestStream, WorkloadError, WorkloadSource};
 use gadget_results::RunReport;
 
 /// How instances use the store.
@@ -74,16 +74,13 @@ pub fn run_instances(
         stop: options.stop.clone(),
         ..settings.clone()
     };
-    let event_times = options.arrival.uses_event_time();
+    let production = Production {
+        event_times: options.arrival.uses_event_time(),
+        shard: options.shard,
+    };
     let streams = sources
         .into_iter()
-        .map(|s| {
-            if event_times {
-                RequestStream::start_with_event_times(s)
-            } else {
-                RequestStream::start(s)
-            }
-        })
+        .map(|s| RequestStream::start_with(s, production))
         .collect::<Result<Vec<_>, WorkloadError>>()?;
     let shared = match sharing {
         Sharing::Shared => {
@@ -190,11 +187,6 @@ pub fn run_streams(
                         let homes = (0..stream.state_names.len())
                             .map(|s| store.store_of(s as StateId).to_string())
                             .collect();
-                        // a job's requests after this subtask's last one are others' share
-                        // (known once the run read its stream to the end: not cut short)
-                        if !measured.is_partial() && options.duration_ns.is_none() {
-                            measured.add_others(stream.others_after_last());
-                        }
                         let producer = stream.finish();
                         if let Err(e) = producer {
                             // an interrupted run may cut its producer short: only a run that

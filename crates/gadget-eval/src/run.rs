@@ -15,10 +15,9 @@ use crate::arrival::ArrivalProcess;
 use crate::clock::RunClock;
 use crate::completion::{CompletedChunk, ReadOutcome};
 use crate::measure::Recorder;
-use crate::shard::ShardSchedule;
 use crate::store::{issue, Store, StoreError};
 use crate::value::ValueBytes;
-use crate::workload::{Request, RequestBlock, RequestStream, WorkloadError};
+use crate::workload::{RequestBlock, RequestStream, WorkloadError};
 use gadget_results::{RunReport, WallClock, INTERRUPTED_REASON};
 
 /// What is left out of the results at the start of a run.
@@ -54,9 +53,11 @@ pub struct RunOptions {
     /// starts after it (in an open loop, none is scheduled after it). A run that reaches it is
     /// complete, not partial. `None`: until the workload ends.
     pub duration_ns: Option<u64>,
-    /// Drive only this shard's requests (`--shard i/N`, [`crate::shard`]): the others are
-    /// skipped, an open loop's schedule still drawn for them, so that the shards together
-    /// follow the one schedule of the whole workload.
+    /// Drive only this shard's requests (`--shard i/N`, [`crate::shard`]): its stream keeps
+    /// them ([`crate::workload::Production::shard`], as
+    /// [`run_instances`](crate::concurrent::run_instances) starts it) and counts the others
+    /// before each, for which an open loop's schedule is still drawn, so that the shards
+    /// together follow the one schedule of the whole workload.
     pub shard: Option<crate::shard::Shard>,
     /// Start on this wall-clock instant (`--start-at`) rather than as soon as every
     /// instance is ready; shards on several machines agree on it.
@@ -121,12 +122,6 @@ impl Measured {
     /// True when the run was stopped early.
     pub fn is_partial(&self) -> bool {
         self.partial
-    }
-
-    /// Counts `requests` of the workload that other clients issue (a job's other subtasks
-    /// after this one's last request).
-    pub(crate) fn add_others(&mut self, requests: u64) {
-        self.others_requests += requests;
     }
 
     /// The error that ended the run early (a store or the workload failed), taken out.
@@ -403,60 +398,6 @@ impl CompletionRecorder<'_> {
     }
 }
 
-/// The requests of a chunk that a client issuing only some of them issues (a parallel job's
-/// subtask, a shard), copied out so that [`Store::issue_chunk`] issues them as it issues a
-/// whole chunk, each with how many requests for other clients came before it in the chunk.
-struct OwnRequests {
-    requests: Vec<Request>,
-    /// `others[i]`: the chunk's requests for other clients before `requests[i]`; then one more,
-    /// all of the chunk's.
-    others: Vec<u64>,
-}
-
-impl OwnRequests {
-    /// Room for a chunk of `requests`, allocated once for the run.
-    fn with_capacity(requests: usize) -> Self {
-        OwnRequests {
-            requests: Vec::with_capacity(requests),
-            others: Vec::with_capacity(requests + 1),
-        }
-    }
-
-    /// Keeps `chunk`'s requests (of `block`, from its request `chunk_start` on) that this
-    /// client issues: a subtask's own (`block` counts the job's requests for other subtasks
-    /// between two of its own), those `shard` owns.
-    fn keep(
-        &mut self,
-        block: &RequestBlock,
-        chunk_start: usize,
-        chunk: &[Request],
-        shard: &mut ShardSchedule,
-    ) {
-        self.requests.clear();
-        self.others.clear();
-        let (subtask, filters) = (!block.others_before.is_empty(), shard.filters());
-        let mut others = 0;
-        for (k, r) in chunk.iter().enumerate() {
-            if subtask {
-                others += block.others_before(chunk_start + k);
-            }
-            if filters && !shard.owns(r.op, r.state, block.key(r)) {
-                others += 1;
-                continue;
-            }
-            self.others.push(others);
-            self.requests.push(*r);
-        }
-        self.others.push(others);
-    }
-
-    /// The requests for other clients before the first of the kept ones not issued (all of
-    /// the chunk's once every kept one was).
-    fn others_before(&self, issued: usize) -> u64 {
-        self.others[issued.min(self.others.len() - 1)]
-    }
-}
-
 /// Drives `store` with every request of `stream` on the schedule of `options`, the schedule
 /// counting from `epoch` (the same for concurrent instances, so their intervals line up).
 ///
@@ -503,6 +444,11 @@ impl Driver {
         epoch: Instant,
         progress: &mut dyn FnMut(Progress),
     ) -> Measured {
+        debug_assert_eq!(
+            stream.shard(),
+            options.shard,
+            "a shard's run drives a stream that keeps the shard's requests"
+        );
         let clock = RunClock::new(epoch);
         let zero_unix_ns = unix_ns(epoch);
         let Driver {
@@ -523,6 +469,11 @@ impl Driver {
             &mut values,
             progress,
         );
+        // the workload's requests after a job subtask's or a shard's last one are others'
+        // share (known once the run read its stream to the end: not cut short)
+        if !m.partial && options.duration_ns.is_none() {
+            m.others_requests += stream.others_after_last();
+        }
         m.zero_unix_ns = zero_unix_ns;
         m
     }
@@ -550,8 +501,6 @@ fn drive_closed_loop(
         issued: 0,
     };
     let mut done = CompletedChunk::with_capacity(RECORD_EVERY);
-    let mut own = OwnRequests::with_capacity(RECORD_EVERY);
-    let mut shard = ShardSchedule::new(&options.arrival, options.seed, options.shard);
     let mut timed_out = false;
     while let Some(block) = recording.m.next_block(stream, clock, recording.issued) {
         for (c, chunk) in block.requests.chunks(RECORD_EVERY).enumerate() {
@@ -561,15 +510,16 @@ fn drive_closed_loop(
                 break;
             }
             done.begin(clock);
-            // asked once per chunk: most runs have neither other clients' requests nor shards
-            let issued = if block.others_before.is_empty() && !shard.filters() {
-                store.issue_chunk(&block, chunk, values, clock, &mut done)
-            } else {
-                own.keep(&block, chunk_start, chunk, &mut shard);
-                let issued = store.issue_chunk(&block, &own.requests, values, clock, &mut done);
-                recording.m.others_requests += own.others_before(done.completions.len());
-                issued
-            };
+            let issued = store.issue_chunk(&block, chunk, values, clock, &mut done);
+            if !block.others_before.is_empty() {
+                // a job subtask's or a shard's: the others' requests before the first not
+                // issued (all of the chunk's once every request was)
+                let reached = (done.completions.len() + 1).min(chunk.len());
+                recording.m.others_requests += block.others_before
+                    [chunk_start..chunk_start + reached]
+                    .iter()
+                    .sum::<u64>();
+            }
             if let Err(e) = issued {
                 recording.m.fail(e);
             }
@@ -620,8 +570,9 @@ fn drive_open_loop(
         _ => None,
     };
     let mut first_event_time_us: Option<i64> = None;
-    // the whole workload's schedule, of which a shard keeps its own requests' starts
-    let mut schedule = ShardSchedule::new(&options.arrival, options.seed, options.shard);
+    // the whole workload's schedule, of which a job subtask or a shard keeps its own
+    // requests' starts
+    let mut schedule = options.arrival.schedule(options.seed);
     let mut measuring = options.warmup == Warmup::None;
     let mut issued: u64 = 0;
     'blocks: while let Some(block) = m.next_block(stream, clock, issued) {
@@ -633,7 +584,8 @@ fn drive_open_loop(
             }
             let others = block.others_before(i);
             if others > 0 {
-                // a job's other subtasks' requests: their starts are drawn all the same
+                // other clients' requests (a job's other subtasks, other shards): their starts
+                // are drawn all the same
                 m.others_requests += others;
                 if event_time_speed.is_none() {
                     schedule.skip(others);
@@ -643,16 +595,11 @@ fn drive_open_loop(
                 Some(speed) => {
                     let time_us = block.event_times_us.get(i).copied().unwrap_or(0);
                     // the workload's first event time, whichever shard issues it
-                    let first = *first_event_time_us.get_or_insert(time_us);
-                    schedule
-                        .owns(r.op, r.state, block.key(r))
-                        .then(|| ((time_us - first).max(0) as f64 * 1e3 / speed) as u64)
+                    let first = *first_event_time_us
+                        .get_or_insert_with(|| stream.first_event_time_us().unwrap_or(time_us));
+                    ((time_us - first).max(0) as f64 * 1e3 / speed) as u64
                 }
-                None => schedule.next(r.op, r.state, block.key(r)),
-            };
-            let Some(intended) = intended else {
-                m.others_requests += 1;
-                continue;
+                None => schedule.next_start(),
             };
             if options.duration_ns.is_some_and(|d| intended >= d) {
                 stream.recycle(block);

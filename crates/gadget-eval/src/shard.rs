@@ -8,18 +8,18 @@
 //! (Flink's timers are batch writes to their timer state, committed under `default`). Every
 //! request but a commit is issued by exactly one shard.
 //!
-//! An open-loop schedule is drawn for the whole stream, one intended start per request,
-//! and each shard keeps the starts of its own requests: the shards' superposition is the
-//! schedule one client would have followed, for every arrival process, with each request's
-//! start decided globally and deterministically by the seed.
+//! A shard's stream keeps its own requests ([`crate::workload::Production::shard`]), each
+//! with how many went to other shards before it. An open-loop schedule is drawn for the whole
+//! workload, one intended start per request, and each shard keeps the starts of its own
+//! requests: the shards' superposition is the schedule one client would have followed, for
+//! every arrival process, with each request's start decided globally and deterministically by
+//! the seed.
 
 use std::fmt;
 use std::str::FromStr;
 
-use gadget::access::{Op, StateId};
+use gadget::access::Op;
 use gadget::summary::DistinctCounter;
-
-use crate::arrival::{ArrivalProcess, Schedule};
 
 /// Shard `index` of `count` (`--shard index/count`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,122 +133,9 @@ impl ShardFilter {
     }
 }
 
-/// The schedule one shard follows: the whole workload's, drawn for every request, of which
-/// it keeps the starts of the requests it owns (all of them without a shard).
-#[derive(Debug, Clone)]
-pub struct ShardSchedule {
-    schedule: Schedule,
-    filter: Option<ShardFilter>,
-}
-
-impl ShardSchedule {
-    /// The schedule of `arrival` for `seed`, kept for `shard` (`None`: the whole workload).
-    pub fn new(arrival: &ArrivalProcess, seed: u64, shard: Option<Shard>) -> ShardSchedule {
-        ShardSchedule {
-            schedule: arrival.schedule(seed),
-            filter: shard.map(ShardFilter::new),
-        }
-    }
-
-    /// Whether this shard issues the workload's next request (`op` on `state` with `key`),
-    /// without drawing a start (a closed loop, event time).
-    #[inline(always)]
-    pub fn owns(&mut self, op: Op, state: StateId, key: &[u8]) -> bool {
-        self.filter.as_mut().is_none_or(|f| f.owns(op, state, key))
-    }
-
-    /// True when this client issues only some of the workload's requests (a shard of it):
-    /// without one, [`owns`](Self::owns) is true of every request and need not be asked.
-    #[inline]
-    pub fn filters(&self) -> bool {
-        self.filter.is_some()
-    }
-
-    /// Draws the starts of `requests` of the workload that other clients issue (a parallel
-    /// job's other subtasks, [`crate::job`]).
-    #[inline]
-    pub fn skip(&mut self, requests: u64) {
-        for _ in 0..requests {
-            self.schedule.next_start();
-        }
-    }
-
-    /// The intended start of the workload's next request when this shard issues it; `None`
-    /// when another shard does (its start is drawn all the same).
-    #[inline]
-    pub fn next(&mut self, op: Op, state: StateId, key: &[u8]) -> Option<u64> {
-        let start = self.schedule.next_start();
-        self.owns(op, state, key).then_some(start)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A request stream of scans, reads and writes over random keys: `(op, key)`.
-    fn requests(n: usize) -> Vec<(Op, String)> {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let ops = [
-            Op::Get,
-            Op::Put,
-            Op::Seek,
-            Op::Next,
-            Op::Next,
-            Op::Delete,
-            Op::Merge,
-        ];
-        (0..n)
-            .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (ops[i % ops.len()], format!("user{}", x % 10_000))
-            })
-            .collect()
-    }
-
-    #[test]
-    fn the_shards_starts_together_are_the_whole_schedule_for_every_arrival_process() {
-        let stream = requests(5_000);
-        let arrivals = [
-            ArrivalProcess::Constant { rate: 10_000.0 },
-            ArrivalProcess::Poisson { rate: 10_000.0 },
-            ArrivalProcess::BModel {
-                rate: 10_000.0,
-                bias: 0.7,
-                bin_ns: 1_000_000,
-                levels: 6,
-            },
-            ArrivalProcess::Diurnal {
-                rate: 10_000.0,
-                period_ns: 100_000_000,
-                modulation: 0.5,
-                alpha: 2.5,
-            },
-        ];
-        for arrival in arrivals {
-            let mut whole = ShardSchedule::new(&arrival, 7, None);
-            let expected: Vec<(usize, u64)> = stream
-                .iter()
-                .enumerate()
-                .map(|(i, (op, key))| (i, whole.next(*op, 0, key.as_bytes()).unwrap()))
-                .collect();
-            for count in [1, 2, 3, 7] {
-                let mut union: Vec<(usize, u64)> = Vec::new();
-                for index in 0..count {
-                    let mut part = ShardSchedule::new(&arrival, 7, Some(Shard { index, count }));
-                    for (i, (op, key)) in stream.iter().enumerate() {
-                        if let Some(start) = part.next(*op, 0, key.as_bytes()) {
-                            union.push((i, start));
-                        }
-                    }
-                }
-                union.sort_unstable();
-                assert_eq!(union, expected, "{arrival:?}, {count} shards");
-            }
-        }
-    }
 
     #[test]
     fn shards_are_parsed_and_bad_ones_say_what_to_give() {

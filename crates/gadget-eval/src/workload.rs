@@ -2,10 +2,12 @@
 //!
 //! Requests travel in [`RequestBlock`]s of 16,384 through a bounded queue; the driver
 //! hands emptied blocks back for reuse, so producing and issuing allocate nothing per request
-//! and generation cost never shows up as store latency.
+//! and generation cost never shows up as store latency. A shard's stream keeps only the
+//! shard's requests ([`Production::shard`]): deciding which those are is the producer's work,
+//! off the driver's thread, as reading and generating are.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -14,6 +16,8 @@ use gadget::access::{Access, AccessSink, Op, StateId};
 use gadget::config::Config;
 use gadget::parallel::in_job::{JobSink, SubtaskInJob};
 use gadget::trace::{open_trace, RecordRef};
+
+use crate::shard::{Shard, ShardFilter};
 
 /// Requests per block: large blocks mean few handoffs between the threads (each can wake the
 /// producer, a system call on the driver's thread).
@@ -49,9 +53,9 @@ pub struct RequestBlock {
     /// Event time of each request in microseconds when the stream was started with event
     /// times (see [`RequestStream::start_with_event_times`]); else empty.
     pub event_times_us: Vec<i64>,
-    /// For a subtask of a parallel job ([`WorkloadSource::JobSubtask`]): how many of the
-    /// job's requests for other subtasks come, in the job's order, between the previous
-    /// request and this one; else empty.
+    /// For a subtask of a parallel job ([`WorkloadSource::JobSubtask`]) or a shard's stream
+    /// ([`Production::shard`]): how many of the workload's requests for other clients come,
+    /// in the workload's order, between the previous request and this one; else empty.
     pub others_before: Vec<u64>,
 }
 
@@ -78,8 +82,8 @@ impl RequestBlock {
         });
     }
 
-    /// How many of the job's requests for other subtasks come before request `i` (0 when the
-    /// stream is not a job subtask's).
+    /// How many of the workload's requests for other clients come before request `i` (0 when
+    /// the stream is neither a job subtask's nor a shard's).
     #[inline]
     pub fn others_before(&self, i: usize) -> u64 {
         self.others_before.get(i).copied().unwrap_or(0)
@@ -129,6 +133,40 @@ pub enum WorkloadSource {
         /// Stop once the job issued this many requests (all its subtasks together).
         limit: Option<u64>,
     },
+}
+
+/// How a stream is produced from its source.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Production {
+    /// Give every request an event time ([`RequestStream::start_with_event_times`]).
+    pub event_times: bool,
+    /// Keep only this shard's requests (`--shard i/N`, [`crate::shard`]); each kept request
+    /// carries how many of the workload's requests went to other shards before it
+    /// ([`RequestBlock::others_before`]), so that an open loop draws their starts all the same.
+    pub shard: Option<Shard>,
+}
+
+/// What the producer tells the driver beside its blocks.
+#[derive(Debug)]
+struct Told {
+    /// The workload's requests for other clients after the stream's last request, set when
+    /// the producer ends.
+    others_after: AtomicU64,
+    /// The event time of the workload's first request, whichever client issues it
+    /// ([`NO_EVENT_TIME`] until it is known).
+    first_event_time_us: AtomicI64,
+}
+
+/// [`Told::first_event_time_us`] before a request has one.
+const NO_EVENT_TIME: i64 = i64::MIN;
+
+impl Default for Told {
+    fn default() -> Self {
+        Told {
+            others_after: AtomicU64::new(0),
+            first_event_time_us: AtomicI64::new(NO_EVENT_TIME),
+        }
+    }
 }
 
 /// A producer failed: the trace is corrupt or the event source broke.
@@ -183,31 +221,45 @@ pub struct RequestStream {
     thread: Option<JoinHandle<Result<(), WorkloadError>>>,
     /// Names of the states, the index being the request's [`StateId`].
     pub state_names: Vec<String>,
-    /// For a job subtask's stream: the job's requests for other subtasks after its last
-    /// request, set when the producer ends.
-    others_after: Arc<AtomicU64>,
+    /// The shard whose requests the stream keeps (`None`: all of them).
+    shard: Option<Shard>,
+    told: Arc<Told>,
 }
 
 impl RequestStream {
     /// Starts producing `source` on its own thread.
     pub fn start(source: WorkloadSource) -> Result<RequestStream, WorkloadError> {
-        RequestStream::starting(source, false)
+        RequestStream::start_with(source, Production::default())
     }
 
     /// Starts producing `source`, giving every request an event time: the requests between
     /// two watermarks are spread evenly over the event time between them (requests before
     /// the first watermark get its time; those after the last finite one get that one's).
     pub fn start_with_event_times(source: WorkloadSource) -> Result<RequestStream, WorkloadError> {
-        RequestStream::starting(source, true)
+        RequestStream::start_with(
+            source,
+            Production {
+                event_times: true,
+                shard: None,
+            },
+        )
     }
 
-    fn starting(source: WorkloadSource, event_times: bool) -> Result<RequestStream, WorkloadError> {
-        let others_after = Arc::new(AtomicU64::new(0));
-        let producer_others_after = others_after.clone();
+    /// Starts producing `source` as `production` says.
+    pub fn start_with(
+        source: WorkloadSource,
+        production: Production,
+    ) -> Result<RequestStream, WorkloadError> {
+        let told = Arc::new(Told::default());
+        let producer_told = told.clone();
         let (tx, rx) = sync_channel::<RequestBlock>(QUEUE_BLOCKS);
         let (recycle_tx, recycle_rx) = sync_channel::<RequestBlock>(QUEUE_BLOCKS + 2);
         let stop = Arc::new(AtomicBool::new(false));
         let producer_stop = stop.clone();
+        let sink = {
+            let stop = stop.clone();
+            move || BlockSink::new(tx, recycle_rx, stop, production, producer_told)
+        };
         let (state_names, thread) = match source {
             WorkloadSource::Trace { path, limit } => {
                 let (names, mut reader) = if path.as_os_str() == "-" {
@@ -223,7 +275,7 @@ impl RequestStream {
                 let thread = std::thread::Builder::new()
                     .name("gadget-trace-reader".into())
                     .spawn(move || {
-                        let mut out = BlockSink::new(tx, recycle_rx, producer_stop, event_times);
+                        let mut out = sink();
                         // what was read before a damaged record is still issued
                         let read = feed_trace(&mut reader, &mut out, limit, &path);
                         let sent = out.finish();
@@ -246,7 +298,7 @@ impl RequestStream {
                                 .open_source()?
                                 .take_while(move |_| !stop.load(Ordering::Relaxed)),
                         );
-                        let mut out = BlockSink::new(tx, recycle_rx, producer_stop, event_times);
+                        let mut out = sink();
                         let generated = gadget::generate::generate(
                             source,
                             operator.as_mut(),
@@ -277,11 +329,10 @@ impl RequestStream {
                             subtask: config.parallel.subtask.unwrap_or(0),
                             limit: limit.or(config.limit),
                         };
-                        let mut out = BlockSink::new(tx, recycle_rx, producer_stop, event_times);
-                        out.placed_in_job = true;
-                        let stop = out.stop.clone();
-                        let generated = job.generate(config.open_job_inputs()?, &mut out, &stop);
-                        producer_others_after.store(out.others, Ordering::Relaxed);
+                        let mut out = sink();
+                        out.placed = true;
+                        let generated =
+                            job.generate(config.open_job_inputs()?, &mut out, &producer_stop);
                         let sent = out.finish();
                         generated?;
                         sent
@@ -297,7 +348,8 @@ impl RequestStream {
             stop,
             thread: Some(thread),
             state_names,
-            others_after,
+            shard: production.shard,
+            told,
         })
     }
 
@@ -342,10 +394,21 @@ impl RequestStream {
         let _ = self.recycle.try_send(block);
     }
 
-    /// The job's requests for other subtasks after this subtask's last one (a job subtask's
-    /// stream that was read to its end; 0 otherwise).
+    /// The workload's requests for other clients after this stream's last one (a job
+    /// subtask's or a shard's stream that was read to its end; 0 otherwise).
     pub fn others_after_last(&self) -> u64 {
-        self.others_after.load(Ordering::Relaxed)
+        self.told.others_after.load(Ordering::Relaxed)
+    }
+
+    /// The shard whose requests the stream keeps (`None`: every request).
+    pub fn shard(&self) -> Option<Shard> {
+        self.shard
+    }
+
+    /// The event time of the workload's first request, whichever client issues it: known once
+    /// a block with event times was received ([`RequestStream::start_with_event_times`]).
+    pub fn first_event_time_us(&self) -> Option<i64> {
+        Some(self.told.first_event_time_us.load(Ordering::Relaxed)).filter(|&t| t != NO_EVENT_TIME)
     }
 
     /// Stops the producer early and waits for it; returns its error, if it had one.
@@ -399,10 +462,17 @@ struct BlockSink {
     /// With event times: the requests since the last watermark, timed at the next one.
     segment: Option<RequestBlock>,
     last_watermark: Option<i64>,
-    /// True for a job subtask's stream: requests carry the job's others before them.
-    placed_in_job: bool,
-    /// The job's requests for other subtasks since the last request.
+    /// True for a job subtask's or a shard's stream: requests carry the workload's others
+    /// before them.
+    placed: bool,
+    /// The workload's requests for other clients since the last request.
     others: u64,
+    /// A shard's stream: which requests it keeps.
+    filter: Option<ShardFilter>,
+    /// With event times and a shard: the requests for other clients since the last request
+    /// the segments released.
+    carried: u64,
+    told: Arc<Told>,
     /// Requests received so far.
     requests: u64,
     /// Why the sink refused a request and closed, if it did.
@@ -414,8 +484,10 @@ impl BlockSink {
         tx: SyncSender<RequestBlock>,
         recycled: Receiver<RequestBlock>,
         stop: Arc<AtomicBool>,
-        event_times: bool,
+        production: Production,
+        told: Arc<Told>,
     ) -> Self {
+        let event_times = production.event_times;
         BlockSink {
             tx,
             recycled,
@@ -425,40 +497,59 @@ impl BlockSink {
             event_times,
             segment: event_times.then(RequestBlock::default),
             last_watermark: None,
-            placed_in_job: false,
+            placed: production.shard.is_some(),
             others: 0,
+            filter: production.shard.map(ShardFilter::new),
+            carried: 0,
+            told,
             requests: 0,
             refused: None,
         }
     }
 
     /// Moves the segment's requests into blocks, timed from `from_ms` to `to_ms` (evenly,
-    /// the last one at `to_ms`).
+    /// the last one at `to_ms`, whichever shard issues them); a shard's stream keeps its own.
     fn release_segment(&mut self, from_ms: i64, to_ms: i64) {
         let Some(mut segment) = self.segment.take() else {
             return;
         };
         let n = segment.requests.len() as i64;
         let span_us = (to_ms - from_ms).saturating_mul(1000);
+        let mut others = std::mem::take(&mut self.carried);
         for (k, r) in segment.requests.iter().enumerate() {
             if self.closed {
                 break;
             }
-            let key = &segment.keys[r.key_start as usize..(r.key_start + r.key_len) as usize];
+            let offset = (span_us as i128 * (k as i128 + 1) / n as i128) as i64;
+            let time_us = from_ms.saturating_mul(1000).saturating_add(offset);
+            if k == 0 {
+                let _ = self.told.first_event_time_us.compare_exchange(
+                    NO_EVENT_TIME,
+                    time_us,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            }
+            others += segment.others_before(k);
+            let key = segment.key(r);
+            if let Some(filter) = self.filter.as_mut() {
+                if !filter.owns(r.op, r.state, key) {
+                    others += 1;
+                    continue;
+                }
+            }
             let key_start = self.block.keys.len() as u32;
             self.block.keys.extend_from_slice(key);
-            let offset = (span_us as i128 * (k as i128 + 1) / n as i128) as i64;
             self.block.requests.push(Request { key_start, ..*r });
-            if let Some(&others) = segment.others_before.get(k) {
-                self.block.others_before.push(others);
+            if self.placed {
+                self.block.others_before.push(std::mem::take(&mut others));
             }
-            self.block
-                .event_times_us
-                .push(from_ms.saturating_mul(1000).saturating_add(offset));
+            self.block.event_times_us.push(time_us);
             if self.block.is_full() {
                 self.send();
             }
         }
+        self.carried = others;
         segment.clear();
         self.segment = Some(segment);
     }
@@ -476,13 +567,17 @@ impl BlockSink {
         }
     }
 
-    /// Sends what is left; the error of a request the sink refused, if one was.
+    /// Sends what is left and tells the workload's requests for other clients after the
+    /// last one; the error of a request the sink refused, if one was.
     fn finish(mut self) -> Result<(), WorkloadError> {
         if let Some(last) = self.last_watermark {
             self.release_segment(last, last);
         } else {
             self.release_segment(0, 0);
         }
+        self.told
+            .others_after
+            .store(self.others + self.carried, Ordering::Relaxed);
         if !self.closed && !self.block.requests.is_empty() {
             self.send();
         }
@@ -526,16 +621,25 @@ impl AccessSink for BlockSink {
         if let Err(what) = gadget::trace::check_value_len(a.op, a.value_len) {
             return self.refuse(what);
         }
-        let block = match self.segment.as_mut() {
-            Some(segment) => segment,
-            None => &mut self.block,
-        };
-        block.push(&a);
-        if self.placed_in_job {
-            block.others_before.push(std::mem::take(&mut self.others));
-        }
-        if self.segment.is_some() {
+        if let Some(segment) = self.segment.as_mut() {
+            // a shard keeps its own when the segment is timed: the times count every request
+            segment.push(&a);
+            if self.placed {
+                segment.others_before.push(std::mem::take(&mut self.others));
+            }
             return;
+        }
+        if let Some(filter) = self.filter.as_mut() {
+            if !filter.owns(a.op, a.state, a.key) {
+                self.others += 1;
+                return;
+            }
+        }
+        self.block.push(&a);
+        if self.placed {
+            self.block
+                .others_before
+                .push(std::mem::take(&mut self.others));
         }
         if self.block.is_full() {
             self.send();
@@ -586,7 +690,8 @@ mod tests {
         let (tx, rx) = sync_channel::<RequestBlock>(QUEUE_BLOCKS);
         let (_recycle_tx, recycle_rx) = sync_channel::<RequestBlock>(1);
         let stop = Arc::new(AtomicBool::new(false));
-        let mut sink = BlockSink::new(tx, recycle_rx, stop.clone(), false);
+        let told = Arc::new(Told::default());
+        let mut sink = BlockSink::new(tx, recycle_rx, stop.clone(), Production::default(), told);
         sink.access(put(8));
         sink.access(put(MAX_VALUE_LEN));
         sink.access(put(u32::MAX));

@@ -8,7 +8,7 @@ use std::path::Path;
 use gadget::config::Config;
 use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::job::JobSubtasks;
-use gadget_eval::shard::{Shard, ShardSchedule};
+use gadget_eval::shard::Shard;
 use gadget_eval::workload::{RequestStream, WorkloadSource};
 
 #[path = "support/workload.rs"]
@@ -125,9 +125,9 @@ fn the_shards_starts_together_are_the_jobs_schedule_for_every_arrival_process() 
     ];
     for arrival in arrivals {
         // one client driving the whole job: a start for each of its requests in order
-        let mut whole = ShardSchedule::new(&arrival, 11, None);
+        let mut whole = arrival.schedule(11);
         let expected: Vec<(u64, u64)> = (0..total as u64)
-            .map(|place| (place, whole.next(gadget::access::Op::Get, 0, b"").unwrap()))
+            .map(|place| (place, whole.next_start()))
             .collect();
         for count in [1, 2, 3, 7] {
             let mut union = Vec::new();
@@ -135,12 +135,11 @@ fn the_shards_starts_together_are_the_jobs_schedule_for_every_arrival_process() 
                 let range = JobSubtasks::of_shard(Some(Shard { index, count }), P).unwrap();
                 for s in range {
                     // each subtask as the driver keeps it: the others' starts drawn, its own kept
-                    let mut schedule = ShardSchedule::new(&arrival, 11, None);
+                    let mut schedule = arrival.schedule(11);
                     let mut at = 0;
-                    for (place, op, state, key) in &streams[s as usize] {
+                    for (place, ..) in &streams[s as usize] {
                         schedule.skip(place - at);
-                        let op = gadget::access::Op::from_name(op).unwrap();
-                        union.push((*place, schedule.next(op, *state, key).unwrap()));
+                        union.push((*place, schedule.next_start()));
                         at = place + 1;
                     }
                 }

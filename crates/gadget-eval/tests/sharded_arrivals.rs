@@ -11,7 +11,7 @@ use gadget_eval::arrival::ArrivalProcess;
 use gadget_eval::run::{drive, RunOptions, Warmup};
 use gadget_eval::shard::Shard;
 use gadget_eval::store::memory::MemoryStore;
-use gadget_eval::workload::{RequestStream, WorkloadSource};
+use gadget_eval::workload::{Production, RequestStream, WorkloadSource};
 use gadget_results::RunReport;
 
 #[path = "support/workload.rs"]
@@ -40,10 +40,16 @@ fn run_config(
     arrival: ArrivalProcess,
     shard: Option<Shard>,
 ) -> RunReport {
-    let mut stream = RequestStream::start(WorkloadSource::Generate {
-        config: Box::new(config),
-        limit: Some(requests),
-    })
+    let mut stream = RequestStream::start_with(
+        WorkloadSource::Generate {
+            config: Box::new(config),
+            limit: Some(requests),
+        },
+        Production {
+            event_times: arrival.uses_event_time(),
+            shard,
+        },
+    )
     .unwrap();
     let mut store = MemoryStore::new(stream.state_names.len());
     let options = RunOptions {
@@ -130,4 +136,97 @@ fn every_shard_that_writes_to_a_batch_commits_it_whatever_state_the_commit_names
         own.iter().all(|&n| n > 0 && n <= whole),
         "the shards' commits {own:?} of the whole workload's {whole}"
     );
+}
+
+/// One request of a stream: its place in the workload's order, op, state, key and event time.
+type Placed = (u64, &'static str, u16, Vec<u8>, i64);
+
+/// The requests of `shard`'s stream of `config` (every request without one), each in its place
+/// in the workload's order, with the stream's first event time, and the workload's total.
+fn placed(config: &Config, requests: u64, shard: Option<Shard>) -> (Vec<Placed>, i64, u64) {
+    let mut stream = RequestStream::start_with(
+        WorkloadSource::Generate {
+            config: Box::new(config.clone()),
+            limit: Some(requests),
+        },
+        Production {
+            event_times: true,
+            shard,
+        },
+    )
+    .unwrap();
+    assert_eq!(stream.shard(), shard);
+    let (mut place, mut out) = (0u64, Vec::new());
+    while let Some(block) = stream.next_block() {
+        for (i, r) in block.requests.iter().enumerate() {
+            place += block.others_before(i);
+            let time = block.event_times_us[i];
+            out.push((place, r.op.name(), r.state, block.key(r).to_vec(), time));
+            place += 1;
+        }
+        stream.recycle(block);
+    }
+    let first = stream
+        .first_event_time_us()
+        .expect("event times were given");
+    let total = place + stream.others_after_last();
+    stream.finish().unwrap();
+    (out, first, total)
+}
+
+#[test]
+fn a_shards_stream_keeps_its_requests_in_their_places_with_the_whole_workloads_event_times() {
+    // RocksDB timers: batch writes to the timer state, committed under `default`
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/tumbling-incr-zipf.toml");
+    let config = Config::load(&path).unwrap();
+    let requests = 30_000;
+    let (whole, first, total) = placed(&config, requests, None);
+    assert_eq!((whole.len() as u64, total), (requests, requests));
+    for count in [2, 3] {
+        let mut union: Vec<Placed> = Vec::new();
+        for index in 0..count {
+            let (own, own_first, own_total) =
+                placed(&config, requests, Some(Shard { index, count }));
+            assert_eq!(
+                own_total, total,
+                "shard {index}/{count} counts the whole workload"
+            );
+            assert_eq!(
+                own_first, first,
+                "the workload's first event time, whoever issues it"
+            );
+            assert!(!own.is_empty() && own.len() < whole.len());
+            union.extend(own);
+        }
+        union.sort();
+        // a batch is committed by every shard that wrote to it: its commit is each one's
+        let mut commits_of_several = 0;
+        union.dedup_by(|b, a| {
+            let same = a == b;
+            if same {
+                assert_eq!(
+                    a.1, "batch_commit",
+                    "only a commit is issued by several shards"
+                );
+                commits_of_several += 1;
+            }
+            same
+        });
+        // and by none when none wrote to it
+        let mut kept = union.iter().peekable();
+        for w in &whole {
+            if kept.peek() == Some(&w) {
+                kept.next();
+            } else {
+                assert_eq!(w.1, "batch_commit", "{count} shards: no shard issued {w:?}");
+            }
+        }
+        assert_eq!(
+            kept.next(),
+            None,
+            "{count} shards: every request is the workload's"
+        );
+        assert!(commits_of_several > 0, "{count} shards share some batches");
+    }
 }

@@ -14,7 +14,9 @@ use gadget_eval::shard::Shard;
 use gadget_eval::store::memory::MemoryStore;
 use gadget_eval::store::{issue, Store};
 use gadget_eval::value::{ValueBytes, DEFAULT_COMPRESSION_RATIO};
-use gadget_eval::workload::{RequestBlock, RequestStream, WorkloadError, WorkloadSource};
+use gadget_eval::workload::{
+    Production, RequestBlock, RequestStream, WorkloadError, WorkloadSource,
+};
 
 /// Requests of the benchmark workload.
 pub const REQUESTS: u64 = 2_000_000;
@@ -108,14 +110,21 @@ impl Workload {
         found
     }
 
-    /// From the trace through the producer thread and its queue, as `gadget replay` reads it,
-    /// but nothing measured. Returns the reads that found a value.
-    pub fn stream_unmeasured(&self) -> u64 {
+    /// From the trace through the producer thread and its queue, as `gadget replay` reads it
+    /// (as `shard`'s stream keeps its own requests, when one is given), but nothing measured.
+    /// Returns the reads that found a value.
+    pub fn stream_unmeasured(&self, shard: Option<Shard>) -> u64 {
         let mut store = MemoryStore::new(self.states);
-        let mut stream = RequestStream::start(WorkloadSource::Trace {
-            path: self.trace.clone(),
-            limit: None,
-        })
+        let mut stream = RequestStream::start_with(
+            WorkloadSource::Trace {
+                path: self.trace.clone(),
+                limit: None,
+            },
+            Production {
+                event_times: false,
+                shard,
+            },
+        )
         .expect("trace opens");
         let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
         let mut found = 0u64;
@@ -174,10 +183,16 @@ impl Workload {
         store: &mut dyn Store,
         options: &RunOptions,
     ) -> (Measured, Result<(), WorkloadError>) {
-        let mut stream = RequestStream::start(WorkloadSource::Trace {
-            path: self.trace.clone(),
-            limit: None,
-        })
+        let mut stream = RequestStream::start_with(
+            WorkloadSource::Trace {
+                path: self.trace.clone(),
+                limit: None,
+            },
+            Production {
+                event_times: false,
+                shard: options.shard,
+            },
+        )
         .expect("trace opens");
         let measured = drive(store, &mut stream, options, Instant::now(), &mut |_| {});
         (measured, stream.finish())
