@@ -997,3 +997,10 @@ impl Operator for KvbenchClient {
 
     fn on_watermark(&mut self, _watermark: i64, _out: &mut dyn AccessSink) {}
 }
+
+/// A client issuing its operations: one, with nothing to split among subtasks.
+impl crate::parallel::split::JobSplit for KvbenchSpec {
+    fn refusal(&self, _parallelism: u32, _max_parallelism: u32) -> Option<String> {
+        Some(crate::parallel::split::CLIENT_REFUSAL.to_string())
+    }
+}

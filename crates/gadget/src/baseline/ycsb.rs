@@ -564,6 +564,13 @@ impl Iterator for OperationClock {
     }
 }
 
+/// A client issuing its operations: one, with nothing to split among subtasks.
+impl crate::parallel::split::JobSplit for YcsbSpec {
+    fn refusal(&self, _parallelism: u32, _max_parallelism: u32) -> Option<String> {
+        Some(crate::parallel::split::CLIENT_REFUSAL.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

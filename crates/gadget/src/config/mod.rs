@@ -20,7 +20,9 @@ use source::{check_payload, check_ysb_pairing, parse_source, refuse_flink_waterm
 use std::path::Path;
 
 use crate::document::{read_text, Document};
-pub use parallel::{Parallelism, SubtaskPart};
+use crate::parallel::split::JobSplit;
+pub use crate::parallel::split::SubtaskPart;
+pub use parallel::Parallelism;
 
 pub use crate::document::{ConfigError, MAX_CONFIG_BYTES};
 
@@ -131,6 +133,28 @@ impl OperatorConfig {
     /// True for two-input operators.
     pub fn two_inputs(&self) -> bool {
         self.inputs() != Inputs::One
+    }
+
+    /// How its engine runs it as a parallel job.
+    pub fn split(&self) -> &dyn JobSplit {
+        match self {
+            OperatorConfig::Flink(operator) => operator,
+            OperatorConfig::Ycsb(spec) => spec.as_ref(),
+            OperatorConfig::Kvbench(spec) => spec.as_ref(),
+            OperatorConfig::KafkaStreams(spec) => spec.as_ref(),
+            OperatorConfig::Spark(spec) => spec.as_ref(),
+        }
+    }
+
+    /// [`OperatorConfig::split`], to take a parallelism into the operator's settings.
+    fn split_mut(&mut self) -> &mut dyn JobSplit {
+        match self {
+            OperatorConfig::Flink(operator) => operator,
+            OperatorConfig::Ycsb(spec) => spec.as_mut(),
+            OperatorConfig::Kvbench(spec) => spec.as_mut(),
+            OperatorConfig::KafkaStreams(spec) => spec.as_mut(),
+            OperatorConfig::Spark(spec) => spec.as_mut(),
+        }
     }
 }
 
@@ -256,8 +280,10 @@ impl Config {
         let (mut operator, operator_name, timers) =
             engine::parse_operator(&operator_section, engine)?;
         operator_section.finish()?;
-        if let Some(problem) = parallel::refusal(&operator, parallelism, max_parallelism) {
-            return Err(doc.error(parallelism_at, "parallelism", problem));
+        if parallelism > 1 {
+            if let Some(problem) = operator.split().refusal(parallelism, max_parallelism) {
+                return Err(doc.error(parallelism_at, "parallelism", problem));
+            }
         }
         if let OperatorConfig::KafkaStreams(spec) = &operator {
             if parallelism > 1 && spec.threads != 1 && spec.threads != parallelism {
@@ -273,10 +299,9 @@ impl Config {
                 ));
             }
         }
-        if !parallel::subtasks_without_key_groups(&mut operator, &mut json, parallelism)
-            && parallelism > 1
-            && given_max_parallelism.is_none()
-        {
+        let split = operator.split_mut();
+        split.take_parallelism(parallelism, &mut json);
+        if split.owns_key_groups() && parallelism > 1 && given_max_parallelism.is_none() {
             // Flink's default taken, for the trace's header
             json["max_parallelism"] = max_parallelism.into();
         }

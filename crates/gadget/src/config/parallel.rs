@@ -1,10 +1,8 @@
-//! A job's parallelism: how the keyed operator is split into subtasks, and which subtask a
-//! config generates (docs/scale-out.md#parallelism).
+//! A job's parallelism and which subtask a config generates (docs/scale-out.md#parallelism);
+//! how the keyed operator splits into subtasks is its engine's
+//! ([`crate::parallel::split::JobSplit`]).
 
-use super::{Config, ConfigError, OperatorConfig};
-use crate::engine::flink::FlinkOperator;
-use crate::engine::kafka_streams::tasks::thread_of_key;
-use crate::engine::kafka_streams::Runner;
+use super::{Config, ConfigError, SubtaskPart};
 use crate::key::{default_max_parallelism, KeyGroupRange, UPPER_BOUND_MAX_PARALLELISM};
 use crate::source::subtask::{SubtaskFilter, SubtaskRouter};
 use crate::source::ElementStream;
@@ -32,152 +30,6 @@ impl Default for Parallelism {
     }
 }
 
-/// What one subtask of a parallel job holds of the job's state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SubtaskPart {
-    /// A Flink subtask's key groups, of `of`.
-    KeyGroups {
-        /// Its range.
-        range: KeyGroupRange,
-        /// The job's key groups (max parallelism).
-        of: u32,
-    },
-    /// A Kafka Streams stream thread's tasks, by id (`0_1`).
-    Tasks(Vec<String>),
-    /// A Spark query's shuffle partitions.
-    Partitions(Vec<u32>),
-}
-
-impl SubtaskPart {
-    /// Its fields for a summary's JSON: `key_groups` (first and last) or `tasks`.
-    pub fn to_json(&self) -> serde_json::Value {
-        match self {
-            SubtaskPart::KeyGroups { range, .. } => {
-                serde_json::json!({ "key_groups": [range.start, range.end] })
-            }
-            SubtaskPart::Tasks(tasks) => serde_json::json!({ "tasks": tasks }),
-            SubtaskPart::Partitions(partitions) => {
-                serde_json::json!({ "partitions": partitions })
-            }
-        }
-    }
-
-    /// What a table's column shows: `64-95`, or `0_1 0_3`.
-    pub fn short(&self) -> String {
-        match self {
-            SubtaskPart::KeyGroups { range, .. } => format!("{}-{}", range.start, range.end),
-            SubtaskPart::Tasks(tasks) => tasks.join(" "),
-            SubtaskPart::Partitions(partitions) => {
-                let listed: Vec<String> = partitions.iter().map(u32::to_string).collect();
-                listed.join(" ")
-            }
-        }
-    }
-
-    /// The column's heading: `key groups` or `tasks`.
-    pub fn heading(&self) -> &'static str {
-        match self {
-            SubtaskPart::KeyGroups { .. } => "key groups",
-            SubtaskPart::Tasks(_) => "tasks",
-            SubtaskPart::Partitions(_) => "partitions",
-        }
-    }
-}
-
-impl std::fmt::Display for SubtaskPart {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SubtaskPart::KeyGroups { range, of } => {
-                write!(f, "key groups {}-{} of {of}", range.start, range.end)
-            }
-            SubtaskPart::Tasks(tasks) => write!(f, "a stream thread: tasks {}", tasks.join(", ")),
-            SubtaskPart::Partitions(partitions) => {
-                let listed: Vec<String> = partitions.iter().map(u32::to_string).collect();
-                write!(f, "shuffle partitions {}", listed.join(", "))
-            }
-        }
-    }
-}
-
-/// Why `operator` cannot run as `parallelism` subtasks over `max_parallelism` key groups, or
-/// `None` when it can.
-pub(super) fn refusal(
-    operator: &OperatorConfig,
-    parallelism: u32,
-    max_parallelism: u32,
-) -> Option<String> {
-    if parallelism <= 1 {
-        return None;
-    }
-    Some(match operator {
-        OperatorConfig::Ycsb(_) | OperatorConfig::Kvbench(_) => {
-            "a YCSB or KVBench workload has no key groups to split among subtasks; \
-             parallelism is for Flink's keyed operators"
-                .to_string()
-        }
-        OperatorConfig::Flink(FlinkOperator::LookupJoin(_)) => {
-            "the lookup-join splits its campaigns among the instances of `[run] instances` \
-             (docs/external-state.md); parallelism is for the other keyed operators"
-                .to_string()
-        }
-        OperatorConfig::Spark(spec) if spec.partitions < parallelism => format!(
-            "a Spark query runs as {parallelism} subtasks of its shuffle partitions, a \
-             partition's state stores on one subtask, and it has `partitions = {}` \
-             (spark.sql.shuffle.partitions); raise `[operator] partitions` to {parallelism} or \
-             more",
-            spec.partitions
-        ),
-        OperatorConfig::Spark(_) => return None,
-        OperatorConfig::KafkaStreams(spec) if spec.runner != Runner::Application => format!(
-            "a Kafka Streams application runs as {parallelism} subtasks on as many stream \
-             threads, and TopologyTestDriver has none: set `runner = \"application\"` and \
-             `partitions` (the tasks the threads share) to {parallelism} or more"
-        ),
-        OperatorConfig::KafkaStreams(spec) if spec.partitions < parallelism => format!(
-            "{parallelism} stream threads need a task each at least, and the input has \
-             `partitions = {}` (a task each); raise `[operator] partitions` to {parallelism} or \
-             more",
-            spec.partitions
-        ),
-        OperatorConfig::KafkaStreams(_) => return None,
-        OperatorConfig::Flink(FlinkOperator::Window { keyed: false, .. }) => {
-            "a windowAll operator (keyed = false) runs as one subtask in Flink whatever the job's \
-             parallelism; set keyed = true, or parallelism = 1"
-                .to_string()
-        }
-        _ if parallelism > max_parallelism => format!(
-            "{parallelism} subtasks need at least as many key groups, and max_parallelism is \
-             {max_parallelism}; raise max_parallelism, or leave it out (Flink's default for \
-             parallelism {parallelism} is {})",
-            default_max_parallelism(parallelism)
-        ),
-        _ => return None,
-    })
-}
-
-/// Applies a parallelism without key groups: a Kafka Streams application of parallelism
-/// `parallelism` > 1 runs that many stream threads, each a subtask, so `operator`'s `threads`
-/// becomes it, in `json` (the trace header's config) too; a Spark query's subtasks share out
-/// its shuffle partitions. True for those two engines' operators, false for Flink's (whose
-/// subtasks own key groups).
-pub(super) fn subtasks_without_key_groups(
-    operator: &mut OperatorConfig,
-    json: &mut serde_json::Value,
-    parallelism: u32,
-) -> bool {
-    match operator {
-        OperatorConfig::KafkaStreams(spec) => {
-            if parallelism > 1 {
-                spec.threads = parallelism;
-                json["operator"]["threads"] = parallelism.into();
-            }
-            true
-        }
-        OperatorConfig::Spark(_) => true,
-        _ => false,
-    }
-}
-
 impl Config {
     /// Runs the keyed operator as `parallelism` subtasks (`--parallelism`, over the config's
     /// `parallelism`); without a configured `max_parallelism` the number of key groups becomes
@@ -198,13 +50,17 @@ impl Config {
         } else {
             default_max_parallelism(parallelism)
         };
-        if let Some(problem) = refusal(&self.operator, parallelism, max_parallelism) {
-            return Err(flag(problem));
+        if parallelism > 1 {
+            if let Some(problem) = self.operator.split().refusal(parallelism, max_parallelism) {
+                return Err(flag(problem));
+            }
         }
         self.parallel.parallelism = parallelism;
         self.parallel.subtask = None;
         self.json["parallelism"] = parallelism.into();
-        if subtasks_without_key_groups(&mut self.operator, &mut self.json, parallelism) {
+        let split = self.operator.split_mut();
+        split.take_parallelism(parallelism, &mut self.json);
+        if !split.owns_key_groups() {
             return Ok(());
         }
         self.max_parallelism = max_parallelism;
@@ -249,60 +105,46 @@ impl Config {
         Ok(config)
     }
 
-    /// The keyed exchange to the job's subtasks: by key group (Flink), by the input partition
-    /// of a Kafka Streams task and the stream thread that runs it, or every event to every
-    /// subtask (Spark's, each of which processes its own shuffle partitions' rows).
+    /// The keyed exchange to the job's subtasks, as its engine splits the job
+    /// ([`crate::parallel::split::JobSplit::router`]).
     pub fn subtask_router(&self) -> SubtaskRouter {
-        match &self.operator {
-            OperatorConfig::KafkaStreams(spec) => SubtaskRouter::by_partition(
-                self.parallel.parallelism,
-                spec.partitions,
-                thread_of_key,
-            ),
-            OperatorConfig::Spark(_) => SubtaskRouter::to_every(self.parallel.parallelism),
-            _ => SubtaskRouter::new(self.parallel.parallelism, self.max_parallelism),
-        }
+        self.operator
+            .split()
+            .router(self.parallel.parallelism, self.max_parallelism)
+    }
+
+    /// The chosen subtask as `(index, parallelism)`; `None` at parallelism 1 or with no
+    /// subtask chosen (the whole job).
+    pub(crate) fn chosen_subtask(&self) -> Option<(u32, u32)> {
+        let p = self.parallel.parallelism;
+        self.parallel.subtask.filter(|_| p > 1).map(|i| (i, p))
     }
 
     /// The key groups of the chosen subtask: all of them at parallelism 1 or with no subtask
     /// chosen.
     pub fn key_groups(&self) -> KeyGroupRange {
-        match self.parallel.subtask {
-            Some(i) if self.parallel.parallelism > 1 => {
-                KeyGroupRange::of_subtask(self.max_parallelism, self.parallel.parallelism, i)
-            }
-            _ => KeyGroupRange::all(self.max_parallelism),
+        match self.chosen_subtask() {
+            Some((i, p)) => KeyGroupRange::of_subtask(self.max_parallelism, p, i),
+            None => KeyGroupRange::all(self.max_parallelism),
         }
     }
 
     /// What the chosen subtask holds: its key groups, its stream thread's tasks, or its
     /// shuffle partitions (all of them at parallelism 1 or with no subtask chosen).
     pub fn subtask_part(&self) -> SubtaskPart {
-        match (&self.operator, self.parallel.subtask) {
-            (OperatorConfig::KafkaStreams(spec), subtask) => SubtaskPart::Tasks(
-                spec.thread_tasks(subtask.filter(|_| self.parallel.parallelism > 1)),
-            ),
-            (OperatorConfig::Spark(spec), subtask) => {
-                SubtaskPart::Partitions(match subtask.filter(|_| self.parallel.parallelism > 1) {
-                    Some(i) => spec.subtask_partitions(i, self.parallel.parallelism),
-                    None => spec.subtask_partitions(0, 1),
-                })
-            }
-            _ => SubtaskPart::KeyGroups {
-                range: self.key_groups(),
-                of: self.max_parallelism,
-            },
-        }
+        self.operator.split().part(
+            self.chosen_subtask().map(|(i, _)| i),
+            self.parallel.parallelism,
+            self.max_parallelism,
+        )
     }
 
     /// The share of `stream` (a keyed input of the job) the chosen subtask receives; all of it
     /// at parallelism 1 or with no subtask chosen.
     pub(crate) fn subtask_share(&self, stream: ElementStream) -> ElementStream {
-        match self.parallel.subtask {
-            Some(i) if self.parallel.parallelism > 1 => {
-                Box::new(SubtaskFilter::new(stream, self.subtask_router(), i))
-            }
-            _ => stream,
+        match self.chosen_subtask() {
+            Some((i, _)) => Box::new(SubtaskFilter::new(stream, self.subtask_router(), i)),
+            None => stream,
         }
     }
 }

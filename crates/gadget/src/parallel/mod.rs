@@ -19,6 +19,7 @@ use crate::source::subtask::SubtaskRouter;
 use crate::source::{ElementStream, SourceError, StreamElement};
 
 pub mod in_job;
+pub mod split;
 
 /// A job's inputs as its source task(s) emit them, before the keyed exchange.
 pub enum JobInputs {

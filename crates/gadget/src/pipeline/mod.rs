@@ -6,7 +6,6 @@ use crate::baseline::kvbench::KvbenchClient;
 use crate::baseline::ycsb::YcsbClient;
 use crate::config::{right_seed, Config, OperatorConfig, SourceConfig};
 use crate::engine::flink::FlinkOperator;
-use crate::engine::spark::SparkSpec;
 use crate::operator::Operator;
 use crate::parallel::JobInputs;
 use crate::source::file::FileSource;
@@ -117,20 +116,10 @@ impl Config {
             }
             OperatorConfig::Ycsb(spec) => Box::new(YcsbClient::new(spec, self.seed)),
             OperatorConfig::Kvbench(spec) => Box::new(KvbenchClient::new(spec, self.seed)),
-            OperatorConfig::Spark(spec) => match self.parallel.subtask {
-                // a subtask of the query run as a parallel job: its shuffle partitions
-                Some(i) if self.parallel.parallelism > 1 => SparkSpec {
-                    subtask: Some((i, self.parallel.parallelism)),
-                    ..(**spec).clone()
-                }
-                .operator(),
-                _ => spec.operator(),
-            },
-            OperatorConfig::KafkaStreams(spec) => match self.parallel.subtask {
-                // a subtask of an application run as a parallel job: one stream thread's tasks
-                Some(thread) if self.parallel.parallelism > 1 => spec.thread_operator(thread),
-                _ => spec.operator(),
-            },
+            // a subtask of the query run as a parallel job: its shuffle partitions
+            OperatorConfig::Spark(spec) => spec.operator_of(self.chosen_subtask()),
+            // a subtask of an application run as a parallel job: one stream thread's tasks
+            OperatorConfig::KafkaStreams(spec) => spec.operator_of(self.chosen_subtask()),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! [`OPERATORS`], a variant here and an arm in each of the two matches below.
 
 pub(crate) mod config;
+mod split;
 
 use crate::key::KeyGroupRange;
 use crate::operator::{

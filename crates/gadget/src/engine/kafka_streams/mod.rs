@@ -34,6 +34,7 @@ pub mod partitioner;
 mod segments;
 pub mod session;
 pub mod tasks;
+mod threads;
 pub mod window;
 
 use crate::access::{AccessSink, Op, StateId};
@@ -152,28 +153,6 @@ impl KafkaStreamsSpec {
         self.task_operator(&ThreadCache::new(self.thread_cache_bytes()))
     }
 
-    /// The operator of stream thread `thread`'s tasks alone ([`Tasks::of_thread`]): a subtask
-    /// of the application run as a parallel job of [`KafkaStreamsSpec::threads`] subtasks.
-    pub fn thread_operator(&self, thread: u32) -> Box<dyn crate::operator::Operator> {
-        Box::new(Tasks::of_thread(self, thread))
-    }
-
-    /// The ids of the tasks stream thread `thread` runs (`0_1`, `0_3`, … of
-    /// [`KafkaStreamsSpec::threads`] threads), or of every task (`None`).
-    pub fn thread_tasks(&self, thread: Option<u32>) -> Vec<String> {
-        let threads = self.threads.clamp(1, self.partitions.max(1));
-        (0..self.partitions.max(1))
-            .filter(|&task| thread.is_none_or(|t| tasks::thread_of_task(task, threads) == t))
-            .map(|task| {
-                KafkaStreamsSpec {
-                    task,
-                    ..self.clone()
-                }
-                .task_id()
-            })
-            .collect()
-    }
-
     /// Each stream thread's record cache: `statestore.cache.max.bytes` over the threads.
     pub(crate) fn thread_cache_bytes(&self) -> u64 {
         self.cache_bytes / u64::from(self.threads.max(1))
@@ -192,7 +171,12 @@ impl KafkaStreamsSpec {
     /// The task's id (`<sub-topology>_<task>`: 0, or 1 behind a repartition topic; then its
     /// partition), the directory of its stores.
     pub(crate) fn task_id(&self) -> String {
-        format!("{}_{}", u8::from(self.repartition), self.task)
+        self.task_id_of(self.task)
+    }
+
+    /// The id of the application's task `task` ([`KafkaStreamsSpec::task_id`]).
+    pub(crate) fn task_id_of(&self, task: u32) -> String {
+        format!("{}_{task}", u8::from(self.repartition))
     }
 
     /// The topic the stateful operator reads: the input topic, or the repartition topic

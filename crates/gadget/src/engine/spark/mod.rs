@@ -220,17 +220,6 @@ impl SparkSpec {
 }
 
 impl SparkSpec {
-    /// The shuffle partitions subtask `subtask` of a job of `parallelism` subtasks holds.
-    pub fn subtask_partitions(&self, subtask: u32, parallelism: u32) -> Vec<u32> {
-        let own = subtask::OwnPartitions::of(&SparkSpec {
-            subtask: Some((subtask, parallelism)),
-            ..self.clone()
-        });
-        (0..self.partitions.max(1))
-            .filter(|&p| own.holds(p as usize))
-            .collect()
-    }
-
     /// A `T` per shuffle partition (at least one).
     pub(crate) fn per_partition<T: Default>(&self) -> Vec<T> {
         (0..self.partitions.max(1)).map(|_| T::default()).collect()

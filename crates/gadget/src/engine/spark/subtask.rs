@@ -9,8 +9,58 @@
 //! commit and scan in each batch; those requests are left out of its trace.
 
 use crate::access::{AccessSink, Renumbered, StateId};
+use crate::operator::Operator;
+use crate::parallel::split::{JobSplit, SubtaskPart};
+use crate::source::subtask::SubtaskRouter;
 
 use super::SparkSpec;
+
+impl SparkSpec {
+    /// The query's operator, or subtask `Some((i, parallelism))`'s alone: its shuffle
+    /// partitions' ([`SparkSpec::subtask`]).
+    pub fn operator_of(&self, subtask: Option<(u32, u32)>) -> Box<dyn Operator> {
+        match subtask {
+            Some(subtask) => SparkSpec {
+                subtask: Some(subtask),
+                ..self.clone()
+            }
+            .operator(),
+            None => self.operator(),
+        }
+    }
+}
+
+impl JobSplit for SparkSpec {
+    fn refusal(&self, parallelism: u32, _max_parallelism: u32) -> Option<String> {
+        (self.partitions < parallelism).then(|| {
+            format!(
+                "a Spark query runs as {parallelism} subtasks of its shuffle partitions, a \
+                 partition's state stores on one subtask, and it has `partitions = {}` \
+                 (spark.sql.shuffle.partitions); raise `[operator] partitions` to \
+                 {parallelism} or more",
+                self.partitions
+            )
+        })
+    }
+
+    fn owns_key_groups(&self) -> bool {
+        false
+    }
+
+    /// Every event to every subtask: each counts it into the micro-batches.
+    fn router(&self, parallelism: u32, _max_parallelism: u32) -> SubtaskRouter {
+        SubtaskRouter::to_every(parallelism)
+    }
+
+    fn part(&self, subtask: Option<u32>, parallelism: u32, _max_parallelism: u32) -> SubtaskPart {
+        let own = OwnPartitions::of_subtask(self, subtask.map(|i| (i, parallelism)));
+        SubtaskPart::Partitions(
+            (0..self.partitions.max(1))
+                .filter(|&p| own.holds(p as usize))
+                .collect(),
+        )
+    }
+}
 
 /// Which shuffle partitions a subtask holds, and how its states are numbered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +77,13 @@ pub(crate) struct OwnPartitions {
 impl OwnPartitions {
     /// The partitions of `spec`'s subtask ([`SparkSpec::subtask`]; all of them without one).
     pub(crate) fn of(spec: &SparkSpec) -> OwnPartitions {
-        let (index, of) = spec.subtask.unwrap_or((0, 1));
+        OwnPartitions::of_subtask(spec, spec.subtask)
+    }
+
+    /// The partitions subtask `(index, parallelism)` of `spec`'s query holds (all of them for
+    /// `None`).
+    fn of_subtask(spec: &SparkSpec, subtask: Option<(u32, u32)>) -> OwnPartitions {
+        let (index, of) = subtask.unwrap_or((0, 1));
         OwnPartitions {
             index,
             of: of.max(1),
