@@ -561,7 +561,8 @@ pub struct GenArgs {
     pub seed: Option<u64>,
     /// Stop after this many state requests, not events (overrides the config's `limit`; the
     /// trace is marked truncated; open windows do not fire). With --subtask all, each
-    /// subtask's trace stops at it.
+    /// subtask's trace stops at it. A workload that goes 10 M events without a request
+    /// before reaching it gets a warning: over an endless source it would never reach it.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
     /// Play the workload's input file N times, each copy later in event time (overrides the

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use gadget::config::{Config, SubtaskPart};
-use gadget::generate::Generated;
+use gadget::generate::{Generated, Silence};
 use gadget::parallel::AllSubtasks;
 use gadget::summary::{KeyStats, Summary};
 use gadget::trace::{TraceFileWriter, TraceFooter, TraceFormat};
@@ -80,6 +80,7 @@ fn one(
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
     let bar = progress::spinner("generating");
     let started = std::time::Instant::now();
+    let mut silence = Silence::default();
     let (generated, keys) = {
         let mut reads = ReadLengths::new(&mut writer, states.len(), args.reads);
         let mut sink = KeyStats::new(&mut reads);
@@ -93,7 +94,10 @@ fn one(
                     "{} events, {} requests",
                     counts.events,
                     counts.requests()
-                ))
+                ));
+                if let Some(said) = limit.and_then(|_| silence.notice(counts)) {
+                    bar.suspend(|| eprintln!("warning: {said}"));
+                }
             },
             &stop,
         )?;
@@ -108,11 +112,12 @@ fn one(
     if !generated.interrupted && generated.counts.events == 0 {
         match config.parallel.subtask {
             Some(i) if config.parallel.parallelism > 1 => {
-                let groups = config.key_groups();
+                let part = config.subtask_part();
                 eprintln!(
                     "warning: subtask {i} received no event: no event of the job has a key in \
-                     its key groups {}-{}",
-                    groups.start, groups.end
+                     its {} {}",
+                    part.heading(),
+                    part.short()
                 );
             }
             _ => {

@@ -24,6 +24,44 @@ pub struct Generated {
     pub preload_requests: u64,
 }
 
+/// Notices a generation that reads event after event and issues no request: one cut at a
+/// request limit then runs until the source ends, which for an endless source is never (a Kafka
+/// Streams application whose record cache holds every key writes only when it closes).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silence {
+    /// The requests when last seen growing.
+    requests: u64,
+    /// The events then.
+    events: u64,
+    said: bool,
+}
+
+impl Silence {
+    /// Events without a request after which [`Silence::notice`] speaks.
+    pub const EVENTS: u64 = 10_000_000;
+
+    /// Takes in the counts so far ([`generate`]'s progress); the first time
+    /// [`Silence::EVENTS`] events have passed since the last request, a warning saying so and
+    /// what to do.
+    pub fn notice(&mut self, counts: &AccessCounts) -> Option<String> {
+        let requests = counts.requests();
+        if requests != self.requests {
+            (self.requests, self.events) = (requests, counts.events);
+        }
+        let quiet = counts.events - self.events;
+        if self.said || quiet < Silence::EVENTS {
+            return None;
+        }
+        self.said = true;
+        Some(format!(
+            "{quiet} events have passed without a request ({requests} requests so far): the \
+             workload may issue no more before its source ends (a Kafka Streams record cache \
+             that holds every key writes only when the application closes), and an endless \
+             source never ends; Ctrl-C keeps the trace so far"
+        ))
+    }
+}
+
 /// Counts what passes and stops passing requests on at the limit.
 struct Limiter<'a, S: AccessSink + ?Sized> {
     inner: &'a mut S,
@@ -266,6 +304,29 @@ impl<'a, S: AccessSink + ?Sized> Generator<'a, S> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn silence_is_noticed_once_after_ten_million_events_without_a_request() {
+        let mut silence = Silence::default();
+        let mut counts = AccessCounts::default();
+        counts.count(Op::Put, 0);
+        counts.events = 5;
+        assert_eq!(silence.notice(&counts), None);
+        counts.events = 5 + Silence::EVENTS - 1;
+        assert_eq!(silence.notice(&counts), None, "not yet");
+        // a request restarts the wait
+        counts.count(Op::Get, 0);
+        assert_eq!(silence.notice(&counts), None);
+        counts.events += Silence::EVENTS;
+        let said = silence.notice(&counts).expect("ten million quiet events");
+        assert!(
+            said.starts_with("10000000 events have passed without a request (2 requests"),
+            "{said}"
+        );
+        assert!(said.contains("Ctrl-C"), "{said}");
+        counts.events += Silence::EVENTS;
+        assert_eq!(silence.notice(&counts), None, "said once");
+    }
+
     use super::*;
     use crate::access::VecSink;
     use crate::key::Key;
