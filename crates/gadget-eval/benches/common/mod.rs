@@ -115,17 +115,7 @@ impl Workload {
     /// Returns the reads that found a value.
     pub fn stream_unmeasured(&self, shard: Option<Shard>) -> u64 {
         let mut store = MemoryStore::new(self.states);
-        let mut stream = RequestStream::start_with(
-            WorkloadSource::Trace {
-                path: self.trace.clone(),
-                limit: None,
-            },
-            Production {
-                event_times: false,
-                shard,
-            },
-        )
-        .expect("trace opens");
+        let mut stream = self.stream(shard);
         let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
         let mut found = 0u64;
         while let Some(block) = stream.next_block() {
@@ -176,6 +166,22 @@ impl Workload {
         (measured, options)
     }
 
+    /// The trace's requests through the producer thread, as `shard`'s stream keeps them
+    /// (every request without one).
+    fn stream(&self, shard: Option<Shard>) -> RequestStream {
+        RequestStream::start_with(
+            WorkloadSource::Trace {
+                path: self.trace.clone(),
+                limit: None,
+            },
+            Production {
+                event_times: false,
+                shard,
+            },
+        )
+        .expect("trace opens")
+    }
+
     /// The driver with `options`, from the trace into `store`: what it measured, and how the
     /// trace's producer ended.
     pub fn drive_into(
@@ -183,17 +189,7 @@ impl Workload {
         store: &mut dyn Store,
         options: &RunOptions,
     ) -> (Measured, Result<(), WorkloadError>) {
-        let mut stream = RequestStream::start_with(
-            WorkloadSource::Trace {
-                path: self.trace.clone(),
-                limit: None,
-            },
-            Production {
-                event_times: false,
-                shard: options.shard,
-            },
-        )
-        .expect("trace opens");
+        let mut stream = self.stream(options.shard);
         let measured = drive(store, &mut stream, options, Instant::now(), &mut |_| {});
         (measured, stream.finish())
     }
