@@ -8,6 +8,7 @@ use std::process::Command;
 use super::super::contract;
 use super::*;
 use crate::store::rocksdb_lib::RocksDbLib;
+use crate::store::Store;
 
 /// Names the library a child test process runs on.
 const LIBRARY_UNDER_TEST: &str = "GADGET_ROCKSDB_TEST_LIB";
