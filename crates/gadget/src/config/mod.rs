@@ -281,22 +281,12 @@ impl Config {
             engine::parse_operator(&operator_section, engine)?;
         operator_section.finish()?;
         if parallelism > 1 {
-            if let Some(problem) = operator.split().refusal(parallelism, max_parallelism) {
+            let split = operator.split();
+            if let Some(problem) = split
+                .refusal(parallelism, max_parallelism)
+                .or_else(|| split.disagreement(parallelism))
+            {
                 return Err(doc.error(parallelism_at, "parallelism", problem));
-            }
-        }
-        if let OperatorConfig::KafkaStreams(spec) = &operator {
-            if parallelism > 1 && spec.threads != 1 && spec.threads != parallelism {
-                return Err(doc.error(
-                    parallelism_at,
-                    "parallelism",
-                    format!(
-                        "a Kafka Streams application's subtasks are its stream threads, and \
-                         `[operator] threads = {}` disagrees with parallelism {parallelism}; \
-                         leave `threads` out (or give the same number)",
-                        spec.threads
-                    ),
-                ));
             }
         }
         let split = operator.split_mut();

@@ -15,6 +15,13 @@ pub trait JobSplit {
     /// key groups, saying what to change; `None` when it can.
     fn refusal(&self, parallelism: u32, max_parallelism: u32) -> Option<String>;
 
+    /// Why the operator's own section disagrees with a config's `parallelism` (> 1) it can
+    /// run at, saying what to change; `None` when it agrees. Asked of a config file only: a
+    /// `--parallelism` flag overrides the section.
+    fn disagreement(&self, _parallelism: u32) -> Option<String> {
+        None
+    }
+
     /// True when the subtasks own key groups, so that the job's `max_parallelism` applies
     /// (and is recorded in the trace's header).
     fn owns_key_groups(&self) -> bool {

@@ -48,6 +48,17 @@ impl JobSplit for KafkaStreamsSpec {
         })
     }
 
+    fn disagreement(&self, parallelism: u32) -> Option<String> {
+        (self.threads != 1 && self.threads != parallelism).then(|| {
+            format!(
+                "a Kafka Streams application's subtasks are its stream threads, and \
+                 `[operator] threads = {}` disagrees with parallelism {parallelism}; leave \
+                 `threads` out (or give the same number)",
+                self.threads
+            )
+        })
+    }
+
     fn owns_key_groups(&self) -> bool {
         false
     }
