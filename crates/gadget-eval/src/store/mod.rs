@@ -402,6 +402,21 @@ pub trait SharedStore: Send + Sync {
 
 /// Instance `instance`'s part of a shared store's per-instance `parts` (its column families,
 /// partitions or databases), or an error naming how many instances the store was opened for.
+// used by the stores behind features: none in a build without them
+#[cfg_attr(
+    not(any(
+        feature = "rocksdb",
+        feature = "redis",
+        feature = "leveldb",
+        feature = "berkeleydb",
+        feature = "lmdb",
+        feature = "redb",
+        feature = "fjall",
+        feature = "sqlite",
+        feature = "faster"
+    )),
+    allow(dead_code)
+)]
 pub(crate) fn instance_part<T: Clone>(
     store: &'static str,
     path: &Path,

@@ -49,17 +49,62 @@ pub enum Opener {
 
 /// How many states each of `instances` has: what the stores that name their keyspaces by
 /// number need of them.
+// used by the stores behind features: none in a build without them
+#[cfg_attr(
+    not(any(
+        feature = "rocksdb",
+        feature = "redis",
+        feature = "leveldb",
+        feature = "berkeleydb",
+        feature = "lmdb",
+        feature = "redb",
+        feature = "fjall",
+        feature = "sqlite",
+        feature = "faster"
+    )),
+    allow(dead_code)
+)]
 pub(crate) fn state_counts(instances: &[Vec<String>]) -> Vec<usize> {
     instances.iter().map(Vec::len).collect()
 }
 
 /// Puts `value` under `name` in `applied`.
+// used by the stores behind features: none in a build without them
+#[cfg_attr(
+    not(any(
+        feature = "rocksdb",
+        feature = "redis",
+        feature = "leveldb",
+        feature = "berkeleydb",
+        feature = "lmdb",
+        feature = "redb",
+        feature = "fjall",
+        feature = "sqlite",
+        feature = "faster"
+    )),
+    allow(dead_code)
+)]
 pub(crate) fn set(applied: &mut BTreeMap<String, String>, name: &str, value: impl ToString) {
     applied.insert(name.to_string(), value.to_string());
 }
 
 /// What the stores with a write buffer and a block cache apply of them (LevelDB without a
 /// count of buffers).
+// used by the stores behind features: none in a build without them
+#[cfg_attr(
+    not(any(
+        feature = "rocksdb",
+        feature = "redis",
+        feature = "leveldb",
+        feature = "berkeleydb",
+        feature = "lmdb",
+        feature = "redb",
+        feature = "fjall",
+        feature = "sqlite",
+        feature = "faster"
+    )),
+    allow(dead_code)
+)]
 pub(crate) fn buffers_and_cache(
     s: &StoreSettings,
     applied: &mut BTreeMap<String, String>,
