@@ -14,6 +14,28 @@ use crate::completion::CompletedChunk;
 use crate::value::ValueBytes;
 use crate::workload::{Request, RequestBlock};
 
+/// Marks helpers only the feature-gated stores call: a build without any of them (the memory
+/// store alone, as `scripts/driver-instructions.sh` builds its bench) leaves them unused.
+macro_rules! for_gated_stores {
+    ($item:item) => {
+        #[cfg_attr(
+            not(any(
+                feature = "rocksdb",
+                feature = "redis",
+                feature = "leveldb",
+                feature = "berkeleydb",
+                feature = "lmdb",
+                feature = "redb",
+                feature = "fjall",
+                feature = "sqlite",
+                feature = "faster"
+            )),
+            allow(dead_code)
+        )]
+        $item
+    };
+}
+
 mod applied;
 mod batch;
 #[cfg(feature = "berkeleydb")]
@@ -400,23 +422,9 @@ pub trait SharedStore: Send + Sync {
     fn attach(&self, instance: usize) -> Result<Box<dyn Store>, StoreError>;
 }
 
+for_gated_stores! {
 /// Instance `instance`'s part of a shared store's per-instance `parts` (its column families,
 /// partitions or databases), or an error naming how many instances the store was opened for.
-// used by the stores behind features: none in a build without them
-#[cfg_attr(
-    not(any(
-        feature = "rocksdb",
-        feature = "redis",
-        feature = "leveldb",
-        feature = "berkeleydb",
-        feature = "lmdb",
-        feature = "redb",
-        feature = "fjall",
-        feature = "sqlite",
-        feature = "faster"
-    )),
-    allow(dead_code)
-)]
 pub(crate) fn instance_part<T: Clone>(
     store: &'static str,
     path: &Path,
@@ -434,6 +442,7 @@ pub(crate) fn instance_part<T: Clone>(
                 parts.len()
             ),
         })
+}
 }
 
 /// Opens one `kind` store under `dir` for several operator instances (`instances[i]` lists

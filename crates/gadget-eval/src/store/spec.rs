@@ -47,64 +47,24 @@ pub enum Opener {
     Shared(OpenShared),
 }
 
+for_gated_stores! {
 /// How many states each of `instances` has: what the stores that name their keyspaces by
 /// number need of them.
-// used by the stores behind features: none in a build without them
-#[cfg_attr(
-    not(any(
-        feature = "rocksdb",
-        feature = "redis",
-        feature = "leveldb",
-        feature = "berkeleydb",
-        feature = "lmdb",
-        feature = "redb",
-        feature = "fjall",
-        feature = "sqlite",
-        feature = "faster"
-    )),
-    allow(dead_code)
-)]
 pub(crate) fn state_counts(instances: &[Vec<String>]) -> Vec<usize> {
     instances.iter().map(Vec::len).collect()
 }
+}
 
+for_gated_stores! {
 /// Puts `value` under `name` in `applied`.
-// used by the stores behind features: none in a build without them
-#[cfg_attr(
-    not(any(
-        feature = "rocksdb",
-        feature = "redis",
-        feature = "leveldb",
-        feature = "berkeleydb",
-        feature = "lmdb",
-        feature = "redb",
-        feature = "fjall",
-        feature = "sqlite",
-        feature = "faster"
-    )),
-    allow(dead_code)
-)]
 pub(crate) fn set(applied: &mut BTreeMap<String, String>, name: &str, value: impl ToString) {
     applied.insert(name.to_string(), value.to_string());
 }
+}
 
+for_gated_stores! {
 /// What the stores with a write buffer and a block cache apply of them (LevelDB without a
 /// count of buffers).
-// used by the stores behind features: none in a build without them
-#[cfg_attr(
-    not(any(
-        feature = "rocksdb",
-        feature = "redis",
-        feature = "leveldb",
-        feature = "berkeleydb",
-        feature = "lmdb",
-        feature = "redb",
-        feature = "fjall",
-        feature = "sqlite",
-        feature = "faster"
-    )),
-    allow(dead_code)
-)]
 pub(crate) fn buffers_and_cache(
     s: &StoreSettings,
     applied: &mut BTreeMap<String, String>,
@@ -115,4 +75,5 @@ pub(crate) fn buffers_and_cache(
         set(applied, "write_buffers", s.max_write_buffers);
     }
     set(applied, "block_cache_bytes", s.block_cache);
+}
 }
