@@ -75,9 +75,50 @@ fn each_option_set_is_applied_recorded_in_the_results_and_in_rocksdbs_options_fi
             .as_str()
             .unwrap_or_else(|| panic!("{set}: no rocksdb_options in {r}"));
         assert!(applied.contains(line), "{set}: {applied}");
-        assert!(applied.contains("capacity=67108864"), "{set}: {applied}");
         assert!(options_file(&db).contains(line), "{set}: {line}");
+        let settings = &r["context"]["store_settings"];
+        let manager = settings["write_buffer_manager_bytes"].as_str();
+        let pool = settings["block_cache_high_pri_pool_ratio"].as_str();
+        if set == "flink" {
+            // Flink's cache and write buffer manager, made beside the options: 0.4 of the
+            // 64 MiB cache charged for memtables, a high-priority pool of 0.1
+            assert_eq!(manager, Some("26843545"), "{settings}");
+            assert_eq!(pool, Some("0.1"), "{settings}");
+        } else {
+            assert!(applied.contains("capacity=67108864"), "{set}: {applied}");
+            assert_eq!((manager, pool), (None, None), "{settings}");
+        }
     }
+}
+
+#[test]
+fn flinks_write_buffer_manager_on_a_library_that_cannot_make_it_is_refused_naming_those_that_can() {
+    if !Path::new("/usr/include/rocksdb/c.h").exists() {
+        let why = "Debian's librocksdb-dev is not installed: run scripts/setup.sh";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("db").display().to_string();
+    let err = fails(run(&[
+        &workloada(),
+        "--store",
+        "rocksdb",
+        "--dir",
+        &d,
+        "--rocksdb-lib",
+        "debian",
+        "--rocksdb-options",
+        "flink",
+        "--limit",
+        "10",
+    ]));
+    assert!(
+        err.contains("write buffer manager")
+            && err.contains("choose --rocksdb-lib flink-1.20, flink-2.x, forst, current"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -78,6 +78,7 @@ pub(crate) const SPEC: StoreSpec = StoreSpec {
             library: &RocksDbLib::Lethe,
             options: options(settings),
             last: String::new(),
+            memory: None,
             prepare: configure,
         };
         Ok(Arc::new(SharedRocksDb::open_as(

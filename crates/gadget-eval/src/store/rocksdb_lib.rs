@@ -51,6 +51,16 @@ impl RocksDbLib {
         RocksDbLib::Debian,
     ];
 
+    /// The named libraries that are RocksJava builds (Maven Central's JNI libraries), by name:
+    /// those that can make Flink's block cache and write buffer manager as Flink does.
+    pub fn rocksjava_builds() -> Vec<String> {
+        Self::NAMED
+            .iter()
+            .filter(|lib| lib.release().is_some())
+            .map(RocksDbLib::name)
+            .collect()
+    }
+
     /// The name users choose it by (`flink-1.20`), or the path given.
     pub fn name(&self) -> String {
         match self {

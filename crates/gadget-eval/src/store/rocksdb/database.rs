@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::api::{Api, Cache, Db, Family, Options, TableOptions, PERF_ENABLE_COUNT};
 use super::library::{self, Library};
+use super::options::SharedMemory;
+use super::rocksjava::{RocksJava, WriteBufferManager};
 use super::{families, options, RocksDbStore};
 use crate::store::rocksdb_lib::RocksDbLib;
 use crate::store::{Store, StoreError, StoreSettings};
@@ -29,6 +31,9 @@ pub(super) struct Database {
     pub(super) options: Vec<*mut Options>,
     pub(super) table: *mut TableOptions,
     pub(super) cache: *mut Cache,
+    /// The write buffer manager charging memtables to `cache` (Flink's); released after the
+    /// database closes, as fields drop after [`Drop::drop`].
+    pub(super) write_buffer_manager: Option<WriteBufferManager>,
 }
 
 /// The column families' handles, and how many stores hold each instance's copies of them.
@@ -107,6 +112,9 @@ pub(crate) struct Flavour<'a> {
     /// Options applied after all others (`--rocksdb-options`, as [`options::expanded`] spells
     /// an option set out); empty for none.
     pub(crate) last: String,
+    /// The block cache and write buffer manager made as Flink makes them (`--rocksdb-options
+    /// flink`), in place of a plain LRU cache; `None` for that plain cache.
+    pub(crate) memory: Option<SharedMemory>,
     /// Run once the library is loaded and before the database opens (Lethe's process-wide
     /// tuning); an error message stops the opening.
     pub(crate) prepare: fn(&'static Library, &StoreSettings) -> Result<(), String>,
@@ -126,6 +134,7 @@ impl SharedRocksDb {
             library: &settings.rocksdb_lib,
             options: "",
             last: options::expanded(&settings.rocksdb_options, settings.block_cache),
+            memory: options::shared_memory(&settings.rocksdb_options, settings.block_cache),
             prepare: |_, _| Ok(()),
         };
         Self::open_as(dir, instances, settings, &flavour)
@@ -153,6 +162,22 @@ impl SharedRocksDb {
             return Err(open_error(e.to_string()));
         }
         let api = &library.api;
+        let java = match flavour.memory {
+            Some(memory) => {
+                let java = RocksJava::of(library).ok_or_else(|| {
+                    open_error(format!(
+                        "--rocksdb-options {} makes the block cache and write buffer manager \
+                         as Flink makes them, through RocksJava's native functions, and {} is no \
+                         RocksJava build: choose --rocksdb-lib {}",
+                        settings.rocksdb_options,
+                        library.describe(),
+                        RocksDbLib::rocksjava_builds().join(", ")
+                    ))
+                })?;
+                Some((java, memory))
+            }
+            None => None,
+        };
         // column-family names must be unique: number them by instance and state
         let mut names = vec!["default".to_string()];
         let mut indices = Vec::with_capacity(instances.len());
@@ -178,7 +203,12 @@ impl SharedRocksDb {
         // SAFETY: everything made here is owned by `database`, whose Drop releases it (also
         // when opening fails below).
         let mut database = unsafe {
-            let cache = (api.cache_create_lru)(settings.block_cache);
+            let cache = match &java {
+                Some((java, memory)) => {
+                    java.lru_cache(settings.block_cache, memory.high_pri_pool_ratio)
+                }
+                None => (api.cache_create_lru)(settings.block_cache),
+            };
             let table = (api.block_based_options_create)();
             (api.block_based_options_set_block_cache)(table, cache);
             Database {
@@ -193,6 +223,7 @@ impl SharedRocksDb {
                 options: Vec::new(),
                 table,
                 cache,
+                write_buffer_manager: None,
             }
         };
         // SAFETY: the table options are live, owned by `database`, as are the options made.
@@ -201,6 +232,12 @@ impl SharedRocksDb {
         }
         .map_err(open_error)?;
         let db_options = database.options[0];
+        if let Some((java, memory)) = &java {
+            // SAFETY: the cache and the database options are live, owned by `database`.
+            database.write_buffer_manager = Some(unsafe {
+                java.write_buffer_manager(memory.write_buffer_manager, database.cache, db_options)
+            });
+        }
         // open with the column families the directory holds (none but `default` in a new
         // one), then create the missing ones, looking at the stop flag between calls
         let existing = families::existing(api, db_options, &c_dir);

@@ -24,6 +24,7 @@ mod merge;
 mod options;
 mod rep;
 mod requests;
+mod rocksjava;
 
 use std::ffi::c_char;
 use std::path::{Path, PathBuf};
@@ -62,6 +63,12 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
         if !s.rocksdb_options.is_empty() {
             let options = options::expanded(&s.rocksdb_options, s.block_cache);
             super::spec::set(applied, "rocksdb_options", options);
+        }
+        if let Some(memory) = options::shared_memory(&s.rocksdb_options, s.block_cache) {
+            let ratio = memory.high_pri_pool_ratio;
+            super::spec::set(applied, "block_cache_high_pri_pool_ratio", ratio);
+            let charged = memory.write_buffer_manager;
+            super::spec::set(applied, "write_buffer_manager_bytes", charged);
         }
     },
     library: |s| {

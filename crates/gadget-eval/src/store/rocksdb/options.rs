@@ -15,11 +15,11 @@ use super::{merge, Flavour};
 use crate::store::StoreSettings;
 
 /// The options string `--rocksdb-options` stands for, with `block_cache` bytes of block cache
-/// where an option set makes its own cache; empty for none.
+/// where an option set makes its cache through its options (db_bench's); empty for none.
 pub(super) fn expanded(given: &str, block_cache: usize) -> String {
     match given {
         "db_bench" => db_bench(block_cache),
-        "flink" => flink(block_cache),
+        "flink" => flink(),
         options => options.to_string(),
     }
 }
@@ -43,27 +43,54 @@ fn db_bench(block_cache: usize) -> String {
 
 /// What Flink 1.20's RocksDB state backend (`EmbeddedRocksDBStateBackend`, managed memory on,
 /// predefined options `DEFAULT`) sets on every database and column family, as its
-/// `RocksDBResourceContainer` and `RocksDBMemoryControllerUtils` make them: two background
-/// jobs, no limit on open files, its log files' size and number, no statistics dump, level
-/// compaction with Snappy at every level and its file and level sizes, and the slot's shared
-/// LRU cache with a high-priority pool of 0.1 that holds the index and filter blocks, level 0's
-/// pinned. The sizes stay Gadget's (`--write-buffer-mb`, `--write-buffers`, the cache of
-/// `--block-cache-mb`): Flink derives them from the slot's managed memory. Not made: the
-/// write buffer manager that charges memtables to that cache (RocksDB's options string and C
-/// API of Flink's frocksdb cannot make one).
-fn flink(block_cache: usize) -> String {
-    format!(
-        "max_background_jobs=2;max_open_files=-1;max_log_file_size=26214400;\
-         keep_log_file_num=4;stats_dump_period_sec=0;use_fsync=false;\
-         avoid_flush_during_shutdown=true;compaction_style=kCompactionStyleLevel;\
-         compression_per_level=kSnappyCompression;level_compaction_dynamic_level_bytes=false;\
-         target_file_size_base=67108864;max_bytes_for_level_base=268435456;\
-         min_write_buffer_number_to_merge=1;\
-         block_based_table_factory={{block_cache={{capacity={block_cache};\
-         high_pri_pool_ratio=0.1}};block_size=4096;metadata_block_size=4096;\
-         cache_index_and_filter_blocks=true;cache_index_and_filter_blocks_with_high_priority=true;\
-         pin_l0_filter_and_index_blocks_in_cache=true}}"
-    )
+/// `RocksDBResourceContainer` sets them: two background jobs, no limit on open files, its log
+/// files' size and number, no statistics dump, level compaction with Snappy at every level and
+/// its file and level sizes, and tables that keep their index and filter blocks in the block
+/// cache with high priority, level 0's pinned. The block cache and the write buffer manager
+/// are not options: [`shared_memory`] says how they are made. The write buffers stay Gadget's
+/// (`--write-buffer-mb`, `--write-buffers`).
+fn flink() -> String {
+    "max_background_jobs=2;max_open_files=-1;max_log_file_size=26214400;\
+     keep_log_file_num=4;stats_dump_period_sec=0;use_fsync=false;\
+     avoid_flush_during_shutdown=true;compaction_style=kCompactionStyleLevel;\
+     compression_per_level=kSnappyCompression;level_compaction_dynamic_level_bytes=false;\
+     target_file_size_base=67108864;max_bytes_for_level_base=268435456;\
+     min_write_buffer_number_to_merge=1;\
+     block_based_table_factory={block_size=4096;metadata_block_size=4096;\
+     cache_index_and_filter_blocks=true;cache_index_and_filter_blocks_with_high_priority=true;\
+     pin_l0_filter_and_index_blocks_in_cache=true}"
+        .to_string()
+}
+
+/// Flink's share of memory between the block cache and memtables
+/// (`state.backend.rocksdb.memory.write-buffer-ratio`, default 0.5).
+const FLINK_WRITE_BUFFER_RATIO: f64 = 0.5;
+
+/// The high-priority pool of Flink's block cache
+/// (`state.backend.rocksdb.memory.high-prio-pool-ratio`, default 0.1).
+const FLINK_HIGH_PRI_POOL_RATIO: f64 = 0.1;
+
+/// The block cache and write buffer manager an option set makes beside its options, as
+/// Flink's `RocksDBMemoryControllerUtils` makes them for a slot's managed memory `M`: an LRU
+/// cache of `(3 - r) M / 3` bytes with a high-priority pool, and a write buffer manager of
+/// `2 r M / 3` bytes that charges every memtable to that cache (`r`, the write buffer ratio).
+/// Gadget's cache is `--block-cache-mb`, so the manager is `2 r / (3 - r)` of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct SharedMemory {
+    /// The cache's high-priority pool, a fraction of its capacity.
+    pub(crate) high_pri_pool_ratio: f64,
+    /// The write buffer manager's capacity in bytes.
+    pub(crate) write_buffer_manager: usize,
+}
+
+/// What `--rocksdb-options given` makes beside its options, for a block cache of `block_cache`
+/// bytes: Flink's shared memory for `flink`, nothing otherwise.
+pub(super) fn shared_memory(given: &str, block_cache: usize) -> Option<SharedMemory> {
+    let r = FLINK_WRITE_BUFFER_RATIO;
+    (given == "flink").then(|| SharedMemory {
+        high_pri_pool_ratio: FLINK_HIGH_PRI_POOL_RATIO,
+        write_buffer_manager: (block_cache as f64 * 2.0 * r / (3.0 - r)) as usize,
+    })
 }
 
 /// The options of `count` column families (the database's first): the flavour's own, then
@@ -134,8 +161,23 @@ mod tests {
         for set in ROCKSDB_OPTION_SETS {
             let text = expanded(set, 12345);
             assert_ne!(text, *set, "{set} is spelt out");
-            assert!(text.contains("capacity=12345"), "{set}: {text}");
+            // a cache is made once: by the options, or beside them
+            let by_options = text.contains("capacity=12345");
+            assert!(
+                by_options != shared_memory(set, 12345).is_some(),
+                "{set}: {text}"
+            );
         }
         assert_eq!(expanded("max_open_files=7", 1), "max_open_files=7");
+    }
+
+    #[test]
+    fn flinks_write_buffer_manager_is_a_third_of_managed_memory_its_cache_five_sixths() {
+        // Flink's managed memory M = 600: a cache of 500 and a write buffer manager of 200
+        let memory = shared_memory("flink", 500).unwrap();
+        assert_eq!(memory.write_buffer_manager, 200);
+        assert_eq!(memory.high_pri_pool_ratio, 0.1);
+        assert_eq!(shared_memory("db_bench", 500), None);
+        assert_eq!(shared_memory("max_open_files=7", 500), None);
     }
 }
