@@ -149,10 +149,7 @@ impl SharedRedb {
             path: file.clone(),
             message: e.to_string(),
         };
-        let write_buffers = usize::try_from(settings.max_write_buffers.max(0)).unwrap_or(0);
-        let cache = settings
-            .block_cache
-            .saturating_add(settings.write_buffer_size.saturating_mul(write_buffers));
+        let cache = settings.memory_budget();
         let db = Database::builder()
             .set_cache_size(cache)
             .create(&file)

@@ -94,6 +94,16 @@ impl Default for StoreSettings {
 }
 
 impl StoreSettings {
+    /// The memory these settings give RocksDB: its block cache and one set of write buffers
+    /// (`--block-cache-mb` + `--write-buffer-mb` × `--write-buffers`). The stores that size one
+    /// cache take it (redb, SQLite), and Flink's managed memory is it (`--rocksdb-options
+    /// flink`).
+    pub fn memory_budget(&self) -> usize {
+        let write_buffers = usize::try_from(self.max_write_buffers.max(0)).unwrap_or(0);
+        self.block_cache
+            .saturating_add(self.write_buffer_size.saturating_mul(write_buffers))
+    }
+
     /// Sets the setting `given` names to its value (already checked against its bounds):
     /// the one place a key of [`gadget::config::store_settings::STORE_SETTINGS`] meets the
     /// field it sets. A key this build has no field for is an error naming it.

@@ -211,11 +211,7 @@ impl SharedSqlite {
             ))
             .map_err(open_error)?;
         }
-        let write_buffers = usize::try_from(settings.max_write_buffers.max(0)).unwrap_or(0);
-        let cache = settings
-            .block_cache
-            .saturating_add(settings.write_buffer_size.saturating_mul(write_buffers))
-            / instances.len().max(1);
+        let cache = settings.memory_budget() / instances.len().max(1);
         Ok(SharedSqlite {
             file,
             tables,

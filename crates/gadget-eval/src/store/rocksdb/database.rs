@@ -134,7 +134,7 @@ impl SharedRocksDb {
             library: &settings.rocksdb_lib,
             options: "",
             last: options::expanded(&settings.rocksdb_options, settings.block_cache),
-            memory: options::shared_memory(&settings.rocksdb_options, settings.block_cache),
+            memory: options::shared_memory(settings),
             prepare: |_, _| Ok(()),
         };
         Self::open_as(dir, instances, settings, &flavour)
@@ -204,9 +204,7 @@ impl SharedRocksDb {
         // when opening fails below).
         let mut database = unsafe {
             let cache = match &java {
-                Some((java, memory)) => {
-                    java.lru_cache(settings.block_cache, memory.high_pri_pool_ratio)
-                }
+                Some((java, memory)) => java.lru_cache(memory.cache, memory.high_pri_pool_ratio),
                 None => (api.cache_create_lru)(settings.block_cache),
             };
             let table = (api.block_based_options_create)();

@@ -64,7 +64,8 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
             let options = options::expanded(&s.rocksdb_options, s.block_cache);
             super::spec::set(applied, "rocksdb_options", options);
         }
-        if let Some(memory) = options::shared_memory(&s.rocksdb_options, s.block_cache) {
+        if let Some(memory) = options::shared_memory(s) {
+            super::spec::set(applied, "block_cache_bytes", memory.cache);
             let ratio = memory.high_pri_pool_ratio;
             super::spec::set(applied, "block_cache_high_pri_pool_ratio", ratio);
             let charged = memory.write_buffer_manager;

@@ -74,22 +74,26 @@ const FLINK_HIGH_PRI_POOL_RATIO: f64 = 0.1;
 /// Flink's `RocksDBMemoryControllerUtils` makes them for a slot's managed memory `M`: an LRU
 /// cache of `(3 - r) M / 3` bytes with a high-priority pool, and a write buffer manager of
 /// `2 r M / 3` bytes that charges every memtable to that cache (`r`, the write buffer ratio).
-/// Gadget's cache is `--block-cache-mb`, so the manager is `2 r / (3 - r)` of it.
+/// `M` is the memory the settings give RocksDB ([`StoreSettings::memory_budget`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct SharedMemory {
+    /// The cache's capacity in bytes.
+    pub(crate) cache: usize,
     /// The cache's high-priority pool, a fraction of its capacity.
     pub(crate) high_pri_pool_ratio: f64,
     /// The write buffer manager's capacity in bytes.
     pub(crate) write_buffer_manager: usize,
 }
 
-/// What `--rocksdb-options given` makes beside its options, for a block cache of `block_cache`
-/// bytes: Flink's shared memory for `flink`, nothing otherwise.
-pub(super) fn shared_memory(given: &str, block_cache: usize) -> Option<SharedMemory> {
+/// What the settings' `--rocksdb-options` makes beside its options: Flink's shared memory for
+/// `flink`, nothing otherwise.
+pub(super) fn shared_memory(settings: &StoreSettings) -> Option<SharedMemory> {
     let r = FLINK_WRITE_BUFFER_RATIO;
-    (given == "flink").then(|| SharedMemory {
+    let managed = settings.memory_budget() as f64;
+    (settings.rocksdb_options == "flink").then(|| SharedMemory {
+        cache: ((3.0 - r) * managed / 3.0) as usize,
         high_pri_pool_ratio: FLINK_HIGH_PRI_POOL_RATIO,
-        write_buffer_manager: (block_cache as f64 * 2.0 * r / (3.0 - r)) as usize,
+        write_buffer_manager: (2.0 * managed * r / 3.0) as usize,
     })
 }
 
@@ -163,8 +167,12 @@ mod tests {
             assert_ne!(text, *set, "{set} is spelt out");
             // a cache is made once: by the options, or beside them
             let by_options = text.contains("capacity=12345");
+            let settings = StoreSettings {
+                rocksdb_options: set.to_string(),
+                ..StoreSettings::default()
+            };
             assert!(
-                by_options != shared_memory(set, 12345).is_some(),
+                by_options != shared_memory(&settings).is_some(),
                 "{set}: {text}"
             );
         }
@@ -172,12 +180,21 @@ mod tests {
     }
 
     #[test]
-    fn flinks_write_buffer_manager_is_a_third_of_managed_memory_its_cache_five_sixths() {
-        // Flink's managed memory M = 600: a cache of 500 and a write buffer manager of 200
-        let memory = shared_memory("flink", 500).unwrap();
-        assert_eq!(memory.write_buffer_manager, 200);
+    fn flinks_managed_memory_is_the_budget_five_sixths_cache_a_third_write_buffer_manager() {
+        // a budget of 600 (a cache of 200 and two buffers of 200): Flink's managed memory
+        let mut settings = StoreSettings {
+            block_cache: 200,
+            write_buffer_size: 200,
+            max_write_buffers: 2,
+            rocksdb_options: "flink".into(),
+            ..StoreSettings::default()
+        };
+        let memory = shared_memory(&settings).unwrap();
+        assert_eq!((memory.cache, memory.write_buffer_manager), (500, 200));
         assert_eq!(memory.high_pri_pool_ratio, 0.1);
-        assert_eq!(shared_memory("db_bench", 500), None);
-        assert_eq!(shared_memory("max_open_files=7", 500), None);
+        for other in ["db_bench", "max_open_files=7", ""] {
+            settings.rocksdb_options = other.into();
+            assert_eq!(shared_memory(&settings), None, "{other}");
+        }
     }
 }

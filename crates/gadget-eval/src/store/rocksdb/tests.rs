@@ -415,7 +415,7 @@ fn an_option_set_reaches_every_column_family_and_the_block_cache() {
         };
         let states = vec!["a".to_string(), "b".to_string()];
         let opened = RocksDbStore::open(dir.path(), &states, &settings);
-        let memory = options::shared_memory(set, settings.block_cache);
+        let memory = options::shared_memory(&settings);
         if memory.is_some() && lib.release().is_none() {
             // no RocksJava build: Flink's cache and write buffer manager cannot be made
             let e = opened.map(|_| ()).unwrap_err().to_string();
@@ -459,7 +459,8 @@ fn an_option_set_reaches_every_column_family_and_the_block_cache() {
             );
         }
         let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
-        let capacity = format!("capacity : {}", settings.block_cache);
+        let cache = memory.map_or(settings.block_cache, |m| m.cache);
+        let capacity = format!("capacity : {cache}");
         assert!(log.contains(&capacity), "{lib} {set}: {capacity}");
         let ratio = match memory {
             Some(memory) => format!("high_pri_pool_ratio: {:.3}", memory.high_pri_pool_ratio),
