@@ -198,7 +198,7 @@ pub const STORE_SETTINGS: &[StoreSetting] = &[
         value: SettingValue::Int(BLOCK_CACHE_MB),
         env: None,
         value_name: "MIB",
-        doc: "RocksDB's block cache in MiB (default 64; 0: none); also LevelDB's and fjall's.",
+        doc: "RocksDB's block cache in MiB (default 64; 0: none; `--rocksdb-options flink` splits it and the write buffers as Flink splits managed memory); also LevelDB's and fjall's.",
     },
     StoreSetting {
         key: "rocksdb_options",
@@ -206,7 +206,7 @@ pub const STORE_SETTINGS: &[StoreSetting] = &[
         value: SettingValue::RocksDbOptions,
         env: None,
         value_name: "OPTIONS",
-        doc: "RocksDB opened as another client opens it, over the settings above: `db_bench` (the options db_bench 7.8 sets for the flags scripts/bench-db-bench.sh gives it, its block cache of --block-cache-mb without a high-priority pool among them), `flink` (the options Flink 1.20's RocksDB state backend sets by default, and its block cache and write buffer manager, made through RocksJava as Flink makes them: a RocksJava build's --rocksdb-lib only), or options in RocksDB's own form, applied last (`max_background_jobs=4;block_based_table_factory={block_size=16384}`). The options applied are in the results (`store_settings.rocksdb_options`); the database's OPTIONS file holds all of them.",
+        doc: "RocksDB opened as another client opens it, over the settings above: `db_bench` (the options db_bench 7.8 sets for the flags scripts/bench-db-bench.sh gives it, its block cache of --block-cache-mb without a high-priority pool among them), `flink` (the options Flink 1.20's RocksDB state backend sets by default, and its block cache and write buffer manager, sized from the block cache and write buffers together as Flink sizes them from a slot's managed memory and made through RocksJava as Flink makes them: a RocksJava build's --rocksdb-lib only), or options in RocksDB's own form, applied last (`max_background_jobs=4;block_based_table_factory={block_size=16384}`). The options applied are in the results (`store_settings.rocksdb_options`); the database's OPTIONS file holds all of them.",
     },
     StoreSetting {
         key: "wal",
