@@ -222,6 +222,16 @@ fn a_setting_the_store_does_not_read_or_a_misspelled_config_key_stops_it_before_
         "e.toml:5:",
         "the lmdb store does not read `write_buffer_mb`",
     );
+    // each setting allowed, not together: Flink's memory needs a RocksJava build, not Debian's
+    refused(
+        dir.path(),
+        &format!(
+            "{ycsb}[[store]]\nkind = \"memory\"\n[[store]]\nkind = \"rocksdb\"\n\
+             rocksdb_options = \"flink\"\nrocksdb_lib = \"debian\"\n"
+        ),
+        "e.toml:7:",
+        "choose --rocksdb-lib flink-1.20",
+    );
     let config = std::fs::read_to_string(example("paper/tumbling-incremental.toml"))
         .unwrap()
         .replace("\nsize = ", "\nsise = ");

@@ -1,10 +1,13 @@
 //! Everything an experiment's runs need, checked before the first run starts, with the
 //! experiment file's line: every store setting against what its store reads
 //! ([`crate::store::StoreKind::reads`]; the store's kind itself is checked as the file
-//! parses), every workload config loaded and validated (with its properties), every trace's
-//! header read. A mistake found after an hour of runs costs the hour.
+//! parses) and the store's settings together against what it refuses
+//! ([`crate::store::spec::StoreSpec::refuses`]), every workload config loaded and validated
+//! (with its properties), every trace's header read. A mistake found after an hour of runs
+//! costs the hour.
 
-use crate::experiment::file::{Experiment, WorkloadFile};
+use crate::experiment::file::{Experiment, ExperimentStore, WorkloadFile};
+use crate::store::StoreSettings;
 use gadget::config::Config;
 
 /// The first mistake found, naming where the experiment file makes it.
@@ -15,6 +18,7 @@ pub fn before_any_run(e: &Experiment) -> Result<(), String> {
                 return Err(format!("{origin}: {}", s.kind.ignores(key)));
             }
         }
+        opens_with_its_settings(s)?;
     }
     for w in &e.workloads {
         match &w.file {
@@ -36,6 +40,28 @@ pub fn before_any_run(e: &Experiment) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether the store's settings, taken together, are ones it opens with; a refusal names the
+/// line of the setting it is about.
+fn opens_with_its_settings(s: &ExperimentStore) -> Result<(), String> {
+    let mut settings = StoreSettings::default();
+    for given in s
+        .settings
+        .iter()
+        .filter(|g| s.kind.reads().contains(&g.setting.key))
+    {
+        settings.set(given)?;
+    }
+    let Some(refusal) = (s.kind.spec().refuses)(&settings) else {
+        return Ok(());
+    };
+    let origin = s
+        .given
+        .iter()
+        .find(|(key, _)| key == refusal.setting)
+        .map_or_else(|| format!("store `{}`", s.name), |(_, o)| o.clone());
+    Err(format!("{origin}: {}", refusal.why))
 }
 
 #[cfg(test)]
@@ -72,6 +98,24 @@ mod tests {
             ycsb,
         )
         .unwrap();
+    }
+
+    #[test]
+    #[cfg(feature = "rocksdb")]
+    fn settings_the_store_cannot_open_with_together_are_named_at_their_line() {
+        let ycsb = "config = \"../ycsb/workloada.toml\"";
+        let e = check(
+            "kind = \"rocksdb\"\nrocksdb_lib = \"debian\"\nrocksdb_options = \"flink\"",
+            ycsb,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("e.toml:7:") && e.contains("choose --rocksdb-lib flink-1.20"),
+            "{e}"
+        );
+        // each alone opens
+        check("kind = \"rocksdb\"\nrocksdb_lib = \"debian\"", ycsb).unwrap();
+        check("kind = \"rocksdb\"\nrocksdb_options = \"flink\"", ycsb).unwrap();
     }
 
     #[test]

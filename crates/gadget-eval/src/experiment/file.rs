@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use gadget::config::bounds::parse_duration;
 pub use gadget::config::run::{experiment_store_settings, RUN_SETTINGS};
 use gadget::config::run::{ARRIVAL_NAMES, RATE};
-pub use gadget::config::store_settings::{ConfigPlace, SettingValue, StoreSetting, STORE_SETTINGS};
+pub use gadget::config::store_settings::{
+    ConfigPlace, GivenSetting, SettingValue, StoreSetting, STORE_SETTINGS,
+};
 use gadget::document::{file_path, read_text, ConfigError, Document, Section};
 
 use crate::store::StoreKind;
@@ -77,6 +79,9 @@ pub struct ExperimentStore {
     /// Every setting given (switches set to false too), with where: `(key, "exp.toml:7:
     /// `store.wal`")`, for the evaluator to check against what the store reads.
     pub given: Vec<(String, String)>,
+    /// The settings given with their values, for the evaluator to check that the store opens
+    /// with them.
+    pub settings: Vec<GivenSetting>,
 }
 
 /// One arrival process at one rate.
@@ -590,6 +595,7 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
     check_name(s, "name", &name)?;
     let mut flags = Vec::new();
     let mut given = Vec::new();
+    let mut settings = Vec::new();
     // in file order, each read by its type: an error names the line and what is allowed
     for (key, _, _) in s.text_entries(&["kind", "name"])? {
         given.push((key.clone(), s.origin(&key)));
@@ -607,6 +613,7 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
             if let Some(text) = value.value.as_flag() {
                 flags.push((setting.flag(), text));
             }
+            settings.push(value);
         }
     }
     Ok(ExperimentStore {
@@ -614,6 +621,7 @@ fn store(s: &Section<'_>) -> Result<ExperimentStore, ConfigError> {
         kind,
         flags,
         given,
+        settings,
     })
 }
 

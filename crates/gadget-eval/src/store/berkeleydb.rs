@@ -51,6 +51,7 @@ pub(crate) const BTREE_SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     open: super::spec::Opener::Shared(|dir, instances, settings| {
         open_shared(dir, instances, settings, AccessMethod::BTree)
     }),
+    refuses: crate::store::spec::refuses_none,
 };
 
 /// BerkeleyDB with hash databases.

@@ -80,6 +80,7 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
         let counts = super::spec::state_counts(instances);
         Ok(Arc::new(SharedFaster::open(dir, &counts, settings)?))
     }),
+    refuses: crate::store::spec::refuses_none,
 };
 
 /// FASTER's log page: 32 MB.

@@ -44,6 +44,7 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
             dir, instances, settings,
         )?))
     }),
+    refuses: crate::store::spec::refuses_none,
 };
 
 /// A fjall keyspace with one partition per state.

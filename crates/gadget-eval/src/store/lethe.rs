@@ -85,6 +85,7 @@ pub(crate) const SPEC: StoreSpec = StoreSpec {
             dir, instances, settings, &flavour,
         )?))
     }),
+    refuses: crate::store::spec::refuses_none,
 };
 
 /// `gadget_lethe_configure(fade, delete_persistence_seconds, size_ratio)`.

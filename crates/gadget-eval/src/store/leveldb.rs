@@ -165,6 +165,7 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
         let counts = super::spec::state_counts(instances);
         Ok(Arc::new(SharedLevelDb::open(dir, &counts, settings)?))
     }),
+    refuses: crate::store::spec::refuses_none,
 };
 
 /// One LevelDB database that several operator instances share (the paper's §6.4), each

@@ -61,6 +61,7 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
             dir, instances, settings,
         )?))
     }),
+    refuses: crate::store::spec::refuses_none,
 };
 
 /// An LMDB environment with one named database per state.

@@ -27,6 +27,7 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     open: super::spec::Opener::PerInstance(|_, states, _| {
         Ok(Box::new(MemoryStore::new(states.len())))
     }),
+    refuses: crate::store::spec::refuses_none,
 };
 
 /// One ordered map per state.

@@ -54,6 +54,7 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     open: super::spec::Opener::Shared(|dir, instances, settings| {
         Ok(Arc::new(SharedRedb::open(dir, instances, settings)?))
     }),
+    refuses: crate::store::spec::refuses_none,
 };
 
 /// A handle on a redb database with one table per state.

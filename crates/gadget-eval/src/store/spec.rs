@@ -25,6 +25,24 @@ pub struct StoreSpec {
     pub library: fn(&StoreSettings) -> String,
     /// How it is opened.
     pub open: Opener,
+    /// Settings it cannot open with, known before it opens (a combination of them): the
+    /// setting to name and why; `None` when it can. An experiment is refused by it before its
+    /// first run.
+    pub refuses: fn(&StoreSettings) -> Option<Refusal>,
+}
+
+/// Why a store cannot open with the settings given: the setting to name, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// The setting's key (`rocksdb_options`).
+    pub setting: &'static str,
+    /// Why, and what to do.
+    pub why: String,
+}
+
+/// [`StoreSpec::refuses`] of a store that opens with any settings it reads.
+pub(crate) fn refuses_none(_: &StoreSettings) -> Option<Refusal> {
+    None
 }
 
 /// Opens a store for one operator instance: its folder, its states, the settings.

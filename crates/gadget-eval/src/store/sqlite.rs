@@ -49,6 +49,7 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
             dir, instances, settings,
         )?))
     }),
+    refuses: crate::store::spec::refuses_none,
 };
 
 /// The statements of one state's table.

@@ -163,6 +163,7 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     open: super::spec::Opener::PerInstance(|_, states, settings| {
         Ok(Box::new(RedisStore::open(states, settings)?))
     }),
+    refuses: crate::store::spec::refuses_none,
 };
 
 /// What a Redis store (standalone or a cluster) applied: the URL without its password, the

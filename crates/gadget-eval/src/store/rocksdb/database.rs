@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::api::{Api, Cache, Db, Family, Options, TableOptions, PERF_ENABLE_COUNT};
 use super::library::{self, Library};
 use super::options::SharedMemory;
-use super::rocksjava::{RocksJava, WriteBufferManager};
+use super::rocksjava::{self, RocksJava, WriteBufferManager};
 use super::{families, options, RocksDbStore};
 use crate::store::rocksdb_lib::RocksDbLib;
 use crate::store::{Store, StoreError, StoreSettings};
@@ -165,14 +165,7 @@ impl SharedRocksDb {
         let java = match flavour.memory {
             Some(memory) => {
                 let java = RocksJava::of(library).ok_or_else(|| {
-                    open_error(format!(
-                        "--rocksdb-options {} makes the block cache and write buffer manager \
-                         as Flink makes them, through RocksJava's native functions, and {} is no \
-                         RocksJava build: choose --rocksdb-lib {}",
-                        settings.rocksdb_options,
-                        library.describe(),
-                        RocksDbLib::rocksjava_builds().join(", ")
-                    ))
+                    open_error(rocksjava::not_rocksjava(settings, &library.describe()))
                 })?;
                 Some((java, memory))
             }

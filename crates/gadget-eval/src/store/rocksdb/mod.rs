@@ -81,6 +81,7 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
     open: super::spec::Opener::Shared(|dir, instances, settings| {
         Ok(Arc::new(SharedRocksDb::open(dir, instances, settings)?))
     }),
+    refuses: rocksjava::refusal,
 };
 
 /// What a store on RocksDB's C API applied of the settings, as results show it: its library

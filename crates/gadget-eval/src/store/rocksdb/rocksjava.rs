@@ -14,6 +14,10 @@ use std::ffi::c_void;
 
 use super::api::{Cache, Options};
 use super::library::Library;
+use super::options;
+use crate::store::rocksdb_lib::RocksDbLib;
+use crate::store::spec::Refusal;
+use crate::store::StoreSettings;
 
 /// `newLRUCache(capacity, num_shard_bits, strict_capacity_limit, high_pri_pool_ratio
 /// [, low_pri_pool_ratio])`: 6.20 takes one ratio, 8.x and later two; the second is passed in a
@@ -32,6 +36,31 @@ type Dispose = unsafe extern "C" fn(*mut c_void, *mut c_void, i64);
 
 /// The Java packages RocksJava builds are compiled for: RocksDB's and ForSt's.
 const PACKAGES: [&str; 2] = ["Java_org_rocksdb_", "Java_org_forstdb_"];
+
+/// Why `settings` cannot open the store, known before it opens: Flink's shared memory asked of
+/// a named library that is no RocksJava build (a library given by its path is known only once
+/// loaded, and refused then, by [`not_rocksjava`]'s message).
+pub(super) fn refusal(settings: &StoreSettings) -> Option<Refusal> {
+    let library = &settings.rocksdb_lib;
+    let named = !matches!(library, RocksDbLib::Path(_));
+    let cannot = named && library.release().is_none();
+    (cannot && options::shared_memory(settings).is_some()).then(|| Refusal {
+        setting: "rocksdb_options",
+        why: not_rocksjava(settings, &library.name()),
+    })
+}
+
+/// Why `library` (as messages name it) cannot make the block cache and write buffer manager
+/// `settings`' option set asks for, and what to choose instead.
+pub(super) fn not_rocksjava(settings: &StoreSettings, library: &str) -> String {
+    format!(
+        "--rocksdb-options {} makes the block cache and write buffer manager as Flink makes \
+         them, through RocksJava's native functions, and {library} is no RocksJava build: \
+         choose --rocksdb-lib {}",
+        settings.rocksdb_options,
+        RocksDbLib::rocksjava_builds().join(", ")
+    )
+}
 
 /// RocksJava's native functions Flink's shared memory is made with, from one library.
 pub(super) struct RocksJava {

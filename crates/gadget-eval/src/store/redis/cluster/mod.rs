@@ -790,4 +790,5 @@ pub(crate) const SPEC: crate::store::spec::StoreSpec = crate::store::spec::Store
     open: crate::store::spec::Opener::PerInstance(|_, states, settings| {
         Ok(Box::new(RedisClusterStore::open(states, settings)?))
     }),
+    refuses: crate::store::spec::refuses_none,
 };
