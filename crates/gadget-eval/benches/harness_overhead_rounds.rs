@@ -1,12 +1,13 @@
 //! The harness overhead as a ratio, on a host whose speed drifts: the three paths of the
-//! `harness_overhead` bench run in alternation, round after round, so that each round's
-//! ratio compares runs made within a second of each other. Prints each path's median
+//! `harness_overhead` bench and the tight loop timed (the clock read once per request, as the
+//! driver reads it, and nothing else measured) run in alternation, round after round, so that
+//! each round's ratio compares runs made within a second of each other. Prints each path's median
 //! throughput with the median of the rounds' ratios to the tight loop, and each path's best
 //! throughput with its ratio to the tight loop's best (noise here only ever slows a run down,
 //! so the best run is the closest to each path's own cost).
 //!
 //! `cargo bench -p gadget-eval --bench harness_overhead_rounds` (`GADGET_BENCH_ROUNDS`, default
-//! 15, sets the rounds). `GADGET_BENCH_PATH=tight|stream|driver|shard-stream|shard|none` runs
+//! 15, sets the rounds). `GADGET_BENCH_PATH=tight|tight-timed|stream|driver|shard-stream|shard|none` runs
 //! one path once instead, for a profiler (`shard-stream`: the stream of the only shard of one,
 //! whose producer asks of every request whether it is the shard's, nothing measured; `shard`:
 //! the driver of that stream): instruction counts (`valgrind --tool=cachegrind`) do not drift
@@ -20,6 +21,7 @@ mod common;
 use std::time::Instant;
 
 use common::{Workload, SECOND};
+use gadget_eval::experiment::verdict::{Ratio, MIN_BLOCKS, RESAMPLES};
 use gadget_eval::run::Warmup;
 use gadget_eval::shard::Shard;
 
@@ -56,6 +58,9 @@ fn main() {
             "tight" => rate(&|| {
                 std::hint::black_box(workload.tight_loop());
             }),
+            "tight-timed" => rate(&|| {
+                std::hint::black_box(workload.tight_loop_timed());
+            }),
             "stream" => rate(&|| {
                 std::hint::black_box(workload.stream_unmeasured(None));
             }),
@@ -71,53 +76,93 @@ fn main() {
             "none" => 0.0,
             other => {
                 panic!(
-                    "GADGET_BENCH_PATH={other}: expected tight, stream, driver, shard-stream, \
-                     shard or none"
+                    "GADGET_BENCH_PATH={other}: expected tight, tight-timed, stream, driver, \
+                     shard-stream, shard or none"
                 )
             }
         };
         println!("{path}: {:.2} M requests/s", r / 1e6);
         return;
     }
-    let (mut tight, mut stream, mut driver) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 1..=rounds {
-        tight.push(rate(&|| {
+    let paths: [(&str, &dyn Fn()); 5] = [
+        ("tight loop", &|| {
             std::hint::black_box(workload.tight_loop());
-        }));
-        stream.push(rate(&|| {
+        }),
+        ("tight loop again (A/A)", &|| {
+            std::hint::black_box(workload.tight_loop());
+        }),
+        ("tight loop, timed", &|| {
+            std::hint::black_box(workload.tight_loop_timed());
+        }),
+        ("stream, unmeasured", &|| {
             std::hint::black_box(workload.stream_unmeasured(None));
-        }));
-        driver.push(rate(&|| {
+        }),
+        ("driver", &|| {
             std::hint::black_box(workload.driver(SECOND));
-        }));
-        eprintln!(
-            "round {round}/{rounds}: tight loop {:.2} M/s, stream {:.2} M/s, driver {:.2} M/s",
-            tight[round - 1] / 1e6,
-            stream[round - 1] / 1e6,
-            driver[round - 1] / 1e6
+        }),
+    ];
+    let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); paths.len()];
+    for round in 0..rounds {
+        for path in order(round, paths.len()) {
+            rates[path].push(rate(paths[path].1));
+        }
+        let line: Vec<String> = paths
+            .iter()
+            .zip(&rates)
+            .map(|((name, _), r)| format!("{name} {:.2}", r[round] / 1e6))
+            .collect();
+        eprintln!("round {}/{rounds} (M/s): {}", round + 1, line.join(", "));
+    }
+    println!("harness overhead, {rounds} rounds of {requests} requests into the memory store:");
+    println!(
+        "  path                      median     best       ÷ tight loop, paired by round [95% interval]"
+    );
+    let tight = &rates[0];
+    for ((name, _), r) in paths.iter().zip(&rates) {
+        let ratio = if std::ptr::eq(r, tight) {
+            String::new()
+        } else {
+            paired(r, tight)
+        };
+        println!(
+            "  {name:<24}  {:>6.2} M/s  {:>6.2} M/s  {ratio}",
+            median(&mut r.clone()) / 1e6,
+            r.iter().copied().fold(0.0, f64::max) / 1e6,
         );
     }
-    let stream_ratio: Vec<f64> = stream.iter().zip(&tight).map(|(s, t)| s / t).collect();
-    let driver_ratio: Vec<f64> = driver.iter().zip(&tight).map(|(d, t)| d / t).collect();
-    let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
-    let (best_tight, best_stream, best_driver) = (best(&tight), best(&stream), best(&driver));
-    println!("harness overhead, {rounds} rounds of {requests} requests into the memory store:");
-    println!("  path                median        (ratio)   best         (ratio)");
     println!(
-        "  tight loop          {:>6.2} M/s              {:>6.2} M/s",
-        median(&mut tight) / 1e6,
-        best_tight / 1e6
+        "  driver ÷ tight loop, timed (what the harness costs beyond reading the clock): {}",
+        paired(&rates[4], &rates[2])
     );
-    for (path, mut rates, mut ratios, best_rate) in [
-        ("stream, unmeasured", stream, stream_ratio, best_stream),
-        ("driver", driver, driver_ratio, best_driver),
-    ] {
-        println!(
-            "  {path:<18}  {:>6.2} M/s   ({:>5.1}%)   {:>6.2} M/s   ({:>5.1}%)",
-            median(&mut rates) / 1e6,
-            100.0 * median(&mut ratios),
-            best_rate / 1e6,
-            100.0 * best_rate / best_tight
-        );
+}
+
+/// The order the paths run in, in round `round`: rotated by one each round and reversed every
+/// other round, so that each path runs at every position and after every other path alike, and
+/// neither the host's drift within a round nor what the path before left behind (a freed
+/// store, a warm cache) favours one path.
+fn order(round: usize, paths: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..paths).map(|i| (i + round) % paths).collect();
+    if round % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
+/// `rates` over `baseline`'s, paired by round as Gadget's verdicts pair cells within a block:
+/// the geometric mean of the rounds' ratios with its bootstrap interval.
+fn paired(rates: &[f64], baseline: &[f64]) -> String {
+    let pairs: Vec<(f64, f64)> = rates
+        .iter()
+        .copied()
+        .zip(baseline.iter().copied())
+        .collect();
+    match Ratio::of_pairs(&pairs, RESAMPLES, 1) {
+        Some(r) => format!(
+            "{:.1}% [{:.1}%, {:.1}%]",
+            100.0 * r.ratio,
+            100.0 * r.low,
+            100.0 * r.high
+        ),
+        None => format!("(fewer than {MIN_BLOCKS} rounds)"),
     }
 }
