@@ -125,6 +125,33 @@ fn flinks_write_buffer_manager_on_a_library_that_cannot_make_it_is_refused_namin
 }
 
 #[test]
+fn a_config_asking_flinks_memory_of_a_library_that_cannot_make_it_is_refused_at_its_line() {
+    // checked as the settings resolve, before the library is loaded: no library needed
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("run.toml");
+    let workload = std::fs::read_to_string(workloada()).unwrap();
+    std::fs::write(
+        &config,
+        format!("{workload}\n[run.rocksdb]\nlibrary = \"debian\"\noptions = \"flink\"\n"),
+    )
+    .unwrap();
+    let lines = workload.lines().count();
+    let c = config.display().to_string();
+    let err = fails(run(&[&c, "--limit", "10"]));
+    let at = format!("run.toml:{}:", lines + 4);
+    assert!(
+        err.contains(&at) && err.contains("choose --rocksdb-lib flink-1.20"),
+        "{at}: {err}"
+    );
+    // the flag over the file is named instead of the file's line
+    let err = fails(run(&[&c, "--rocksdb-options", "flink", "--limit", "10"]));
+    assert!(
+        err.contains("--rocksdb-options: ") && !err.contains("run.toml:"),
+        "{err}"
+    );
+}
+
+#[test]
 fn without_the_flag_the_results_name_no_options() {
     let out = run(&[
         &workloada(),

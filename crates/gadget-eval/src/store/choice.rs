@@ -72,7 +72,12 @@ impl StoreChoice {
             }
             settings.set(given).map_err(StoreChoiceError)?;
         }
-        settings.routes = routes(file, &settings)?;
+        refuse_together(
+            kind,
+            &settings,
+            file.store_settings.iter().chain(flags.settings),
+        )?;
+        settings.routes = routes(file, &settings, flags.settings)?;
         Ok(StoreChoice {
             kind,
             settings,
@@ -132,9 +137,36 @@ fn refuse_unread(
     Ok(warnings)
 }
 
+/// Refuses `settings` when `kind` cannot open with them together
+/// ([`super::spec::StoreSpec::refuses`]), before anything runs, naming where the setting it is
+/// about was last given among `given` (a flag over the config's line).
+fn refuse_together<'a>(
+    kind: StoreKind,
+    settings: &StoreSettings,
+    given: impl Iterator<Item = &'a GivenSetting>,
+) -> Result<(), StoreChoiceError> {
+    let Some(refusal) = (kind.spec().refuses)(settings) else {
+        return Ok(());
+    };
+    let origin = given
+        .filter(|g| g.setting.key == refusal.setting)
+        .last()
+        .map_or_else(
+            || format!("the {} store", kind.name()),
+            |g| g.origin.clone(),
+        );
+    Err(StoreChoiceError(format!("{origin}: {}", refusal.why)))
+}
+
 /// The stores of `[run.stores.NAME]` and the states `[run.states]` places in them, each store
-/// with the run's settings but for its own `url`, `placement` and `pipeline`.
-fn routes(r: &RunSettings, base: &StoreSettings) -> Result<Vec<Route>, StoreChoiceError> {
+/// with the run's settings but for its own `url`, `placement` and `pipeline`; a store that
+/// cannot open with its settings together is refused, naming where (its section's setting,
+/// else the run's, else `flags`).
+fn routes(
+    r: &RunSettings,
+    base: &StoreSettings,
+    flags: &[GivenSetting],
+) -> Result<Vec<Route>, StoreChoiceError> {
     let mut routes = Vec::new();
     for e in &r.stores {
         let kind = named(&e.kind, &e.origin)?;
@@ -145,6 +177,8 @@ fn routes(r: &RunSettings, base: &StoreSettings) -> Result<Vec<Route>, StoreChoi
         for given in &e.settings {
             settings.set(given).map_err(StoreChoiceError)?;
         }
+        let given = r.store_settings.iter().chain(flags).chain(&e.settings);
+        refuse_together(kind, &settings, given)?;
         let states = r
             .states
             .iter()
