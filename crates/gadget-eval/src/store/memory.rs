@@ -250,6 +250,12 @@ mod tests {
     }
 
     #[test]
+    fn a_next_after_a_write_sees_the_write() {
+        // the behaviour the stores whose iterators re-open after a write are held to
+        super::super::contract::next_after_a_write_sees_the_write(&mut MemoryStore::new(1));
+    }
+
+    #[test]
     fn a_drop_empties_its_state_only() {
         super::super::contract::a_drop_empties_its_state_and_nothing_else(&mut MemoryStore::new(2));
         super::super::contract::a_flush_and_a_checkpoint_keep_every_entry_and_iterator(
