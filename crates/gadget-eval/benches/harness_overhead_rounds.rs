@@ -121,12 +121,12 @@ fn main() {
     println!(
         "  path                      median     best       ÷ tight loop, paired by round [95% interval]"
     );
-    let tight = &rates[0];
-    for ((name, _), r) in paths.iter().zip(&rates) {
-        let ratio = if std::ptr::eq(r, tight) {
+    for (i, ((name, _), r)) in paths.iter().zip(&rates).enumerate() {
+        // the first path is the tight loop, the others' baseline
+        let ratio = if i == 0 {
             String::new()
         } else {
-            paired(r, tight)
+            paired(r, &rates[0])
         };
         println!(
             "  {name:<24}  {:>6.2} M/s  {:>6.2} M/s  {ratio}",

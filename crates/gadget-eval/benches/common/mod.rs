@@ -116,40 +116,38 @@ impl Workload {
     /// The floor: requests already in memory, no producer thread, no clock reads, no
     /// histograms. Returns the reads that found a value.
     pub fn tight_loop(&self) -> u64 {
-        let mut store = MemoryStore::new(self.states);
-        let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
-        let mut found = 0u64;
-        for block in &self.blocks {
-            for r in &block.requests {
-                if let Ok(Some(Some(_))) = issue(&mut store, block, r, &mut value) {
-                    found += 1;
-                }
-            }
-        }
-        store.flush().expect("flush");
-        found
+        self.tight_loop_then(|| {})
     }
 
     /// The tight loop with the driver's clock read once per request, each reading kept as the
     /// driver keeps it (in a chunk of 256), nothing else measured: what timing every request
     /// costs on its own, before any recording. Returns the reads that found a value.
     pub fn tight_loop_timed(&self) -> u64 {
-        let mut store = MemoryStore::new(self.states);
-        let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
-        let mut found = 0u64;
         let clock = quanta::Clock::new();
         let mut ticks = [0u64; CHUNK];
         let mut at = 0;
+        let found = self.tight_loop_then(|| {
+            ticks[at] = clock_reading(&clock);
+            at = (at + 1) % CHUNK;
+        });
+        std::hint::black_box(&ticks);
+        found
+    }
+
+    /// The tight loop, `after_each` called after each request (compiled into the loop).
+    #[inline(always)]
+    fn tight_loop_then(&self, mut after_each: impl FnMut()) -> u64 {
+        let mut store = MemoryStore::new(self.states);
+        let mut value = ValueBytes::new(1, DEFAULT_COMPRESSION_RATIO);
+        let mut found = 0u64;
         for block in &self.blocks {
             for r in &block.requests {
                 if let Ok(Some(Some(_))) = issue(&mut store, block, r, &mut value) {
                     found += 1;
                 }
-                ticks[at] = clock_reading(&clock);
-                at = (at + 1) % CHUNK;
+                after_each();
             }
         }
-        std::hint::black_box(&ticks);
         store.flush().expect("flush");
         found
     }
