@@ -96,12 +96,7 @@ fn each_option_set_is_applied_recorded_in_the_results_and_in_rocksdbs_options_fi
 
 #[test]
 fn flinks_write_buffer_manager_on_a_library_that_cannot_make_it_is_refused_naming_those_that_can() {
-    if !Path::new("/usr/include/rocksdb/c.h").exists() {
-        let why = "Debian's librocksdb-dev is not installed: run scripts/setup.sh";
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("skipped: {why}");
-        return;
-    }
+    // refused as the settings resolve, before the library is loaded: it need not be installed
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("db").display().to_string();
     let err = fails(run(&[
