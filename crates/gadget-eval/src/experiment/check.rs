@@ -7,7 +7,9 @@
 //! costs the hour.
 
 use crate::experiment::file::{Experiment, ExperimentStore, WorkloadFile};
+use crate::store::choice::refused_together;
 use crate::store::StoreSettings;
+use gadget::config::store_settings::GivenSetting;
 use gadget::config::Config;
 
 /// The first mistake found, naming where the experiment file makes it.
@@ -45,23 +47,16 @@ pub fn before_any_run(e: &Experiment) -> Result<(), String> {
 /// Whether the store's settings, taken together, are ones it opens with; a refusal names the
 /// line of the setting it is about.
 fn opens_with_its_settings(s: &ExperimentStore) -> Result<(), String> {
-    let mut settings = StoreSettings::default();
-    for given in s
+    let read: Vec<&GivenSetting> = s
         .settings
         .iter()
         .filter(|g| s.kind.reads().contains(&g.setting.key))
-    {
+        .collect();
+    let mut settings = StoreSettings::default();
+    for given in &read {
         settings.set(given)?;
     }
-    let Some(refusal) = (s.kind.spec().refuses)(&settings) else {
-        return Ok(());
-    };
-    let origin = s
-        .given
-        .iter()
-        .find(|(key, _)| key == refusal.setting)
-        .map_or_else(|| format!("store `{}`", s.name), |(_, o)| o.clone());
-    Err(format!("{origin}: {}", refusal.why))
+    refused_together(s.kind, &settings, read.into_iter()).map_or(Ok(()), Err)
 }
 
 #[cfg(test)]

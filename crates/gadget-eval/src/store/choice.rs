@@ -137,17 +137,25 @@ fn refuse_unread(
     Ok(warnings)
 }
 
-/// Refuses `settings` when `kind` cannot open with them together
-/// ([`super::spec::StoreSpec::refuses`]), before anything runs, naming where the setting it is
-/// about was last given among `given` (a flag over the config's line).
+/// Refuses `settings` when `kind` cannot open with them together, as
+/// [`refused_together`] says.
 fn refuse_together<'a>(
     kind: StoreKind,
     settings: &StoreSettings,
     given: impl Iterator<Item = &'a GivenSetting>,
 ) -> Result<(), StoreChoiceError> {
-    let Some(refusal) = (kind.spec().refuses)(settings) else {
-        return Ok(());
-    };
+    refused_together(kind, settings, given).map_or(Ok(()), |e| Err(StoreChoiceError(e)))
+}
+
+/// Why `kind` cannot open with `settings` together ([`super::spec::StoreSpec::refuses`]),
+/// known before anything runs, naming where the setting it is about was last given among
+/// `given` (a flag over a config's line, an experiment's line); `None` when it can.
+pub(crate) fn refused_together<'a>(
+    kind: StoreKind,
+    settings: &StoreSettings,
+    given: impl Iterator<Item = &'a GivenSetting>,
+) -> Option<String> {
+    let refusal = (kind.spec().refuses)(settings)?;
     let origin = given
         .filter(|g| g.setting.key == refusal.setting)
         .last()
@@ -155,7 +163,7 @@ fn refuse_together<'a>(
             || format!("the {} store", kind.name()),
             |g| g.origin.clone(),
         );
-    Err(StoreChoiceError(format!("{origin}: {}", refusal.why)))
+    Some(format!("{origin}: {}", refusal.why))
 }
 
 /// The stores of `[run.stores.NAME]` and the states `[run.states]` places in them, each store
