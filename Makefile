@@ -35,6 +35,8 @@ test:
 	scripts/setup.sh debug
 	cargo fmt --all -- --check
 	cargo clippy --locked --workspace --all-targets -- -D warnings
+	# the evaluator without its optional stores, as the driver's bench builds it
+	cargo clippy --locked -p gadget-eval --no-default-features --all-targets -- -D warnings
 	cargo test --locked --workspace
 	# the driver's instructions per request over the stream, bounded (BENCHMARKS.md, "Harness overhead")
 	scripts/driver-instructions.sh --max 140 --max-shard 140

@@ -143,11 +143,31 @@ impl Drop for RedisServer {
 }
 
 /// A three-node Redis Cluster on loopback for one test; its nodes are stopped when dropped.
+#[cfg(feature = "redis")]
 pub struct RedisCluster {
     cluster: gadget_eval::store::redis::local_cluster::LocalCluster,
     _dir: tempfile::TempDir,
 }
 
+/// No Redis Cluster in a build without the Redis stores, which has no store to point at one:
+/// there is no value of this type.
+#[cfg(not(feature = "redis"))]
+pub enum RedisCluster {}
+
+#[cfg(not(feature = "redis"))]
+impl RedisCluster {
+    /// `None`: this build has no Redis store (cargo's feature `redis`) to test on a cluster.
+    pub fn start(_test: &str) -> Option<RedisCluster> {
+        None
+    }
+
+    /// Any node's URL (there is no cluster to ask).
+    pub fn url(&self) -> String {
+        match *self {}
+    }
+}
+
+#[cfg(feature = "redis")]
 impl RedisCluster {
     /// Starts one, or `None` when `redis-server` is missing outside CI (as [`RedisServer`]).
     pub fn start(test: &str) -> Option<RedisCluster> {
