@@ -230,7 +230,7 @@ fn a_setting_the_store_does_not_read_or_a_misspelled_config_key_stops_it_before_
              rocksdb_options = \"flink\"\nrocksdb_lib = \"debian\"\n"
         ),
         "e.toml:7:",
-        "choose --rocksdb-lib flink-1.20",
+        "`rocksdb_lib` in an experiment's `[[store]]`): flink-1.20",
     );
     let config = std::fs::read_to_string(example("paper/tumbling-incremental.toml"))
         .unwrap()

@@ -114,7 +114,8 @@ fn flinks_write_buffer_manager_on_a_library_that_cannot_make_it_is_refused_namin
     ]));
     assert!(
         err.contains("write buffer manager")
-            && err.contains("choose --rocksdb-lib flink-1.20, flink-2.x, forst, current"),
+            && err.contains("`--rocksdb-lib`")
+            && err.contains("flink-1.20, flink-2.x, forst, current"),
         "{err}"
     );
 }
@@ -135,7 +136,7 @@ fn a_config_asking_flinks_memory_of_a_library_that_cannot_make_it_is_refused_at_
     let err = fails(run(&[&c, "--limit", "10"]));
     let at = format!("run.toml:{}:", lines + 4);
     assert!(
-        err.contains(&at) && err.contains("choose --rocksdb-lib flink-1.20"),
+        err.contains(&at) && err.contains("`run.rocksdb.library` in a config"),
         "{at}: {err}"
     );
     // the flag over the file is named instead of the file's line

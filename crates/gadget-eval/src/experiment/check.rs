@@ -105,7 +105,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            e.contains("e.toml:7:") && e.contains("choose --rocksdb-lib flink-1.20"),
+            e.contains("e.toml:7:") && e.contains("`rocksdb_lib` in an experiment"),
             "{e}"
         );
         // each alone opens

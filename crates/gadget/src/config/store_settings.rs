@@ -341,6 +341,18 @@ impl StoreSetting {
         format!("--{}", self.key.replace('_', "-"))
     }
 
+    /// Every place it can be given, for a message that does not know which one was used:
+    /// `` `--write-buffer-mb`, `run.rocksdb.write_buffer_mb` in a config, `write_buffer_mb` in an
+    /// experiment's `[[store]]` ``.
+    pub fn places(&self) -> String {
+        format!(
+            "`{}`, `{}` in a config, `{}` in an experiment's `[[store]]`",
+            self.flag(),
+            self.config.dotted(),
+            self.key
+        )
+    }
+
     /// Its value from a flag's text (a switch's flag is `true`); an error that names the flag
     /// and what is allowed. A library path is taken as given (relative to where the command
     /// runs).
@@ -603,6 +615,11 @@ mod tests {
         let e = t.parse("2h").unwrap_err();
         assert!(e.contains("from 1ms to 1h"), "{e}");
         let l = store_setting("rocksdb_lib").unwrap();
+        assert_eq!(
+            l.places(),
+            "`--rocksdb-lib`, `run.rocksdb.library` in a config, `rocksdb_lib` in an \
+             experiment's `[[store]]`"
+        );
         assert_eq!(l.parse("forst"), Ok(Value::Text("forst".into())));
         assert!(l.parse("fourst").unwrap_err().contains("choose one of"));
         let u = store_setting("redis_url").unwrap();

@@ -51,12 +51,15 @@ pub(super) fn refusal(settings: &StoreSettings) -> Option<Refusal> {
 }
 
 /// Why `library` (as messages name it) cannot make the block cache and write buffer manager
-/// `settings`' option set asks for, and what to choose instead.
+/// `settings`' option set asks for, and what to choose instead, in words that fit a flag, a
+/// config's line and an experiment's alike.
 pub(super) fn not_rocksjava(settings: &StoreSettings, library: &str) -> String {
+    let places = gadget::config::store_settings::store_setting("rocksdb_lib")
+        .map_or_else(String::new, |s| format!(" ({})", s.places()));
     format!(
-        "--rocksdb-options {} makes the block cache and write buffer manager as Flink makes \
-         them, through RocksJava's native functions, and {library} is no RocksJava build: \
-         choose --rocksdb-lib {}",
+        "the RocksDB options `{}` make the block cache and write buffer manager as Flink makes \
+         them, through RocksJava's native functions, and the library {library} is no RocksJava \
+         build: choose a library that is{places}: {}",
         settings.rocksdb_options,
         RocksDbLib::rocksjava_builds().join(", ")
     )
