@@ -341,7 +341,9 @@ pub struct RunArgs {
     pub property: Vec<String>,
     /// Stop after this many state requests, not events (default: the config's `limit`, else
     /// the whole workload). The --warmup requests count in it; each of --instances has its
-    /// own; a parallel job (no --subtask) stops after N requests of all its subtasks.
+    /// own; a parallel job (no --subtask) stops after N requests of all its subtasks. A
+    /// workload that goes 10 M events without a request before reaching it gets a warning:
+    /// over an endless source it would never reach it.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
     /// Play the workload's input file N times, each copy later in event time (overrides the

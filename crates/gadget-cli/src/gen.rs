@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use gadget::config::{Config, SubtaskPart};
 use gadget::generate::{Generated, Silence};
-use gadget::parallel::AllSubtasks;
+use gadget::parallel::{AllSubtasks, JobProgress};
 use gadget::summary::{KeyStats, Summary};
 use gadget::trace::{TraceFileWriter, TraceFooter, TraceFormat};
 use gadget_eval::reads::ReadLengths;
@@ -233,6 +233,7 @@ fn all_subtasks(
     };
     let bar = progress::spinner("generating");
     let started = std::time::Instant::now();
+    let mut silence = Silence::default();
     let (generated, keys) = {
         let mut reads: Vec<ReadLengths<'_, TraceFileWriter>> = writers
             .iter_mut()
@@ -244,7 +245,15 @@ fn all_subtasks(
         let generated = all.generate(
             inputs,
             &mut sinks,
-            &mut |read| bar.set_message(format!("{read} records read, {p} subtasks")),
+            &mut |at: JobProgress| {
+                bar.set_message(format!(
+                    "{} records read, {} requests, {p} subtasks",
+                    at.read, at.requests
+                ));
+                if let Some(said) = limit.and_then(|_| silence.notice_at(at.read, at.requests)) {
+                    bar.suspend(|| eprintln!("warning: {said}"));
+                }
+            },
             &stop,
         )?;
         let keys: Vec<_> = sinks.into_iter().map(|s| s.keys).collect();

@@ -14,6 +14,7 @@ use std::thread::JoinHandle;
 
 use gadget::access::{Access, AccessSink, Op, StateId};
 use gadget::config::Config;
+use gadget::generate::Silence;
 use gadget::parallel::in_job::{JobSink, SubtaskInJob};
 use gadget::trace::{open_trace, RecordRef};
 
@@ -210,6 +211,17 @@ pub fn trace_state_names(path: &Path) -> Result<Vec<String>, WorkloadError> {
     Ok(reader.state_names().to_vec())
 }
 
+/// Says on standard error that a producer's generation has gone [`Silence::EVENTS`] events
+/// without a request (the driver meanwhile waits for one, with nothing to show): from the
+/// producer's thread, the only one that knows. Once per process: the instances of a parallel
+/// run, each with its own producer, would otherwise all say the same.
+fn warn_silence(said: &str) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        eprintln!("warning: {said}");
+    }
+}
+
 /// The consumer's end of a running producer.
 #[derive(Debug)]
 pub struct RequestStream {
@@ -299,12 +311,18 @@ impl RequestStream {
                                 .take_while(move |_| !stop.load(Ordering::Relaxed)),
                         );
                         let mut out = sink();
+                        let limit = limit.or(config.limit);
+                        let mut silence = Silence::default();
                         let generated = gadget::generate::generate(
                             source,
                             operator.as_mut(),
                             &mut out,
-                            limit.or(config.limit),
-                            &mut |_| {},
+                            limit,
+                            &mut |counts| {
+                                if let Some(said) = limit.and_then(|_| silence.notice(counts)) {
+                                    warn_silence(&said);
+                                }
+                            },
                         );
                         let sent = out.finish();
                         generated?;
@@ -331,8 +349,20 @@ impl RequestStream {
                         };
                         let mut out = sink();
                         out.placed = true;
-                        let generated =
-                            job.generate(config.open_job_inputs()?, &mut out, &producer_stop);
+                        let mut silence = Silence::default();
+                        let generated = job.generate(
+                            config.open_job_inputs()?,
+                            &mut out,
+                            &mut |at| {
+                                let said = job
+                                    .limit
+                                    .and_then(|_| silence.notice_at(at.read, at.requests));
+                                if let Some(said) = said {
+                                    warn_silence(&said);
+                                }
+                            },
+                            &producer_stop,
+                        );
                         let sent = out.finish();
                         generated?;
                         sent

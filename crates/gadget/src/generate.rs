@@ -44,11 +44,16 @@ impl Silence {
     /// [`Silence::EVENTS`] events have passed since the last request, a warning saying so and
     /// what to do.
     pub fn notice(&mut self, counts: &AccessCounts) -> Option<String> {
-        let requests = counts.requests();
+        self.notice_at(counts.events, counts.requests())
+    }
+
+    /// [`Silence::notice`] from the counts alone: `events` read and `requests` issued so far
+    /// (a job's records and the requests of all its subtasks).
+    pub fn notice_at(&mut self, events: u64, requests: u64) -> Option<String> {
         if requests != self.requests {
-            (self.requests, self.events) = (requests, counts.events);
+            (self.requests, self.events) = (requests, events);
         }
-        let quiet = counts.events - self.events;
+        let quiet = events.saturating_sub(self.events);
         if self.said || quiet < Silence::EVENTS {
             return None;
         }
@@ -57,7 +62,7 @@ impl Silence {
             "{quiet} events have passed without a request ({requests} requests so far): the \
              workload may issue no more before its source ends (a Kafka Streams record cache \
              that holds every key writes only when the application closes), and an endless \
-             source never ends; Ctrl-C keeps the trace so far"
+             source never ends; Ctrl-C stops it and keeps what was done so far"
         ))
     }
 }
@@ -325,6 +330,17 @@ mod tests {
         assert!(said.contains("Ctrl-C"), "{said}");
         counts.events += Silence::EVENTS;
         assert_eq!(silence.notice(&counts), None, "said once");
+    }
+
+    #[test]
+    fn silence_is_noticed_from_a_jobs_records_and_requests() {
+        let mut silence = Silence::default();
+        assert_eq!(silence.notice_at(1_000, 40), None);
+        assert_eq!(silence.notice_at(1_000 + Silence::EVENTS - 1, 40), None);
+        let said = silence
+            .notice_at(1_000 + Silence::EVENTS, 40)
+            .expect("quiet");
+        assert!(said.contains("(40 requests so far)"), "{said}");
     }
 
     use super::*;

@@ -15,7 +15,7 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{read_inputs, JobInputs, Lane, Read};
+use super::{read_inputs, JobInputs, JobProgress, Lane, Read};
 use crate::access::{Access, AccessSink, Op, StateId};
 use crate::generate::{Generated, Generator};
 use crate::operator::Operator;
@@ -125,8 +125,9 @@ const STOP_EVERY: u64 = 4096;
 
 impl SubtaskInJob<'_> {
     /// Generates the chosen subtask into `sink`, in the job's order, until the end of
-    /// `inputs`, the job's limit or `stop` (looked at every few thousand records; the result
-    /// is then `interrupted`). A read error ends it with the error.
+    /// `inputs`, the job's limit or `stop` (looked at every few thousand records, where
+    /// `progress` hears the records read and the job's requests so far; the result is then
+    /// `interrupted`). A read error ends it with the error.
     ///
     /// # Panics
     /// When the subtask is not below the router's parallelism.
@@ -134,6 +135,7 @@ impl SubtaskInJob<'_> {
         &self,
         inputs: JobInputs,
         sink: &mut S,
+        progress: &mut dyn FnMut(JobProgress),
         stop: &AtomicBool,
     ) -> Result<Generated, SourceError> {
         let p = self.router.parallelism();
@@ -182,6 +184,7 @@ impl SubtaskInJob<'_> {
             lanes: &mut lanes,
             tally: &tally,
             read: 0,
+            progress,
         };
         let ended = pass.run(inputs, stop);
         let chosen = self.subtask as usize;
@@ -224,6 +227,7 @@ struct Pass<'p, 'l> {
     lanes: &'p mut [Lane<'l, dyn AccessSink + 'l>],
     tally: &'p Tally,
     read: u64,
+    progress: &'p mut dyn FnMut(JobProgress),
 }
 
 impl Pass<'_, '_> {
@@ -268,7 +272,14 @@ impl Pass<'_, '_> {
             return Some(End::Limit);
         }
         self.read += 1;
-        (self.read % STOP_EVERY == 0 && stop.load(Ordering::Relaxed)).then_some(End::Stop)
+        if self.read % STOP_EVERY != 0 {
+            return None;
+        }
+        (self.progress)(JobProgress {
+            read: self.read,
+            requests: self.tally.requests.get(),
+        });
+        stop.load(Ordering::Relaxed).then_some(End::Stop)
     }
 }
 
@@ -320,10 +331,42 @@ mod tests {
         };
         let mut sink = Placed::default();
         let generated = job
-            .generate(inputs, &mut sink, &AtomicBool::new(false))
+            .generate(inputs, &mut sink, &mut |_| {}, &AtomicBool::new(false))
             .unwrap();
         assert!(!generated.interrupted);
         sink
+    }
+
+    #[test]
+    fn progress_hears_the_records_read_and_the_jobs_requests_so_far() {
+        let built = |s| window(2, s);
+        let job_of = |limit| SubtaskInJob {
+            router: SubtaskRouter::new(2, 128),
+            build_operator: &built,
+            subtask: 1,
+            limit,
+        };
+        let inputs = || JobInputs::One {
+            stream: stream(job(false)),
+            interleaving: None,
+        };
+        let mut heard = Vec::new();
+        let mut sink = Placed::default();
+        job_of(None)
+            .generate(
+                inputs(),
+                &mut sink,
+                &mut |at| heard.push(at),
+                &AtomicBool::new(false),
+            )
+            .unwrap();
+        // 20,400 records: a tick every STOP_EVERY, each with the requests of both subtasks
+        let read: Vec<u64> = heard.iter().map(|at| at.read).collect();
+        assert_eq!(read, (1..=4).map(|t| t * STOP_EVERY).collect::<Vec<_>>());
+        let requests: Vec<u64> = heard.iter().map(|at| at.requests).collect();
+        assert!(requests.windows(2).all(|w| w[0] < w[1]), "{requests:?}");
+        let whole = sink.next_place;
+        assert!(requests[3] < whole, "{requests:?} of {whole}");
     }
 
     #[test]
@@ -394,7 +437,7 @@ mod tests {
         };
         let mut sink = Placed::default();
         let generated = job
-            .generate(inputs, &mut sink, &AtomicBool::new(true))
+            .generate(inputs, &mut sink, &mut |_| {}, &AtomicBool::new(true))
             .unwrap();
         assert!(generated.interrupted && generated.truncated);
         assert!(generated.counts.events < 2 * 20_000);

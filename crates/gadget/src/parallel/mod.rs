@@ -8,7 +8,7 @@
 //! (`Config::open_source` of the subtask): the same elements reach its operator in the same
 //! order, whatever the number of threads.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 
 use crate::access::AccessSink;
@@ -124,6 +124,18 @@ struct Shared {
     status: AtomicU8,
     /// Subtasks that reached their limit.
     done: AtomicUsize,
+    /// The requests the workers' subtasks issued, as of each worker's last batch.
+    requests: AtomicU64,
+}
+
+/// How far a pass over a job's inputs got, as its `progress` hears it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobProgress {
+    /// Records read from the inputs.
+    pub read: u64,
+    /// Requests the subtasks issued so far (of all of them; with workers, as of their last
+    /// batch).
+    pub requests: u64,
 }
 
 const RUNNING: u8 = 0;
@@ -180,8 +192,8 @@ impl<S: AccessSink + ?Sized> Lane<'_, S> {
 
 impl AllSubtasks<'_> {
     /// Generates every subtask of `inputs` into `sinks` (one per subtask, in order): the
-    /// result of each. `progress` is called with the number of records read every
-    /// [`PROGRESS_EVERY`](crate::PROGRESS_EVERY) of them; there `stop` (Ctrl-C) is looked at,
+    /// result of each. `progress` hears the records read and the requests issued every
+    /// [`PROGRESS_EVERY`](crate::PROGRESS_EVERY) records; there `stop` (Ctrl-C) is looked at,
     /// and once set every subtask ends `interrupted`. A read error ends the pass with it.
     ///
     /// # Panics
@@ -190,7 +202,7 @@ impl AllSubtasks<'_> {
         &self,
         inputs: JobInputs,
         sinks: &mut [S],
-        progress: &mut dyn FnMut(u64),
+        progress: &mut dyn FnMut(JobProgress),
         stop: &AtomicBool,
     ) -> Result<Vec<Generated>, SourceError> {
         let p = self.router.parallelism();
@@ -207,6 +219,7 @@ impl AllSubtasks<'_> {
         let shared = Shared {
             status: AtomicU8::new(RUNNING),
             done: AtomicUsize::new(0),
+            requests: AtomicU64::new(0),
         };
         // subtask i runs on worker i % workers, as its (i / workers)-th lane
         let mut lanes: Vec<Vec<(u32, &mut S)>> = (0..workers).map(|_| Vec::new()).collect();
@@ -238,7 +251,7 @@ impl AllSubtasks<'_> {
                     .expect("spawning a thread");
                 handles.push(handle);
             }
-            let read = reader.run(inputs, progress, stop, &shared.done, p as usize);
+            let read = reader.run(inputs, progress, stop, &shared, p as usize);
             if read.as_ref().is_ok_and(|interrupted| *interrupted) || read.is_err() {
                 shared.status.store(INTERRUPTED, Ordering::SeqCst);
             }
@@ -289,6 +302,7 @@ impl AllSubtasks<'_> {
         // a preload may reach the limit before the first record
         let finished = lanes.iter().filter(|l| l.generator.is_done()).count();
         done.fetch_add(finished, Ordering::Relaxed);
+        let mut told_requests = 0;
         for mut batch in records {
             for item in batch.drain(..) {
                 let became_done = match item {
@@ -314,6 +328,11 @@ impl AllSubtasks<'_> {
                     done.fetch_add(became_done, Ordering::Relaxed);
                 }
             }
+            let requests: u64 = lanes.iter().map(|l| l.generator.counts().requests()).sum();
+            shared
+                .requests
+                .fetch_add(requests - told_requests, Ordering::Relaxed);
+            told_requests = requests;
             // the reader may be gone (it stops once every subtask is done)
             let _ = returned.send(batch);
         }
@@ -398,9 +417,9 @@ impl Reader<'_> {
     fn run(
         &mut self,
         inputs: JobInputs,
-        progress: &mut dyn FnMut(u64),
+        progress: &mut dyn FnMut(JobProgress),
         stop: &AtomicBool,
-        done: &AtomicUsize,
+        shared: &Shared,
         subtasks: usize,
     ) -> Result<bool, SourceError> {
         let mut read: u64 = 0;
@@ -409,11 +428,15 @@ impl Reader<'_> {
             if read % crate::PROGRESS_EVERY != 0 {
                 return None;
             }
-            progress(read);
+            progress(JobProgress {
+                read,
+                requests: shared.requests.load(Ordering::Relaxed),
+            });
             if stop.load(Ordering::Relaxed) {
                 return Some(true);
             }
-            (reader.closed || done.load(Ordering::Relaxed) >= subtasks).then_some(false)
+            let done = shared.done.load(Ordering::Relaxed);
+            (reader.closed || done >= subtasks).then_some(false)
         };
         // each subtask's interleaving waits for the input it needs, so the order of reading
         // two inputs changes nothing but memory
@@ -656,6 +679,40 @@ mod tests {
             assert!(generated[i].truncated && !generated[i].interrupted);
             assert_eq!(generated[i].counts.requests(), 5_000);
         }
+    }
+
+    #[test]
+    fn progress_hears_the_records_read_and_the_requests_the_workers_issued() {
+        // 163,200 records: two ticks of progress, the second after the workers were sent more
+        // than they can hold unprocessed
+        let long: Vec<StreamElement> = (0..8).flat_map(|_| job(false)).collect();
+        let built = |i| window(2, i);
+        let mut sinks = vec![VecSink::default(), VecSink::default()];
+        let all = AllSubtasks {
+            router: SubtaskRouter::new(2, 128),
+            build_operator: &built,
+            limit: None,
+            threads: 2,
+        };
+        let inputs = JobInputs::One {
+            stream: stream(long),
+            interleaving: None,
+        };
+        let mut heard = Vec::new();
+        let generated = all
+            .generate(
+                inputs,
+                &mut sinks,
+                &mut |at| heard.push(at),
+                &AtomicBool::new(false),
+            )
+            .unwrap();
+        let read: Vec<u64> = heard.iter().map(|at| at.read).collect();
+        assert_eq!(read, [crate::PROGRESS_EVERY, 2 * crate::PROGRESS_EVERY]);
+        let total: u64 = generated.iter().map(|g| g.counts.requests()).sum();
+        let last = heard[1].requests;
+        assert!(last > 0 && last < total, "{last} of {total}");
+        assert!(heard[0].requests <= last);
     }
 
     #[test]
