@@ -681,11 +681,13 @@ mod tests {
         }
     }
 
-    #[test]
-    fn progress_hears_the_records_read_and_the_requests_the_workers_issued() {
-        // 163,200 records: two ticks of progress, the second after the workers were sent more
-        // than they can hold unprocessed
-        let long: Vec<StreamElement> = (0..8).flat_map(|_| job(false)).collect();
+    /// The windowed job `copies` times over as 2 subtasks on 2 threads, `progress` hearing it.
+    fn two_subtasks_over(
+        copies: usize,
+        progress: &mut dyn FnMut(JobProgress),
+        stop: bool,
+    ) -> Vec<Generated> {
+        let long: Vec<StreamElement> = (0..copies).flat_map(|_| job(false)).collect();
         let built = |i| window(2, i);
         let mut sinks = vec![VecSink::default(), VecSink::default()];
         let all = AllSubtasks {
@@ -698,15 +700,16 @@ mod tests {
             stream: stream(long),
             interleaving: None,
         };
+        all.generate(inputs, &mut sinks, progress, &AtomicBool::new(stop))
+            .unwrap()
+    }
+
+    #[test]
+    fn progress_hears_the_records_read_and_the_requests_the_workers_issued() {
+        // 163,200 records: two ticks of progress, the second after the workers were sent more
+        // than they can hold unprocessed
         let mut heard = Vec::new();
-        let generated = all
-            .generate(
-                inputs,
-                &mut sinks,
-                &mut |at| heard.push(at),
-                &AtomicBool::new(false),
-            )
-            .unwrap();
+        let generated = two_subtasks_over(8, &mut |at| heard.push(at), false);
         let read: Vec<u64> = heard.iter().map(|at| at.read).collect();
         assert_eq!(read, [crate::PROGRESS_EVERY, 2 * crate::PROGRESS_EVERY]);
         let total: u64 = generated.iter().map(|g| g.counts.requests()).sum();
@@ -717,22 +720,7 @@ mod tests {
 
     #[test]
     fn a_stop_interrupts_every_subtask() {
-        let long: Vec<StreamElement> = (0..4).flat_map(|_| job(false)).collect();
-        let built = |i| window(2, i);
-        let mut sinks = vec![VecSink::default(), VecSink::default()];
-        let all = AllSubtasks {
-            router: SubtaskRouter::new(2, 128),
-            build_operator: &built,
-            limit: None,
-            threads: 2,
-        };
-        let inputs = JobInputs::One {
-            stream: stream(long),
-            interleaving: None,
-        };
-        let generated = all
-            .generate(inputs, &mut sinks, &mut |_| {}, &AtomicBool::new(true))
-            .unwrap();
+        let generated = two_subtasks_over(4, &mut |_| {}, true);
         let events: u64 = generated.iter().map(|g| g.counts.events).sum();
         assert!(generated.iter().all(|g| g.interrupted && g.truncated));
         assert!(events < 4 * 20_000, "{events}");
