@@ -65,6 +65,8 @@ pub(crate) const SPEC: super::spec::StoreSpec = super::spec::StoreSpec {
             super::spec::set(applied, "rocksdb_options", options);
         }
         if let Some(memory) = options::shared_memory(s) {
+            // Flink's shared cache, sized from the whole budget, replaces the block cache
+            // `applied_on` recorded from `block_cache_mb`
             super::spec::set(applied, "block_cache_bytes", memory.cache);
             let ratio = memory.high_pri_pool_ratio;
             super::spec::set(applied, "block_cache_high_pri_pool_ratio", ratio);
