@@ -80,7 +80,7 @@ fn one(
         .with_context(|| format!("cannot write the trace to {}", args.output.display()))?;
     let bar = progress::spinner("generating");
     let started = std::time::Instant::now();
-    let mut silence = Silence::default();
+    let mut silence = Silence::watching(limit);
     let (generated, keys) = {
         let mut reads = ReadLengths::new(&mut writer, states.len(), args.reads);
         let mut sink = KeyStats::new(&mut reads);
@@ -95,7 +95,7 @@ fn one(
                     counts.events,
                     counts.requests()
                 ));
-                if let Some(said) = limit.and_then(|_| silence.notice(counts)) {
+                if let Some(said) = silence.notice(counts) {
                     bar.suspend(|| eprintln!("warning: {said}"));
                 }
             },
@@ -233,7 +233,7 @@ fn all_subtasks(
     };
     let bar = progress::spinner("generating");
     let started = std::time::Instant::now();
-    let mut silence = Silence::default();
+    let mut silence = Silence::watching(limit);
     let (generated, keys) = {
         let mut reads: Vec<ReadLengths<'_, TraceFileWriter>> = writers
             .iter_mut()
@@ -250,7 +250,7 @@ fn all_subtasks(
                     "{} records read, {} requests, {p} subtasks",
                     at.read, at.requests
                 ));
-                if let Some(said) = limit.and_then(|_| silence.notice_at(at.read, at.requests)) {
+                if let Some(said) = silence.notice_at(at.read, at.requests) {
                     bar.suspend(|| eprintln!("warning: {said}"));
                 }
             },

@@ -312,14 +312,14 @@ impl RequestStream {
                         );
                         let mut out = sink();
                         let limit = limit.or(config.limit);
-                        let mut silence = Silence::default();
+                        let mut silence = Silence::watching(limit);
                         let generated = gadget::generate::generate(
                             source,
                             operator.as_mut(),
                             &mut out,
                             limit,
                             &mut |counts| {
-                                if let Some(said) = limit.and_then(|_| silence.notice(counts)) {
+                                if let Some(said) = silence.notice(counts) {
                                     warn_silence(&said);
                                 }
                             },
@@ -349,15 +349,12 @@ impl RequestStream {
                         };
                         let mut out = sink();
                         out.placed = true;
-                        let mut silence = Silence::default();
+                        let mut silence = Silence::watching(job.limit);
                         let generated = job.generate(
                             config.open_job_inputs()?,
                             &mut out,
                             &mut |at| {
-                                let said = job
-                                    .limit
-                                    .and_then(|_| silence.notice_at(at.read, at.requests));
-                                if let Some(said) = said {
+                                if let Some(said) = silence.notice_at(at.read, at.requests) {
                                     warn_silence(&said);
                                 }
                             },

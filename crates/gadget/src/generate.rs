@@ -27,18 +27,29 @@ pub struct Generated {
 /// Notices a generation that reads event after event and issues no request: one cut at a
 /// request limit then runs until the source ends, which for an endless source is never (a Kafka
 /// Streams application whose record cache holds every key writes only when it closes).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Silence {
     /// The requests when last seen growing.
     requests: u64,
     /// The events then.
     events: u64,
+    /// True once said, or when there is nothing to say: a generation without a limit ends
+    /// with its source, as asked.
     said: bool,
 }
 
 impl Silence {
     /// Events without a request after which [`Silence::notice`] speaks.
     pub const EVENTS: u64 = 10_000_000;
+
+    /// Watches a generation cut at `limit` requests; without one it never speaks.
+    pub fn watching(limit: Option<u64>) -> Self {
+        Silence {
+            requests: 0,
+            events: 0,
+            said: limit.is_none(),
+        }
+    }
 
     /// Takes in the counts so far ([`generate`]'s progress); the first time
     /// [`Silence::EVENTS`] events have passed since the last request, a warning saying so and
@@ -311,7 +322,7 @@ impl<'a, S: AccessSink + ?Sized> Generator<'a, S> {
 mod tests {
     #[test]
     fn silence_is_noticed_once_after_ten_million_events_without_a_request() {
-        let mut silence = Silence::default();
+        let mut silence = Silence::watching(Some(1_000));
         let mut counts = AccessCounts::default();
         counts.count(Op::Put, 0);
         counts.events = 5;
@@ -333,8 +344,14 @@ mod tests {
     }
 
     #[test]
+    fn silence_without_a_limit_is_never_noticed() {
+        let mut silence = Silence::watching(None);
+        assert_eq!(silence.notice_at(Silence::EVENTS * 3, 0), None);
+    }
+
+    #[test]
     fn silence_is_noticed_from_a_jobs_records_and_requests() {
-        let mut silence = Silence::default();
+        let mut silence = Silence::watching(Some(1_000));
         assert_eq!(silence.notice_at(1_000, 40), None);
         assert_eq!(silence.notice_at(1_000 + Silence::EVENTS - 1, 40), None);
         let said = silence

@@ -340,21 +340,21 @@ mod tests {
     #[test]
     fn progress_hears_the_records_read_and_the_jobs_requests_so_far() {
         let built = |s| window(2, s);
-        let job_of = |limit| SubtaskInJob {
+        let subtask = SubtaskInJob {
             router: SubtaskRouter::new(2, 128),
             build_operator: &built,
             subtask: 1,
-            limit,
+            limit: None,
         };
-        let inputs = || JobInputs::One {
+        let inputs = JobInputs::One {
             stream: stream(job(false)),
             interleaving: None,
         };
         let mut heard = Vec::new();
         let mut sink = Placed::default();
-        job_of(None)
+        subtask
             .generate(
-                inputs(),
+                inputs,
                 &mut sink,
                 &mut |at| heard.push(at),
                 &AtomicBool::new(false),
